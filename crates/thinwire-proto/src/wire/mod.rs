@@ -1,0 +1,1 @@
+//! Wire format (being written).
