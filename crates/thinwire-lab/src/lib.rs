@@ -1,1 +1,3 @@
 
+pub mod metrics;
+pub mod report;

@@ -1,5 +1,44 @@
-//! thinwire-proto: the sans-IO core of thinwire (work in progress).
+//! # thinwire-proto
+//!
+//! The sans-IO core of thinwire, a transport for the thin streams of online games: small
+//! messages sent every 20-600 ms, judged by how late the worst of them arrive.
+//!
+//! No sockets, no clock, no threads. Datagrams and `now` go in, datagrams, events and the next
+//! deadline come out:
+//!
+//! ```text
+//!             ┌──────────────────────── Endpoint ─────────────────────────┐
+//!  datagram ─►│ handle_datagram ─► route by connection id ─► Connection   │─► poll_transmit ─► datagram
+//!  now      ─►│ handle_timeout  ─► earliest timers          ├ channels    │─► poll_event    ─► app
+//!  app      ─►│ connect / send / send_latest / close        ├ recovery    │─► poll_timeout  ─► timer
+//!             │ stateless cookie handshake (no state before the echo)     │
+//!             └───────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! See [`Endpoint`] for the call order, [`ChannelKind`] for the delivery classes,
+//! [`TransportConfig`] for the thin-stream mechanisms, and `docs/PROTOCOL.md` for the wire format,
+//! states and timers.
 #![forbid(unsafe_code)]
 
+mod channel;
+mod config;
+mod connection;
+mod cookie;
+mod endpoint;
+mod error;
+mod event;
 pub mod netmodel;
+mod recovery;
+pub mod testing;
 pub mod wire;
+
+pub use config::{EndpointConfig, ServerConfig, TransportConfig};
+pub use connection::{ChannelStats, ConnectionStats};
+pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};
+pub use error::{ConfigError, ConnectError, DisconnectReason, PeerError, SendError};
+pub use event::{Event, Message};
+pub use recovery::{Congestion, RttEstimator};
+pub use wire::ChannelKind;
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,72 @@
-//! Wire format (being written).
+//! The thinwire wire format: packets, frames and their encodings.
+//!
+//! Every UDP datagram carries exactly one packet:
+//!
+//! * a **short header** ([`ShortHeader`]) followed by frames ([`frames`],
+//!   [`Frame`]) for data packets, or
+//! * a **long header** packet ([`LongPacket`]) for the handshake and
+//!   control (Hello, Challenge, Connect, Accept, Reset,
+//!   VersionNegotiation).
+//!
+//! [`is_long_header`] tells the two apart. Fixed-size integers are
+//! big-endian; variable-length integers are QUIC varints ([`varint`]).
+//! Decoders are length-checked and never panic: they return
+//! [`DecodeError`]. Encoders append to a `Vec<u8>`.
+//!
+//! The normative description, byte by byte, is `docs/PROTOCOL.md`
+//! sections 1-4; the golden-byte tests in this module keep the two in
+//! step.
+
+mod ack;
+mod channel_kind;
+mod cid;
+mod error;
+mod frame;
+mod header;
+mod packet_number;
+mod reader;
+mod seq;
+pub mod varint;
+
+#[cfg(test)]
+mod tests;
+
+pub use ack::{encode_ack, AckFrame};
+pub use channel_kind::ChannelKind;
+pub use cid::ConnectionId;
+pub use error::DecodeError;
+pub use frame::{
+    close_frame_len, encode_close, encode_message, encode_padding, encode_ping, frames,
+    message_frame_len, Fragment, Frame, FrameIter, MessageFrame, COMPACT_MAX_PAYLOAD,
+};
+pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader};
+pub use packet_number::{pn_decode, pn_encode_len, pn_truncate};
+pub use reader::Reader;
+pub use seq::{seq_compact_ok, seq_expand, SeqField, SEQ_COMPACT_MAX_DISTANCE};
+
+/// The protocol version this crate speaks.
+pub const VERSION: u32 = 1;
+
+/// Minimum size of a datagram carrying a Hello (the encoder pads to it).
+///
+/// Padding the client's first packet bounds the amplification an attacker
+/// spoofing a victim's address can get from the server's replies.
+pub const HELLO_MIN_SIZE: usize = 64;
+
+/// Longest connection id, in bytes (the shortest is 1).
+pub const MAX_CID_LEN: usize = 8;
+
+/// Longest cookie in Challenge and Connect, in bytes.
+pub const MAX_COOKIE_LEN: usize = 64;
+
+/// Most channels a connection can have (a channel index is 6 bits).
+pub const MAX_CHANNELS: usize = 64;
+
+/// Longest close reason, in bytes.
+pub const MAX_REASON_LEN: usize = 1024;
+
+/// Most ranges in an ack frame (the first plus 256 extra ranges).
+pub const MAX_ACK_RANGES: usize = 257;
+
+/// Most fragments a message can be split into.
+pub const MAX_FRAGMENT_COUNT: u32 = 1024;

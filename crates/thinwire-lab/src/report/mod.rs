@@ -1,0 +1,533 @@
+//! The self-contained HTML report (`report.html`) of a lab run.
+//!
+//! The report is one HTML file with inline CSS and inline SVG plots (drawn with plotters'
+//! SVG backend); it fetches nothing and needs no script. It shows the scenario's name,
+//! engine, seed and parameters; the summary table (as in the terminal, models labelled);
+//! the game-satisfaction index per protocol; and these figures, each in a
+//! `<figure id="...">` holding one `<svg>`:
+//!
+//! * `plot-cdf`: latency CDF per protocol (all classes), linear axes;
+//! * `plot-tail`: the complementary CDF on a log scale down to 1e-4 (p99 / p99.9 tail);
+//! * `plot-redundancy`: p99.9 latency versus redundancy, one labelled point per protocol;
+//! * `plot-classes`: p99 and p99.9 per message class and protocol (grouped bars);
+//! * `plot-deadline`: deadline miss rate per protocol and class, present only when some
+//!   message carries a deadline;
+//! * `plot-wire`: bytes on the wire per protocol (with a table of the counters).
+//!
+//! Output is deterministic: the same inputs give the same string.
+
+mod plots;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::metrics::{
+    MetricsError, Results, RunResult, SatisfactionRatios, Samples,
+};
+
+use plots::{BarGroup, BarValue, GroupedBars, ProtocolPlot};
+
+/// Renders the report and writes it to `path` (creating the parent directory if needed).
+pub fn write_report(
+    path: &Path,
+    results: &Results,
+    samples: &Samples,
+    scenario_params: &[(String, String)],
+) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() {
+            std::fs::create_dir_all(parent)?;
+        }
+    }
+    std::fs::write(path, render_report(results, samples, scenario_params))
+}
+
+/// The report's HTML, with GSI ratios against the first protocol.
+pub fn render_report(
+    results: &Results,
+    samples: &Samples,
+    scenario_params: &[(String, String)],
+) -> String {
+    // With no named baseline there is nothing that can fail.
+    render_report_with_baseline(results, samples, scenario_params, None).unwrap_or_default()
+}
+
+/// [`render_report`] with GSI ratios against `baseline` (`None`: the first protocol).
+/// Errors if `baseline` names a protocol without a run.
+pub fn render_report_with_baseline(
+    results: &Results,
+    samples: &Samples,
+    scenario_params: &[(String, String)],
+    baseline: Option<&str>,
+) -> Result<String, MetricsError> {
+    let ratios = results.satisfaction_ratios(baseline)?;
+    let mut html = String::with_capacity(256 * 1024);
+    head(&mut html, results);
+    params_section(&mut html, scenario_params);
+    summary_section(&mut html, results, &ratios);
+    gsi_section(&mut html, results, &ratios);
+    plots_sections(&mut html, results, samples);
+    definitions_section(&mut html);
+    html.push_str("</main>\n</body>\n</html>\n");
+    Ok(html)
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const CSS: &str = r#"
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       margin: 0; background: #f6f7f9; color: #1d2433; line-height: 1.45; }
+main { max-width: 1000px; margin: 0 auto; padding: 24px 24px 64px; background: #fff; }
+h1 { margin: 0 0 4px; font-size: 28px; }
+h2 { margin: 36px 0 10px; font-size: 21px; border-bottom: 1px solid #dde1e8; padding-bottom: 4px; }
+.meta { color: #4a5468; margin: 0 0 8px; }
+.meta b { color: #1d2433; }
+.note { color: #4a5468; font-size: 14px; }
+table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
+th, td { border: 1px solid #dde1e8; padding: 4px 7px; }
+th { background: #eef1f5; text-align: left; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.class-row td { color: #3a4356; background: #fbfcfd; }
+tr.first-class-row td { border-top: 2px solid #b8c0cc; }
+.badge { display: inline-block; font-size: 11px; padding: 0 5px; margin-left: 4px; border-radius: 3px;
+         background: #fff1d6; color: #7a4b00; border: 1px solid #e9c77d; vertical-align: 1px; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
+.wide { overflow-x: auto; }
+figure { margin: 16px 0 28px; }
+figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #e4e7ec; }
+figcaption { font-size: 14px; color: #4a5468; margin-top: 6px; }
+.error { color: #a00; }
+dl dt { font-weight: 600; margin-top: 8px; }
+dl dd { margin-left: 18px; }
+"#;
+
+fn head(html: &mut String, results: &Results) {
+    let scenario = escape(&results.scenario);
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>thinwire lab report: {scenario}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n\
+         <h1>thinwire lab report</h1>\n\
+         <p class=\"meta\">Scenario <b>{scenario}</b> · engine <b>{engine}</b> · seed <b>{seed}</b></p>\n",
+        engine = results.engine,
+        seed = results.seed,
+    );
+    if results.runs.iter().any(|r| r.model) {
+        html.push_str(
+            "<p class=\"note\">Protocols marked <span class=\"badge\">model</span> are models \
+             of those protocols run inside the simulator, not real implementations.</p>\n",
+        );
+    }
+}
+
+fn params_section(html: &mut String, params: &[(String, String)]) {
+    html.push_str("<h2 id=\"parameters\">Scenario parameters</h2>\n");
+    if params.is_empty() {
+        html.push_str("<p class=\"note\">No parameters were given.</p>\n");
+        return;
+    }
+    html.push_str(
+        "<div class=\"wide\"><table class=\"params\">\n<tr><th>parameter</th><th>value</th></tr>\n",
+    );
+    for (k, v) in params {
+        let _ = writeln!(html, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
+    }
+    html.push_str("</table></div>\n");
+}
+
+/// The protocol cell: name, with a "model" badge for models.
+fn protocol_cell(name: &str, model: bool) -> String {
+    if model {
+        format!("{} <span class=\"badge\">model</span>", escape(name))
+    } else {
+        escape(name)
+    }
+}
+
+fn summary_section(html: &mut String, results: &Results, ratios: &SatisfactionRatios) {
+    use crate::metrics::table::{summary_rows, GSI_HEADER, HEADERS, TEXT_COLUMNS};
+    html.push_str("<h2 id=\"summary\">Summary</h2>\n");
+    if results.runs.is_empty() {
+        html.push_str("<p class=\"note\">No runs.</p>\n");
+        return;
+    }
+    html.push_str("<div class=\"wide\"><table class=\"summary\">\n<tr>");
+    for h in HEADERS.iter().chain(std::iter::once(&GSI_HEADER)) {
+        let _ = write!(html, "<th>{}</th>", escape(h));
+    }
+    html.push_str("</tr>\n");
+    let mut first_class = true;
+    // summary_rows lists the protocol rows then the class rows, like results.runs filtered.
+    let runs: Vec<&RunResult> = results
+        .protocol_runs()
+        .chain(results.class_runs())
+        .collect();
+    for (row, run) in summary_rows(results, ratios).iter().zip(runs) {
+        let class = if row.protocol_row {
+            ""
+        } else if first_class {
+            first_class = false;
+            " class=\"class-row first-class-row\""
+        } else {
+            " class=\"class-row\""
+        };
+        let _ = write!(html, "<tr{class}>");
+        for (i, cell) in row.cells.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(html, "<td>{}</td>", protocol_cell(&run.protocol, row.model));
+            } else if i < TEXT_COLUMNS {
+                let _ = write!(html, "<td>{}</td>", escape(cell));
+            } else {
+                let _ = write!(html, "<td class=\"num\">{}</td>", escape(cell));
+            }
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table></div>\n");
+    let _ = writeln!(
+        html,
+        "<p class=\"note\">Latencies in ms over delivered messages (nearest-rank percentiles); \
+         sent/delivered counts all messages; deadline miss counts late and undelivered messages \
+         that carry a deadline. Wire kB and redundancy are per protocol and shown on its \
+         <i>all</i> row. GSI ratio: against <b>{}</b>, same class.</p>",
+        escape(ratios.baseline.as_deref().unwrap_or("-"))
+    );
+}
+
+fn gsi_section(html: &mut String, results: &Results, ratios: &SatisfactionRatios) {
+    html.push_str("<h2 id=\"gsi\">Game-satisfaction index</h2>\n");
+    let _ = writeln!(
+        html,
+        "<p class=\"note\">GSI = exp(−1.6·delay<sub>s</sub> − 9.2·jitter<sub>s</sub>), from the \
+         survival model of player departure in K.-T. Chen, P. Huang, C.-L. Lei, “How sensitive \
+         are online gamers to network quality?”, CACM 49(11), 2006, applied to the mean and the \
+         standard deviation of message latency (all classes). A ratio r against the baseline \
+         (<b>{}</b>) means players are predicted to leave at 1/r of the baseline's rate; only \
+         ratios are meaningful.</p>",
+        escape(ratios.baseline.as_deref().unwrap_or("-"))
+    );
+    html.push_str(
+        "<table class=\"gsi\">\n<tr><th>protocol</th><th>mean ms</th><th>jitter ms</th>\
+         <th>GSI</th><th>ratio to baseline</th></tr>\n",
+    );
+    for run in results.protocol_runs() {
+        let s = ratios.get(&run.protocol, None);
+        let delivered = run.messages.delivered > 0;
+        let ms = |v: f64| {
+            if delivered {
+                format!("{v:.1}")
+            } else {
+                "-".to_owned()
+            }
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            protocol_cell(&run.protocol, run.model),
+            ms(run.latency_ms.mean),
+            ms(run.latency_ms.jitter),
+            s.and_then(|s| s.gsi)
+                .map_or_else(|| "-".to_owned(), |g| format!("{g:.4}")),
+            s.and_then(|s| s.ratio)
+                .map_or_else(|| "-".to_owned(), |r| format!("{r:.3}")),
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// Appends a figure (or the error instead of it) with a caption.
+fn figure(html: &mut String, id: &str, svg: Result<String, String>, caption: &str) {
+    let _ = writeln!(html, "<figure id=\"{id}\">");
+    match svg {
+        Ok(svg) => {
+            // plotters emits a bare <svg> element; keep only from it on, in case a backend
+            // version adds an XML declaration.
+            let start = svg.find("<svg").unwrap_or(0);
+            html.push_str(svg[start..].trim_end());
+            html.push('\n');
+        }
+        Err(e) => {
+            let _ = writeln!(html, "<p class=\"error\">{}</p>", escape(&e));
+        }
+    }
+    let _ = writeln!(html, "<figcaption>{caption}</figcaption>\n</figure>");
+}
+
+fn plots_sections(html: &mut String, results: &Results, samples: &Samples) {
+    let labels: Vec<String> = results
+        .protocol_runs()
+        .map(RunResult::display_protocol)
+        .collect();
+    let protos: Vec<ProtocolPlot<'_>> = results
+        .protocol_runs()
+        .zip(&labels)
+        .enumerate()
+        .map(|(i, (run, label))| ProtocolPlot {
+            label,
+            color: plots::protocol_color(i),
+            run,
+            samples: samples.get(&run.protocol, None),
+        })
+        .collect();
+
+    html.push_str("<h2 id=\"latency\">Latency distribution</h2>\n");
+    figure(
+        html,
+        "plot-cdf",
+        plots::latency_cdf(&protos),
+        "Empirical CDF of message latency per protocol, all classes, over delivered messages. \
+         The x axis ends just past the largest p99.9; the tail beyond is in the next figure.",
+    );
+    figure(
+        html,
+        "plot-tail",
+        plots::latency_tail(&protos),
+        "Complementary CDF, P(latency &gt; x), on a log scale down to 10<sup>−4</sup>: where a \
+         curve crosses the p99 (10<sup>−2</sup>) and p99.9 (10<sup>−3</sup>) lines is that \
+         protocol's p99 and p99.9. A curve ends with a drop at its largest latency (or where it \
+         falls below 10<sup>−4</sup>).",
+    );
+
+    html.push_str("<h2 id=\"cost\">Tail latency versus redundancy</h2>\n");
+    figure(
+        html,
+        "plot-redundancy",
+        plots::tail_vs_redundancy(&protos),
+        "One point per protocol: p99.9 latency (all classes) against redundancy (payload bytes \
+         sent, counting retransmissions, bundled copies and parity, over unique payload bytes, \
+         minus one). Lower left is better.",
+    );
+
+    html.push_str("<h2 id=\"classes\">Per message class</h2>\n");
+    let classes = results.classes();
+    let class_groups: Vec<BarGroup> = classes
+        .iter()
+        .map(|c| BarGroup {
+            label: (*c).to_owned(),
+            values: protos
+                .iter()
+                .map(|p| {
+                    results
+                        .run(&p.run.protocol, Some(c))
+                        .filter(|r| r.messages.delivered > 0)
+                        .map(|r| BarValue {
+                            main: r.latency_ms.p99,
+                            behind: Some(r.latency_ms.p999),
+                        })
+                })
+                .collect(),
+        })
+        .collect();
+    let fmt_ms = |v: f64| plots_num(v);
+    figure(
+        html,
+        "plot-classes",
+        plots::grouped_bars(
+            &GroupedBars {
+                title: "Tail latency per message class",
+                y_desc: "latency (ms)",
+                x_desc: "message class",
+                groups: &class_groups,
+                layer_names: Some(("p99.9 (light)", "p99 (solid)")),
+                fmt: &fmt_ms,
+                value_labels: false,
+            },
+            &protos,
+        ),
+        "Per class and protocol: p99 latency (solid bar) and p99.9 latency (light bar behind \
+         it), over delivered messages. A missing bar means the protocol delivered no message of \
+         that class.",
+    );
+
+    html.push_str("<h2 id=\"deadlines\">Deadlines</h2>\n");
+    let deadline_groups = deadline_groups(results, &protos);
+    if deadline_groups.is_empty() {
+        html.push_str("<p class=\"note\">No message in this scenario carries a deadline.</p>\n");
+    } else {
+        let fmt_pct = |v: f64| plots_pct(v);
+        figure(
+            html,
+            "plot-deadline",
+            plots::grouped_bars(
+                &GroupedBars {
+                    title: "Deadline miss rate",
+                    y_desc: "messages missing their deadline (%)",
+                    x_desc: "message class (deadline)",
+                    groups: &deadline_groups,
+                    layer_names: None,
+                    fmt: &fmt_pct,
+                    value_labels: true,
+                },
+                &protos,
+            ),
+            "Share of deadline-carrying messages delivered after their deadline or never \
+             delivered, per protocol and class.",
+        );
+    }
+
+    html.push_str("<h2 id=\"wire\">Bytes on the wire</h2>\n");
+    figure(
+        html,
+        "plot-wire",
+        plots::wire_bytes(&protos),
+        "Bytes and packets on the wire per protocol, IP and transport headers included.",
+    );
+    wire_table(html, &protos);
+}
+
+/// Tick/label formatter for ms values.
+fn plots_num(v: f64) -> String {
+    if v == 0.0 {
+        "0".to_owned()
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_owned()
+    } else {
+        format!("{v:.2}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_owned()
+    }
+}
+
+/// Tick/label formatter for percentages (the value is already in percent).
+fn plots_pct(v: f64) -> String {
+    format!("{}%", plots_num(v))
+}
+
+/// Bar groups of the deadline plot: one per class that has a deadline (labelled with it),
+/// plus "all classes" when more than one class has one. Values in percent.
+fn deadline_groups(results: &Results, protos: &[ProtocolPlot<'_>]) -> Vec<BarGroup> {
+    let mut groups = Vec::new();
+    let classes: Vec<&str> = results
+        .classes()
+        .into_iter()
+        .filter(|c| {
+            results
+                .class_runs()
+                .any(|r| r.class.as_deref() == Some(*c) && r.deadline_miss_rate.is_some())
+        })
+        .collect();
+    let bar = |r: Option<&RunResult>| {
+        r.and_then(|r| r.deadline_miss_rate)
+            .map(|m| BarValue {
+                main: m * 100.0,
+                behind: None,
+            })
+    };
+    for c in &classes {
+        let deadline = results
+            .class_runs()
+            .filter(|r| r.class.as_deref() == Some(*c))
+            .find_map(|r| r.deadline_ms);
+        let label = match deadline {
+            Some(d) => format!("{c} (≤ {} ms)", plots_num(d)),
+            None => (*c).to_owned(),
+        };
+        groups.push(BarGroup {
+            label,
+            values: protos
+                .iter()
+                .map(|p| bar(results.run(&p.run.protocol, Some(c))))
+                .collect(),
+        });
+    }
+    if classes.len() > 1 {
+        groups.push(BarGroup {
+            label: "all classes".to_owned(),
+            values: protos.iter().map(|p| bar(Some(p.run))).collect(),
+        });
+    }
+    groups
+}
+
+fn wire_table(html: &mut String, protos: &[ProtocolPlot<'_>]) {
+    if protos.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<table class=\"wire\">\n<tr><th>protocol</th><th>packets</th><th>wire bytes</th>\
+         <th>unique payload bytes</th><th>redundancy</th><th>wire bytes per delivered message</th></tr>\n",
+    );
+    for p in protos {
+        let r = p.run;
+        let per_msg = if r.messages.delivered > 0 {
+            format!("{:.1}", r.wire.bytes as f64 / r.messages.delivered as f64)
+        } else {
+            "-".to_owned()
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{:.3}</td><td class=\"num\">{}</td></tr>",
+            plots::css_color(p.color),
+            protocol_cell(&r.protocol, r.model),
+            r.wire.packets,
+            r.wire.bytes,
+            r.payload_bytes,
+            r.redundancy,
+            per_msg,
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+fn definitions_section(html: &mut String) {
+    html.push_str(
+        "<h2 id=\"definitions\">Definitions</h2>\n<dl>\n\
+         <dt>Latency</dt><dd>From the sender's send call to delivery to the receiving \
+         application, waits for ordering included; statistics are over delivered messages.</dd>\n\
+         <dt>Jitter</dt><dd>Population standard deviation of the latencies.</dd>\n\
+         <dt>Percentiles</dt><dd>Nearest rank on the exact sorted samples: the q-quantile of n \
+         samples is the sample of rank ⌈q·n⌉, an observed latency.</dd>\n\
+         <dt>Lost</dt><dd>Sent minus delivered.</dd>\n\
+         <dt>Deadline miss rate</dt><dd>Messages with a deadline that were delivered later than \
+         sent time + deadline, or never, over messages with a deadline.</dd>\n\
+         <dt>Wire bytes and packets</dt><dd>Everything the protocol put on the wire, IPv4 + UDP \
+         (28 bytes) or IPv4 + TCP (40 bytes) headers included.</dd>\n\
+         <dt>Redundancy</dt><dd>Payload bytes sent (retransmissions, bundled copies and parity \
+         included) divided by unique payload bytes, minus one; per protocol.</dd>\n\
+         <dt>Model</dt><dd>A protocol simulated by the lab's own model, not a real \
+         implementation.</dd>\n</dl>\n",
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    #[test]
+    fn number_labels() {
+        assert_eq!(plots_num(250.0), "250");
+        assert_eq!(plots_num(12.5), "12.5");
+        assert_eq!(plots_num(0.25), "0.25");
+        assert_eq!(plots_pct(3.0), "3%");
+    }
+}

@@ -1,0 +1,320 @@
+//! The receive side of a channel: duplicate removal, reassembly and each class's ordering rule.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use bytes::{Bytes, BytesMut};
+
+use super::RECV_WINDOW;
+use crate::wire::ChannelKind;
+
+/// A message ready for the application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Delivered {
+    pub(crate) seq: Option<u64>,
+    pub(crate) key: Option<u64>,
+    pub(crate) data: Bytes,
+}
+
+/// What became of one received message frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RecvOutcome {
+    /// Accepted: delivered now, buffered for order, or a fragment stored.
+    Accepted,
+    /// Already received, or superseded by a newer value: discarded (bundled copies land here).
+    Duplicate,
+    /// Outside the receive window or otherwise impossible from an honest peer: discarded.
+    Refused,
+}
+
+#[derive(Debug)]
+struct Partial {
+    parts: Vec<Option<Bytes>>,
+    have: u32,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+enum Rule {
+    Ordered { next: u64, waiting: BTreeMap<u64, (Option<u64>, Bytes)> },
+    Unordered { below: u64, seen: BTreeSet<u64> },
+    Unreliable,
+    Sequenced { newest: Option<u64> },
+    Latest { last: HashMap<u64, u64>, floor: Option<u64>, max_keys: usize },
+}
+
+/// The receive state of one channel.
+#[derive(Debug)]
+pub(crate) struct RecvChannel {
+    kind: ChannelKind,
+    rule: Rule,
+    largest_seen: Option<u64>,
+    partial: BTreeMap<u64, Partial>,
+    /// Payload bytes held for ordering or reassembly.
+    pub(crate) buffered_bytes: usize,
+}
+
+impl RecvChannel {
+    pub(crate) fn new(kind: ChannelKind, max_keys: usize) -> Self {
+        let rule = match kind {
+            ChannelKind::ReliableOrdered => Rule::Ordered { next: 0, waiting: BTreeMap::new() },
+            ChannelKind::ReliableUnordered => Rule::Unordered { below: 0, seen: BTreeSet::new() },
+            ChannelKind::Unreliable => Rule::Unreliable,
+            ChannelKind::UnreliableSequenced => Rule::Sequenced { newest: None },
+            ChannelKind::LatestReliable => Rule::Latest {
+                last: HashMap::new(),
+                floor: None,
+                max_keys: max_keys.max(1),
+            },
+        };
+        Self { kind, rule, largest_seen: None, partial: BTreeMap::new(), buffered_bytes: 0 }
+    }
+
+    /// The sequence number the next message is expected near (for expanding compact seqs).
+    pub(crate) fn expected(&self) -> u64 {
+        self.largest_seen.map_or(0, |s| s + 1)
+    }
+
+    /// Whether a message with `seq` (and `key`) would be discarded as already received or stale.
+    fn is_stale(&self, seq: u64, key: Option<u64>) -> bool {
+        match &self.rule {
+            Rule::Ordered { next, waiting } => seq < *next || waiting.contains_key(&seq),
+            Rule::Unordered { below, seen } => seq < *below || seen.contains(&seq),
+            Rule::Unreliable => false,
+            Rule::Sequenced { newest } => newest.is_some_and(|n| seq <= n),
+            Rule::Latest { last, floor, .. } => match key.and_then(|k| last.get(&k)) {
+                Some(&l) => seq <= l,
+                None => floor.is_some_and(|f| seq <= f),
+            },
+        }
+    }
+
+    fn window_base(&self) -> Option<u64> {
+        match &self.rule {
+            Rule::Ordered { next, .. } => Some(*next),
+            Rule::Unordered { below, .. } => Some(*below),
+            _ => None,
+        }
+    }
+
+    /// Handles one message frame (`seq` already expanded; `None` on unreliable channels).
+    pub(crate) fn on_frame(
+        &mut self,
+        seq: Option<u64>,
+        key: Option<u64>,
+        fragment: Option<(u32, u32)>,
+        payload: &[u8],
+        out: &mut Vec<Delivered>,
+    ) -> RecvOutcome {
+        let Some(seq) = seq else {
+            // unreliable: packets are deduplicated by packet number; nothing else to check
+            if fragment.is_some() {
+                return RecvOutcome::Refused;
+            }
+            out.push(Delivered { seq: None, key: None, data: Bytes::copy_from_slice(payload) });
+            return RecvOutcome::Accepted;
+        };
+        if self.kind.has_key() != key.is_some() {
+            return RecvOutcome::Refused;
+        }
+        if self.is_stale(seq, key) {
+            return RecvOutcome::Duplicate;
+        }
+        if self.window_base().is_some_and(|b| seq >= b.saturating_add(RECV_WINDOW)) {
+            return RecvOutcome::Refused;
+        }
+        let data = match fragment {
+            None => Bytes::copy_from_slice(payload),
+            Some((index, count)) => {
+                if !self.kind.is_reliable() {
+                    return RecvOutcome::Refused;
+                }
+                match self.reassemble(seq, index, count, payload) {
+                    Ok(Some(data)) => data,
+                    Ok(None) => {
+                        self.note_seen(seq);
+                        return RecvOutcome::Accepted;
+                    }
+                    Err(outcome) => return outcome,
+                }
+            }
+        };
+        self.note_seen(seq);
+        self.accept(seq, key, data, out);
+        RecvOutcome::Accepted
+    }
+
+    fn note_seen(&mut self, seq: u64) {
+        if self.largest_seen.is_none_or(|l| seq > l) {
+            self.largest_seen = Some(seq);
+        }
+    }
+
+    fn reassemble(
+        &mut self,
+        seq: u64,
+        index: u32,
+        count: u32,
+        payload: &[u8],
+    ) -> Result<Option<Bytes>, RecvOutcome> {
+        let entry = self.partial.entry(seq).or_insert_with(|| Partial {
+            parts: vec![None; count as usize],
+            have: 0,
+            bytes: 0,
+        });
+        if entry.parts.len() != count as usize || index >= count {
+            return Err(RecvOutcome::Refused);
+        }
+        let slot = &mut entry.parts[index as usize];
+        if slot.is_some() {
+            return Err(RecvOutcome::Duplicate);
+        }
+        *slot = Some(Bytes::copy_from_slice(payload));
+        entry.have += 1;
+        entry.bytes += payload.len();
+        self.buffered_bytes += payload.len();
+        if entry.have < count {
+            return Ok(None);
+        }
+        let done = self.partial.remove(&seq).expect("entry exists");
+        self.buffered_bytes -= done.bytes;
+        let mut whole = BytesMut::with_capacity(done.bytes);
+        for part in done.parts.into_iter().flatten() {
+            whole.extend_from_slice(&part);
+        }
+        Ok(Some(whole.freeze()))
+    }
+
+    fn accept(&mut self, seq: u64, key: Option<u64>, data: Bytes, out: &mut Vec<Delivered>) {
+        match &mut self.rule {
+            Rule::Ordered { next, waiting } => {
+                if seq == *next {
+                    out.push(Delivered { seq: Some(seq), key, data });
+                    *next += 1;
+                    while let Some((k, d)) = waiting.remove(next) {
+                        self.buffered_bytes -= d.len();
+                        out.push(Delivered { seq: Some(*next), key: k, data: d });
+                        *next += 1;
+                    }
+                } else {
+                    self.buffered_bytes += data.len();
+                    waiting.insert(seq, (key, data));
+                }
+            }
+            Rule::Unordered { below, seen } => {
+                out.push(Delivered { seq: Some(seq), key, data });
+                if seq == *below {
+                    *below += 1;
+                    while seen.remove(below) {
+                        *below += 1;
+                    }
+                } else {
+                    seen.insert(seq);
+                }
+            }
+            Rule::Unreliable => out.push(Delivered { seq: None, key, data }),
+            Rule::Sequenced { newest } => {
+                *newest = Some(seq);
+                out.push(Delivered { seq: Some(seq), key, data });
+            }
+            Rule::Latest { last, floor, max_keys } => {
+                let k = key.unwrap_or_default();
+                last.insert(k, seq);
+                if last.len() > *max_keys {
+                    // Forget the key with the oldest value; anything at or below it for an
+                    // unknown key is refused from now on, so nothing can go backwards.
+                    if let Some((&old_key, &old_seq)) = last.iter().min_by_key(|(_, s)| **s) {
+                        last.remove(&old_key);
+                        *floor = Some(floor.map_or(old_seq, |f| f.max(old_seq)));
+                    }
+                }
+                out.push(Delivered { seq: Some(seq), key, data });
+            }
+        }
+    }
+
+    /// Whether a message `seq` could still be delivered right away (it is the next in order),
+    /// used to let in-order data through when the receive buffer is full.
+    pub(crate) fn is_next(&self, seq: u64) -> bool {
+        match &self.rule {
+            Rule::Ordered { next, .. } => seq == *next,
+            _ => true,
+        }
+    }
+
+    /// Messages held waiting for an earlier one (ordered channels).
+    pub(crate) fn waiting_messages(&self) -> usize {
+        match &self.rule {
+            Rule::Ordered { waiting, .. } => waiting.len(),
+            _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(ch: &mut RecvChannel, seq: u64, key: Option<u64>) -> (RecvOutcome, Vec<u64>) {
+        let mut out = Vec::new();
+        let r = ch.on_frame(Some(seq), key, None, &seq.to_be_bytes(), &mut out);
+        (r, out.iter().filter_map(|d| d.seq).collect())
+    }
+
+    #[test]
+    fn ordered_holds_until_gap_fills() {
+        let mut ch = RecvChannel::new(ChannelKind::ReliableOrdered, 16);
+        assert_eq!(feed(&mut ch, 1, None).1, Vec::<u64>::new());
+        assert_eq!(feed(&mut ch, 2, None).1, Vec::<u64>::new());
+        assert_eq!(ch.buffered_bytes, 16);
+        assert_eq!(feed(&mut ch, 0, None).1, vec![0, 1, 2]);
+        assert_eq!(ch.buffered_bytes, 0);
+        assert_eq!(feed(&mut ch, 1, None).0, RecvOutcome::Duplicate);
+    }
+
+    #[test]
+    fn unordered_delivers_at_once_and_once() {
+        let mut ch = RecvChannel::new(ChannelKind::ReliableUnordered, 16);
+        assert_eq!(feed(&mut ch, 2, None).1, vec![2]);
+        assert_eq!(feed(&mut ch, 2, None).0, RecvOutcome::Duplicate);
+        assert_eq!(feed(&mut ch, 0, None).1, vec![0]);
+        assert_eq!(feed(&mut ch, 1, None).1, vec![1]);
+        assert_eq!(feed(&mut ch, 0, None).0, RecvOutcome::Duplicate);
+    }
+
+    #[test]
+    fn latest_never_goes_backwards_even_after_key_eviction() {
+        let mut ch = RecvChannel::new(ChannelKind::LatestReliable, 2);
+        assert_eq!(feed(&mut ch, 5, Some(1)).1, vec![5]);
+        assert_eq!(feed(&mut ch, 3, Some(1)).0, RecvOutcome::Duplicate);
+        feed(&mut ch, 6, Some(2));
+        feed(&mut ch, 7, Some(3)); // evicts key 1 (seq 5) -> floor 5
+        assert_eq!(feed(&mut ch, 4, Some(1)).0, RecvOutcome::Duplicate);
+        assert_eq!(feed(&mut ch, 8, Some(1)).1, vec![8]);
+    }
+
+    #[test]
+    fn sequenced_drops_older() {
+        let mut ch = RecvChannel::new(ChannelKind::UnreliableSequenced, 16);
+        feed(&mut ch, 4, None);
+        assert_eq!(feed(&mut ch, 3, None).0, RecvOutcome::Duplicate);
+        assert_eq!(feed(&mut ch, 9, None).1, vec![9]);
+    }
+
+    #[test]
+    fn reassembles_out_of_order_fragments() {
+        let mut ch = RecvChannel::new(ChannelKind::ReliableOrdered, 16);
+        let mut out = Vec::new();
+        assert_eq!(ch.on_frame(Some(0), None, Some((1, 2)), b"def", &mut out), RecvOutcome::Accepted);
+        assert_eq!(ch.on_frame(Some(0), None, Some((1, 2)), b"def", &mut out), RecvOutcome::Duplicate);
+        assert!(out.is_empty());
+        ch.on_frame(Some(0), None, Some((0, 2)), b"abc", &mut out);
+        assert_eq!(out[0].data, Bytes::from_static(b"abcdef"));
+        assert_eq!(ch.buffered_bytes, 0);
+    }
+
+    #[test]
+    fn refuses_beyond_window() {
+        let mut ch = RecvChannel::new(ChannelKind::ReliableOrdered, 16);
+        assert_eq!(feed(&mut ch, RECV_WINDOW, None).0, RecvOutcome::Refused);
+    }
+}

@@ -1,0 +1,194 @@
+//! Configuration of endpoints, servers and the transport behaviour of their connections.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::ConfigError;
+
+/// Transport behaviour of every connection of an endpoint: thin-stream recovery, acks, timers.
+///
+/// The defaults are the thin-stream configuration. [`TransportConfig::tcp_like`] turns every
+/// thin-stream mechanism off, for comparisons.
+#[derive(Debug, Clone)]
+pub struct TransportConfig {
+    /// Largest UDP payload sent (bytes). Default 1200, which passes every IPv6 path.
+    pub max_datagram_size: usize,
+    /// Largest message accepted on a reliable channel (fragmented as needed). Default 1 MiB.
+    pub max_message_size: usize,
+    /// RTT assumed before the first sample. Default 250 ms.
+    pub initial_rtt: Duration,
+    /// Lower bound of the retransmission timeout. Default 5 ms (no 200 ms / 1 s floor).
+    pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout after backoff. Default 10 s.
+    pub max_rto: Duration,
+    /// Clock granularity used in the RTO variance term. Default 1 ms.
+    pub timer_granularity: Duration,
+    /// A connection is thin while fewer than this many packets are in flight. Default 4.
+    pub thin_threshold: usize,
+    /// Thin-stream mode: linear timeouts, loss after one indication, tight RTO. Default on.
+    pub thin_streams: bool,
+    /// While thin, a packet is declared lost this fraction of the SRTT after the first
+    /// acknowledgement of a later packet (the reordering window), as `1 / divisor`. Default 8.
+    pub thin_reorder_divisor: u32,
+    /// Redundant data bundling: while thin, unacknowledged reliable data rides again in new
+    /// packets. Default on.
+    pub bundling: bool,
+    /// Most bytes of old data bundled into one packet. Default: the datagram size.
+    pub bundle_budget: usize,
+    /// Longest an ACK is held when no rule asks for an immediate one. Default 5 ms.
+    pub max_ack_delay: Duration,
+    /// Acknowledge at once every packet that completes a message (not only out-of-order
+    /// packets and every second packet). Default on.
+    pub immediate_ack: bool,
+    /// Most ranges reported in one ACK frame (and remembered for duplicate detection). Default 32.
+    pub max_ack_ranges: usize,
+    /// Initial congestion window (packets). Default 10.
+    pub initial_window: u32,
+    /// Smallest congestion window (packets); thin streams are never held below it. Default 4.
+    pub min_window: u32,
+    /// Largest congestion window (packets). Default 10 000.
+    pub max_window: u32,
+    /// A PING is sent when nothing ack-eliciting was sent for this long. Default 1 s.
+    pub keepalive_interval: Duration,
+    /// The connection is given up when nothing is received for this long. Default 10 s.
+    pub idle_timeout: Duration,
+    /// Interval between handshake retransmissions. Default 250 ms.
+    pub handshake_retry: Duration,
+    /// The handshake is given up after this long. Default 5 s.
+    pub handshake_timeout: Duration,
+    /// How long a graceful close may wait for outstanding reliable data. Default 5 s.
+    pub close_timeout: Duration,
+    /// Most payload bytes queued for sending per connection. Default 16 MiB.
+    pub send_buffer: usize,
+    /// Most payload bytes held for ordering and reassembly per connection. Default 16 MiB.
+    pub recv_buffer: usize,
+    /// Most keys remembered per latest-value channel on the receive side. Default 65 536.
+    pub max_latest_keys: usize,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        Self {
+            max_datagram_size: 1200,
+            max_message_size: 1 << 20,
+            initial_rtt: Duration::from_millis(250),
+            min_rto: Duration::from_millis(5),
+            max_rto: Duration::from_secs(10),
+            timer_granularity: Duration::from_millis(1),
+            thin_threshold: 4,
+            thin_streams: true,
+            thin_reorder_divisor: 8,
+            bundling: true,
+            bundle_budget: 1200,
+            max_ack_delay: Duration::from_millis(5),
+            immediate_ack: true,
+            max_ack_ranges: 32,
+            initial_window: 10,
+            min_window: 4,
+            max_window: 10_000,
+            keepalive_interval: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(10),
+            handshake_retry: Duration::from_millis(250),
+            handshake_timeout: Duration::from_secs(5),
+            close_timeout: Duration::from_secs(5),
+            send_buffer: 16 << 20,
+            recv_buffer: 16 << 20,
+            max_latest_keys: 65_536,
+        }
+    }
+}
+
+impl TransportConfig {
+    /// TCP-like recovery for comparison: exponential backoff, a 200 ms RTO floor, three
+    /// indications before a fast retransmit, no bundling, delayed acks of up to 40 ms.
+    pub fn tcp_like() -> Self {
+        Self {
+            thin_streams: false,
+            bundling: false,
+            min_rto: Duration::from_millis(200),
+            max_ack_delay: Duration::from_millis(40),
+            immediate_ack: false,
+            ..Self::default()
+        }
+    }
+
+    /// Largest payload of one message frame: what fits a datagram after the largest header and
+    /// frame overhead, with room left for an ACK frame. Messages up to this size travel whole.
+    pub fn max_unfragmented(&self) -> usize {
+        self.max_datagram_size.saturating_sub(FRAME_HEADROOM)
+    }
+
+    /// Checks the values are usable.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_datagram_size < 256 || self.max_datagram_size > 65_527 {
+            return Err(ConfigError::DatagramSize(self.max_datagram_size));
+        }
+        if self.min_rto > self.max_rto || self.min_rto.is_zero() {
+            return Err(ConfigError::RtoBounds);
+        }
+        if self.keepalive_interval >= self.idle_timeout {
+            return Err(ConfigError::KeepaliveNotBelowIdle);
+        }
+        if self.thin_reorder_divisor == 0 || self.max_ack_ranges == 0 || self.min_window == 0 {
+            return Err(ConfigError::Zero);
+        }
+        let frags = self.max_message_size.div_ceil(self.max_unfragmented().max(1));
+        if frags > 1024 {
+            return Err(ConfigError::MessageSize(self.max_message_size));
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of a datagram reserved for headers, frame overhead and a piggybacked ACK:
+/// short header (13 at most) + full message framing (27 at most) + an ACK of a few ranges.
+pub(crate) const FRAME_HEADROOM: usize = 100;
+
+/// Configuration of an endpoint (one UDP socket's worth of connections).
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    /// Transport behaviour of this endpoint's connections.
+    pub transport: Arc<TransportConfig>,
+    /// Length of the connection ids this endpoint issues (1-8 bytes). Default 2: up to 65 536
+    /// concurrent connections per endpoint, 4-byte short headers.
+    pub cid_len: usize,
+    /// Seed of the endpoint's random numbers (connection ids, nonces, cookie key). A runtime
+    /// seeds it from the operating system; tests and simulations fix it.
+    pub rng_seed: [u8; 32],
+}
+
+impl EndpointConfig {
+    /// Default configuration with the given random seed.
+    pub fn new(rng_seed: [u8; 32]) -> Self {
+        Self { transport: Arc::new(TransportConfig::default()), cid_len: 2, rng_seed }
+    }
+
+    /// Checks the values are usable.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=crate::wire::MAX_CID_LEN).contains(&self.cid_len) {
+            return Err(ConfigError::CidLen(self.cid_len));
+        }
+        self.transport.validate()
+    }
+}
+
+/// What an endpoint needs to accept incoming connections.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// How long a handshake cookie stays valid. Default 5 s.
+    pub cookie_lifetime: Duration,
+    /// Most connections held at once; further handshakes are dropped and counted. Default 10 000.
+    pub max_connections: usize,
+    /// Most stateless replies (challenges, resets) queued at once. Default 1024.
+    pub max_stateless_queue: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            cookie_lifetime: Duration::from_secs(5),
+            max_connections: 10_000,
+            max_stateless_queue: 1024,
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Connection states, named by what each waits for. Transitions happen only in `connection/mod.rs`.
+//!
+//! | state | side | waits for | leaves to |
+//! |---|---|---|---|
+//! | `AwaitingChallenge` | client | the server's Challenge (cookie) | `AwaitingAccept`, or closed on handshake timeout |
+//! | `AwaitingAccept` | client | the server's Accept | `Established`, or closed on handshake timeout |
+//! | `Established` | both | application data | `Closing` (local close), `Draining` (peer CLOSE), closed (idle timeout, reset) |
+//! | `Closing` | both | acknowledgement of all reliable data | `Draining` (data acked or close timeout) |
+//! | `Draining` | both | the end of the drain period (answering stray packets with CLOSE) | `Closed` |
+//! | `Closed` | both | nothing: the endpoint forgets the connection | - |
+
+use std::time::Instant;
+
+use crate::error::DisconnectReason;
+
+/// The state of a connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum State {
+    AwaitingChallenge,
+    AwaitingAccept { cookie: Vec<u8> },
+    Established,
+    Closing { code: u64, reason: Vec<u8> },
+    Draining {
+        /// What the application is told when draining ends (`None` when it was told already).
+        report: Option<DisconnectReason>,
+        code: u64,
+        reason: Vec<u8>,
+        until: Instant,
+    },
+    Closed,
+}
+
+impl State {
+    pub(crate) fn is_handshake(&self) -> bool {
+        matches!(self, State::AwaitingChallenge | State::AwaitingAccept { .. })
+    }
+
+    /// Whether application data may flow (queued before the handshake ends, sent after).
+    pub(crate) fn is_open(&self) -> bool {
+        matches!(self, State::AwaitingChallenge | State::AwaitingAccept { .. } | State::Established)
+    }
+
+    /// Whether data packets are exchanged.
+    pub(crate) fn is_data(&self) -> bool {
+        matches!(self, State::Established | State::Closing { .. })
+    }
+}

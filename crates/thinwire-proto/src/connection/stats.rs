@@ -1,0 +1,93 @@
+//! Per-connection statistics.
+
+use std::time::Duration;
+
+use crate::wire::ChannelKind;
+
+/// A snapshot of one connection's statistics, from
+/// [`Endpoint::connection_stats`](crate::Endpoint::connection_stats).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConnectionStats {
+    /// Smoothed RTT.
+    pub srtt: Duration,
+    /// RTT variation.
+    pub rttvar: Duration,
+    /// Smallest RTT sample, if any.
+    pub min_rtt: Option<Duration>,
+    /// Current retransmission timeout, backoff included.
+    pub rto: Duration,
+    /// Exponentially weighted estimate of the packet loss rate (0..1).
+    pub loss_estimate: f64,
+    /// Congestion window (packets).
+    pub cwnd: u32,
+    /// Ack-eliciting packets in flight.
+    pub in_flight: usize,
+    /// Whether the connection currently counts as thin.
+    pub thin: bool,
+    /// Datagrams sent (handshake included).
+    pub packets_sent: u64,
+    /// UDP payload bytes sent.
+    pub bytes_sent: u64,
+    /// Datagrams received and accepted.
+    pub packets_received: u64,
+    /// UDP payload bytes received and accepted.
+    pub bytes_received: u64,
+    /// Packets declared lost.
+    pub packets_lost: u64,
+    /// Losses declared after a single indication (thin-stream fast retransmit).
+    pub thin_fast_losses: u64,
+    /// Retransmission timeouts that fired.
+    pub rto_expirations: u64,
+    /// Packets declared lost that were acknowledged afterwards.
+    pub spurious_losses: u64,
+    /// Message frames sent for the first time.
+    pub frames_first: u64,
+    /// Payload bytes in first transmissions.
+    pub payload_bytes_first: u64,
+    /// Message frames retransmitted after a loss.
+    pub frames_retransmitted: u64,
+    /// Payload bytes retransmitted.
+    pub payload_bytes_retransmitted: u64,
+    /// Message frames sent again by redundant bundling.
+    pub frames_bundled: u64,
+    /// Payload bytes sent again by redundant bundling.
+    pub payload_bytes_bundled: u64,
+    /// Received packets dropped as duplicates.
+    pub duplicate_packets: u64,
+    /// Received packets dropped as malformed.
+    pub malformed_packets: u64,
+    /// Received packets dropped because the receive buffer was full.
+    pub dropped_buffer_full: u64,
+    /// Received message frames discarded as already delivered (bundled or retransmitted copies).
+    pub duplicate_frames: u64,
+    /// Received message frames refused (outside the window or impossible).
+    pub refused_frames: u64,
+    /// Messages delivered to the application.
+    pub messages_delivered: u64,
+    /// Times the peer's address changed (NAT rebinding).
+    pub migrations: u64,
+    /// Per channel queue depths.
+    pub channels: Vec<ChannelStats>,
+}
+
+impl ConnectionStats {
+    /// Every payload byte sent: first transmissions, retransmissions and bundled copies.
+    pub fn payload_bytes_sent(&self) -> u64 {
+        self.payload_bytes_first + self.payload_bytes_retransmitted + self.payload_bytes_bundled
+    }
+}
+
+/// Queue depths of one channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelStats {
+    /// The channel's class.
+    pub kind: ChannelKind,
+    /// Messages held by the sender (unsent or unacknowledged).
+    pub send_queue_messages: usize,
+    /// Payload bytes held by the sender.
+    pub send_queue_bytes: usize,
+    /// Messages held by the receiver waiting for an earlier one.
+    pub recv_waiting_messages: usize,
+    /// Payload bytes held by the receiver for ordering and reassembly.
+    pub recv_buffered_bytes: usize,
+}

@@ -1,0 +1,291 @@
+//! Building the connection's next datagram: handshake packets, ACKs, retransmissions, new data
+//! and redundant bundling, in that order of priority.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use super::{Connection, Side, State};
+use crate::recovery::{ChunkRef, SentPacket};
+use crate::wire::{self, AckFrame, Fragment, LongPacket, ShortHeader};
+
+/// Where a chunk placed in a packet came from (for statistics).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    First,
+    Retransmit,
+    Bundle,
+}
+
+impl Connection {
+    /// Writes the next datagram into `buf` (cleared first) and returns its destination.
+    pub(crate) fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
+        buf.clear();
+        let sent = match &self.state {
+            State::Closed => false,
+            State::AwaitingChallenge | State::AwaitingAccept { .. } => self.write_handshake(now, buf),
+            State::Draining { code, reason, .. } => {
+                if self.close_due {
+                    let (code, reason) = (*code, reason.clone());
+                    self.write_close(now, code, &reason, buf)
+                } else {
+                    false
+                }
+            }
+            State::Established | State::Closing { .. } => {
+                if self.accept_due && self.side == Side::Server {
+                    self.write_accept(buf);
+                    true
+                } else {
+                    self.write_data(now, buf)
+                }
+            }
+        };
+        if !sent {
+            return None;
+        }
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += buf.len() as u64;
+        self.update_timers(now);
+        Some(self.remote)
+    }
+
+    fn write_handshake(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        if !self.handshake_due {
+            return false;
+        }
+        let hs = &self.handshake;
+        let packet = match &self.state {
+            State::AwaitingChallenge => LongPacket::Hello {
+                version: wire::VERSION,
+                src_cid: self.local_cid,
+                instance: hs.instance,
+                nonce: hs.nonce,
+            },
+            State::AwaitingAccept { cookie } => LongPacket::Connect {
+                version: wire::VERSION,
+                src_cid: self.local_cid,
+                instance: hs.instance,
+                nonce: hs.nonce,
+                cookie: cookie.clone(),
+                max_ack_delay_us: self.config.max_ack_delay.as_micros() as u64,
+                channels: self.channels.clone(),
+            },
+            _ => return false,
+        };
+        packet.encode(buf);
+        self.handshake_due = false;
+        self.handshake.sent_at = Some(now);
+        true
+    }
+
+    fn write_accept(&mut self, buf: &mut Vec<u8>) {
+        let Some(remote_cid) = self.remote_cid else { return };
+        LongPacket::Accept {
+            version: wire::VERSION,
+            dst_cid: remote_cid,
+            src_cid: self.local_cid,
+            nonce: self.handshake.nonce,
+            max_ack_delay_us: self.config.max_ack_delay.as_micros() as u64,
+        }
+        .encode(buf);
+        self.accept_due = false;
+    }
+
+    fn write_header(&mut self, buf: &mut Vec<u8>) -> Option<u64> {
+        let cid = self.remote_cid?;
+        let pn = self.next_pn;
+        let pn_len = wire::pn_encode_len(pn, self.sent.largest_acked());
+        ShortHeader::encode(&cid, pn, pn_len, buf);
+        Some(pn)
+    }
+
+    fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>) {
+        let delay = self.rx.ack_delay(now);
+        if let Some(ack) = AckFrame::from_ranges(
+            self.rx.ranges_desc(),
+            delay.as_micros() as u64,
+            self.config.max_ack_ranges,
+        ) {
+            wire::encode_ack(&ack, buf);
+        }
+        self.rx.on_ack_sent();
+    }
+
+    fn write_close(&mut self, now: Instant, code: u64, reason: &[u8], buf: &mut Vec<u8>) -> bool {
+        let Some(pn) = self.write_header(buf) else {
+            return false;
+        };
+        self.next_pn += 1;
+        wire::encode_close(code, reason, buf);
+        self.close_due = false;
+        self.last_close_sent = Some(now);
+        let _ = pn;
+        true
+    }
+
+    fn has_new_data(&self) -> bool {
+        !self.retransmit.is_empty() || !self.pending.is_empty()
+    }
+
+    fn write_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        let may_send_data = self.probe_due || self.cc.can_send(self.sent.in_flight());
+        let want_data = may_send_data && self.has_new_data();
+        let want_ack = self.rx.ack_due(now) || (want_data && self.rx.changed);
+        let want_ping = self.ping_due || self.probe_due;
+        if !want_data && !want_ack && !want_ping {
+            return false;
+        }
+        let Some(pn) = self.write_header(buf) else {
+            return false;
+        };
+        let max = self.config.max_datagram_size;
+        if want_ack || self.rx.changed {
+            self.write_ack(now, buf);
+        }
+        let mut chunks: Vec<ChunkRef> = Vec::new();
+        if may_send_data {
+            self.fill_from_queue(pn, true, buf, max, &mut chunks);
+            self.fill_from_queue(pn, false, buf, max, &mut chunks);
+            if !chunks.is_empty() && self.config.bundling && self.is_thin() {
+                self.bundle(pn, buf, max, &mut chunks);
+            }
+        }
+        let mut ack_eliciting = !chunks.is_empty();
+        if !ack_eliciting && (want_ping || self.probe_due) {
+            wire::encode_ping(buf);
+            ack_eliciting = true;
+        }
+        if ack_eliciting {
+            self.ping_due = false;
+            self.probe_due = false;
+            self.last_eliciting_tx = now;
+        }
+        self.next_pn += 1;
+        if ack_eliciting {
+            self.sent.on_sent(
+                pn,
+                SentPacket {
+                    time_sent: now,
+                    size: buf.len() as u32,
+                    ack_eliciting,
+                    lost: false,
+                    indicated_at: None,
+                    chunks,
+                },
+            );
+        }
+        true
+    }
+
+    /// Places chunks from the retransmit queue (`retransmit`) or the new-data queue, in order,
+    /// while they fit.
+    fn fill_from_queue(&mut self, pn: u64, retransmit: bool, buf: &mut Vec<u8>, max: usize, chunks: &mut Vec<ChunkRef>) {
+        loop {
+            let queue = if retransmit { &mut self.retransmit } else { &mut self.pending };
+            let Some(&c) = queue.front() else { return };
+            // skip chunks whose message was acknowledged or replaced meanwhile
+            let live = self.send[c.channel as usize]
+                .msgs
+                .get(&c.seq)
+                .and_then(|m| m.frags.get(c.frag as usize))
+                .is_some_and(|f| !f.acked);
+            if !live {
+                queue.pop_front();
+                continue;
+            }
+            let origin = if retransmit { Origin::Retransmit } else { Origin::First };
+            if !self.place_chunk(pn, c, origin, buf, max) {
+                return;
+            }
+            let queue = if retransmit { &mut self.retransmit } else { &mut self.pending };
+            queue.pop_front();
+            chunks.push(c);
+        }
+    }
+
+    /// Redundant data bundling: unacknowledged reliable chunks, oldest first, ride again.
+    fn bundle(&mut self, pn: u64, buf: &mut Vec<u8>, max: usize, chunks: &mut Vec<ChunkRef>) {
+        let budget_end = buf.len() + self.config.bundle_budget;
+        let limit = max.min(budget_end);
+        // drop acknowledged entries from the front
+        while let Some(c) = self.unacked_order.front() {
+            let live = self.send[c.channel as usize]
+                .msgs
+                .get(&c.seq)
+                .and_then(|m| m.frags.get(c.frag as usize))
+                .is_some_and(|f| !f.acked);
+            if live {
+                break;
+            }
+            self.unacked_order.pop_front();
+        }
+        let candidates: Vec<ChunkRef> = self.unacked_order.iter().copied().collect();
+        for c in candidates {
+            if buf.len() >= limit {
+                break;
+            }
+            let Some(f) = self.send[c.channel as usize]
+                .msgs
+                .get(&c.seq)
+                .and_then(|m| m.frags.get(c.frag as usize))
+            else {
+                continue;
+            };
+            if f.acked || f.queued || f.last_pn == Some(pn) {
+                continue;
+            }
+            if self.place_chunk(pn, c, Origin::Bundle, buf, limit) {
+                chunks.push(c);
+            }
+        }
+    }
+
+    /// Encodes one chunk if it fits under `limit`; updates its state and the statistics.
+    fn place_chunk(&mut self, pn: u64, c: ChunkRef, origin: Origin, buf: &mut Vec<u8>, limit: usize) -> bool {
+        let ch = &mut self.send[c.channel as usize];
+        let kind = ch.kind;
+        let compact = wire::seq_compact_ok(c.seq, ch.receiver_low(), ch.next_seq);
+        let Some(msg) = ch.msgs.get_mut(&c.seq) else { return false };
+        let count = msg.frag_count();
+        let fragment = (count > 1).then_some(Fragment { index: c.frag, count });
+        let payload = msg.frag_payload(c.frag);
+        let len = wire::message_frame_len(kind, c.seq, compact, msg.key, fragment, payload.len());
+        if buf.len() + len > limit {
+            return false;
+        }
+        wire::encode_message(c.channel, kind, c.seq, compact, msg.key, fragment, &payload, buf);
+        let f = &mut msg.frags[c.frag as usize];
+        f.last_pn = Some(pn);
+        f.queued = false;
+        let bytes = payload.len() as u64;
+        match origin {
+            Origin::First => {
+                msg.sent_frags += 1;
+                self.stats.frames_first += 1;
+                self.stats.payload_bytes_first += bytes;
+                if kind.is_reliable() {
+                    self.unacked_order.push_back(c);
+                } else {
+                    // unreliable data is sent once; sequenced channels keep the seq for the
+                    // compact-seq rule through the packet's chunk list
+                    ch.remove(c.seq);
+                }
+            }
+            Origin::Retransmit => {
+                self.stats.frames_retransmitted += 1;
+                self.stats.payload_bytes_retransmitted += bytes;
+            }
+            Origin::Bundle => {
+                self.stats.frames_bundled += 1;
+                self.stats.payload_bytes_bundled += bytes;
+            }
+        }
+        true
+    }
+
+    /// How long until the connection wants to send without new input (for tests).
+    #[cfg(test)]
+    pub(crate) fn current_rto(&self) -> Duration {
+        self.rto()
+    }
+}

@@ -1,0 +1,112 @@
+//! Errors, split by who is at fault: the caller ([`SendError`], [`ConnectError`],
+//! [`ConfigError`]) or the peer ([`PeerError`], reported in [`DisconnectReason`]).
+
+use thiserror::Error;
+
+/// A configuration value is unusable.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// The datagram size must be between 256 and 65 527 bytes.
+    #[error("max_datagram_size {0} is outside 256..=65527")]
+    DatagramSize(usize),
+    /// The minimum RTO must be positive and not above the maximum.
+    #[error("min_rto must be positive and at most max_rto")]
+    RtoBounds,
+    /// Keepalives must be more frequent than the idle timeout.
+    #[error("keepalive_interval must be below idle_timeout")]
+    KeepaliveNotBelowIdle,
+    /// A count or divisor that must be positive is zero.
+    #[error("thin_reorder_divisor, max_ack_ranges and min_window must be positive")]
+    Zero,
+    /// Connection ids are 1 to 8 bytes long.
+    #[error("cid_len {0} is outside 1..=8")]
+    CidLen(usize),
+    /// The largest message would need more than 1024 fragments.
+    #[error("max_message_size {0} needs more than 1024 fragments at this datagram size")]
+    MessageSize(usize),
+}
+
+/// The caller asked for something a connection cannot do (local misuse).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SendError {
+    /// No such connection (never existed, or already gone).
+    #[error("unknown connection")]
+    UnknownConnection,
+    /// The connection is closing or closed.
+    #[error("connection is closed")]
+    ConnectionClosed,
+    /// The channel index is not one negotiated for this connection.
+    #[error("unknown channel {0}")]
+    UnknownChannel(u8),
+    /// `send_latest` on a channel that is not latest-value, or `send` on one that is.
+    #[error("channel {channel} is {kind:?}; use {expected}")]
+    WrongChannelKind {
+        /// The channel.
+        channel: u8,
+        /// Its class.
+        kind: crate::wire::ChannelKind,
+        /// The call to use instead.
+        expected: &'static str,
+    },
+    /// The message is larger than the channel class allows.
+    #[error("message of {size} bytes exceeds the limit of {max} bytes for this channel")]
+    MessageTooLarge {
+        /// The message size.
+        size: usize,
+        /// The limit (one datagram for unreliable classes, `max_message_size` otherwise).
+        max: usize,
+    },
+    /// The send buffer or the channel's window is full; try again after acknowledgements.
+    #[error("send buffer full")]
+    BufferFull,
+}
+
+/// Opening a connection failed before anything was sent.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConnectError {
+    /// A connection needs 1 to 64 channels.
+    #[error("a connection needs 1 to 64 channels, got {0}")]
+    ChannelCount(usize),
+    /// No free connection id (the endpoint holds as many connections as its id length allows).
+    #[error("no free connection id")]
+    NoConnectionId,
+}
+
+/// The peer broke the protocol; the connection was closed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PeerError {
+    /// The peer's handshake offered an unusable channel list.
+    #[error("invalid channel list in handshake")]
+    BadChannels,
+    /// The peer only speaks other protocol versions.
+    #[error("no common protocol version (peer supports {0:?})")]
+    VersionMismatch(Vec<u32>),
+}
+
+/// Why a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DisconnectReason {
+    /// This side closed it and the close completed.
+    #[error("closed locally")]
+    LocallyClosed,
+    /// The peer closed it, with its code and reason.
+    #[error("closed by peer (code {code})")]
+    ClosedByPeer {
+        /// Application close code.
+        code: u64,
+        /// Application close reason.
+        reason: Vec<u8>,
+    },
+    /// Nothing was heard from the peer for the idle timeout.
+    #[error("timed out")]
+    TimedOut,
+    /// The handshake got no answer within the handshake timeout.
+    #[error("handshake timed out")]
+    HandshakeTimedOut,
+    /// The peer no longer knows this connection: it restarted or dropped its state.
+    #[error("peer reset the connection (restarted?)")]
+    PeerReset,
+    /// The peer misbehaved.
+    #[error("peer error: {0}")]
+    Peer(#[from] PeerError),
+}

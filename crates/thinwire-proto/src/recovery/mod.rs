@@ -1,0 +1,12 @@
+//! Loss recovery: RTT estimation, congestion control, the sent-packet ledger with thin-stream loss
+//! detection, and the receiver's record of packets to acknowledge.
+
+mod ack;
+mod congestion;
+mod rtt;
+mod sent;
+
+pub use congestion::Congestion;
+pub use rtt::RttEstimator;
+pub(crate) use ack::ReceivedPackets;
+pub(crate) use sent::{ChunkRef, LossRule, SentPacket, SentPackets};

@@ -1,0 +1,144 @@
+//! Round-trip time estimation and the retransmission timeout (RFC 6298, with the thin-stream form).
+
+use std::time::Duration;
+
+/// Smoothed RTT estimator (RFC 6298 section 2) and RTO calculator.
+///
+/// Samples are corrected by the peer's reported ack delay when that does not push them below the
+/// minimum RTT seen (as in RFC 9002 section 5.3), so delayed acks do not inflate the estimate.
+#[derive(Debug, Clone)]
+pub struct RttEstimator {
+    srtt: Duration,
+    rttvar: Duration,
+    min_rtt: Option<Duration>,
+    latest: Duration,
+    has_sample: bool,
+}
+
+impl RttEstimator {
+    /// A new estimator seeded with `initial_rtt` (used until the first sample: SRTT = initial,
+    /// RTTVAR = initial / 2, as RFC 6298 section 2.1 does for its first sample).
+    pub fn new(initial_rtt: Duration) -> Self {
+        Self {
+            srtt: initial_rtt,
+            rttvar: initial_rtt / 2,
+            min_rtt: None,
+            latest: initial_rtt,
+            has_sample: false,
+        }
+    }
+
+    /// Feeds one RTT sample measured as `ack arrival - send time`, with the peer's `ack_delay`.
+    pub fn update(&mut self, sample: Duration, ack_delay: Duration) {
+        let min = *self.min_rtt.get_or_insert(sample);
+        if sample < min {
+            self.min_rtt = Some(sample);
+        }
+        let min = self.min_rtt.unwrap_or(sample);
+        // Subtract the peer's ack delay only when the result stays plausible (>= min RTT).
+        let adjusted = if sample >= min + ack_delay {
+            sample - ack_delay
+        } else {
+            sample
+        };
+        self.latest = adjusted;
+        if !self.has_sample {
+            self.has_sample = true;
+            self.srtt = adjusted;
+            self.rttvar = adjusted / 2;
+        } else {
+            // RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|; SRTT <- 7/8 SRTT + 1/8 R'
+            let diff = self.srtt.abs_diff(adjusted);
+            self.rttvar = (self.rttvar * 3 + diff) / 4;
+            self.srtt = (self.srtt * 7 + adjusted) / 8;
+        }
+    }
+
+    /// Whether at least one sample has been taken.
+    pub fn has_sample(&self) -> bool {
+        self.has_sample
+    }
+
+    /// The smoothed RTT.
+    pub fn srtt(&self) -> Duration {
+        self.srtt
+    }
+
+    /// The RTT variation.
+    pub fn rttvar(&self) -> Duration {
+        self.rttvar
+    }
+
+    /// The latest (ack-delay corrected) sample.
+    pub fn latest(&self) -> Duration {
+        self.latest
+    }
+
+    /// The smallest sample seen, if any.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+
+    /// The retransmission timeout before backoff and clamping.
+    ///
+    /// Standard form (RFC 6298 section 2.3): `SRTT + max(G, 4 * RTTVAR)`.
+    /// Thin-stream form: `SRTT + max(G, min(SRTT / 2, 4 * RTTVAR))`, which keeps a burst of RTT variance
+    /// from doubling the timeout of a stream that can only recover by timeout.
+    /// In both, the peer's maximum ack delay is added (the peer may hold its ack that long).
+    pub fn rto(&self, thin_form: bool, granularity: Duration, peer_max_ack_delay: Duration) -> Duration {
+        let var4 = self.rttvar * 4;
+        let var = if thin_form { var4.min(self.srtt / 2) } else { var4 };
+        self.srtt + var.max(granularity) + peer_max_ack_delay
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_half_var() {
+        let mut r = RttEstimator::new(ms(500));
+        r.update(ms(100), Duration::ZERO);
+        assert_eq!(r.srtt(), ms(100));
+        assert_eq!(r.rttvar(), ms(50));
+        assert_eq!(r.rto(false, ms(1), Duration::ZERO), ms(300));
+        // thin form caps the variance term at SRTT/2
+        assert_eq!(r.rto(true, ms(1), Duration::ZERO), ms(150));
+    }
+
+    #[test]
+    fn smoothing_follows_rfc6298() {
+        let mut r = RttEstimator::new(ms(500));
+        r.update(ms(100), Duration::ZERO);
+        r.update(ms(200), Duration::ZERO);
+        // rttvar = 3/4*50 + 1/4*100 = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5
+        assert_eq!(r.rttvar(), Duration::from_micros(62_500));
+        assert_eq!(r.srtt(), Duration::from_micros(112_500));
+    }
+
+    #[test]
+    fn ack_delay_subtracted_only_when_plausible() {
+        let mut r = RttEstimator::new(ms(500));
+        r.update(ms(100), Duration::ZERO);
+        r.update(ms(110), ms(5));
+        assert_eq!(r.latest(), ms(105));
+        // would go below min_rtt: not subtracted
+        r.update(ms(101), ms(50));
+        assert_eq!(r.latest(), ms(101));
+    }
+
+    #[test]
+    fn steady_rtt_converges_to_tight_rto() {
+        let mut r = RttEstimator::new(ms(500));
+        for _ in 0..100 {
+            r.update(ms(200), Duration::ZERO);
+        }
+        let rto = r.rto(true, ms(1), Duration::ZERO);
+        assert!(rto < ms(205), "{rto:?}");
+    }
+}

@@ -1,0 +1,169 @@
+//! The ledger of sent packets and loss detection (thin-stream and standard rules).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::wire::AckFrame;
+
+/// One piece of message data carried by a packet: a fragment of message `seq` on `channel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ChunkRef {
+    pub(crate) channel: u8,
+    pub(crate) seq: u64,
+    pub(crate) frag: u32,
+}
+
+/// What the sender remembers of a packet until it is acknowledged or given up.
+#[derive(Debug, Clone)]
+pub(crate) struct SentPacket {
+    pub(crate) time_sent: Instant,
+    pub(crate) size: u32,
+    pub(crate) ack_eliciting: bool,
+    /// Declared lost (kept a while to detect spurious retransmissions).
+    pub(crate) lost: bool,
+    /// When an acknowledgement of a later packet first indicated this one may be lost.
+    pub(crate) indicated_at: Option<Instant>,
+    /// Message data carried (first transmissions, retransmissions and bundled copies alike).
+    pub(crate) chunks: Vec<ChunkRef>,
+}
+
+/// How losses are declared; filled by the connection from its configuration and RTT.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LossRule {
+    /// Thin mode: one indication suffices, after `thin_window`.
+    pub(crate) thin: bool,
+    pub(crate) thin_window: Duration,
+    /// Standard mode: reordering threshold in packets (3, as for TCP's duplicate acks).
+    pub(crate) packet_threshold: u64,
+    /// Standard mode: time threshold since sending (RFC 9002: 9/8 of the RTT).
+    pub(crate) time_threshold: Duration,
+    /// How long declared-lost packets are remembered for spurious-loss detection.
+    pub(crate) retention: Duration,
+}
+
+/// Sent packets by packet number.
+#[derive(Debug, Default)]
+pub(crate) struct SentPackets {
+    map: BTreeMap<u64, SentPacket>,
+    in_flight: usize,
+    largest_acked: Option<u64>,
+}
+
+impl SentPackets {
+    /// Ack-eliciting packets neither acknowledged nor declared lost.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    pub(crate) fn largest_acked(&self) -> Option<u64> {
+        self.largest_acked
+    }
+
+    pub(crate) fn get_mut(&mut self, pn: u64) -> Option<&mut SentPacket> {
+        self.map.get_mut(&pn)
+    }
+
+    pub(crate) fn on_sent(&mut self, pn: u64, packet: SentPacket) {
+        if packet.ack_eliciting {
+            self.in_flight += 1;
+        }
+        self.map.insert(pn, packet);
+    }
+
+    /// Send time of the oldest packet in flight (the RTO is armed from it).
+    pub(crate) fn oldest_in_flight(&self) -> Option<Instant> {
+        self.map
+            .values()
+            .find(|p| p.ack_eliciting && !p.lost)
+            .map(|p| p.time_sent)
+    }
+
+    /// Removes and returns the packets newly acknowledged by `ack`, oldest first.
+    pub(crate) fn on_ack(&mut self, ack: &AckFrame) -> Vec<(u64, SentPacket)> {
+        let mut acked = Vec::new();
+        for range in ack.ranges.iter().rev() {
+            let pns: Vec<u64> = self.map.range(range.clone()).map(|(pn, _)| *pn).collect();
+            for pn in pns {
+                if let Some(p) = self.map.remove(&pn) {
+                    if p.ack_eliciting && !p.lost {
+                        self.in_flight -= 1;
+                    }
+                    acked.push((pn, p));
+                }
+            }
+        }
+        if self.largest_acked.is_none_or(|l| ack.largest > l) {
+            self.largest_acked = Some(ack.largest);
+        }
+        acked
+    }
+
+    /// Declares losses by `rule` at `now`. Returns the newly lost packets (their chunks taken out,
+    /// the entries kept as `lost`) and when the next loss check is due.
+    pub(crate) fn detect_lost(
+        &mut self,
+        now: Instant,
+        rule: LossRule,
+    ) -> (Vec<(u64, SentPacket)>, Option<Instant>) {
+        let mut lost = Vec::new();
+        let mut next: Option<Instant> = None;
+        if let Some(largest) = self.largest_acked {
+            for (&pn, p) in self.map.range_mut(..largest) {
+                if p.lost || !p.ack_eliciting {
+                    continue;
+                }
+                let indicated = *p.indicated_at.get_or_insert(now);
+                let due = if rule.thin {
+                    indicated + rule.thin_window
+                } else if largest >= pn + rule.packet_threshold {
+                    now
+                } else {
+                    p.time_sent + rule.time_threshold
+                };
+                if due <= now {
+                    p.lost = true;
+                    self.in_flight -= 1;
+                    let taken = SentPacket {
+                        chunks: std::mem::take(&mut p.chunks),
+                        ..p.clone()
+                    };
+                    lost.push((pn, taken));
+                } else {
+                    next = Some(next.map_or(due, |n: Instant| n.min(due)));
+                }
+            }
+        }
+        // forget old lost packets and stale non-eliciting entries
+        let horizon = now.checked_sub(rule.retention);
+        if let Some(horizon) = horizon {
+            self.map
+                .retain(|_, p| !((p.lost || !p.ack_eliciting) && p.time_sent < horizon));
+        }
+        (lost, next)
+    }
+
+    /// Declares lost every packet in flight sent at or before `cutoff` (retransmission timeout).
+    pub(crate) fn expire(&mut self, cutoff: Instant) -> Vec<(u64, SentPacket)> {
+        let mut lost = Vec::new();
+        for (&pn, p) in self.map.iter_mut() {
+            if p.lost || !p.ack_eliciting || p.time_sent > cutoff {
+                continue;
+            }
+            p.lost = true;
+            self.in_flight -= 1;
+            lost.push((
+                pn,
+                SentPacket {
+                    chunks: std::mem::take(&mut p.chunks),
+                    ..p.clone()
+                },
+            ));
+        }
+        lost
+    }
+
+    /// Number of remembered packets (bounded by the window plus the retention period).
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+}

@@ -1,0 +1,340 @@
+//! A two-endpoint harness in simulated time over the [`netmodel`](crate::netmodel) links.
+//!
+//! One client [`Endpoint`] and one server [`Endpoint`] are joined by two one-way
+//! [`Link`]s (delay, jitter, loss, duplication, reordering, corruption, bandwidth and queues);
+//! a test can also intercept each datagram (drop, hold back) with a [`Filter`]. Time only
+//! advances when [`Pair::step`] jumps to the next event, so runs are deterministic for a seed.
+//!
+//! It is public so the lab and downstream crates can test against the real core.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::netmodel::{Link, LinkConfig};
+use crate::{
+    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig, TransportConfig,
+};
+
+/// What a [`Filter`] decides for one datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Hand it to the link model.
+    Pass,
+    /// Drop it.
+    Drop,
+}
+
+/// A test's hook on every datagram one endpoint sends: sees the time, the sequence index of the
+/// datagram on this path (0, 1, ...) and its bytes (which it may modify).
+pub type Filter = Box<dyn FnMut(Instant, u64, &mut Vec<u8>) -> Verdict>;
+
+/// One side of a [`Pair`].
+pub struct Side {
+    /// The endpoint under test.
+    pub endpoint: Endpoint,
+    /// Its address, as the other side sees it (a test may change it to simulate NAT rebinding).
+    pub addr: SocketAddr,
+    /// The link carrying datagrams *from* this side.
+    pub outbound: Link<Vec<u8>>,
+    /// Events this side's endpoint produced, in order.
+    pub events: VecDeque<(ConnectionHandle, Event)>,
+    /// The hook on this side's outgoing datagrams.
+    pub filter: Option<Filter>,
+    /// Datagrams sent so far, with the time each was sent (before the filter and the link).
+    pub sent_log: Vec<(Instant, Vec<u8>)>,
+    /// Whether to keep `sent_log` (off by default to save memory in long runs).
+    pub log_sent: bool,
+    sent_count: u64,
+}
+
+impl std::fmt::Debug for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Side").field("addr", &self.addr).field("events", &self.events.len()).finish()
+    }
+}
+
+impl Side {
+    fn new(endpoint: Endpoint, addr: SocketAddr, link: LinkConfig, seed: u64) -> Self {
+        Self {
+            endpoint,
+            addr,
+            outbound: Link::new(link, seed),
+            events: VecDeque::new(),
+            filter: None,
+            sent_log: Vec::new(),
+            log_sent: false,
+            sent_count: 0,
+        }
+    }
+
+    /// Removes and returns all messages received so far on `channel`, as payloads.
+    pub fn take_messages(&mut self, channel: u8) -> Vec<crate::Message> {
+        let mut out = Vec::new();
+        self.events.retain(|(_, e)| match e {
+            Event::Message(m) if m.channel == channel => {
+                out.push(m.clone());
+                false
+            }
+            _ => true,
+        });
+        out
+    }
+
+    /// The first disconnect reason seen, if any.
+    pub fn disconnected(&self) -> Option<&crate::DisconnectReason> {
+        self.events.iter().find_map(|(_, e)| match e {
+            Event::Disconnected { reason } => Some(reason),
+            _ => None,
+        })
+    }
+}
+
+/// A client and a server endpoint joined by two simulated links.
+#[derive(Debug)]
+pub struct Pair {
+    /// The current simulated time.
+    pub time: Instant,
+    /// The client side (sends on `client.outbound` to the server).
+    pub client: Side,
+    /// The server side.
+    pub server: Side,
+    buf: Vec<u8>,
+}
+
+/// Builds a [`Pair`].
+#[derive(Debug, Clone)]
+pub struct PairBuilder {
+    seed: u64,
+    up: LinkConfig,
+    down: LinkConfig,
+    transport: TransportConfig,
+    server_transport: Option<TransportConfig>,
+}
+
+impl PairBuilder {
+    /// Both directions with the same link model.
+    pub fn link(mut self, link: LinkConfig) -> Self {
+        self.up = link.clone();
+        self.down = link;
+        self
+    }
+
+    /// The client-to-server link.
+    pub fn uplink(mut self, link: LinkConfig) -> Self {
+        self.up = link;
+        self
+    }
+
+    /// The server-to-client link.
+    pub fn downlink(mut self, link: LinkConfig) -> Self {
+        self.down = link;
+        self
+    }
+
+    /// Transport configuration of both endpoints.
+    pub fn transport(mut self, transport: TransportConfig) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// Transport configuration of the server only.
+    pub fn server_transport(mut self, transport: TransportConfig) -> Self {
+        self.server_transport = Some(transport);
+        self
+    }
+
+    /// Creates the pair at an arbitrary epoch.
+    pub fn build(self) -> Pair {
+        let time = Instant::now();
+        let seeds = split_seed(self.seed);
+        let mk = |seed: [u8; 32], t: TransportConfig| {
+            let mut c = EndpointConfig::new(seed);
+            c.transport = std::sync::Arc::new(t);
+            c
+        };
+        let client_cfg = mk(seeds[0], self.transport.clone());
+        let server_cfg = mk(seeds[1], self.server_transport.unwrap_or(self.transport));
+        let client = Endpoint::new(client_cfg, None, time).expect("valid client config");
+        let server =
+            Endpoint::new(server_cfg, Some(ServerConfig::default()), time).expect("valid server config");
+        Pair {
+            time,
+            client: Side::new(client, "127.0.0.1:40000".parse().expect("addr"), self.up, self.seed ^ 0x5151),
+            server: Side::new(server, "127.0.0.1:4433".parse().expect("addr"), self.down, self.seed ^ 0xa7a7),
+            buf: Vec::with_capacity(2048),
+        }
+    }
+}
+
+/// Derives endpoint seeds from one test seed.
+fn split_seed(seed: u64) -> [[u8; 32]; 2] {
+    let mut a = [0u8; 32];
+    let mut b = [0u8; 32];
+    a[..8].copy_from_slice(&seed.to_le_bytes());
+    b[..8].copy_from_slice(&seed.to_le_bytes());
+    a[8] = 1;
+    b[8] = 2;
+    [a, b]
+}
+
+impl Pair {
+    /// A builder with a perfect network and default transport configuration.
+    pub fn builder(seed: u64) -> PairBuilder {
+        PairBuilder {
+            seed,
+            up: LinkConfig::default(),
+            down: LinkConfig::default(),
+            transport: TransportConfig::default(),
+            server_transport: None,
+        }
+    }
+
+    /// Opens a connection with `channels` and runs until both sides report it (or 10 simulated
+    /// seconds pass). Returns (client handle, server handle) if it connected.
+    pub fn connect(&mut self, channels: &[ChannelKind]) -> Option<(ConnectionHandle, ConnectionHandle)> {
+        let c = self.client.endpoint.connect(self.time, self.server.addr, channels).ok()?;
+        let deadline = self.time + Duration::from_secs(10);
+        let mut client_ok = false;
+        let mut server_h = None;
+        while self.time < deadline && !(client_ok && server_h.is_some()) {
+            if !self.step() {
+                break;
+            }
+            client_ok |= self
+                .client
+                .events
+                .iter()
+                .any(|(h, e)| *h == c && matches!(e, Event::Connected { .. }));
+            server_h = server_h.or_else(|| {
+                self.server
+                    .events
+                    .iter()
+                    .find(|(_, e)| matches!(e, Event::Connected { .. }))
+                    .map(|(h, _)| *h)
+            });
+        }
+        self.client.events.retain(|(_, e)| !matches!(e, Event::Connected { .. }));
+        self.server.events.retain(|(_, e)| !matches!(e, Event::Connected { .. }));
+        Some((c, server_h?)).filter(|_| client_ok)
+    }
+
+    fn flush_side(side: &mut Side, now: Instant, buf: &mut Vec<u8>) {
+        while let Some(t) = side.endpoint.poll_transmit(now, buf) {
+            let mut bytes = buf[..t.size].to_vec();
+            let idx = side.sent_count;
+            side.sent_count += 1;
+            if side.log_sent {
+                side.sent_log.push((now, bytes.clone()));
+            }
+            if let Some(f) = side.filter.as_mut() {
+                if f(now, idx, &mut bytes) == Verdict::Drop {
+                    continue;
+                }
+            }
+            // 28 bytes of IPv4 + UDP headers count toward bandwidth and queues
+            let size = bytes.len() + 28;
+            side.outbound.send(now, bytes, size);
+        }
+        while let Some(e) = side.endpoint.poll_event() {
+            side.events.push_back(e);
+        }
+    }
+
+    /// Sends everything both endpoints want to send now and collects their events.
+    pub fn flush(&mut self) {
+        Self::flush_side(&mut self.client, self.time, &mut self.buf);
+        Self::flush_side(&mut self.server, self.time, &mut self.buf);
+    }
+
+    /// The next instant anything happens (a delivery or a timer).
+    pub fn next_event(&self) -> Option<Instant> {
+        [
+            self.client.endpoint.poll_timeout(),
+            self.server.endpoint.poll_timeout(),
+            self.client.outbound.next_delivery(),
+            self.server.outbound.next_delivery(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Advances to the next event and processes everything due then. Returns false when nothing
+    /// is scheduled at all.
+    pub fn step(&mut self) -> bool {
+        self.flush();
+        let Some(next) = self.next_event() else {
+            return false;
+        };
+        self.time = self.time.max(next);
+        self.process_due();
+        true
+    }
+
+    fn process_due(&mut self) {
+        let now = self.time;
+        while let Some(d) = self.client.outbound.poll_deliver(now) {
+            let from = self.client.addr;
+            self.server.endpoint.handle_datagram(now, from, &d);
+        }
+        while let Some(d) = self.server.outbound.poll_deliver(now) {
+            let from = self.server.addr;
+            self.client.endpoint.handle_datagram(now, from, &d);
+        }
+        if self.client.endpoint.poll_timeout().is_some_and(|t| t <= now) {
+            self.client.endpoint.handle_timeout(now);
+        }
+        if self.server.endpoint.poll_timeout().is_some_and(|t| t <= now) {
+            self.server.endpoint.handle_timeout(now);
+        }
+        self.flush();
+    }
+
+    /// Runs until `until` (processing every event up to it), then sets the time to `until`.
+    pub fn run_until(&mut self, until: Instant) {
+        loop {
+            self.flush();
+            match self.next_event() {
+                Some(t) if t <= until => {
+                    self.time = self.time.max(t);
+                    self.process_due();
+                }
+                _ => break,
+            }
+        }
+        self.time = self.time.max(until);
+        self.process_due();
+    }
+
+    /// Runs for `d` of simulated time.
+    pub fn run_for(&mut self, d: Duration) {
+        let until = self.time + d;
+        self.run_until(until);
+    }
+
+    /// Runs until `done` holds or `limit` of simulated time passes; returns whether it held.
+    pub fn run_while(&mut self, limit: Duration, mut done: impl FnMut(&Pair) -> bool) -> bool {
+        let until = self.time + limit;
+        while !done(self) {
+            self.flush();
+            match self.next_event() {
+                Some(t) if t <= until => {
+                    self.time = self.time.max(t);
+                    self.process_due();
+                }
+                _ => return done(self),
+            }
+        }
+        true
+    }
+
+    /// Replaces the server endpoint with a fresh one (a restart: all its state is gone).
+    pub fn restart_server(&mut self, seed: u64) {
+        let mut cfg = EndpointConfig::new(split_seed(seed)[1]);
+        cfg.transport = std::sync::Arc::new(self.server.endpoint.transport_config().clone());
+        self.server.endpoint =
+            Endpoint::new(cfg, Some(ServerConfig::default()), self.time).expect("valid config");
+        self.server.events.clear();
+    }
+}

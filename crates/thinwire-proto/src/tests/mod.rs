@@ -1,0 +1,3 @@
+//! Behaviour tests of the core over the two-endpoint harness.
+
+mod basics;
