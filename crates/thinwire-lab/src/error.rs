@@ -24,7 +24,9 @@ pub enum LabError {
         source: std::io::Error,
     },
     /// A scenario name that is neither built in nor an existing file.
-    #[error("unknown scenario `{0}`: not a built-in name (see `thinwire lab list`) and no such file")]
+    #[error(
+        "unknown scenario `{0}`: not a built-in name (see `thinwire lab list`) and no such file"
+    )]
     UnknownScenario(String),
     /// An invalid parameter value outside any file (e.g. a command-line flag).
     #[error("{0}")]

@@ -66,7 +66,7 @@ fn nearest_rank_matches_its_definition_on_random_samples() {
             let got = nearest_rank(&s, q).unwrap();
             // Definition: the smallest sample x with count(<= x) >= q * n.
             let covers = |x: u64| {
-                let c = s.iter().filter(|&&v| v <= x).count() as u128;
+                let c = s.partition_point(|&v| v <= x) as u128;
                 c * u128::from(q.den) >= u128::from(q.num) * n as u128
             };
             let want = *s.iter().find(|&&x| covers(x)).unwrap();
@@ -114,6 +114,7 @@ fn summary_on_random_samples_is_consistent() {
         assert!(min <= l.mean && l.mean <= l.max);
         assert!(l.jitter >= 0.0 && l.jitter <= (l.max - min));
         let mean = s.iter().map(|&x| x as f64).sum::<f64>() / n as f64 / 1000.0;
-        assert!((l.mean - mean).abs() < 1e-9 * mean.max(1.0));
+        // Mean and jitter are rounded to 1e-6 ms.
+        assert!((l.mean - mean).abs() <= 5e-7 + 1e-12 * mean);
     }
 }

@@ -19,7 +19,8 @@ pub struct TransportConfig {
     pub initial_rtt: Duration,
     /// Lower bound of the retransmission timeout. Default 5 ms (no 200 ms / 1 s floor).
     pub min_rto: Duration,
-    /// Upper bound of the retransmission timeout after backoff. Default 10 s.
+    /// Upper bound of the retransmission timeout after backoff. Default 3 s, well below the
+    /// idle timeout, so a backed-off connection still probes before it is given up.
     pub max_rto: Duration,
     /// Clock granularity used in the RTO variance term. Default 1 ms.
     pub timer_granularity: Duration,
@@ -27,8 +28,9 @@ pub struct TransportConfig {
     pub thin_threshold: usize,
     /// Thin-stream mode: linear timeouts, loss after one indication, tight RTO. Default on.
     pub thin_streams: bool,
-    /// While thin, a packet is declared lost this fraction of the SRTT after the first
-    /// acknowledgement of a later packet (the reordering window), as `1 / divisor`. Default 8.
+    /// The thin-stream reordering window as a fraction of the SRTT, `1 / divisor`: while thin,
+    /// a packet is declared lost at the first acknowledgement of a later packet once it has been
+    /// out for one RTT plus this window. Default 16 (6 ms at a 100 ms RTT).
     pub thin_reorder_divisor: u32,
     /// Redundant data bundling: while thin, unacknowledged reliable data rides again in new
     /// packets. Default on.
@@ -73,11 +75,11 @@ impl Default for TransportConfig {
             max_message_size: 1 << 20,
             initial_rtt: Duration::from_millis(250),
             min_rto: Duration::from_millis(5),
-            max_rto: Duration::from_secs(10),
+            max_rto: Duration::from_secs(3),
             timer_granularity: Duration::from_millis(1),
             thin_threshold: 4,
             thin_streams: true,
-            thin_reorder_divisor: 8,
+            thin_reorder_divisor: 16,
             bundling: true,
             bundle_budget: 1200,
             max_ack_delay: Duration::from_millis(5),

@@ -1,1 +1,68 @@
+//! # thinwire
+//!
+//! The runtime of thinwire, a UDP transport for the thin streams of online games: it drives
+//! the sans-IO core [`thinwire_proto`] over real sockets (IPv4 and IPv6).
+//!
+//! Two front ends on the same core:
+//!
+//! * **async** (tokio): [`Endpoint::bind`], [`Endpoint::connect`], [`Endpoint::accept`], then
+//!   [`Connection::send`] / [`Connection::send_latest`] / [`Connection::recv`] /
+//!   [`Connection::close`]. One driver task per endpoint owns the socket: it sleeps until the
+//!   socket is readable, the application queued something, or the core's next timer is due.
+//! * **blocking**: [`Host`] with [`Host::service`] returning [`HostEvent`]s (connected,
+//!   message, disconnected) like ENet's `enet_host_service`, for plain game loops.
+//!
+//! Socket I/O is batched through `quinn-udp` (`recvmmsg` and GRO on receive, GSO trains on
+//! send, on Linux). Fault injection ([`FaultConfig`]: drop, delay, jitter, duplicate) can be
+//! turned on per endpoint to test a game under a bad network.
+//!
+//! Channel classes ([`ChannelKind`]), chosen per channel when connecting:
+//!
+//! | class | use it for |
+//! |---|---|
+//! | [`ChannelKind::ReliableOrdered`] | chat, inventory, anything that must arrive in order |
+//! | [`ChannelKind::ReliableUnordered`] | attacks, hits: every one must arrive, none waits for another |
+//! | [`ChannelKind::Unreliable`] | voice, cosmetic effects: late is useless |
+//! | [`ChannelKind::UnreliableSequenced`] | input and state snapshots: only the newest matters |
+//! | [`ChannelKind::LatestReliable`] | positions per entity: the newest value per key must arrive |
+//!
+//! ```no_run
+//! use thinwire::{ChannelKind, Config, Endpoint};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let endpoint = Endpoint::bind("0.0.0.0:0".parse()?, Config::client())?;
+//! let conn = endpoint
+//!     .connect("127.0.0.1:7777".parse()?, &[ChannelKind::LatestReliable, ChannelKind::ReliableOrdered])
+//!     .await?;
+//! conn.send_latest(0, 42, &b"x=10,y=20"[..])?; // position of entity 42
+//! conn.send(1, &b"hello"[..])?; // chat
+//! while let Ok((channel, msg)) = conn.recv().await {
+//!     println!("channel {channel}: {:?}", msg.data);
+//! }
+//! println!("closed: {:?}", conn.close_reason());
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
 
+mod config;
+mod endpoint;
+mod engine;
+mod error;
+mod host;
+mod io;
+mod stats;
+
+pub use config::{Config, FaultConfig};
+pub use endpoint::{Connection, Endpoint, DROP_CLOSE_CODE};
+pub use error::{BindError, ConnectError, ConnectionError, SendError};
+pub use host::{Host, HostEvent};
+pub use stats::{EndpointStats, FaultStats, IoStats};
+
+pub use thinwire_proto::netmodel::{LinkConfig, LinkStats, LossModel};
+pub use thinwire_proto::{
+    ChannelKind, ChannelStats, ConnectionHandle, ConnectionStats, DisconnectReason, Message, PeerError, ServerConfig,
+    TransportConfig,
+};
+
+/// The sans-IO core, re-exported for its wire format, test harness and link models.
+pub use thinwire_proto as proto;

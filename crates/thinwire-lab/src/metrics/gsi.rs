@@ -1,6 +1,6 @@
 //! Game-satisfaction index (GSI) from a published survival model of player departure.
 
-use super::results::{display_protocol, Results};
+use super::results::{display_protocol, split_sweep_label, Results, RunResult};
 use super::MetricsError;
 
 /// Coefficient of mean delay, per second, in [`game_satisfaction_index`].
@@ -42,7 +42,7 @@ pub struct Satisfaction {
     pub class: Option<String>,
     /// The index, or `None` when nothing was delivered (no latency to judge).
     pub gsi: Option<f64>,
-    /// `gsi / baseline gsi` for the same class (computed as the exponential of the exponents'
+    /// `gsi / baseline gsi` for the same class and sweep point (computed as the exponential of the exponents'
     /// difference, so it stays exact even when both indices underflow to zero); `None` when
     /// either row delivered nothing.
     pub ratio: Option<f64>,
@@ -58,7 +58,9 @@ impl Satisfaction {
 /// GSI and ratios of every row of a [`Results`], against one baseline protocol.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SatisfactionRatios {
-    /// The baseline protocol, or `None` when the results have no protocol.
+    /// The baseline protocol, or `None` when the results have no protocol. For a sweep
+    /// this is the protocol's name without the sweep point (`tcp-model`, not
+    /// `tcp-model [n=10]`): every row is compared with the baseline's row at its own point.
     pub baseline: Option<String>,
     /// One entry per run, in the order of [`Results::runs`].
     pub rows: Vec<Satisfaction>,
@@ -82,46 +84,73 @@ impl Results {
     /// GSI of every row and its ratio to `baseline` (a protocol name; `None`: the first
     /// protocol of the results).
     ///
-    /// Errors if `baseline` names a protocol without a run.
+    /// Each row is compared with the baseline's row of the same class. In a sweep, where
+    /// protocols are named `base [point]`, `baseline` may be given with or without the
+    /// point, and each row is compared with the baseline's row at the row's own point
+    /// (falling back to the named row when that point has no baseline run).
+    ///
+    /// Errors if `baseline` names no protocol of the results (with or without a point).
     pub fn satisfaction_ratios(
         &self,
         baseline: Option<&str>,
     ) -> Result<SatisfactionRatios, MetricsError> {
-        let baseline = match baseline {
+        let named: Option<String> = match baseline {
             Some(name) => {
-                if !self.runs.iter().any(|r| r.protocol == name) {
+                let known = self
+                    .runs
+                    .iter()
+                    .any(|r| r.protocol == name || split_sweep_label(&r.protocol).0 == name);
+                if !known {
                     return Err(MetricsError::UnknownBaseline(name.to_owned()));
                 }
                 Some(name.to_owned())
             }
             None => self.runs.first().map(|r| r.protocol.clone()),
         };
-        let exponent_of = |r: &super::RunResult| {
+        let base_name = named.as_deref().map(|n| split_sweep_label(n).0.to_owned());
+        let exponent_of = |r: &RunResult| {
             (r.messages.delivered > 0).then(|| gsi_exponent(r.latency_ms.mean, r.latency_ms.jitter))
+        };
+        // The baseline's row for `r`: same class, same sweep point when there is one.
+        let baseline_row = |r: &RunResult| -> Option<&RunResult> {
+            let named = named.as_deref()?;
+            let base = base_name.as_deref()?;
+            let class = r.class.as_deref();
+            let same_point = split_sweep_label(&r.protocol)
+                .1
+                .and_then(|pt| self.run(&format!("{base} [{pt}]"), class));
+            same_point
+                .or_else(|| self.run(named, class))
+                .or_else(|| self.run(base, class))
         };
         let rows = self
             .runs
             .iter()
             .map(|r| {
                 let exponent = exponent_of(r);
-                let base = baseline
-                    .as_deref()
-                    .and_then(|b| self.run(b, r.class.as_deref()))
-                    .and_then(exponent_of);
+                let base = baseline_row(r).and_then(exponent_of);
                 let ratio = match (exponent, base) {
                     (Some(e), Some(b)) => Some((e - b).exp()),
                     _ => None,
                 };
-                let gsi = exponent.map(f64::exp);
                 Satisfaction {
                     protocol: r.protocol.clone(),
                     model: r.model,
                     class: r.class.clone(),
-                    gsi,
+                    gsi: exponent.map(f64::exp),
                     ratio,
                 }
             })
             .collect();
+        let baseline = if self
+            .runs
+            .iter()
+            .any(|r| split_sweep_label(&r.protocol).1.is_some())
+        {
+            base_name
+        } else {
+            named
+        };
         Ok(SatisfactionRatios { baseline, rows })
     }
 }

@@ -47,8 +47,14 @@
 //!   clamped: a protocol that never transmits some messages (e.g. superseded latest-value
 //!   updates, or a protocol for which no wire counters were added) can have a negative
 //!   redundancy.
+//! * **Rounding**: mean and jitter are rounded to 1e-6 ms, miss rates and redundancy to
+//!   1e-9; percentiles, max and deadlines are exact multiples of 1 µs. Every float in
+//!   `results.json` therefore has a short decimal form that parses back to the same value,
+//!   so `results.json` round-trips exactly through [`Results::from_json`].
 //! * **Game-satisfaction index** (GSI): see [`game_satisfaction_index`]; it appears in the
-//!   terminal table and the report, never in `results.json`.
+//!   terminal table and the report, never in `results.json`. Ratios compare a row with the
+//!   baseline protocol's row of the same class and, for sweeps (protocols named
+//!   `base [point]`, see [`split_sweep_label`]), of the same sweep point.
 
 mod gsi;
 mod recorder;
@@ -62,7 +68,8 @@ pub use gsi::{
     JITTER_COEFFICIENT_PER_S,
 };
 pub use recorder::{MessageRecord, ProtocolInfo, Recorder, WireCounters};
-pub use results::{Engine, LatencyMs, Messages, Results, RunResult, Wire};
+pub(crate) use results::display_protocol;
+pub use results::{split_sweep_label, Engine, LatencyMs, Messages, Results, RunResult, Wire};
 pub use samples::{SampleSeries, Samples};
 pub use stats::{latency_summary, nearest_rank, Quantile};
 

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::results::{Engine, Messages, Results, RunResult, Wire};
 use super::samples::{SampleSeries, Samples};
-use super::stats::latency_summary;
+use super::stats::{latency_summary, round_to, RATIO_SCALE};
 
 /// What happened to one application message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +115,8 @@ impl Group {
     }
 
     fn miss_rate(&self) -> Option<f64> {
-        (self.with_deadline > 0).then(|| self.missed as f64 / self.with_deadline as f64)
+        (self.with_deadline > 0)
+            .then(|| round_to(self.missed as f64 / self.with_deadline as f64, RATIO_SCALE))
     }
 }
 
@@ -210,7 +211,10 @@ impl Recorder {
             let redundancy = if all.unique_payload == 0 {
                 0.0
             } else {
-                p.wire.payload_bytes_sent as f64 / all.unique_payload as f64 - 1.0
+                round_to(
+                    p.wire.payload_bytes_sent as f64 / all.unique_payload as f64 - 1.0,
+                    RATIO_SCALE,
+                )
             };
             let wire = Wire {
                 bytes: p.wire.bytes,

@@ -124,6 +124,21 @@ impl RunResult {
     }
 }
 
+/// Splits a protocol name of the form `base [point]` (how the lab names the runs of a
+/// sweep, e.g. `tcp-model [n=50]`) into `("tcp-model", Some("n=50"))`; any other name
+/// gives `(name, None)`.
+pub fn split_sweep_label(name: &str) -> (&str, Option<&str>) {
+    if let Some(inner) = name.strip_suffix(']') {
+        if let Some(i) = inner.rfind(" [") {
+            let (base, point) = (&inner[..i], &inner[i + 2..]);
+            if !base.is_empty() && !point.is_empty() && !point.contains('[') {
+                return (base, Some(point));
+            }
+        }
+    }
+    (name, None)
+}
+
 /// `name`, with ` (model)` appended when `model` is true.
 pub(crate) fn display_protocol(name: &str, model: bool) -> String {
     if model {

@@ -22,7 +22,10 @@ impl Quantile {
     /// The 99th percentile.
     pub const P99: Quantile = Quantile { num: 99, den: 100 };
     /// The 99.9th percentile.
-    pub const P999: Quantile = Quantile { num: 999, den: 1000 };
+    pub const P999: Quantile = Quantile {
+        num: 999,
+        den: 1000,
+    };
 }
 
 /// The nearest-rank `q`-quantile of `sorted` (ascending), or `None` when it is empty.
@@ -54,11 +57,26 @@ fn us_to_ms(us: f64) -> f64 {
     us / 1000.0
 }
 
+/// Rounds `x` to a multiple of `1 / scale` (`scale` a power of ten).
+///
+/// Used so that every float of `results.json` has a short decimal form (at most 15
+/// significant digits for the magnitudes the lab produces), which any correct JSON parser
+/// reads back to the very same `f64`.
+pub(crate) fn round_to(x: f64, scale: f64) -> f64 {
+    (x * scale).round() / scale
+}
+
+/// Rounding scale of mean and jitter in ms: 1e-6 ms (1 ns).
+pub(crate) const MS_SCALE: f64 = 1e6;
+/// Rounding scale of rates and ratios (miss rate, redundancy): 1e-9.
+pub(crate) const RATIO_SCALE: f64 = 1e9;
+
 /// Latency statistics of `sorted_us` (delivered latencies in microseconds, ascending).
 ///
 /// Mean is exact up to the final division (the sum is accumulated in `u128`); jitter is the
-/// population standard deviation; percentiles follow [`nearest_rank`]. An empty input gives
-/// all zeros.
+/// population standard deviation; both are rounded to 1e-6 ms (1 ns). Percentiles follow
+/// [`nearest_rank`] and, like max, are exact (a whole number of microseconds). An empty input
+/// gives all zeros.
 pub fn latency_summary(sorted_us: &[u64]) -> LatencyMs {
     if sorted_us.is_empty() {
         return LatencyMs::default();
@@ -77,8 +95,8 @@ pub fn latency_summary(sorted_us: &[u64]) -> LatencyMs {
         / n;
     let pick = |q| us_to_ms(nearest_rank(sorted_us, q).unwrap_or(0) as f64);
     LatencyMs {
-        mean: us_to_ms(mean_us),
-        jitter: us_to_ms(var_us.sqrt()),
+        mean: round_to(us_to_ms(mean_us), MS_SCALE),
+        jitter: round_to(us_to_ms(var_us.sqrt()), MS_SCALE),
         p50: pick(Quantile::P50),
         p90: pick(Quantile::P90),
         p99: pick(Quantile::P99),
@@ -104,7 +122,10 @@ mod tests {
     #[test]
     fn summary_of_textbook_sample() {
         // mean 5, population standard deviation 2
-        let s: Vec<u64> = [2u64, 4, 4, 4, 5, 5, 7, 9].iter().map(|x| x * 1000).collect();
+        let s: Vec<u64> = [2u64, 4, 4, 4, 5, 5, 7, 9]
+            .iter()
+            .map(|x| x * 1000)
+            .collect();
         let l = latency_summary(&s);
         assert_eq!(l.mean, 5.0);
         assert_eq!(l.jitter, 2.0);

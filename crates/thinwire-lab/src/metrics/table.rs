@@ -1,7 +1,7 @@
 //! The human-readable summary table (terminal), shared with the HTML report.
 
 use super::gsi::SatisfactionRatios;
-use super::results::{Results, RunResult};
+use super::results::{split_sweep_label, Results, RunResult};
 use super::MetricsError;
 
 /// Column headers of the summary table.
@@ -31,6 +31,8 @@ pub(crate) const TEXT_COLUMNS: usize = 2;
 pub(crate) struct SummaryRow {
     /// Whether this is a protocol (all classes) row rather than a per-class row.
     pub(crate) protocol_row: bool,
+    /// The protocol's name (without the "(model)" mark).
+    pub(crate) protocol: String,
     /// Whether the protocol is a model.
     pub(crate) model: bool,
     /// Cells, aligned with [`HEADERS`] followed by [`GSI_HEADER`].
@@ -88,10 +90,29 @@ fn row_cells(r: &RunResult, ratio: Option<f64>) -> Vec<String> {
     ]
 }
 
-/// The summary rows: protocol rows first, then the per-class rows.
+/// Whether the per-class rows add nothing: every protocol carried the same single class,
+/// so its class row repeats its protocol row.
+pub(crate) fn single_class(results: &Results) -> Option<&str> {
+    match results.classes().as_slice() {
+        [only] => Some(only),
+        _ => None,
+    }
+}
+
+/// Whether the results come from a sweep (protocols named `base [point]`).
+pub(crate) fn is_sweep(results: &Results) -> bool {
+    results
+        .runs
+        .iter()
+        .any(|r| split_sweep_label(&r.protocol).1.is_some())
+}
+
+/// The summary rows: protocol rows first, then the per-class rows (omitted when there is
+/// a single class, see [`single_class`]).
 pub(crate) fn summary_rows(results: &Results, ratios: &SatisfactionRatios) -> Vec<SummaryRow> {
     let mk = |r: &RunResult| SummaryRow {
         protocol_row: r.class.is_none(),
+        protocol: r.protocol.clone(),
         model: r.model,
         cells: row_cells(
             r,
@@ -100,22 +121,34 @@ pub(crate) fn summary_rows(results: &Results, ratios: &SatisfactionRatios) -> Ve
                 .and_then(|s| s.ratio),
         ),
     };
+    let class_rows = single_class(results).is_none();
     results
         .protocol_runs()
         .map(mk)
-        .chain(results.class_runs().map(mk))
+        .chain(results.class_runs().filter(|_| class_rows).map(mk))
         .collect()
 }
 
-/// The footnote explaining the GSI ratio and the per-protocol columns.
-pub(crate) fn footnote(baseline: Option<&str>) -> String {
+/// The footnote explaining the GSI ratio, the per-protocol columns and omitted rows.
+fn footnote(results: &Results, baseline: Option<&str>) -> String {
     let base = baseline.unwrap_or("-");
-    format!(
+    let point = if is_sweep(results) {
+        ", same sweep point"
+    } else {
+        ""
+    };
+    let mut s = format!(
         "GSI ratio: exp(-1.6*delay_s - 9.2*jitter_s) (Chen et al., CACM 2006) on mean latency and \
-         jitter, relative to {base} (same class); >1 is better.\n\
+         jitter, relative to {base} (same class{point}); >1 is better.\n\
          Latencies are over delivered messages (nearest-rank percentiles); wire kB and redundancy \
          are per protocol, shown on its 'all' row."
-    )
+    );
+    if let Some(c) = single_class(results) {
+        s.push_str(&format!(
+            "\nEvery message is of class '{c}': per-class rows equal the 'all' rows and are omitted."
+        ));
+    }
+    s
 }
 
 impl Results {
@@ -184,7 +217,7 @@ impl Results {
             let cells: Vec<&str> = row.cells.iter().map(String::as_str).collect();
             out.push_str(&line(&cells));
         }
-        out.push_str(&footnote(ratios.baseline.as_deref()));
+        out.push_str(&footnote(self, ratios.baseline.as_deref()));
         out.push('\n');
         Ok(out)
     }

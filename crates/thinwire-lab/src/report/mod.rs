@@ -22,10 +22,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::metrics::{
-    MetricsError, Results, RunResult, SatisfactionRatios, Samples,
+    display_protocol, split_sweep_label, MetricsError, Results, RunResult, Samples,
+    SatisfactionRatios,
 };
 
-use plots::{BarGroup, BarValue, GroupedBars, ProtocolPlot};
+use plots::{BarGroup, BarValue, GroupedBars, Panel, ProtocolPlot};
 
 /// Renders the report and writes it to `path` (creating the parent directory if needed).
 pub fn write_report(
@@ -92,14 +93,15 @@ const CSS: &str = r#"
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
        margin: 0; background: #f6f7f9; color: #1d2433; line-height: 1.45; }
-main { max-width: 1000px; margin: 0 auto; padding: 24px 24px 64px; background: #fff; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 24px 64px; background: #fff; }
 h1 { margin: 0 0 4px; font-size: 28px; }
 h2 { margin: 36px 0 10px; font-size: 21px; border-bottom: 1px solid #dde1e8; padding-bottom: 4px; }
 .meta { color: #4a5468; margin: 0 0 8px; }
 .meta b { color: #1d2433; }
 .note { color: #4a5468; font-size: 14px; }
 table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
-th, td { border: 1px solid #dde1e8; padding: 4px 7px; }
+th, td { border: 1px solid #dde1e8; padding: 3px 6px; }
+td.proto { white-space: nowrap; }
 th { background: #eef1f5; text-align: left; white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.class-row td { color: #3a4356; background: #fbfcfd; }
@@ -146,7 +148,12 @@ fn params_section(html: &mut String, params: &[(String, String)]) {
         "<div class=\"wide\"><table class=\"params\">\n<tr><th>parameter</th><th>value</th></tr>\n",
     );
     for (k, v) in params {
-        let _ = writeln!(html, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            escape(k),
+            escape(v)
+        );
     }
     html.push_str("</table></div>\n");
 }
@@ -161,7 +168,7 @@ fn protocol_cell(name: &str, model: bool) -> String {
 }
 
 fn summary_section(html: &mut String, results: &Results, ratios: &SatisfactionRatios) {
-    use crate::metrics::table::{summary_rows, GSI_HEADER, HEADERS, TEXT_COLUMNS};
+    use crate::metrics::table::{single_class, summary_rows, GSI_HEADER, HEADERS, TEXT_COLUMNS};
     html.push_str("<h2 id=\"summary\">Summary</h2>\n");
     if results.runs.is_empty() {
         html.push_str("<p class=\"note\">No runs.</p>\n");
@@ -173,12 +180,7 @@ fn summary_section(html: &mut String, results: &Results, ratios: &SatisfactionRa
     }
     html.push_str("</tr>\n");
     let mut first_class = true;
-    // summary_rows lists the protocol rows then the class rows, like results.runs filtered.
-    let runs: Vec<&RunResult> = results
-        .protocol_runs()
-        .chain(results.class_runs())
-        .collect();
-    for (row, run) in summary_rows(results, ratios).iter().zip(runs) {
+    for row in summary_rows(results, ratios) {
         let class = if row.protocol_row {
             ""
         } else if first_class {
@@ -190,7 +192,11 @@ fn summary_section(html: &mut String, results: &Results, ratios: &SatisfactionRa
         let _ = write!(html, "<tr{class}>");
         for (i, cell) in row.cells.iter().enumerate() {
             if i == 0 {
-                let _ = write!(html, "<td>{}</td>", protocol_cell(&run.protocol, row.model));
+                let _ = write!(
+                    html,
+                    "<td class=\"proto\">{}</td>",
+                    protocol_cell(&row.protocol, row.model)
+                );
             } else if i < TEXT_COLUMNS {
                 let _ = write!(html, "<td>{}</td>", escape(cell));
             } else {
@@ -205,8 +211,21 @@ fn summary_section(html: &mut String, results: &Results, ratios: &SatisfactionRa
         "<p class=\"note\">Latencies in ms over delivered messages (nearest-rank percentiles); \
          sent/delivered counts all messages; deadline miss counts late and undelivered messages \
          that carry a deadline. Wire kB and redundancy are per protocol and shown on its \
-         <i>all</i> row. GSI ratio: against <b>{}</b>, same class.</p>",
-        escape(ratios.baseline.as_deref().unwrap_or("-"))
+         <i>all</i> row. GSI ratio: against <b>{}</b>, same class{}.{}</p>",
+        escape(ratios.baseline.as_deref().unwrap_or("-")),
+        if crate::metrics::table::is_sweep(results) {
+            ", same sweep point"
+        } else {
+            ""
+        },
+        match single_class(results) {
+            Some(c) => format!(
+                " Every message is of class <i>{}</i>: per-class rows equal the protocol rows \
+                 and are omitted.",
+                escape(c)
+            ),
+            None => String::new(),
+        }
     );
 }
 
@@ -270,69 +289,179 @@ fn figure(html: &mut String, id: &str, svg: Result<String, String>, caption: &st
     let _ = writeln!(html, "<figcaption>{caption}</figcaption>\n</figure>");
 }
 
-fn plots_sections(html: &mut String, results: &Results, samples: &Samples) {
-    let labels: Vec<String> = results
+/// Display labels of the protocols (all-classes rows, in order) and how to draw them.
+struct Labels {
+    /// Full display names.
+    full: Vec<String>,
+    /// Legend names: without the sweep point in a sweep.
+    legend: Vec<String>,
+    /// Sweep point per protocol, when the figures are split by sweep point.
+    points: Vec<Option<String>>,
+    /// Distinct sweep points in order (empty when not a sweep).
+    sweep: Vec<String>,
+    /// Color index per protocol (one per distinct legend name).
+    color: Vec<usize>,
+}
+
+impl Labels {
+    fn new(results: &Results) -> Labels {
+        let runs: Vec<&RunResult> = results.protocol_runs().collect();
+        let split: Vec<(&str, Option<&str>)> = runs
+            .iter()
+            .map(|r| split_sweep_label(&r.protocol))
+            .collect();
+        let mut sweep: Vec<String> = Vec::new();
+        for pt in split.iter().filter_map(|(_, p)| *p) {
+            if !sweep.iter().any(|s| s == pt) {
+                sweep.push(pt.to_owned());
+            }
+        }
+        let is_sweep = sweep.len() > 1 && split.iter().all(|(_, p)| p.is_some());
+        if !is_sweep {
+            sweep.clear();
+        }
+        let full: Vec<String> = runs.iter().map(|r| r.display_protocol()).collect();
+        let legend: Vec<String> = if is_sweep {
+            runs.iter()
+                .zip(&split)
+                .map(|(r, (base, _))| display_protocol(base, r.model))
+                .collect()
+        } else {
+            full.clone()
+        };
+        let mut distinct: Vec<&str> = Vec::new();
+        let color = legend
+            .iter()
+            .map(|l| match distinct.iter().position(|d| *d == l) {
+                Some(i) => i,
+                None => {
+                    distinct.push(l);
+                    distinct.len() - 1
+                }
+            })
+            .collect();
+        let points = split
+            .iter()
+            .map(|(_, p)| if is_sweep { p.map(str::to_owned) } else { None })
+            .collect();
+        Labels {
+            full,
+            legend,
+            points,
+            sweep,
+            color,
+        }
+    }
+}
+
+/// The panels of the figures: one per sweep point, or a single one.
+fn panels<'a>(results: &'a Results, samples: &'a Samples, labels: &'a Labels) -> Vec<Panel<'a>> {
+    let protos: Vec<ProtocolPlot<'a>> = results
         .protocol_runs()
-        .map(RunResult::display_protocol)
-        .collect();
-    let protos: Vec<ProtocolPlot<'_>> = results
-        .protocol_runs()
-        .zip(&labels)
         .enumerate()
-        .map(|(i, (run, label))| ProtocolPlot {
-            label,
-            color: plots::protocol_color(i),
+        .map(|(i, run)| ProtocolPlot {
+            label: &labels.legend[i],
+            full_label: &labels.full[i],
+            point: labels.points[i].as_deref(),
+            color: plots::protocol_color(labels.color[i]),
             run,
             samples: samples.get(&run.protocol, None),
         })
         .collect();
+    if labels.sweep.is_empty() {
+        return vec![Panel {
+            title: None,
+            protos,
+        }];
+    }
+    labels
+        .sweep
+        .iter()
+        .map(|pt| Panel {
+            title: Some(pt.clone()),
+            protos: protos
+                .iter()
+                .filter(|p| p.point == Some(pt.as_str()))
+                .copied()
+                .collect(),
+        })
+        .collect()
+}
+
+fn plots_sections(html: &mut String, results: &Results, samples: &Samples) {
+    let labels = Labels::new(results);
+    let panels = panels(results, samples, &labels);
+    let sweep_note = if labels.sweep.is_empty() {
+        ""
+    } else {
+        " One panel per sweep point; all panels share their axes."
+    };
 
     html.push_str("<h2 id=\"latency\">Latency distribution</h2>\n");
     figure(
         html,
         "plot-cdf",
-        plots::latency_cdf(&protos),
-        "Empirical CDF of message latency per protocol, all classes, over delivered messages. \
-         The x axis ends just past the largest p99.9; the tail beyond is in the next figure.",
+        plots::latency_cdf(&panels),
+        &format!(
+            "Empirical CDF of message latency per protocol, all classes, over delivered \
+             messages. The x axis ends just past the largest p99; the tail beyond is in the \
+             next figure. Models are dashed.{sweep_note}"
+        ),
     );
     figure(
         html,
         "plot-tail",
-        plots::latency_tail(&protos),
-        "Complementary CDF, P(latency &gt; x), on a log scale down to 10<sup>−4</sup>: where a \
-         curve crosses the p99 (10<sup>−2</sup>) and p99.9 (10<sup>−3</sup>) lines is that \
-         protocol's p99 and p99.9. A curve ends with a drop at its largest latency (or where it \
-         falls below 10<sup>−4</sup>).",
+        plots::latency_tail(&panels),
+        &format!(
+            "Complementary CDF, P(latency &gt; x), on a log scale down to 10<sup>−4</sup>: \
+             where a curve crosses the p99 (10<sup>−2</sup>) and p99.9 (10<sup>−3</sup>) lines \
+             is that protocol's p99 and p99.9. A curve ends with a drop at its largest latency \
+             (or where it falls below 10<sup>−4</sup>).{sweep_note}"
+        ),
     );
 
     html.push_str("<h2 id=\"cost\">Tail latency versus redundancy</h2>\n");
     figure(
         html,
         "plot-redundancy",
-        plots::tail_vs_redundancy(&protos),
-        "One point per protocol: p99.9 latency (all classes) against redundancy (payload bytes \
-         sent, counting retransmissions, bundled copies and parity, over unique payload bytes, \
-         minus one). Lower left is better.",
+        plots::tail_vs_redundancy(&panels),
+        &format!(
+            "One point per protocol: p99.9 latency (all classes) against redundancy (payload \
+             bytes sent, counting retransmissions, bundled copies and parity, over unique \
+             payload bytes, minus one). Lower left is better.{}",
+            if labels.sweep.is_empty() {
+                ""
+            } else {
+                " Points are labelled with their sweep point; a protocol's points are joined \
+                 in sweep order."
+            }
+        ),
     );
 
     html.push_str("<h2 id=\"classes\">Per message class</h2>\n");
     let classes = results.classes();
-    let class_groups: Vec<BarGroup> = classes
+    let class_groups: Vec<Vec<BarGroup>> = panels
         .iter()
-        .map(|c| BarGroup {
-            label: (*c).to_owned(),
-            values: protos
+        .map(|panel| {
+            classes
                 .iter()
-                .map(|p| {
-                    results
-                        .run(&p.run.protocol, Some(c))
-                        .filter(|r| r.messages.delivered > 0)
-                        .map(|r| BarValue {
-                            main: r.latency_ms.p99,
-                            behind: Some(r.latency_ms.p999),
+                .map(|c| BarGroup {
+                    label: (*c).to_owned(),
+                    values: panel
+                        .protos
+                        .iter()
+                        .map(|p| {
+                            results
+                                .run(&p.run.protocol, Some(c))
+                                .filter(|r| r.messages.delivered > 0)
+                                .map(|r| BarValue {
+                                    main: r.latency_ms.p99,
+                                    behind: Some(r.latency_ms.p999),
+                                })
                         })
+                        .collect(),
                 })
-                .collect(),
+                .collect()
         })
         .collect();
     let fmt_ms = |v: f64| plots_num(v);
@@ -345,20 +474,25 @@ fn plots_sections(html: &mut String, results: &Results, samples: &Samples) {
                 y_desc: "latency (ms)",
                 x_desc: "message class",
                 groups: &class_groups,
-                layer_names: Some(("p99.9 (light)", "p99 (solid)")),
+                layer_names: Some(("p99 (solid)", "p99.9 (light)")),
                 fmt: &fmt_ms,
-                value_labels: false,
+                value_labels: true,
             },
-            &protos,
+            &panels,
         ),
-        "Per class and protocol: p99 latency (solid bar) and p99.9 latency (light bar behind \
-         it), over delivered messages. A missing bar means the protocol delivered no message of \
-         that class.",
+        &format!(
+            "Per class and protocol: p99 latency (solid bar) and p99.9 latency (light bar \
+             behind it; labels read p99 / p99.9 where they fit), over delivered messages. A \
+             missing bar means the protocol delivered no message of that class.{sweep_note}"
+        ),
     );
 
     html.push_str("<h2 id=\"deadlines\">Deadlines</h2>\n");
-    let deadline_groups = deadline_groups(results, &protos);
-    if deadline_groups.is_empty() {
+    let deadline_groups: Vec<Vec<BarGroup>> = panels
+        .iter()
+        .map(|panel| deadline_groups(results, &panel.protos))
+        .collect();
+    if deadline_groups.iter().all(Vec::is_empty) {
         html.push_str("<p class=\"note\">No message in this scenario carries a deadline.</p>\n");
     } else {
         let fmt_pct = |v: f64| plots_pct(v);
@@ -368,17 +502,19 @@ fn plots_sections(html: &mut String, results: &Results, samples: &Samples) {
             plots::grouped_bars(
                 &GroupedBars {
                     title: "Deadline miss rate",
-                    y_desc: "messages missing their deadline (%)",
+                    y_desc: "missed deadlines (%)",
                     x_desc: "message class (deadline)",
                     groups: &deadline_groups,
                     layer_names: None,
                     fmt: &fmt_pct,
                     value_labels: true,
                 },
-                &protos,
+                &panels,
             ),
-            "Share of deadline-carrying messages delivered after their deadline or never \
-             delivered, per protocol and class.",
+            &format!(
+                "Share of deadline-carrying messages delivered after their deadline or never \
+                 delivered, per protocol and class.{sweep_note}"
+            ),
         );
     }
 
@@ -386,10 +522,10 @@ fn plots_sections(html: &mut String, results: &Results, samples: &Samples) {
     figure(
         html,
         "plot-wire",
-        plots::wire_bytes(&protos),
+        plots::wire_bytes(&panels),
         "Bytes and packets on the wire per protocol, IP and transport headers included.",
     );
-    wire_table(html, &protos);
+    wire_table(html, &panels);
 }
 
 /// Tick/label formatter for ms values.
@@ -430,11 +566,10 @@ fn deadline_groups(results: &Results, protos: &[ProtocolPlot<'_>]) -> Vec<BarGro
         })
         .collect();
     let bar = |r: Option<&RunResult>| {
-        r.and_then(|r| r.deadline_miss_rate)
-            .map(|m| BarValue {
-                main: m * 100.0,
-                behind: None,
-            })
+        r.and_then(|r| r.deadline_miss_rate).map(|m| BarValue {
+            main: m * 100.0,
+            behind: None,
+        })
     };
     for c in &classes {
         let deadline = results
@@ -462,7 +597,8 @@ fn deadline_groups(results: &Results, protos: &[ProtocolPlot<'_>]) -> Vec<BarGro
     groups
 }
 
-fn wire_table(html: &mut String, protos: &[ProtocolPlot<'_>]) {
+fn wire_table(html: &mut String, panels: &[Panel<'_>]) {
+    let protos: Vec<&ProtocolPlot<'_>> = panels.iter().flat_map(|p| p.protos.iter()).collect();
     if protos.is_empty() {
         return;
     }
@@ -470,7 +606,7 @@ fn wire_table(html: &mut String, protos: &[ProtocolPlot<'_>]) {
         "<table class=\"wire\">\n<tr><th>protocol</th><th>packets</th><th>wire bytes</th>\
          <th>unique payload bytes</th><th>redundancy</th><th>wire bytes per delivered message</th></tr>\n",
     );
-    for p in protos {
+    for p in &protos {
         let r = p.run;
         let per_msg = if r.messages.delivered > 0 {
             format!("{:.1}", r.wire.bytes as f64 / r.messages.delivered as f64)
@@ -520,7 +656,10 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 
     #[test]

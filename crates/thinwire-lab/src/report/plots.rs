@@ -3,11 +3,15 @@
 //! Every function returns the SVG text of one figure, or an error message (the report
 //! then shows the message instead of the figure). Colors follow the protocol order so a
 //! protocol has the same color in every figure.
+//!
+//! A figure holds one or more [`Panel`]s: one for a plain run, one per sweep point for a
+//! sweep (small multiples sharing their axes' ranges and one legend), all in one SVG.
 
 use std::ops::Range;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -15,31 +19,64 @@ use crate::metrics::{RunResult, SampleSeries};
 
 /// Width of every figure, in pixels.
 const WIDTH: u32 = 960;
-/// Height of the line plots and most bar charts, in pixels.
+/// Height of single-panel figures, in pixels.
 const HEIGHT: u32 = 460;
+/// Height of one panel of a multi-panel figure, in pixels.
+const PANEL_HEIGHT: u32 = 330;
+/// Height of a multi-panel figure's title band, in pixels.
+const TITLE_HEIGHT: u32 = 44;
 /// Font family of all text.
 const FONT: &str = "sans-serif";
+/// Dash and gap lengths (pixels) of the lines of models.
+const DASH: i32 = 7;
+/// See [`DASH`].
+const GAP: i32 = 4;
 /// Lowest survival probability shown in the tail view.
 pub(crate) const TAIL_FLOOR: f64 = 1e-4;
 
-/// A color-blind-friendly qualitative palette (Okabe-Ito, with black replaced by grey and
-/// two extra hues for larger comparisons).
+/// A qualitative palette whose first hues stay apart for color-blind readers (mostly
+/// Okabe-Ito; neighbours in the order are clearly different hues).
 const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(230, 159, 0),   // orange
     RGBColor(0, 158, 115),   // bluish green
-    RGBColor(213, 94, 0),    // vermillion
-    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(200, 40, 40),   // red
+    RGBColor(120, 70, 170),  // purple
     RGBColor(86, 180, 233),  // sky blue
-    RGBColor(120, 120, 120), // grey
-    RGBColor(180, 160, 0),   // dark yellow
-    RGBColor(110, 60, 160),  // purple
     RGBColor(140, 86, 75),   // brown
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(120, 120, 120), // grey
+    RGBColor(170, 170, 0),   // olive
 ];
 
-/// The color of the `index`-th protocol.
+/// The color of the `index`-th protocol: the palette, then (for more protocols than it
+/// has colors) hues spread by the golden angle.
 pub(crate) fn protocol_color(index: usize) -> RGBColor {
-    PALETTE[index % PALETTE.len()]
+    if let Some(c) = PALETTE.get(index) {
+        return *c;
+    }
+    let k = index - PALETTE.len();
+    let hue = (k as f64 * 0.618_033_988_75 + 0.1).fract();
+    let lightness = if k % 2 == 0 { 0.40 } else { 0.55 };
+    hsl_to_rgb(hue, 0.65, lightness)
+}
+
+/// HSL (all in `0..1`) to RGB.
+fn hsl_to_rgb(h: f64, s: f64, l: f64) -> RGBColor {
+    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
+    let hp = h * 6.0;
+    let x = c * (1.0 - (hp % 2.0 - 1.0).abs());
+    let (r, g, b) = match hp as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = l - c / 2.0;
+    let to = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    RGBColor(to(r), to(g), to(b))
 }
 
 /// `#rrggbb` of a color, for HTML swatches.
@@ -50,14 +87,28 @@ pub(crate) fn css_color(c: RGBColor) -> String {
 /// What a plot needs to know about one protocol.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ProtocolPlot<'a> {
-    /// Display name (with "(model)" for models).
+    /// Legend name (with "(model)" for models); in a sweep, the protocol without the
+    /// sweep point, shared by the protocol's runs at every point.
     pub(crate) label: &'a str,
+    /// Full display name (with the sweep point, if any, and "(model)" for models).
+    pub(crate) full_label: &'a str,
+    /// The sweep point, if the figure is split by sweep point.
+    pub(crate) point: Option<&'a str>,
     /// Protocol color.
     pub(crate) color: RGBColor,
     /// The protocol's all-classes row.
     pub(crate) run: &'a RunResult,
     /// The protocol's all-classes latency samples, if any were given.
     pub(crate) samples: Option<&'a SampleSeries>,
+}
+
+/// One panel of a figure: the protocols of one sweep point, or all of them.
+#[derive(Debug, Clone)]
+pub(crate) struct Panel<'a> {
+    /// Panel title (the sweep point), `None` for a single-panel figure.
+    pub(crate) title: Option<String>,
+    /// The protocols drawn in this panel.
+    pub(crate) protos: Vec<ProtocolPlot<'a>>,
 }
 
 /// A bar group of a grouped bar chart: a label and, per protocol, the bar values.
@@ -142,7 +193,8 @@ impl ValueFormatter<f64> for CategoryAxis {
 /// How a legend entry is drawn.
 #[derive(Debug, Clone, Copy)]
 enum Swatch {
-    Line(RGBColor),
+    /// A line; dashed when the flag is set (models).
+    Line(RGBColor, bool),
     Bar(RGBColor),
     LightBar(RGBColor),
     Dot(RGBColor),
@@ -173,9 +225,17 @@ fn with_legend<'a>(
     for (label, swatch) in entries {
         let cy = y + 8;
         match *swatch {
-            Swatch::Line(c) => legend
+            Swatch::Line(c, false) => legend
                 .draw(&PathElement::new(
                     vec![(8, cy), (34, cy)],
+                    c.stroke_width(3),
+                ))
+                .map_err(err)?,
+            Swatch::Line(c, true) => legend
+                .draw(&DashedPathElement::new(
+                    vec![(6, cy), (36, cy)],
+                    DASH,
+                    GAP,
                     c.stroke_width(3),
                 ))
                 .map_err(err)?,
@@ -190,7 +250,10 @@ fn with_legend<'a>(
                     ))
                     .map_err(err)?;
                 legend
-                    .draw(&Rectangle::new([(12, cy - 7), (30, cy + 7)], c.stroke_width(1)))
+                    .draw(&Rectangle::new(
+                        [(12, cy - 7), (30, cy + 7)],
+                        c.stroke_width(1),
+                    ))
                     .map_err(err)?
             }
             Swatch::Dot(c) => legend
@@ -289,6 +352,112 @@ fn num_tick(v: f64) -> String {
 }
 
 // ---------------------------------------------------------------------------------------
+// Figure layout
+
+/// Pixel height a legend of `entries` lines needs.
+fn legend_height(entries: usize) -> u32 {
+    60 + 24 * entries as u32
+}
+
+/// Rows of a multi-panel grid (two columns).
+fn panel_rows(panels: usize) -> usize {
+    panels.div_ceil(2)
+}
+
+/// Height of a figure of `panels` panels with a legend of `entries` lines.
+fn figure_height(panels: usize, entries: usize) -> u32 {
+    let body = if panels <= 1 {
+        HEIGHT
+    } else {
+        TITLE_HEIGHT + panel_rows(panels) as u32 * PANEL_HEIGHT
+    };
+    body.max(legend_height(entries))
+}
+
+/// Text sizes and label areas of a panel.
+#[derive(Debug, Clone, Copy)]
+struct PanelStyle {
+    caption: u32,
+    desc: u32,
+    label: u32,
+    x_area: u32,
+    y_area: u32,
+}
+
+const SINGLE: PanelStyle = PanelStyle {
+    caption: 22,
+    desc: 16,
+    label: 14,
+    x_area: 48,
+    y_area: 64,
+};
+
+const MULTI: PanelStyle = PanelStyle {
+    caption: 17,
+    desc: 14,
+    label: 13,
+    x_area: 42,
+    y_area: 58,
+};
+
+/// Draws a figure: a legend column on the right and, on the left, one panel (captioned
+/// with `title`) or a titled two-column grid of panels (captioned with their titles).
+fn draw_figure<'p, F>(
+    title: &str,
+    panels: &[Panel<'p>],
+    legend: &[(String, Swatch)],
+    mut draw_panel: F,
+) -> PlotResult
+where
+    F: for<'b> FnMut(
+        &DrawingArea<SVGBackend<'b>, Shift>,
+        &Panel<'p>,
+        &str,
+        PanelStyle,
+    ) -> Result<(), String>,
+{
+    let height = figure_height(panels.len(), legend.len());
+    svg(height, |root| {
+        let area = with_legend(root, legend)?;
+        if panels.len() == 1 {
+            let (_, h) = area.dim_in_pixel();
+            let (body, _) = area.split_vertically(h.min(HEIGHT.max(legend_height(legend.len()))));
+            return draw_panel(&body, &panels[0], title, SINGLE);
+        }
+        let body = area
+            .titled(title, (FONT, 22).into_font().color(&BLACK))
+            .map_err(err)?;
+        let rows = panel_rows(panels.len());
+        let (_, h) = body.dim_in_pixel();
+        let (grid, _) = body.split_vertically((rows as u32 * PANEL_HEIGHT).min(h));
+        let cells = grid.split_evenly((rows, 2));
+        for (cell, panel) in cells.iter().zip(panels) {
+            draw_panel(cell, panel, panel.title.as_deref().unwrap_or(""), MULTI)?;
+        }
+        Ok(())
+    })
+}
+
+/// All protocols of all panels, in order.
+fn all_protos<'p, 'a>(panels: &'p [Panel<'a>]) -> impl Iterator<Item = &'p ProtocolPlot<'a>> {
+    panels.iter().flat_map(|p| p.protos.iter())
+}
+
+/// Legend entries: each distinct legend label once, in order of first appearance.
+fn legend_entries<'a>(
+    protos: impl Iterator<Item = &'a ProtocolPlot<'a>>,
+    swatch: impl Fn(&ProtocolPlot<'_>) -> Swatch,
+) -> Vec<(String, Swatch)> {
+    let mut out: Vec<(String, Swatch)> = Vec::new();
+    for p in protos {
+        if !out.iter().any(|(l, _)| l == p.label) {
+            out.push((p.label.to_owned(), swatch(p)));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
 // Distribution plots
 
 /// Indices of a sorted series of `n` samples to draw: evenly spaced ranks plus ranks
@@ -363,127 +532,154 @@ fn has_samples(p: &ProtocolPlot<'_>) -> bool {
     p.samples.is_some_and(|s| !s.is_empty())
 }
 
+fn samples_of<'a>(p: &ProtocolPlot<'a>) -> &'a [u64] {
+    p.samples.map_or(&[], |s| s.latencies_us.as_slice())
+}
+
 fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
-/// The x range of the distribution plots: from 0 (or just below the smallest latency when
-/// it is far from 0) to `hi`.
-fn latency_axis(protos: &[ProtocolPlot<'_>], hi: f64) -> Range<f64> {
+/// The x range of the distribution plots: from just below the smallest latency (so a
+/// constant propagation delay does not waste the width) to `hi`.
+fn latency_axis<'a>(protos: impl Iterator<Item = &'a ProtocolPlot<'a>>, hi: f64) -> Range<f64> {
     let lo = protos
-        .iter()
-        .filter_map(|p| p.samples.and_then(|s| s.latencies_us.first()))
+        .filter_map(|p| samples_of(p).first())
         .map(|&us| ms(us))
         .fold(f64::INFINITY, f64::min);
-    let start = if lo.is_finite() && lo > 0.25 * hi {
-        (lo * 0.95).floor()
+    let start = if lo.is_finite() && lo < hi {
+        (lo - 0.04 * (hi - lo)).max(0.0).floor()
     } else {
         0.0
     };
     padded(start, hi, 0.0)
 }
 
-fn line_entries(protos: &[ProtocolPlot<'_>]) -> Vec<(String, Swatch)> {
-    protos
-        .iter()
-        .filter(|p| has_samples(p))
-        .map(|p| (p.label.to_owned(), Swatch::Line(p.color)))
+fn line_swatch(p: &ProtocolPlot<'_>) -> Swatch {
+    Swatch::Line(p.color, p.run.model)
+}
+
+/// Protocols with samples, implementations first and models (dashed) last, so that a
+/// dashed curve on top of a solid one leaves both visible.
+fn drawing_order<'p, 'a>(protos: &'p [ProtocolPlot<'a>]) -> Vec<&'p ProtocolPlot<'a>> {
+    let with = protos.iter().filter(|p| has_samples(p));
+    with.clone()
+        .filter(|p| !p.run.model)
+        .chain(with.filter(|p| p.run.model))
         .collect()
 }
 
-/// Plot 1: latency CDF per protocol, linear axes, x cut at the largest p99.9.
-pub(crate) fn latency_cdf(protos: &[ProtocolPlot<'_>]) -> PlotResult {
+/// Draws `points` as protocol `p`'s line: solid for implementations, dashed for models (so
+/// that curves lying on top of each other stay visible and models stand out).
+fn draw_line<DB, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    p: &ProtocolPlot<'_>,
+    points: Vec<(f64, f64)>,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let style = p.color.stroke_width(2);
+    if p.run.model {
+        chart
+            .draw_series(DashedLineSeries::new(points, DASH, GAP, style))
+            .map_err(err)?;
+    } else {
+        chart
+            .draw_series(LineSeries::new(points, style))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Plot 1: latency CDF per protocol, linear axes, x cut just past the largest p99 (the
+/// tail view shows the rest).
+pub(crate) fn latency_cdf(panels: &[Panel<'_>]) -> PlotResult {
     let title = "Latency CDF (all classes)";
-    if !protos.iter().any(has_samples) {
+    if !all_protos(panels).any(has_samples) {
         return message_figure(title, "No message was delivered: nothing to plot.");
     }
-    let x_max = protos
-        .iter()
+    let x_max = all_protos(panels)
         .filter(|p| has_samples(p))
-        .map(|p| p.run.latency_ms.p999)
+        .map(|p| p.run.latency_ms.p99)
         .fold(0.0, f64::max)
-        * 1.05;
-    let x_range = latency_axis(protos, x_max.max(0.001));
-    svg(HEIGHT, |root| {
-        let area = with_legend(root, &line_entries(protos))?;
-        let mut chart = ChartBuilder::on(&area)
-            .caption(title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
+        * 1.1;
+    let x_range = latency_axis(all_protos(panels), x_max.max(0.001));
+    let legend = legend_entries(all_protos(panels).filter(|p| has_samples(p)), line_swatch);
+    draw_figure(title, panels, &legend, |area, panel, caption, st| {
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, (FONT, st.caption))
+            .margin(10)
+            .x_label_area_size(st.x_area)
+            .y_label_area_size(st.y_area)
             .build_cartesian_2d(x_range.clone(), 0.0..1.0)
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("latency (ms)")
-            .y_desc("fraction of delivered messages ≤ x")
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 14))
+            .y_desc("fraction delivered ≤ x")
+            .axis_desc_style((FONT, st.desc))
+            .label_style((FONT, st.label))
+            .max_light_lines(1)
             .x_label_formatter(&|v| num_tick(*v))
             .y_label_formatter(&|v| num_tick(*v))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;
-        for p in protos.iter().filter(|p| has_samples(p)) {
-            let s = p.samples.map(|s| s.latencies_us.as_slice()).unwrap_or(&[]);
-            chart
-                .draw_series(LineSeries::new(
-                    cdf_points(s, x_range.end),
-                    p.color.stroke_width(2),
-                ))
-                .map_err(err)?;
+        for p in drawing_order(&panel.protos) {
+            draw_line(&mut chart, p, cdf_points(samples_of(p), x_range.end))?;
         }
         Ok(())
     })
 }
 
 /// Plot 2: complementary CDF on a log y axis down to [`TAIL_FLOOR`].
-pub(crate) fn latency_tail(protos: &[ProtocolPlot<'_>]) -> PlotResult {
+pub(crate) fn latency_tail(panels: &[Panel<'_>]) -> PlotResult {
     let title = "Latency tail: P(latency > x), log scale";
-    if !protos.iter().any(has_samples) {
+    if !all_protos(panels).any(has_samples) {
         return message_figure(title, "No message was delivered: nothing to plot.");
     }
-    let x_max = protos
-        .iter()
-        .filter_map(|p| p.samples.and_then(|s| s.latencies_us.last()))
-        .map(|&us| ms(us))
+    // Up to where the last curve reaches the floor (or its largest latency).
+    let x_max = all_protos(panels)
+        .filter_map(|p| ccdf_points(samples_of(p)).last().map(|&(x, _)| x))
         .fold(0.0, f64::max)
         * 1.03;
-    let x_range = latency_axis(protos, x_max.max(0.001));
-    svg(HEIGHT, |root| {
-        let area = with_legend(root, &line_entries(protos))?;
-        let mut chart = ChartBuilder::on(&area)
-            .caption(title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x_range, (TAIL_FLOOR..1.0).log_scale())
+    let x_range = latency_axis(all_protos(panels), x_max.max(0.001));
+    let legend = legend_entries(all_protos(panels).filter(|p| has_samples(p)), line_swatch);
+    draw_figure(title, panels, &legend, |area, panel, caption, st| {
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, (FONT, st.caption))
+            .margin(10)
+            .x_label_area_size(st.x_area)
+            .y_label_area_size(st.y_area)
+            // Slightly below the floor so that its tick (1e-4) is drawn and labelled.
+            .build_cartesian_2d(x_range.clone(), (TAIL_FLOOR * 0.8..1.0).log_scale())
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("latency (ms)")
             .y_desc("P(latency > x)")
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 14))
+            .axis_desc_style((FONT, st.desc))
+            .label_style((FONT, st.label))
             .x_label_formatter(&|v| num_tick(*v))
             .y_label_formatter(&|v| log_tick(*v))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;
         // Reference lines at the p99 and p99.9 levels.
-        for level in [1e-2, 1e-3] {
-            let r = chart.x_range();
+        for (level, label) in [(1e-2, "p99"), (1e-3, "p99.9")] {
             chart
                 .draw_series(LineSeries::new(
-                    vec![(r.start, level), (r.end, level)],
+                    vec![(x_range.start, level), (x_range.end, level)],
                     RGBColor(150, 150, 150).stroke_width(1),
                 ))
                 .map_err(err)?;
-            let label = if level == 1e-2 { "p99" } else { "p99.9" };
             chart
                 .draw_series(std::iter::once(Text::new(
                     label,
-                    (r.end, level),
+                    (x_range.end, level),
                     (FONT, 13)
                         .into_font()
                         .color(&RGBColor(110, 110, 110))
@@ -491,11 +687,8 @@ pub(crate) fn latency_tail(protos: &[ProtocolPlot<'_>]) -> PlotResult {
                 )))
                 .map_err(err)?;
         }
-        for p in protos.iter().filter(|p| has_samples(p)) {
-            let s = p.samples.map(|s| s.latencies_us.as_slice()).unwrap_or(&[]);
-            chart
-                .draw_series(LineSeries::new(ccdf_points(s), p.color.stroke_width(2)))
-                .map_err(err)?;
+        for p in drawing_order(&panel.protos) {
+            draw_line(&mut chart, p, ccdf_points(samples_of(p)))?;
         }
         Ok(())
     })
@@ -523,16 +716,18 @@ impl PixBox {
     }
 }
 
-/// Plot 3: p99.9 latency versus redundancy, one labelled point per protocol.
-pub(crate) fn tail_vs_redundancy(protos: &[ProtocolPlot<'_>]) -> PlotResult {
+/// Plot 3: p99.9 latency versus redundancy, one labelled point per protocol. In a sweep,
+/// points are labelled with their sweep point and a protocol's points are joined in sweep
+/// order.
+pub(crate) fn tail_vs_redundancy(panels: &[Panel<'_>]) -> PlotResult {
     let title = "p99.9 latency versus redundancy";
-    let pts: Vec<&ProtocolPlot<'_>> = protos
-        .iter()
+    let pts: Vec<&ProtocolPlot<'_>> = all_protos(panels)
         .filter(|p| p.run.messages.delivered > 0)
         .collect();
     if pts.is_empty() {
         return message_figure(title, "No message was delivered: nothing to plot.");
     }
+    let sweep = panels.len() > 1;
     let rmin = pts.iter().map(|p| p.run.redundancy).fold(0.0, f64::min);
     let rmax = pts.iter().map(|p| p.run.redundancy).fold(0.1, f64::max);
     let span = rmax - rmin;
@@ -543,30 +738,47 @@ pub(crate) fn tail_vs_redundancy(protos: &[ProtocolPlot<'_>]) -> PlotResult {
         .fold(0.0, f64::max)
         .max(0.001)
         * 1.2;
-    svg(HEIGHT, |root| {
-        let entries: Vec<(String, Swatch)> = pts
-            .iter()
-            .map(|p| (p.label.to_owned(), Swatch::Dot(p.color)))
-            .collect();
-        let area = with_legend(root, &entries)?;
-        let mut chart = ChartBuilder::on(&area)
-            .caption(title, (FONT, 22))
+    let legend = legend_entries(pts.iter().copied(), |p| Swatch::Dot(p.color));
+    let single = [Panel {
+        title: None,
+        protos: Vec::new(),
+    }];
+    draw_figure(title, &single, &legend, |area, _, caption, st| {
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, (FONT, st.caption))
             .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x_range, 0.0..ymax)
+            .x_label_area_size(st.x_area)
+            .y_label_area_size(st.y_area)
+            .build_cartesian_2d(x_range.clone(), 0.0..ymax)
             .map_err(err)?;
         chart
             .configure_mesh()
             .x_desc("redundancy (payload bytes sent / unique payload bytes − 1)")
             .y_desc("p99.9 latency (ms)")
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 14))
+            .axis_desc_style((FONT, st.desc))
+            .label_style((FONT, st.label))
+            .max_light_lines(1)
             .x_label_formatter(&|v| num_tick(*v))
             .y_label_formatter(&|v| num_tick(*v))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;
+        let at = |p: &ProtocolPlot<'_>| (p.run.redundancy, p.run.latency_ms.p999);
+        if sweep {
+            // Join each protocol's points in sweep order.
+            for (label, _) in &legend {
+                let line: Vec<&&ProtocolPlot<'_>> =
+                    pts.iter().filter(|p| p.label == label).collect();
+                if let Some(first) = line.first() {
+                    chart
+                        .draw_series(LineSeries::new(
+                            line.iter().map(|p| at(p)),
+                            first.color.mix(0.6).stroke_width(1),
+                        ))
+                        .map_err(err)?;
+                }
+            }
+        }
         let (xr, yr) = chart.plotting_area().get_pixel_range();
         let bounds = PixBox {
             x0: xr.start,
@@ -575,10 +787,7 @@ pub(crate) fn tail_vs_redundancy(protos: &[ProtocolPlot<'_>]) -> PlotResult {
             y1: yr.end,
         };
         // Obstacles: the points themselves, then each placed label.
-        let centers: Vec<(i32, i32)> = pts
-            .iter()
-            .map(|p| chart.backend_coord(&(p.run.redundancy, p.run.latency_ms.p999)))
-            .collect();
+        let centers: Vec<(i32, i32)> = pts.iter().map(|p| chart.backend_coord(&at(p))).collect();
         let mut taken: Vec<PixBox> = centers
             .iter()
             .map(|&(x, y)| PixBox {
@@ -588,23 +797,29 @@ pub(crate) fn tail_vs_redundancy(protos: &[ProtocolPlot<'_>]) -> PlotResult {
                 y1: y + 7,
             })
             .collect();
-        let font_size = 15.0;
+        let font_size = if sweep { 13.0 } else { 15.0 };
         let h = 16;
         for (p, &(cx, cy)) in pts.iter().zip(&centers) {
             chart
-                .draw_series(std::iter::once(Circle::new(
-                    (p.run.redundancy, p.run.latency_ms.p999),
-                    7,
-                    p.color.filled(),
-                )))
+                .draw_series(std::iter::once(Circle::new(at(p), 7, p.color.filled())))
                 .map_err(err)?;
-            let w = text_width(p.label, font_size);
-            // Candidate offsets of the label's anchor from the point: right, left, above,
-            // below, then further away.
+            let text = if sweep {
+                p.point.unwrap_or(p.full_label)
+            } else {
+                p.full_label
+            };
+            let w = text_width(text, font_size);
+            // Candidate offsets of the label's anchor from the point: right, left, then
+            // stepping away above and below; a label off its point gets a leader line.
             let mut candidates: Vec<(i32, i32, HPos)> = Vec::new();
-            for dy in [0, -18, 18, -36, 36, -54, 54] {
-                candidates.push((11, dy, HPos::Left));
-                candidates.push((-11, dy, HPos::Right));
+            for step in 0..8 {
+                for dy in [-18 * step, 18 * step] {
+                    candidates.push((11, dy, HPos::Left));
+                    candidates.push((-11, dy, HPos::Right));
+                    if step == 0 {
+                        break;
+                    }
+                }
             }
             let boxed = |(dx, dy, hpos): (i32, i32, HPos)| {
                 let (x0, x1) = match hpos {
@@ -618,24 +833,42 @@ pub(crate) fn tail_vs_redundancy(protos: &[ProtocolPlot<'_>]) -> PlotResult {
                     y1: cy + dy + h / 2,
                 }
             };
-            let chosen = candidates
+            let clashes = |c: (i32, i32, HPos)| {
+                let b = boxed(c);
+                taken.iter().filter(|t| t.overlaps(&b)).count()
+            };
+            let inside: Vec<(i32, i32, HPos)> = candidates
                 .iter()
                 .copied()
-                .find(|&c| {
-                    let b = boxed(c);
-                    b.inside(&bounds) && !taken.iter().any(|t| t.overlaps(&b))
-                })
+                .filter(|&c| boxed(c).inside(&bounds))
+                .collect();
+            // The first free place, else the least crowded one (first on ties).
+            let chosen = inside
+                .iter()
+                .copied()
+                .find(|&c| clashes(c) == 0)
+                .or_else(|| inside.iter().copied().min_by_key(|&c| clashes(c)))
                 .unwrap_or(candidates[0]);
             taken.push(boxed(chosen));
             let (dx, dy, hpos) = chosen;
+            if dy != 0 {
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at(at(p))
+                            + PathElement::new(
+                                vec![(0, 0), (dx, dy)],
+                                RGBColor(150, 150, 150).stroke_width(1),
+                            ),
+                    ))
+                    .map_err(err)?;
+            }
             let style = (FONT, font_size)
                 .into_font()
                 .color(&BLACK)
                 .pos(Pos::new(hpos, VPos::Center));
             chart
                 .draw_series(std::iter::once(
-                    EmptyElement::at((p.run.redundancy, p.run.latency_ms.p999))
-                        + Text::new(p.label.to_owned(), (dx, dy), style),
+                    EmptyElement::at(at(p)) + Text::new(text.to_owned(), (dx, dy), style),
                 ))
                 .map_err(err)?;
         }
@@ -646,10 +879,8 @@ pub(crate) fn tail_vs_redundancy(protos: &[ProtocolPlot<'_>]) -> PlotResult {
 // ---------------------------------------------------------------------------------------
 // Bars
 
-/// A grouped bar chart: one group per category, one bar per protocol within a group.
-///
-/// `value_labels` writes each solid bar's value (formatted by `fmt`) above it when the
-/// bars are wide enough.
+/// A grouped bar chart: per panel, one group per category and one bar per protocol within
+/// a group.
 pub(crate) struct GroupedBars<'a> {
     /// Figure title.
     pub(crate) title: &'a str,
@@ -657,47 +888,48 @@ pub(crate) struct GroupedBars<'a> {
     pub(crate) y_desc: &'a str,
     /// X-axis description.
     pub(crate) x_desc: &'a str,
-    /// The groups.
-    pub(crate) groups: &'a [BarGroup],
-    /// Legend entries for the light "behind" bars and the solid bars, if both are used.
+    /// The groups of each panel (aligned with the panels; bar `i` of a group belongs to
+    /// the panel's protocol `i`).
+    pub(crate) groups: &'a [Vec<BarGroup>],
+    /// Legend entries for the solid bars and the light "behind" bars, if both are used.
     pub(crate) layer_names: Option<(&'a str, &'a str)>,
     /// Formatter of axis ticks and value labels.
     pub(crate) fmt: &'a dyn Fn(f64) -> String,
-    /// Whether to write values above the solid bars.
+    /// Whether to write values above the bars (`main` or `main / behind`), where they fit.
     pub(crate) value_labels: bool,
 }
 
-/// Draws a [`GroupedBars`] chart for `protos` (bar `i` of each group is protocol `i`).
-pub(crate) fn grouped_bars(spec: &GroupedBars<'_>, protos: &[ProtocolPlot<'_>]) -> PlotResult {
+/// Draws a [`GroupedBars`] figure over `panels`, with one y range for all panels.
+pub(crate) fn grouped_bars(spec: &GroupedBars<'_>, panels: &[Panel<'_>]) -> PlotResult {
     let ymax = spec
         .groups
         .iter()
+        .flatten()
         .flat_map(|g| g.values.iter().flatten())
         .map(|v| v.main.max(v.behind.unwrap_or(0.0)))
         .fold(0.0, f64::max);
-    if spec.groups.is_empty() || protos.is_empty() {
+    if spec.groups.iter().all(Vec::is_empty) || all_protos(panels).next().is_none() {
         return message_figure(spec.title, "Nothing to plot.");
     }
     let ymax = if ymax > 0.0 { ymax * 1.12 } else { 1.0 };
-    let axis = CategoryAxis {
-        labels: spec.groups.iter().map(|g| g.label.clone()).collect(),
-    };
-    svg(HEIGHT, |root| {
-        let mut entries: Vec<(String, Swatch)> = protos
-            .iter()
-            .map(|p| (p.label.to_owned(), Swatch::Bar(p.color)))
-            .collect();
-        if let Some((behind, main)) = spec.layer_names {
-            let grey = RGBColor(110, 110, 110);
-            entries.push((main.to_owned(), Swatch::Bar(grey)));
-            entries.push((behind.to_owned(), Swatch::LightBar(grey)));
-        }
-        let area = with_legend(root, &entries)?;
-        let mut chart = ChartBuilder::on(&area)
-            .caption(spec.title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(64)
+    let mut legend = legend_entries(all_protos(panels), |p| Swatch::Bar(p.color));
+    if let Some((main, behind)) = spec.layer_names {
+        let grey = RGBColor(110, 110, 110);
+        legend.push((main.to_owned(), Swatch::Bar(grey)));
+        legend.push((behind.to_owned(), Swatch::LightBar(grey)));
+    }
+    let mut panel_index = 0usize;
+    draw_figure(spec.title, panels, &legend, |area, panel, caption, st| {
+        let groups: &[BarGroup] = spec.groups.get(panel_index).map_or(&[], Vec::as_slice);
+        panel_index += 1;
+        let axis = CategoryAxis {
+            labels: groups.iter().map(|g| g.label.clone()).collect(),
+        };
+        let mut chart = ChartBuilder::on(area)
+            .caption(caption, (FONT, st.caption))
+            .margin(10)
+            .x_label_area_size(st.x_area)
+            .y_label_area_size(st.y_area)
             .build_cartesian_2d(axis.clone(), 0.0..ymax)
             .map_err(err)?;
         chart
@@ -705,21 +937,27 @@ pub(crate) fn grouped_bars(spec: &GroupedBars<'_>, protos: &[ProtocolPlot<'_>]) 
             .disable_x_mesh()
             .x_desc(spec.x_desc)
             .y_desc(spec.y_desc)
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 14))
+            .axis_desc_style((FONT, st.desc))
+            .label_style((FONT, st.label))
+            .max_light_lines(1)
             .y_label_formatter(&|v| (spec.fmt)(*v))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(err)?;
-        let k = protos.len() as f64;
-        let slot = 0.8 / k;
+        let k = panel.protos.len().max(1) as f64;
         let (xr, _) = chart.plotting_area().get_pixel_range();
-        let slot_px = (xr.end - xr.start) as f64 / axis.n() * slot;
-        for (gi, g) in spec.groups.iter().enumerate() {
-            for (pi, (p, v)) in protos.iter().zip(&g.values).enumerate() {
+        let px_per_unit = (xr.end - xr.start) as f64 / axis.n();
+        // Bars share 80% of a group, but none is wider than MAX_BAR_PX; the group's bars
+        // stay centred.
+        const MAX_BAR_PX: f64 = 90.0;
+        let slot = (0.8 / k).min(MAX_BAR_PX / px_per_unit.max(1.0));
+        let slot_px = px_per_unit * slot;
+        let left = 0.5 - slot * k / 2.0;
+        for (gi, g) in groups.iter().enumerate() {
+            for (pi, (p, v)) in panel.protos.iter().zip(&g.values).enumerate() {
                 let Some(v) = v else { continue };
-                let x0 = gi as f64 + 0.1 + pi as f64 * slot + 0.08 * slot;
-                let x1 = gi as f64 + 0.1 + (pi + 1) as f64 * slot - 0.08 * slot;
+                let x0 = gi as f64 + left + pi as f64 * slot + 0.08 * slot;
+                let x1 = gi as f64 + left + (pi + 1) as f64 * slot - 0.08 * slot;
                 if let Some(b) = v.behind {
                     chart
                         .draw_series([
@@ -734,18 +972,24 @@ pub(crate) fn grouped_bars(spec: &GroupedBars<'_>, protos: &[ProtocolPlot<'_>]) 
                         p.color.filled(),
                     )))
                     .map_err(err)?;
-                if spec.value_labels && slot_px >= 44.0 {
-                    let top = v.main.max(v.behind.unwrap_or(0.0));
-                    chart
-                        .draw_series(std::iter::once(Text::new(
-                            (spec.fmt)(v.main),
-                            ((x0 + x1) / 2.0, top),
-                            (FONT, 13)
-                                .into_font()
-                                .color(&BLACK)
-                                .pos(Pos::new(HPos::Center, VPos::Bottom)),
-                        )))
-                        .map_err(err)?;
+                if spec.value_labels {
+                    let text = match v.behind {
+                        Some(b) => format!("{} / {}", (spec.fmt)(v.main), (spec.fmt)(b)),
+                        None => (spec.fmt)(v.main),
+                    };
+                    if f64::from(text_width(&text, 13.0)) + 4.0 <= slot_px {
+                        let top = v.main.max(v.behind.unwrap_or(0.0));
+                        chart
+                            .draw_series(std::iter::once(Text::new(
+                                text,
+                                ((x0 + x1) / 2.0, top),
+                                (FONT, 13)
+                                    .into_font()
+                                    .color(&BLACK)
+                                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                            )))
+                            .map_err(err)?;
+                    }
                 }
             }
         }
@@ -753,29 +997,36 @@ pub(crate) fn grouped_bars(spec: &GroupedBars<'_>, protos: &[ProtocolPlot<'_>]) 
     })
 }
 
-/// Horizontal bars of bytes on the wire per protocol, labelled with kB and packets.
-pub(crate) fn wire_bytes(protos: &[ProtocolPlot<'_>]) -> PlotResult {
+/// Horizontal bars of bytes on the wire per protocol (all panels' protocols, full names),
+/// labelled with kB and packets.
+pub(crate) fn wire_bytes(panels: &[Panel<'_>]) -> PlotResult {
     let title = "Bytes on the wire (headers included)";
+    let protos: Vec<&ProtocolPlot<'_>> = all_protos(panels).collect();
     if protos.is_empty() {
         return message_figure(title, "No protocol: nothing to plot.");
     }
     let n = protos.len();
     // Protocol 0 at the top: the y axis grows upwards, so list labels bottom-up.
     let axis = CategoryAxis {
-        labels: protos.iter().rev().map(|p| p.label.to_owned()).collect(),
+        labels: protos
+            .iter()
+            .rev()
+            .map(|p| p.full_label.to_owned())
+            .collect(),
     };
     let kb: Vec<f64> = protos
         .iter()
         .map(|p| p.run.wire.bytes as f64 / 1000.0)
         .collect();
     let xmax = kb.iter().copied().fold(0.0, f64::max);
-    let xmax = if xmax > 0.0 { xmax * 1.35 } else { 1.0 };
+    let xmax = if xmax > 0.0 { xmax * 1.4 } else { 1.0 };
     let longest = protos
         .iter()
-        .map(|p| text_width(p.label, 14.0))
+        .map(|p| text_width(p.full_label, 14.0))
         .max()
         .unwrap_or(0);
-    let height = (n as u32 * 46 + 130).max(220);
+    let per_bar = if n > 8 { 30 } else { 46 };
+    let height = (n as u32 * per_bar + 130).max(220);
     svg(height, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 22))
@@ -791,6 +1042,7 @@ pub(crate) fn wire_bytes(protos: &[ProtocolPlot<'_>]) -> PlotResult {
             .x_desc("kB on the wire (1 kB = 1000 bytes)")
             .axis_desc_style((FONT, 16))
             .label_style((FONT, 14))
+            .max_light_lines(1)
             .x_label_formatter(&|v| num_tick(*v))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
@@ -857,7 +1109,10 @@ mod tests {
     fn ccdf_stops_at_floor() {
         let s = [1000, 2000];
         let pts = ccdf_points(&s);
-        assert_eq!(pts, vec![(1.0, 1.0), (1.0, 0.5), (2.0, 0.5), (2.0, TAIL_FLOOR)]);
+        assert_eq!(
+            pts,
+            vec![(1.0, 1.0), (1.0, 0.5), (2.0, 0.5), (2.0, TAIL_FLOOR)]
+        );
     }
 
     #[test]

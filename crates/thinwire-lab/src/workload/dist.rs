@@ -16,17 +16,33 @@ pub struct Clamped {
 enum Kind {
     Const(f64),
     /// `shift + Exp(mean)`.
-    Exp { shift: f64, exp: Exp<f64> },
+    Exp {
+        shift: f64,
+        exp: Exp<f64>,
+    },
     /// `max - Exp(mean)` (mass piled up near `max`).
-    ReflectedExp { max: f64, exp: Exp<f64> },
+    ReflectedExp {
+        max: f64,
+        exp: Exp<f64>,
+    },
     /// `shift + LogNormal(mu, sigma)`.
-    LogNormal { shift: f64, ln: LogNormal<f64> },
+    LogNormal {
+        shift: f64,
+        ln: LogNormal<f64>,
+    },
     /// `shift` with probability `p0`, otherwise `shift + Exp(mean)`.
-    ZeroInflatedExp { shift: f64, p0: f64, exp: Exp<f64> },
+    ZeroInflatedExp {
+        shift: f64,
+        p0: f64,
+        exp: Exp<f64>,
+    },
     /// Normal.
     Normal(Normal<f64>),
     /// Uniform on `[a, b]`.
-    Uniform { a: f64, b: f64 },
+    Uniform {
+        a: f64,
+        b: f64,
+    },
 }
 
 fn exp(mean: f64) -> Exp<f64> {
@@ -36,7 +52,11 @@ fn exp(mean: f64) -> Exp<f64> {
 
 impl Clamped {
     fn new(kind: Kind, lo: f64, hi: f64) -> Self {
-        Clamped { kind, lo, hi: hi.max(lo) }
+        Clamped {
+            kind,
+            lo,
+            hi: hi.max(lo),
+        }
     }
 
     /// A constant.
@@ -111,7 +131,14 @@ impl Clamped {
     ///   shifted exponential matching the mean;
     /// * `mean <= median`: a normal around the median whose spread matches the
     ///   published 99th percentile.
-    pub fn fit_interarrival(mean: f64, median: f64, shift: f64, p99: f64, min: f64, max: f64) -> Self {
+    pub fn fit_interarrival(
+        mean: f64,
+        median: f64,
+        shift: f64,
+        p99: f64,
+        min: f64,
+        max: f64,
+    ) -> Self {
         let shift = shift.max(0.0);
         if median > shift + 1e-9 && mean > median + 1e-9 {
             let mu = (median - shift).ln();

@@ -20,7 +20,7 @@ pub use messaging::MessagingWorkload;
 pub use mmorpg::MmorpgWorkload;
 pub use pcap::{load_pcap, PcapOptions};
 pub use profiles::{GameProfile, ProfileWorkload, PROFILES};
-pub use replay::{load_trace_csv, ReplayWorkload, TraceRow};
+pub use replay::{load_trace_csv, parse_trace_csv, semantics_for, ReplayWorkload, TraceRow};
 
 /// Direction of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -79,17 +79,76 @@ macro_rules! profile {
 
 /// The built-in profiles.
 pub const PROFILES: &[GameProfile] = &[
-    profile!("anarchy-online", "Anarchy Online (server to client)", [98.0, 8.0, 1333.0], [632.0, 449.0, 7.0, 17032.0, 83.0, 4195.0],
-        "Griwodz & Halvorsen, NOSSDAV 2006; Petlund et al., NetGames 2008, Table 1"),
-    profile!("world-of-warcraft", "World of Warcraft", [26.0, 6.0, 1228.0], [314.0, 133.0, 0.0, 14855.0, 0.0, 3785.0], PETLUND),
-    profile!("age-of-conan", "Age of Conan", [80.0, 5.0, 1460.0], [86.0, 57.0, 0.0, 1375.0, 24.0, 386.0], PETLUND),
-    profile!("counter-strike", "Counter-Strike", [36.0, 25.0, 1342.0], [124.0, 65.0, 0.0, 66354.0, 34.0, 575.0], PETLUND),
-    profile!("halo3-high", "Halo 3, high intensity (UDP)", [247.0, 32.0, 1264.0], [36.0, 33.0, 0.0, 1403.0, 32.0, 182.0], PETLUND),
-    profile!("halo3-moderate", "Halo 3, moderate intensity (UDP)", [270.0, 32.0, 280.0], [67.0, 66.0, 32.0, 716.0, 64.0, 69.0], PETLUND),
-    profile!("bzflag", "BZFlag", [30.0, 4.0, 1448.0], [24.0, 0.0, 0.0, 540.0, 0.0, 151.0], PETLUND),
-    profile!("world-in-conflict-server", "World in Conflict (from server)", [365.0, 4.0, 1361.0], [104.0, 100.0, 0.0, 315.0, 0.0, 300.0], PETLUND),
-    profile!("world-in-conflict-client", "World in Conflict (from client)", [4.0, 4.0, 113.0], [105.0, 100.0, 16.0, 1022.0, 44.0, 299.0], PETLUND),
-    profile!("test-drive-unlimited", "Test Drive Unlimited (UDP)", [80.0, 34.0, 104.0], [40.0, 33.0, 0.0, 298.0, 0.0, 158.0], PETLUND),
+    profile!(
+        "anarchy-online",
+        "Anarchy Online (server to client)",
+        [98.0, 8.0, 1333.0],
+        [632.0, 449.0, 7.0, 17032.0, 83.0, 4195.0],
+        "Griwodz & Halvorsen, NOSSDAV 2006; Petlund et al., NetGames 2008, Table 1"
+    ),
+    profile!(
+        "world-of-warcraft",
+        "World of Warcraft",
+        [26.0, 6.0, 1228.0],
+        [314.0, 133.0, 0.0, 14855.0, 0.0, 3785.0],
+        PETLUND
+    ),
+    profile!(
+        "age-of-conan",
+        "Age of Conan",
+        [80.0, 5.0, 1460.0],
+        [86.0, 57.0, 0.0, 1375.0, 24.0, 386.0],
+        PETLUND
+    ),
+    profile!(
+        "counter-strike",
+        "Counter-Strike",
+        [36.0, 25.0, 1342.0],
+        [124.0, 65.0, 0.0, 66354.0, 34.0, 575.0],
+        PETLUND
+    ),
+    profile!(
+        "halo3-high",
+        "Halo 3, high intensity (UDP)",
+        [247.0, 32.0, 1264.0],
+        [36.0, 33.0, 0.0, 1403.0, 32.0, 182.0],
+        PETLUND
+    ),
+    profile!(
+        "halo3-moderate",
+        "Halo 3, moderate intensity (UDP)",
+        [270.0, 32.0, 280.0],
+        [67.0, 66.0, 32.0, 716.0, 64.0, 69.0],
+        PETLUND
+    ),
+    profile!(
+        "bzflag",
+        "BZFlag",
+        [30.0, 4.0, 1448.0],
+        [24.0, 0.0, 0.0, 540.0, 0.0, 151.0],
+        PETLUND
+    ),
+    profile!(
+        "world-in-conflict-server",
+        "World in Conflict (from server)",
+        [365.0, 4.0, 1361.0],
+        [104.0, 100.0, 0.0, 315.0, 0.0, 300.0],
+        PETLUND
+    ),
+    profile!(
+        "world-in-conflict-client",
+        "World in Conflict (from client)",
+        [4.0, 4.0, 113.0],
+        [105.0, 100.0, 16.0, 1022.0, 44.0, 299.0],
+        PETLUND
+    ),
+    profile!(
+        "test-drive-unlimited",
+        "Test Drive Unlimited (UDP)",
+        [80.0, 34.0, 104.0],
+        [40.0, 33.0, 0.0, 298.0, 0.0, 158.0],
+        PETLUND
+    ),
 ];
 
 impl GameProfile {
@@ -144,7 +203,8 @@ impl ProfileWorkload {
         let class = inst.class(&self.class, Semantics::Ordered);
         for client in 0..p.clients {
             let seed = crate::sim::derive_seed(p.seed, 0x50524f46, u64::from(client));
-            inst.sources.push(Box::new(ProfileSource::new(self, class, client, p, seed)));
+            inst.sources
+                .push(Box::new(ProfileSource::new(self, class, client, p, seed)));
         }
     }
 
@@ -175,7 +235,13 @@ struct ProfileSource {
 }
 
 impl ProfileSource {
-    fn new(w: &ProfileWorkload, class: ClassId, client: u32, p: &InstanceParams, seed: u64) -> Self {
+    fn new(
+        w: &ProfileWorkload,
+        class: ClassId,
+        client: u32,
+        p: &InstanceParams,
+        seed: u64,
+    ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let iat = w.profile.interarrival();
         // Random phase so that clients are not synchronised.

@@ -565,8 +565,8 @@ impl Connection {
         crate::recovery::LossRule {
             thin: self.is_thin(),
             thin_window: srtt / self.config.thin_reorder_divisor,
+            rtt: self.rtt.latest(),
             packet_threshold: 3,
-            time_threshold: (srtt.max(self.rtt.latest()) * 9 / 8).max(self.config.timer_granularity),
             retention: self.rto() * 4,
         }
     }
@@ -683,7 +683,8 @@ impl Connection {
                 if !self.rx.immediate {
                     t.set(Timer::Ack, self.rx.deadline);
                 }
-                if !self.ping_due {
+                // with data in flight the retransmission timer probes the path already
+                if !self.ping_due && self.sent.in_flight() == 0 {
                     t.set(Timer::Keepalive, Some(self.last_eliciting_tx + cfg.keepalive_interval));
                 }
                 t.set(Timer::Idle, Some(self.last_rx + cfg.idle_timeout));

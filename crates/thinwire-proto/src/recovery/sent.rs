@@ -28,15 +28,20 @@ pub(crate) struct SentPacket {
 }
 
 /// How losses are declared; filled by the connection from its configuration and RTT.
+///
+/// Thin mode: one indication (an acknowledgement of a later packet) suffices. The packet is lost
+/// once `time_sent + rtt + thin_window` has passed (the RACK rule, RFC 8985, with a short
+/// reordering window), so a packet sent well before the acknowledged one is retransmitted the
+/// moment the indication arrives. Standard mode: three indications, as TCP's duplicate-ack
+/// threshold; otherwise only the retransmission timeout recovers.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LossRule {
-    /// Thin mode: one indication suffices, after `thin_window`.
     pub(crate) thin: bool,
     pub(crate) thin_window: Duration,
+    /// The RTT of the latest sample.
+    pub(crate) rtt: Duration,
     /// Standard mode: reordering threshold in packets (3, as for TCP's duplicate acks).
     pub(crate) packet_threshold: u64,
-    /// Standard mode: time threshold since sending (RFC 9002: 9/8 of the RTT).
-    pub(crate) time_threshold: Duration,
     /// How long declared-lost packets are remembered for spurious-loss detection.
     pub(crate) retention: Duration,
 }
@@ -114,12 +119,13 @@ impl SentPackets {
                 }
                 let indicated = *p.indicated_at.get_or_insert(now);
                 let due = if rule.thin {
-                    indicated + rule.thin_window
+                    Some(indicated.max(p.time_sent + rule.rtt + rule.thin_window))
                 } else if largest >= pn + rule.packet_threshold {
-                    now
+                    Some(now)
                 } else {
-                    p.time_sent + rule.time_threshold
+                    None
                 };
+                let Some(due) = due else { continue };
                 if due <= now {
                     p.lost = true;
                     self.in_flight -= 1;

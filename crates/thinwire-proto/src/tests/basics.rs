@@ -45,3 +45,22 @@ fn connect_and_exchange_on_every_class() {
     assert_eq!(pair.server.endpoint.connection_count(), 0);
     let _ = Event::Connected { remote: pair.server.addr, incoming: false };
 }
+
+#[test]
+fn lossless_reliable_burst_arrives_in_order() {
+    let mut pair = Pair::builder(2)
+        .link(crate::netmodel::LinkConfig::default().with_delay(Duration::from_millis(5)))
+        .build();
+    let (c, _s) = pair.connect(&[ChannelKind::ReliableOrdered]).expect("connects");
+    for i in 0..100u32 {
+        pair.client.endpoint.send(pair.time, c, 0, Bytes::from(i.to_be_bytes().to_vec())).unwrap();
+    }
+    pair.run_for(Duration::from_secs(1));
+    let got: Vec<u32> = pair
+        .server
+        .take_messages(0)
+        .iter()
+        .map(|m| u32::from_be_bytes(m.data[..4].try_into().unwrap()))
+        .collect();
+    assert_eq!(got, (0..100).collect::<Vec<_>>());
+}

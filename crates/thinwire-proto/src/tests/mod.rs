@@ -1,3 +1,5 @@
 //! Behaviour tests of the core over the two-endpoint harness.
 
 mod basics;
+mod properties;
+mod thin;

@@ -33,10 +33,10 @@ pub fn pn_truncate(full: u64, len: usize) -> u64 {
 ///
 /// Returns the number whose low `len` bytes equal `truncated` and that is
 /// closest to `largest_received + 1` (0 when nothing was received yet),
-/// exactly as the RFC 9000 Appendix A.3 algorithm. Never panics or
-/// overflows: `len` is clamped to `1..=4`, bits of `truncated` above `len`
-/// bytes are ignored, and results stay within `0..2^62` where the RFC rule
-/// would leave it.
+/// exactly as the RFC 9000 Appendix A.3 algorithm. Total: `len` is
+/// clamped to `1..=4`, bits of `truncated` above `len` bytes are ignored,
+/// and the arithmetic cannot overflow (with `largest_received == u64::MAX`
+/// the result saturates at `u64::MAX`).
 pub fn pn_decode(truncated: u64, len: usize, largest_received: Option<u64>) -> u64 {
     let len = len.clamp(1, 4) as u32;
     let expected = match largest_received {

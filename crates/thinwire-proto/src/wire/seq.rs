@@ -50,7 +50,7 @@ pub const SEQ_COMPACT_MAX_DISTANCE: u64 = 120;
 /// `field.value` modulo `2^bits` closest to `expected`; on a tie the larger
 /// one; never below 0 and never above `u64::MAX`. For 8 bits this is
 /// correct whenever `seq - expected` lies in `-127..=128`. For `bits >= 64`
-/// the value itself.
+/// (or the meaningless 0) the value itself.
 pub fn seq_expand(field: SeqField, expected: u64) -> u64 {
     if field.bits == 0 || field.bits >= 64 {
         return field.value;

@@ -1,0 +1,189 @@
+//! Transports the simulator drives: the TCP and UDP models and thinwire.
+//!
+//! Every transport implements [`Protocol`], a factory of [`SimEndpoint`]s.
+//! A client has one endpoint; the server has either one endpoint per client
+//! (independent connections, as for the TCP and UDP models) or one endpoint
+//! for all clients (one socket, as for thinwire). Endpoints are sans-IO: the
+//! simulator hands them application messages, packets and timeouts, and polls
+//! them for packets to transmit and messages delivered to the application.
+
+mod tcp;
+mod thinwire;
+mod udp;
+
+use std::time::Instant;
+
+use thinwire_proto::netmodel::Corruptible;
+
+pub use tcp::{TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats};
+pub use thinwire::{ThinwireEndpoint, ThinwireProtocol};
+pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};
+
+use crate::workload::{ClassId, ClassSpec, Semantics};
+
+/// An application message handed to a transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutMessage {
+    /// Unique id (the simulator's side table maps it to send time, class...).
+    pub id: u64,
+    /// Class.
+    pub class: ClassId,
+    /// Payload size in bytes.
+    pub size: u32,
+    /// Key for latest-value classes.
+    pub key: u64,
+}
+
+/// A packet an endpoint wants to put on the wire.
+#[derive(Debug, Clone)]
+pub struct Transmit<P> {
+    /// Destination peer: for a client endpoint always 0; for a shared server
+    /// endpoint the client index.
+    pub peer: u32,
+    /// The packet.
+    pub packet: P,
+    /// Size on the wire including IP and transport headers.
+    pub wire_bytes: usize,
+    /// Application payload bytes carried (retransmissions and redundant copies
+    /// included); `None` when the endpoint reports it through
+    /// [`SimEndpoint::payload_bytes_sent`] instead.
+    pub payload_bytes: Option<usize>,
+}
+
+/// One endpoint of a transport, driven by the simulator.
+pub trait SimEndpoint {
+    /// Packet type on the simulated wire.
+    type Packet: Clone + Corruptible;
+
+    /// The application sends `msg` to `peer`.
+    fn send(&mut self, now: Instant, peer: u32, msg: &OutMessage);
+    /// A packet from `peer` arrived.
+    fn receive(&mut self, now: Instant, peer: u32, packet: Self::Packet);
+    /// Next packet to transmit, if any.
+    fn poll_transmit(&mut self, now: Instant) -> Option<Transmit<Self::Packet>>;
+    /// Earliest time [`SimEndpoint::handle_timeout`] must be called.
+    fn poll_timeout(&self) -> Option<Instant>;
+    /// Timers due at `now` fire.
+    fn handle_timeout(&mut self, now: Instant);
+    /// Next message delivered to the application: `(peer, message id)`.
+    fn poll_delivered(&mut self) -> Option<(u32, u64)>;
+    /// Total payload bytes sent, for endpoints that count it themselves.
+    fn payload_bytes_sent(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// A transport: a factory of endpoints plus labels.
+pub trait Protocol: Sync {
+    /// Packet type on the simulated wire.
+    type Packet: Clone + Corruptible + Send;
+    /// Endpoint type.
+    type Endpoint: SimEndpoint<Packet = Self::Packet>;
+
+    /// Name in the results (e.g. `"tcp-model"`).
+    fn name(&self) -> String;
+    /// Whether this is a model of a transport rather than the real code.
+    fn model(&self) -> bool;
+    /// Whether the server has one endpoint per client (`true`) or one for all.
+    fn server_per_client(&self) -> bool;
+    /// Creates the endpoint of client `client`.
+    fn new_client(
+        &self,
+        client: u32,
+        clients: u32,
+        seed: u64,
+        now: Instant,
+        classes: &[ClassSpec],
+    ) -> Self::Endpoint;
+    /// Creates a server endpoint serving `clients` peers (1 when per client).
+    fn new_server(
+        &self,
+        clients: u32,
+        seed: u64,
+        now: Instant,
+        classes: &[ClassSpec],
+    ) -> Self::Endpoint;
+}
+
+/// How thinwire maps message classes to channels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mapping {
+    /// All classes on one reliable-ordered channel (like one TCP stream).
+    SingleOrdered,
+    /// Every class reliable-ordered, each class on its own channel.
+    AllOrdered,
+    /// Reliable-ordered where order is needed, reliable-unordered elsewhere.
+    ReliableUnordered,
+    /// Latest-value classes on a keyed latest-reliable channel, unordered
+    /// classes reliable-unordered, ordered classes reliable-ordered.
+    FullMapping,
+}
+
+/// Channel kind a class gets under a mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelSemantics {
+    /// Reliable, in order.
+    ReliableOrdered,
+    /// Reliable, any order.
+    ReliableUnordered,
+    /// Reliable delivery of the newest value per key.
+    LatestReliable,
+}
+
+impl Mapping {
+    /// Channel index and kind for each class.
+    pub fn channels(self, classes: &[ClassSpec]) -> Vec<(u8, ChannelSemantics)> {
+        classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let ch = match self {
+                    Mapping::SingleOrdered => 0,
+                    _ => i.min(250) as u8,
+                };
+                let kind = match (self, c.semantics) {
+                    (Mapping::SingleOrdered | Mapping::AllOrdered, _) => {
+                        ChannelSemantics::ReliableOrdered
+                    }
+                    (Mapping::ReliableUnordered, Semantics::Ordered) => {
+                        ChannelSemantics::ReliableOrdered
+                    }
+                    (Mapping::ReliableUnordered, _) => ChannelSemantics::ReliableUnordered,
+                    (Mapping::FullMapping, Semantics::Ordered) => ChannelSemantics::ReliableOrdered,
+                    (Mapping::FullMapping, Semantics::Unordered) => {
+                        ChannelSemantics::ReliableUnordered
+                    }
+                    (Mapping::FullMapping, Semantics::Latest) => ChannelSemantics::LatestReliable,
+                };
+                (ch, kind)
+            })
+            .collect()
+    }
+
+    /// Name used in protocol labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mapping::SingleOrdered => "single-ordered",
+            Mapping::AllOrdered => "all-ordered",
+            Mapping::ReliableUnordered => "reliable-unordered",
+            Mapping::FullMapping => "full-mapping",
+        }
+    }
+}
+
+/// Runs thinwire (the real protocol core, `thinwire_proto::Endpoint`) in the
+/// simulator.
+pub fn run_thinwire(
+    thin: bool,
+    mapping: Mapping,
+    setup: &crate::sim::SimSetup,
+    workloads: &[crate::workload::WorkloadSpec],
+    progress: &mut dyn FnMut(f64),
+) -> Result<crate::sim::RunOutput, crate::error::LabError> {
+    Ok(crate::sim::run(
+        &ThinwireProtocol { thin, mapping },
+        setup,
+        workloads,
+        progress,
+    ))
+}

@@ -1,0 +1,244 @@
+//! Runs a scenario: every sweep point times every protocol, each in its own
+//! deterministic simulation, and collects the metrics.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::error::LabError;
+use crate::metrics::{Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples};
+use crate::protocol::{TcpModel, UdpModel};
+use crate::scenario::{ProtocolSpec, Scenario};
+use crate::sim::{self, RunOutput, SimSetup};
+use crate::workload::WorkloadSpec;
+
+/// Options of a run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    /// Overrides the scenario's duration.
+    pub duration: Option<Duration>,
+    /// Simulations run in parallel (0: one per available core).
+    pub jobs: usize,
+}
+
+/// Something that wants to hear about progress (fraction of all work done).
+pub trait Progress: Sync {
+    /// Called with the fraction done, in `[0, 1]`.
+    fn update(&self, fraction: f64);
+}
+
+/// No progress reporting.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn update(&self, _fraction: f64) {}
+}
+
+/// Per-simulation facts that are not part of `results.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunNote {
+    /// Protocol label (with the sweep point).
+    pub protocol: String,
+    /// Drop rate measured on the access links.
+    pub access_drop_rate: f64,
+    /// Drop rate measured on the bottleneck (cross traffic included).
+    pub bottleneck_drop_rate: Option<f64>,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// The outcome of a scenario run.
+#[derive(Debug, Clone)]
+pub struct LabRun {
+    /// The results (`results.json`).
+    pub results: Results,
+    /// Latency samples for the report's plots.
+    pub samples: Samples,
+    /// Scenario parameters for the report.
+    pub params: Vec<(String, String)>,
+    /// Per-simulation notes.
+    pub notes: Vec<RunNote>,
+}
+
+fn simulate(
+    spec: ProtocolSpec,
+    setup: &SimSetup,
+    workloads: &[WorkloadSpec],
+    progress: &mut dyn FnMut(f64),
+) -> Result<RunOutput, LabError> {
+    match spec {
+        ProtocolSpec::TcpModel => Ok(sim::run(&TcpModel::default(), setup, workloads, progress)),
+        ProtocolSpec::UdpModel => Ok(sim::run(&UdpModel, setup, workloads, progress)),
+        ProtocolSpec::Thinwire { thin, mapping } => {
+            crate::protocol::run_thinwire(thin, mapping, setup, workloads, progress)
+        }
+    }
+}
+
+/// Runs a scenario.
+pub fn run_scenario(
+    scenario: &Scenario,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+) -> Result<LabRun, LabError> {
+    let mut scn = scenario.clone();
+    if let Some(seed) = opts.seed {
+        scn.seed = seed;
+    }
+    if let Some(d) = opts.duration {
+        if d.is_zero() {
+            return Err(LabError::Invalid("--duration must be positive".into()));
+        }
+        scn.duration = d;
+    }
+    let points = scn.points();
+    let mut setups = Vec::with_capacity(points.len());
+    for p in &points {
+        setups.push(scn.setup(p)?);
+    }
+    // Jobs in output order: point-major, then protocol.
+    let mut jobs = Vec::new();
+    for (pi, p) in points.iter().enumerate() {
+        let label = p.label(&scn.sweep);
+        for &spec in &scn.protocols {
+            let name = if label.is_empty() {
+                spec.name()
+            } else {
+                format!("{} [{label}]", spec.name())
+            };
+            jobs.push((pi, spec, name));
+        }
+    }
+    let threads = if opts.jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.jobs
+    }
+    .clamp(1, jobs.len().max(1));
+
+    let mut recorder = Recorder::new();
+    let mut notes = Vec::new();
+    let next = AtomicUsize::new(0);
+    let done: Vec<std::sync::Mutex<f64>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(0.0)).collect();
+    let total = jobs.len() as f64;
+    let report = |i: usize, f: f64| {
+        if let Ok(mut d) = done[i].lock() {
+            *d = f;
+        }
+        let sum: f64 = done.iter().map(|d| d.lock().map_or(0.0, |v| *v)).sum();
+        progress.update(sum / total);
+    };
+    let (tx, rx) = mpsc::channel::<(usize, Result<RunOutput, LabError>)>();
+    let mut first_error = None;
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (jobs, setups, next, report, workloads) =
+                (&jobs, &setups, &next, &report, &scn.workloads);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some((pi, spec, _)) = jobs.get(i) else {
+                    break;
+                };
+                let mut last = 0.0;
+                let mut cb = |f: f64| {
+                    if f - last >= 0.01 || f >= 1.0 {
+                        last = f;
+                        report(i, f);
+                    }
+                };
+                let out = simulate(*spec, &setups[*pi], workloads, &mut cb);
+                let failed = out.is_err();
+                if tx.send((i, out)).is_err() || failed {
+                    // Stop taking work after an error.
+                    next.store(usize::MAX / 2, Ordering::SeqCst);
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        // Record in job order so that the output does not depend on timing.
+        let mut pending: BTreeMap<usize, RunOutput> = BTreeMap::new();
+        let mut next_record = 0usize;
+        for (i, out) in rx {
+            match out {
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+                Ok(out) => {
+                    pending.insert(i, out);
+                    while let Some(out) = pending.remove(&next_record) {
+                        let label = &jobs[next_record].2;
+                        record(&mut recorder, label, &out);
+                        notes.push(RunNote {
+                            protocol: label.clone(),
+                            access_drop_rate: out.access.drop_rate(),
+                            bottleneck_drop_rate: setups[jobs[next_record].0]
+                                .bottleneck
+                                .as_ref()
+                                .map(|_| out.bottleneck.drop_rate()),
+                            events: out.events,
+                        });
+                        next_record += 1;
+                    }
+                }
+            }
+        }
+    });
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let (results, samples) = recorder.finish(&scn.name, Engine::Sim, scn.seed);
+    let mut params = scn.params();
+    for n in &notes {
+        let mut v = format!("access drops {:.2}%", n.access_drop_rate * 100.0);
+        if let Some(b) = n.bottleneck_drop_rate {
+            v.push_str(&format!(
+                ", bottleneck drops {:.2}% (cross traffic included)",
+                b * 100.0
+            ));
+        }
+        params.push((format!("measured: {}", n.protocol), v));
+    }
+    Ok(LabRun {
+        results,
+        samples,
+        params,
+        notes,
+    })
+}
+
+fn record(recorder: &mut Recorder, label: &str, out: &RunOutput) {
+    recorder.set_protocol_info(ProtocolInfo {
+        name: label.to_owned(),
+        model: out.model,
+    });
+    for m in &out.messages {
+        recorder.record(MessageRecord {
+            protocol: label.to_owned(),
+            class: out.classes[m.class as usize].clone(),
+            sent_at_us: m.sent_us,
+            delivered_at_us: m.delivered_us,
+            payload_bytes: m.size,
+            deadline_us: m.deadline_us,
+        });
+    }
+    recorder.add_wire(label, out.wire);
+}
+
+/// Writes `results.json` and `report.html` into `dir`.
+pub fn write_outputs(run: &LabRun, dir: &Path) -> Result<(), LabError> {
+    std::fs::create_dir_all(dir).map_err(|e| LabError::io(dir, e))?;
+    let json = dir.join("results.json");
+    std::fs::write(&json, run.results.to_json_pretty()).map_err(|e| LabError::io(&json, e))?;
+    let html = dir.join("report.html");
+    crate::report::write_report(&html, &run.results, &run.samples, &run.params)
+        .map_err(|e| LabError::io(&html, e))?;
+    Ok(())
+}

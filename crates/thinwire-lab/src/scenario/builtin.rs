@@ -1,0 +1,30 @@
+//! Scenarios compiled into the binary.
+
+/// Built-in scenarios: (name, TOML text). The first is the default.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "default",
+        include_str!("../../../../scenarios/default.toml"),
+    ),
+    (
+        "ao-thin-stream",
+        include_str!("../../../../scenarios/ao-thin-stream.toml"),
+    ),
+    (
+        "mmorpg-content",
+        include_str!("../../../../scenarios/mmorpg-content.toml"),
+    ),
+    (
+        "messaging-deadline",
+        include_str!("../../../../scenarios/messaging-deadline.toml"),
+    ),
+    (
+        "sweep-1000",
+        include_str!("../../../../scenarios/sweep-1000.toml"),
+    ),
+];
+
+/// The built-in scenario called `name`.
+pub fn builtin(name: &str) -> Option<(&'static str, &'static str)> {
+    BUILTIN.iter().copied().find(|(n, _)| *n == name)
+}

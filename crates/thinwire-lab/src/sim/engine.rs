@@ -1,0 +1,668 @@
+//! The event loop.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use thinwire_proto::netmodel::{Corruptible, Link, LinkConfig, LinkStats};
+
+use super::cross::{CrossGen, CrossTraffic};
+use super::derive_seed;
+use crate::metrics::WireCounters;
+use crate::protocol::{OutMessage, Protocol, SimEndpoint};
+use crate::workload::{
+    instantiate_all, AppEvent, Direction, InstanceParams, Semantics, WorkloadInstance, WorkloadSpec,
+};
+
+/// Network and run parameters of one simulation.
+#[derive(Debug, Clone)]
+pub struct SimSetup {
+    /// Number of clients.
+    pub clients: u32,
+    /// Access link client to server, per client.
+    pub access_up: Vec<LinkConfig>,
+    /// Access link server to client, per client.
+    pub access_down: Vec<LinkConfig>,
+    /// Shared bottleneck (up, down), if any.
+    pub bottleneck: Option<(LinkConfig, LinkConfig)>,
+    /// Cross traffic on the bottleneck (up, down).
+    pub cross: (Option<CrossTraffic>, Option<CrossTraffic>),
+    /// Application traffic stops after this time.
+    pub duration: Duration,
+    /// Extra simulated time after `duration` for messages in flight.
+    pub drain: Duration,
+    /// Run seed.
+    pub seed: u64,
+}
+
+/// What happened to one application message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageOutcome {
+    /// Send time, µs since the start.
+    pub sent_us: u64,
+    /// Delivery time, µs since the start.
+    pub delivered_us: Option<u64>,
+    /// Payload size.
+    pub size: u32,
+    /// Class index.
+    pub class: u16,
+    /// Deadline in µs.
+    pub deadline_us: Option<u64>,
+    /// Client whose flow carried it.
+    pub client: u32,
+    /// Direction.
+    pub dir: Direction,
+}
+
+/// Counters of a group of links.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkSummary {
+    /// Summed counters.
+    pub stats: LinkStats,
+}
+
+impl LinkSummary {
+    fn add(&mut self, s: &LinkStats) {
+        let t = &mut self.stats;
+        t.sent += s.sent;
+        t.bytes += s.bytes;
+        t.delivered += s.delivered;
+        t.bytes_delivered += s.bytes_delivered;
+        t.lost += s.lost;
+        t.dropped_queue += s.dropped_queue;
+        t.duplicated += s.duplicated;
+        t.corrupted += s.corrupted;
+    }
+
+    /// Fraction of packets dropped (loss model plus queue).
+    pub fn drop_rate(&self) -> f64 {
+        if self.stats.sent == 0 {
+            0.0
+        } else {
+            (self.stats.lost + self.stats.dropped_queue) as f64 / self.stats.sent as f64
+        }
+    }
+}
+
+/// Result of one simulation.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// Protocol name.
+    pub protocol: String,
+    /// Whether the protocol is a model.
+    pub model: bool,
+    /// Class names by index.
+    pub classes: Vec<String>,
+    /// Every application message.
+    pub messages: Vec<MessageOutcome>,
+    /// Wire counters of the protocol's packets (cross traffic excluded).
+    pub wire: WireCounters,
+    /// Access links.
+    pub access: LinkSummary,
+    /// Bottleneck links.
+    pub bottleneck: LinkSummary,
+    /// Events processed.
+    pub events: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Frame<P> {
+    Proto {
+        client: u32,
+        up: bool,
+        size: u32,
+        pkt: P,
+    },
+    Cross,
+}
+
+impl<P: Corruptible> Corruptible for Frame<P> {
+    fn bit_len(&self) -> usize {
+        match self {
+            Frame::Proto { pkt, .. } => pkt.bit_len(),
+            Frame::Cross => 0,
+        }
+    }
+    fn flip_bit(&mut self, bit: usize) {
+        if let Frame::Proto { pkt, .. } = self {
+            pkt.flip_bit(bit);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    App(u32),
+    Link(u32),
+    Timer(u32),
+    Cross(u8),
+}
+
+struct Msg {
+    out: MessageOutcome,
+    key: u64,
+}
+
+struct Sim<'a, P: Protocol> {
+    proto: &'a P,
+    base: Instant,
+    end: Instant,
+    clients: u32,
+    per_client_server: bool,
+    heap: BinaryHeap<Reverse<(Instant, u64, Ev)>>,
+    seq: u64,
+    links: Vec<Link<Frame<P::Packet>>>,
+    link_armed: Vec<Option<Instant>>,
+    has_bottleneck: bool,
+    endpoints: Vec<P::Endpoint>,
+    timer_armed: Vec<Option<Instant>>,
+    inst: WorkloadInstance,
+    pending_app: Vec<Option<AppEvent>>,
+    cross: [Option<CrossGen>; 2],
+    cross_size: usize,
+    msgs: Vec<Msg>,
+    latest: HashMap<(u32, Direction, u16, u64), VecDeque<u64>>,
+    wire: WireCounters,
+    events: u64,
+    dirty: Vec<u32>,
+}
+
+fn us(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+impl<'a, P: Protocol> Sim<'a, P> {
+    fn push(&mut self, at: Instant, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, ev)));
+    }
+
+    fn link_up(&self, c: u32) -> usize {
+        c as usize
+    }
+    fn link_down(&self, c: u32) -> usize {
+        (self.clients + c) as usize
+    }
+    fn bottleneck_up(&self) -> usize {
+        (2 * self.clients) as usize
+    }
+    fn bottleneck_down(&self) -> usize {
+        (2 * self.clients + 1) as usize
+    }
+
+    fn server_ep(&self, client: u32) -> (usize, u32) {
+        if self.per_client_server {
+            ((self.clients + client) as usize, 0)
+        } else {
+            (self.clients as usize, client)
+        }
+    }
+
+    fn arm_link(&mut self, l: usize) {
+        if let Some(t) = self.links[l].next_delivery() {
+            if self.link_armed[l].map_or(true, |a| t < a) {
+                self.link_armed[l] = Some(t);
+                self.push(t, Ev::Link(l as u32));
+            }
+        }
+    }
+
+    fn send_on(&mut self, now: Instant, l: usize, frame: Frame<P::Packet>) {
+        let size = match &frame {
+            Frame::Proto { size, .. } => *size as usize,
+            Frame::Cross => self.cross_size,
+        };
+        self.links[l].send(now, frame, size);
+        self.arm_link(l);
+    }
+
+    /// Drains an endpoint's transmissions and deliveries and re-arms its timer.
+    fn service(&mut self, now: Instant, e: usize) {
+        self.dirty.push(e as u32);
+        self.drain_dirty(now);
+    }
+
+    fn drain_dirty(&mut self, now: Instant) {
+        while let Some(e) = self.dirty.pop() {
+            let e = e as usize;
+            let is_client = e < self.clients as usize;
+            while let Some(tx) = self.endpoints[e].poll_transmit(now) {
+                self.wire.bytes += tx.wire_bytes as u64;
+                self.wire.packets += 1;
+                if let Some(p) = tx.payload_bytes {
+                    self.wire.payload_bytes_sent += p as u64;
+                }
+                if is_client {
+                    let c = e as u32;
+                    let l = self.link_up(c);
+                    let size = tx.wire_bytes as u32;
+                    self.send_on(
+                        now,
+                        l,
+                        Frame::Proto {
+                            client: c,
+                            up: true,
+                            size,
+                            pkt: tx.packet,
+                        },
+                    );
+                } else {
+                    let c = if self.per_client_server {
+                        e as u32 - self.clients
+                    } else {
+                        tx.peer
+                    };
+                    if c >= self.clients {
+                        continue;
+                    }
+                    let l = if self.has_bottleneck {
+                        self.bottleneck_down()
+                    } else {
+                        self.link_down(c)
+                    };
+                    let size = tx.wire_bytes as u32;
+                    self.send_on(
+                        now,
+                        l,
+                        Frame::Proto {
+                            client: c,
+                            up: false,
+                            size,
+                            pkt: tx.packet,
+                        },
+                    );
+                }
+            }
+            while let Some((peer, id)) = self.endpoints[e].poll_delivered() {
+                let client = if is_client {
+                    e as u32
+                } else if self.per_client_server {
+                    e as u32 - self.clients
+                } else {
+                    peer
+                };
+                self.delivered(now, id, client, !is_client);
+            }
+            self.arm_timer(now, e);
+        }
+    }
+
+    fn arm_timer(&mut self, now: Instant, e: usize) {
+        if let Some(t) = self.endpoints[e].poll_timeout() {
+            let t = t.max(now);
+            if self.timer_armed[e].map_or(true, |a| t < a) {
+                self.timer_armed[e] = Some(t);
+                self.push(t, Ev::Timer(e as u32));
+            }
+        }
+    }
+
+    fn delivered(&mut self, now: Instant, id: u64, client: u32, at_server: bool) {
+        let Some(m) = self.msgs.get_mut(id as usize) else {
+            return;
+        };
+        // Sanity: the message must belong to this flow.
+        if m.out.client != client {
+            return;
+        }
+        let now_us = us(now - self.base);
+        let first = m.out.delivered_us.is_none();
+        if first {
+            m.out.delivered_us = Some(now_us);
+        }
+        let (class, dir, key) = (m.out.class, m.out.dir, m.key);
+        if self.inst.classes[class as usize].semantics == Semantics::Latest {
+            // This value supersedes every older value of the same key.
+            if let Some(q) = self.latest.get_mut(&(client, dir, class, key)) {
+                while q.front().is_some_and(|&old| old <= id) {
+                    let old = q.pop_front().unwrap_or(id);
+                    let o = &mut self.msgs[old as usize].out;
+                    if o.delivered_us.is_none() {
+                        o.delivered_us = Some(now_us);
+                    }
+                }
+            }
+        }
+        if first && at_server {
+            self.relay(now, id, client);
+        }
+    }
+
+    fn relay(&mut self, now: Instant, id: u64, from: u32) {
+        let Some(f) = &self.inst.fanout else { return };
+        let m = &self.msgs[id as usize];
+        if !f.classes.contains(&m.out.class) {
+            return;
+        }
+        let (class, size, key) = (m.out.class, m.out.size, m.key);
+        let peers: Vec<u32> = f.peers(from, self.clients).collect();
+        for c in peers {
+            let ev = AppEvent {
+                at: now - self.base,
+                client: c,
+                dir: Direction::Down,
+                msg: crate::workload::MessageSpec {
+                    class,
+                    size,
+                    deadline: None,
+                    key,
+                },
+            };
+            self.app_send(now, &ev);
+        }
+    }
+
+    fn app_send(&mut self, now: Instant, ev: &AppEvent) {
+        let id = self.msgs.len() as u64;
+        self.msgs.push(Msg {
+            out: MessageOutcome {
+                sent_us: us(now - self.base),
+                delivered_us: None,
+                size: ev.msg.size,
+                class: ev.msg.class,
+                deadline_us: ev.msg.deadline.map(us),
+                client: ev.client,
+                dir: ev.dir,
+            },
+            key: ev.msg.key,
+        });
+        if self.inst.classes[ev.msg.class as usize].semantics == Semantics::Latest {
+            self.latest
+                .entry((ev.client, ev.dir, ev.msg.class, ev.msg.key))
+                .or_default()
+                .push_back(id);
+        }
+        let out = OutMessage {
+            id,
+            class: ev.msg.class,
+            size: ev.msg.size,
+            key: ev.msg.key,
+        };
+        let (e, peer) = match ev.dir {
+            Direction::Up => (ev.client as usize, 0),
+            Direction::Down => self.server_ep(ev.client),
+        };
+        self.endpoints[e].send(now, peer, &out);
+        self.dirty.push(e as u32);
+    }
+
+    fn on_link(&mut self, now: Instant, l: usize) {
+        if self.link_armed[l] != Some(now) {
+            return;
+        }
+        self.link_armed[l] = None;
+        while let Some(frame) = self.links[l].poll_deliver(now) {
+            let Frame::Proto {
+                client,
+                up,
+                size,
+                pkt,
+            } = frame
+            else {
+                continue;
+            };
+            if up {
+                if self.has_bottleneck && l == self.link_up(client) {
+                    let b = self.bottleneck_up();
+                    self.send_on(
+                        now,
+                        b,
+                        Frame::Proto {
+                            client,
+                            up,
+                            size,
+                            pkt,
+                        },
+                    );
+                } else {
+                    let (e, peer) = self.server_ep(client);
+                    self.endpoints[e].receive(now, peer, pkt);
+                    self.service(now, e);
+                }
+            } else if self.has_bottleneck && l == self.bottleneck_down() {
+                let d = self.link_down(client);
+                self.send_on(
+                    now,
+                    d,
+                    Frame::Proto {
+                        client,
+                        up,
+                        size,
+                        pkt,
+                    },
+                );
+            } else {
+                let e = client as usize;
+                self.endpoints[e].receive(now, 0, pkt);
+                self.service(now, e);
+            }
+        }
+        self.arm_link(l);
+    }
+
+    fn on_timer(&mut self, now: Instant, e: usize) {
+        if self.timer_armed[e] != Some(now) {
+            return;
+        }
+        self.timer_armed[e] = None;
+        if self.endpoints[e].poll_timeout().is_some_and(|t| t <= now) {
+            self.endpoints[e].handle_timeout(now);
+        }
+        self.service(now, e);
+    }
+
+    fn on_app(&mut self, now: Instant, s: usize) {
+        if let Some(ev) = self.pending_app[s].take() {
+            self.app_send(now, &ev);
+            self.drain_dirty(now);
+        }
+        self.next_app(s);
+    }
+
+    fn next_app(&mut self, s: usize) {
+        if let Some(ev) = self.inst.sources[s].next_event() {
+            let at = self.base + ev.at;
+            if at <= self.end {
+                self.pending_app[s] = Some(ev);
+                self.push(at, Ev::App(s as u32));
+            }
+        }
+    }
+
+    fn on_cross(&mut self, now: Instant, dir: usize) {
+        let l = if dir == 0 {
+            self.bottleneck_up()
+        } else {
+            self.bottleneck_down()
+        };
+        self.send_on(now, l, Frame::Cross);
+        self.next_cross(dir);
+    }
+
+    fn next_cross(&mut self, dir: usize) {
+        if let Some(g) = self.cross[dir].as_mut() {
+            if let Some(t) = g.next_arrival() {
+                let at = self.base + t;
+                if at <= self.end {
+                    self.push(at, Ev::Cross(dir as u8));
+                }
+            }
+        }
+    }
+}
+
+/// Runs one protocol through the scenario's network and workload.
+///
+/// `progress` is called now and then with the fraction of simulated time done.
+pub fn run<P: Protocol>(
+    proto: &P,
+    setup: &SimSetup,
+    workload: &[WorkloadSpec],
+    progress: &mut dyn FnMut(f64),
+) -> RunOutput {
+    let base = Instant::now();
+    let end = base + setup.duration + setup.drain;
+    let clients = setup.clients;
+    let inst = instantiate_all(
+        workload,
+        &InstanceParams {
+            clients,
+            duration: setup.duration,
+            seed: setup.seed,
+        },
+    );
+    let mut links = Vec::with_capacity(2 * clients as usize + 2);
+    for c in 0..clients {
+        let cfg = setup.access_up[c as usize % setup.access_up.len().max(1)].clone();
+        links.push(Link::new(
+            cfg,
+            derive_seed(setup.seed, 0x4c55, u64::from(c)),
+        ));
+    }
+    for c in 0..clients {
+        let cfg = setup.access_down[c as usize % setup.access_down.len().max(1)].clone();
+        links.push(Link::new(
+            cfg,
+            derive_seed(setup.seed, 0x4c44, u64::from(c)),
+        ));
+    }
+    let has_bottleneck = setup.bottleneck.is_some();
+    if let Some((up, down)) = &setup.bottleneck {
+        links.push(Link::new(up.clone(), derive_seed(setup.seed, 0x4255, 0)));
+        links.push(Link::new(down.clone(), derive_seed(setup.seed, 0x4244, 0)));
+    }
+    let per_client_server = proto.server_per_client();
+    let mut endpoints = Vec::new();
+    for c in 0..clients {
+        endpoints.push(proto.new_client(
+            c,
+            clients,
+            derive_seed(setup.seed, 0x0045_5043, u64::from(c)),
+            base,
+            &inst.classes,
+        ));
+    }
+    if per_client_server {
+        for c in 0..clients {
+            endpoints.push(proto.new_server(
+                1,
+                derive_seed(setup.seed, 0x0045_5053, u64::from(c)),
+                base,
+                &inst.classes,
+            ));
+        }
+    } else {
+        endpoints.push(proto.new_server(
+            clients,
+            derive_seed(setup.seed, 0x0045_5053, 0),
+            base,
+            &inst.classes,
+        ));
+    }
+    let cross_size = [setup.cross.0, setup.cross.1]
+        .iter()
+        .flatten()
+        .map(|c| c.packet_bytes as usize)
+        .next()
+        .unwrap_or(1000);
+    let cross = if has_bottleneck {
+        [
+            setup
+                .cross
+                .0
+                .map(|c| CrossGen::new(c, derive_seed(setup.seed, 0x0043_5255, 0))),
+            setup
+                .cross
+                .1
+                .map(|c| CrossGen::new(c, derive_seed(setup.seed, 0x0043_5244, 0))),
+        ]
+    } else {
+        [None, None]
+    };
+    let n_links = links.len();
+    let n_eps = endpoints.len();
+    let n_sources = inst.sources.len();
+    let mut sim = Sim {
+        proto,
+        base,
+        end,
+        clients,
+        per_client_server,
+        heap: BinaryHeap::new(),
+        seq: 0,
+        links,
+        link_armed: vec![None; n_links],
+        has_bottleneck,
+        endpoints,
+        timer_armed: vec![None; n_eps],
+        inst,
+        pending_app: (0..n_sources).map(|_| None).collect(),
+        cross,
+        cross_size,
+        msgs: Vec::new(),
+        latest: HashMap::new(),
+        wire: WireCounters::default(),
+        events: 0,
+        dirty: Vec::new(),
+    };
+    for e in 0..n_eps {
+        sim.service(base, e);
+    }
+    for s in 0..n_sources {
+        sim.next_app(s);
+    }
+    for d in 0..2 {
+        sim.next_cross(d);
+    }
+    let total = (end - base).as_secs_f64().max(1e-9);
+    while let Some(Reverse((at, _, ev))) = sim.heap.pop() {
+        if at > end {
+            break;
+        }
+        sim.events += 1;
+        if sim.events % 8192 == 0 {
+            progress((at - base).as_secs_f64() / total);
+        }
+        match ev {
+            Ev::App(s) => sim.on_app(at, s as usize),
+            Ev::Link(l) => sim.on_link(at, l as usize),
+            Ev::Timer(e) => sim.on_timer(at, e as usize),
+            Ev::Cross(d) => sim.on_cross(at, d as usize),
+        }
+    }
+    progress(1.0);
+    let mut wire = sim.wire;
+    let own: Option<u64> = sim
+        .endpoints
+        .iter()
+        .map(|e| e.payload_bytes_sent())
+        .try_fold(0u64, |acc, v| v.map(|v| acc + v));
+    if let Some(p) = own {
+        if sim
+            .endpoints
+            .iter()
+            .any(|e| e.payload_bytes_sent().is_some())
+        {
+            wire.payload_bytes_sent = p;
+        }
+    }
+    let mut access = LinkSummary::default();
+    let mut bottleneck = LinkSummary::default();
+    for (i, l) in sim.links.iter().enumerate() {
+        if i < 2 * clients as usize {
+            access.add(l.stats());
+        } else {
+            bottleneck.add(l.stats());
+        }
+    }
+    RunOutput {
+        protocol: sim.proto.name(),
+        model: sim.proto.model(),
+        classes: sim.inst.classes.iter().map(|c| c.name.clone()).collect(),
+        messages: sim.msgs.into_iter().map(|m| m.out).collect(),
+        wire,
+        access,
+        bottleneck,
+        events: sim.events,
+    }
+}

@@ -1,0 +1,168 @@
+//! Tests of the event loop: paths, fan-out, latest-value semantics, determinism.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use thinwire_proto::netmodel::{LinkConfig, QueueLimit};
+
+use super::*;
+use crate::protocol::{TcpModel, UdpModel};
+use crate::workload::{Direction, MmorpgWorkload, ReplayWorkload, TraceRow, WorkloadSpec};
+
+const MS: Duration = Duration::from_millis(1);
+
+fn setup(clients: u32, up: LinkConfig, down: LinkConfig) -> SimSetup {
+    SimSetup {
+        clients,
+        access_up: vec![up],
+        access_down: vec![down],
+        bottleneck: None,
+        cross: (None, None),
+        duration: Duration::from_secs(10),
+        drain: Duration::from_secs(5),
+        seed: 1,
+    }
+}
+
+fn rows(rows: &[(u64, Direction, u32, &str)]) -> WorkloadSpec {
+    WorkloadSpec::Replay(ReplayWorkload {
+        rows: Arc::new(
+            rows.iter()
+                .map(|&(t, dir, size, class)| TraceRow {
+                    at: Duration::from_millis(t),
+                    dir,
+                    size,
+                    class: class.to_owned(),
+                    deadline: None,
+                })
+                .collect(),
+        ),
+        origin: "test".into(),
+        phase: Duration::ZERO,
+        looped: false,
+    })
+}
+
+fn latencies(out: &RunOutput) -> Vec<Option<u64>> {
+    out.messages
+        .iter()
+        .map(|m| m.delivered_us.map(|d| d - m.sent_us))
+        .collect()
+}
+
+#[test]
+fn access_and_bottleneck_delays_and_serialization_add_up() {
+    let w = [rows(&[(0, Direction::Up, 100, "x"), (1000, Direction::Down, 100, "x")])];
+    let mut s = setup(
+        1,
+        LinkConfig::default().with_delay(10 * MS).with_bandwidth(128_000),
+        LinkConfig::default().with_delay(20 * MS),
+    );
+    s.bottleneck = Some((
+        LinkConfig::default().with_delay(5 * MS).with_bandwidth(1_000_000),
+        LinkConfig::default().with_delay(7 * MS),
+    ));
+    let out = run(&UdpModel, &s, &w, &mut |_| {});
+    // Up: 128 B at 128 kbit/s = 8 ms, + 10 ms, then 128 B at 1 Mbit/s = 1.024 ms, + 5 ms.
+    assert_eq!(latencies(&out), vec![Some(24_024), Some(27_000)]);
+    assert_eq!(out.wire.packets, 2);
+    assert_eq!(out.wire.bytes, 256);
+    assert_eq!(out.wire.payload_bytes_sent, 200);
+    assert_eq!(out.bottleneck.stats.sent, 2);
+}
+
+#[test]
+fn udp_loses_what_the_link_loses_and_tcp_recovers_it() {
+    let lossy = LinkConfig::default().with_delay(20 * MS).with_bernoulli_loss(0.1);
+    let s = setup(20, lossy.clone(), lossy);
+    let w = [WorkloadSpec::Profile(crate::workload::ProfileWorkload {
+        profile: *crate::workload::GameProfile::by_key("age-of-conan").expect("profile"),
+        direction: Direction::Down,
+        class: "game".into(),
+        deadline: None,
+    })];
+    let udp = run(&UdpModel, &s, &w, &mut |_| {});
+    let n = udp.messages.len() as f64;
+    let lost = udp.messages.iter().filter(|m| m.delivered_us.is_none()).count() as f64;
+    assert!(n > 1000.0);
+    assert!((lost / n - 0.1).abs() < 0.02, "{}", lost / n);
+    let tcp = run(&TcpModel::default(), &s, &w, &mut |_| {});
+    assert_eq!(tcp.messages.len(), udp.messages.len(), "same workload for every protocol");
+    assert!(tcp.messages.iter().all(|m| m.delivered_us.is_some()));
+    // Same application traffic: identical send times.
+    assert!(tcp.messages.iter().zip(&udp.messages).all(|(a, b)| a.sent_us == b.sent_us && a.size == b.size));
+}
+
+#[test]
+fn server_relays_attacks_and_talk_to_the_zone() {
+    let s = setup(6, LinkConfig::default().with_delay(10 * MS), LinkConfig::default().with_delay(10 * MS));
+    let w = [WorkloadSpec::Mmorpg(MmorpgWorkload {
+        zone_size: 3,
+        ..MmorpgWorkload::default()
+    })];
+    let out = run(&UdpModel, &s, &w, &mut |_| {});
+    let class = |name: &str| out.classes.iter().position(|c| c == name).expect("class") as u16;
+    let (attack, talk) = (class("attack"), class("talk"));
+    let up_relayable = out
+        .messages
+        .iter()
+        .filter(|m| m.dir == Direction::Up && (m.class == attack || m.class == talk))
+        .count();
+    let relayed = out
+        .messages
+        .iter()
+        .filter(|m| m.dir == Direction::Down && (m.class == attack || m.class == talk))
+        .count();
+    // Lossless: every attack and talk reaches the 2 other zone members.
+    assert_eq!(relayed, 2 * up_relayable);
+    let relayed_lat: Vec<u64> = out
+        .messages
+        .iter()
+        .filter(|m| m.dir == Direction::Down && m.class == attack)
+        .filter_map(|m| m.delivered_us.map(|d| d - m.sent_us))
+        .collect();
+    assert!(relayed_lat.iter().all(|&l| l == 10_000));
+}
+
+#[test]
+fn a_newer_latest_value_satisfies_older_lost_ones() {
+    // Three moves; the link loses the second datagram only.
+    let trace = thinwire_proto::netmodel::Trace::parse("10,0\n10,1\n10,0\n").expect("trace");
+    let up = LinkConfig::default().with_trace(Arc::new(trace));
+    let s = setup(1, up, LinkConfig::default());
+    let w = [rows(&[(0, Direction::Up, 25, "move"), (100, Direction::Up, 25, "move"), (200, Direction::Up, 25, "move")])];
+    let out = run(&UdpModel, &s, &w, &mut |_| {});
+    assert_eq!(latencies(&out), vec![Some(10_000), Some(110_000), Some(10_000)]);
+    // For an ordered class the lost message stays lost.
+    let w = [rows(&[(0, Direction::Up, 25, "talk"), (100, Direction::Up, 25, "talk"), (200, Direction::Up, 25, "talk")])];
+    let out = run(&UdpModel, &s, &w, &mut |_| {});
+    assert_eq!(latencies(&out), vec![Some(10_000), None, Some(10_000)]);
+}
+
+#[test]
+fn same_seed_same_outcome_with_cross_traffic() {
+    let mut s = setup(
+        10,
+        LinkConfig::default().with_delay(10 * MS).with_bandwidth(100_000).with_queue(QueueLimit::Bytes(8000)),
+        LinkConfig::default().with_delay(10 * MS),
+    );
+    s.bottleneck = Some((
+        LinkConfig::default().with_bandwidth(300_000).with_queue(QueueLimit::Bytes(10_000)),
+        LinkConfig::default().with_bandwidth(300_000).with_queue(QueueLimit::Time(50 * MS)),
+    ));
+    let cross = CrossTraffic {
+        rate_pps: 30.0,
+        packet_bytes: 1000,
+        shape: CrossShape::Poisson,
+    };
+    s.cross = (Some(cross), Some(cross));
+    let w = [WorkloadSpec::Mmorpg(MmorpgWorkload::default())];
+    let a = run(&TcpModel::default(), &s, &w, &mut |_| {});
+    let b = run(&TcpModel::default(), &s, &w, &mut |_| {});
+    assert_eq!(a.messages, b.messages);
+    assert_eq!(a.wire, b.wire);
+    assert!(a.bottleneck.drop_rate() > 0.0);
+    s.seed = 2;
+    let c = run(&TcpModel::default(), &s, &w, &mut |_| {});
+    assert_ne!(a.messages, c.messages);
+}

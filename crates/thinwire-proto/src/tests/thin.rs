@@ -1,0 +1,168 @@
+//! Tests that pin the thin-stream behaviour: linear timeouts, loss after one indication, and
+//! redundant bundling repairing a loss with no retransmission.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::netmodel::LinkConfig;
+use crate::testing::{Pair, Verdict};
+use crate::{ChannelKind, TransportConfig};
+
+const MARK_A: &[u8] = b"AAAAAAAAAAAAAAAAAAAAAAAA";
+const MARK_B: &[u8] = b"BBBBBBBBBBBBBBBBBBBBBBBB";
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn pair(transport: TransportConfig) -> Pair {
+    Pair::builder(11)
+        .link(LinkConfig::default().with_delay(Duration::from_millis(50)))
+        .transport(transport)
+        .build()
+}
+
+/// Send times of the datagrams carrying message A, when every one of them is dropped.
+fn retransmission_times(transport: TransportConfig, count: usize) -> Vec<Instant> {
+    let mut p = pair(transport);
+    let (c, _) = p.connect(&[ChannelKind::ReliableOrdered]).expect("connects");
+    // settle the RTT estimate with a few clean exchanges
+    for _ in 0..10 {
+        p.client.endpoint.send(p.time, c, 0, Bytes::from_static(b"warm-up message......")).unwrap();
+        p.run_for(Duration::from_millis(150));
+    }
+    p.client.log_sent = true;
+    p.client.sent_log.clear();
+    p.client.filter = Some(Box::new(|_, _, d| if contains(d, MARK_A) { Verdict::Drop } else { Verdict::Pass }));
+    p.client.endpoint.send(p.time, c, 0, Bytes::from_static(MARK_A)).unwrap();
+    p.run_while(Duration::from_secs(60), |p| {
+        p.client.sent_log.iter().filter(|(_, d)| contains(d, MARK_A)).count() >= count
+    });
+    p.client
+        .sent_log
+        .iter()
+        .filter(|(_, d)| contains(d, MARK_A))
+        .map(|(t, _)| *t)
+        .collect()
+}
+
+fn intervals(times: &[Instant]) -> Vec<Duration> {
+    times.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[test]
+fn thin_stream_timeouts_do_not_grow() {
+    let times = retransmission_times(TransportConfig::default(), 7);
+    assert_eq!(times.len(), 7);
+    let iv = intervals(&times);
+    let min = *iv.iter().min().unwrap();
+    let max = *iv.iter().max().unwrap();
+    assert!(max <= min + min / 10, "intervals grow: {iv:?}");
+    // and the timeout is close to the 100 ms RTT, not hundreds of ms
+    assert!(max < Duration::from_millis(150), "{iv:?}");
+}
+
+#[test]
+fn standard_mode_backs_off_exponentially() {
+    let mut cfg = TransportConfig::tcp_like();
+    // keep the comparison about backoff alone
+    cfg.min_rto = Duration::from_millis(5);
+    let times = retransmission_times(cfg, 6);
+    let iv = intervals(&times);
+    for w in iv.windows(2) {
+        let ratio = w[1].as_secs_f64() / w[0].as_secs_f64();
+        assert!((1.9..2.1).contains(&ratio), "not doubling: {iv:?}");
+    }
+}
+
+/// Drops the first datagram carrying A; B follows 5 ms later and gets through.
+fn one_loss_then_indication(transport: TransportConfig) -> (Pair, Instant, Instant) {
+    let mut p = pair(transport);
+    let (c, _) = p.connect(&[ChannelKind::ReliableUnordered]).expect("connects");
+    for _ in 0..10 {
+        p.client.endpoint.send(p.time, c, 0, Bytes::from_static(b"warm-up message......")).unwrap();
+        p.run_for(Duration::from_millis(150));
+    }
+    let mut dropped = false;
+    p.client.filter = Some(Box::new(move |_, _, d| {
+        if !dropped && contains(d, MARK_A) {
+            dropped = true;
+            Verdict::Drop
+        } else {
+            Verdict::Pass
+        }
+    }));
+    let sent_a = p.time;
+    p.client.endpoint.send(p.time, c, 0, Bytes::from_static(MARK_A)).unwrap();
+    p.run_for(Duration::from_millis(5));
+    p.client.endpoint.send(p.time, c, 0, Bytes::from_static(MARK_B)).unwrap();
+    let mut arrived = None;
+    p.run_while(Duration::from_secs(10), |p| {
+        p.server.events.iter().any(|(_, e)| matches!(e, crate::Event::Message(m) if m.data == MARK_A))
+    });
+    if p.server.events.iter().any(|(_, e)| matches!(e, crate::Event::Message(m) if m.data == MARK_A)) {
+        arrived = Some(p.time);
+    }
+    (p, sent_a, arrived.expect("A arrives"))
+}
+
+#[test]
+fn one_loss_indication_triggers_retransmission_before_timeout() {
+    let mut cfg = TransportConfig::default();
+    cfg.bundling = false;
+    let (p, sent_a, arrived) = one_loss_then_indication(cfg);
+    let c = p.client.endpoint.connection_stats(crate::ConnectionHandle(0)).unwrap();
+    assert_eq!(c.rto_expirations, 0, "recovered by timeout, not by the indication");
+    assert!(c.thin_fast_losses >= 1);
+    assert_eq!(c.frames_retransmitted, 1);
+    // B is sent at +5 ms and acked at +105 ms; A is declared lost one RTT plus the reordering
+    // window (100/16 ms) after it was sent and lands at ~+156 ms. Its RTO (~+116 ms) never fired.
+    let latency = arrived - sent_a;
+    assert!(latency < Duration::from_millis(160), "{latency:?}");
+}
+
+#[test]
+fn standard_mode_waits_for_timeout_with_one_indication() {
+    let mut cfg = TransportConfig::tcp_like();
+    cfg.min_rto = Duration::from_millis(5);
+    let (p, sent_a, arrived) = one_loss_then_indication(cfg);
+    let c = p.client.endpoint.connection_stats(crate::ConnectionHandle(0)).unwrap();
+    // a single indication is not enough in standard mode: only the RTO recovers A
+    assert_eq!(c.thin_fast_losses, 0);
+    assert_eq!(c.rto_expirations, 1);
+    assert!(arrived - sent_a >= Duration::from_millis(150), "{:?}", arrived - sent_a);
+}
+
+#[test]
+fn bundling_repairs_a_single_loss_without_retransmission() {
+    let (p, sent_a, arrived) = one_loss_then_indication(TransportConfig::default());
+    let c = p.client.endpoint.connection_stats(crate::ConnectionHandle(0)).unwrap();
+    assert_eq!(c.frames_retransmitted, 0);
+    assert_eq!(c.rto_expirations, 0);
+    assert!(c.frames_bundled >= 1);
+    // A rides in B's packet: it arrives one-way (50 ms) after B was sent (+5 ms)
+    assert_eq!(arrived - sent_a, Duration::from_millis(55));
+    let s = p.server.endpoint.connection_stats(crate::ConnectionHandle(0)).unwrap();
+    assert!(s.duplicate_frames <= c.frames_bundled);
+}
+
+#[test]
+fn thin_rto_is_near_rtt_and_standard_rto_has_floor() {
+    let mut p = pair(TransportConfig::default());
+    let (c, _) = p.connect(&[ChannelKind::ReliableOrdered]).expect("connects");
+    for _ in 0..20 {
+        p.client.endpoint.send(p.time, c, 0, Bytes::from_static(b"x.......")).unwrap();
+        p.run_for(Duration::from_millis(100));
+    }
+    let st = p.client.endpoint.connection_stats(c).unwrap();
+    assert!(st.thin);
+    assert!(st.rto < Duration::from_millis(130), "{:?}", st.rto);
+    let mut q = pair(TransportConfig::tcp_like());
+    let (c, _) = q.connect(&[ChannelKind::ReliableOrdered]).expect("connects");
+    for _ in 0..20 {
+        q.client.endpoint.send(q.time, c, 0, Bytes::from_static(b"x.......")).unwrap();
+        q.run_for(Duration::from_millis(100));
+    }
+    assert!(q.client.endpoint.connection_stats(c).unwrap().rto >= Duration::from_millis(200));
+}

@@ -1,0 +1,122 @@
+//! The part shared by the async [`Endpoint`](crate::Endpoint) driver and the blocking
+//! [`Host`](crate::Host): the sans-IO core, the fault-injection links around it and the I/O
+//! counters. No sockets here: datagrams and `now` go in, a [`TxBatch`] and the next wake-up
+//! come out.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use rand::Rng;
+use thinwire_proto::netmodel::Link;
+use thinwire_proto::{EndpointConfig, Transmit};
+
+use crate::config::{Config, FaultConfig};
+use crate::error::BindError;
+use crate::io::TxBatch;
+use crate::stats::{EndpointStats, FaultStats, IoStats};
+
+type FaultLink = Link<(SocketAddr, Vec<u8>)>;
+
+#[derive(Debug)]
+struct Faults {
+    outbound: FaultLink,
+    inbound: FaultLink,
+}
+
+/// The core plus what the runtime wraps around it.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    pub(crate) core: thinwire_proto::Endpoint,
+    faults: Option<Faults>,
+    scratch: Vec<u8>,
+    pub(crate) io: IoStats,
+}
+
+impl Engine {
+    pub(crate) fn new(config: &Config, now: Instant) -> Result<Self, BindError> {
+        // The core's randomness (connection ids, nonces, cookie key) is seeded from the OS.
+        let mut os = rand::rng();
+        let seed: [u8; 32] = os.random();
+        let ep_config = EndpointConfig { transport: config.transport.clone(), cid_len: config.cid_len, rng_seed: seed };
+        let core = thinwire_proto::Endpoint::new(ep_config, config.server.clone(), now)?;
+        let faults = match &config.faults {
+            Some(f) => Some(Self::faults(f, os.random())?),
+            None => None,
+        };
+        Ok(Self { core, faults, scratch: Vec::with_capacity(2048), io: IoStats::default() })
+    }
+
+    fn faults(f: &FaultConfig, os_seed: u64) -> Result<Faults, BindError> {
+        let seed = f.seed.unwrap_or(os_seed);
+        Ok(Faults {
+            outbound: Link::try_new(f.outbound.clone(), seed)?,
+            inbound: Link::try_new(f.inbound.clone(), seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1))?,
+        })
+    }
+
+    /// One datagram from the socket.
+    pub(crate) fn on_datagram(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
+        self.io.datagrams_received += 1;
+        self.io.bytes_received += datagram.len() as u64;
+        match &mut self.faults {
+            Some(f) => {
+                f.inbound.send(now, (from, datagram.to_vec()), datagram.len());
+            }
+            None => self.core.handle_datagram(now, from, datagram),
+        }
+    }
+
+    /// Expired timers: the core's, and datagrams the inbound fault link releases now.
+    pub(crate) fn on_timeout(&mut self, now: Instant) {
+        if let Some(f) = &mut self.faults {
+            while let Some((from, d)) = f.inbound.poll_deliver(now) {
+                self.core.handle_datagram(now, from, &d);
+            }
+        }
+        if self.core.poll_timeout().is_some_and(|t| t <= now) {
+            self.core.handle_timeout(now);
+        }
+    }
+
+    /// Drains the core's transmits into `batch` (through the outbound fault link when there is
+    /// one), plus whatever the fault link releases now.
+    pub(crate) fn collect(&mut self, now: Instant, batch: &mut TxBatch, max_segments: usize) {
+        while let Some(Transmit { destination, size }) = self.core.poll_transmit(now, &mut self.scratch) {
+            let datagram = &self.scratch[..size.min(self.scratch.len())];
+            match &mut self.faults {
+                Some(f) => {
+                    f.outbound.send(now, (destination, datagram.to_vec()), datagram.len());
+                }
+                None => batch.push(destination, datagram, max_segments),
+            }
+        }
+        if let Some(f) = &mut self.faults {
+            while let Some((to, d)) = f.outbound.poll_deliver(now) {
+                batch.push(to, &d, max_segments);
+            }
+        }
+    }
+
+    /// When the engine next has work without new input.
+    pub(crate) fn next_wakeup(&self) -> Option<Instant> {
+        let mut t = self.core.poll_timeout();
+        if let Some(f) = &self.faults {
+            for d in [f.inbound.next_delivery(), f.outbound.next_delivery()].into_iter().flatten() {
+                t = Some(t.map_or(d, |t| t.min(d)));
+            }
+        }
+        t
+    }
+
+    pub(crate) fn stats(&self) -> EndpointStats {
+        EndpointStats {
+            protocol: self.core.stats().clone(),
+            connections: self.core.connection_count(),
+            io: self.io.clone(),
+            faults: self
+                .faults
+                .as_ref()
+                .map(|f| FaultStats { outbound: *f.outbound.stats(), inbound: *f.inbound.stats() }),
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! The blocking API for game loops without async: a [`Host`] in the style of ENet's
+//! `enet_host_service`, on the same sans-IO core as the async [`Endpoint`](crate::Endpoint).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use thinwire::{ChannelKind, Config, Host, HostEvent};
+//!
+//! let mut host = Host::bind("127.0.0.1:0".parse()?, Config::client())?;
+//! let server = host.connect("127.0.0.1:7777".parse()?, &[ChannelKind::LatestReliable])?;
+//! loop {
+//!     // handle everything that arrived, waiting at most until the next frame is due
+//!     while let Some(event) = host.service(Duration::from_millis(16))? {
+//!         match event {
+//!             HostEvent::Connected { conn, .. } => println!("{conn} connected"),
+//!             HostEvent::Message { channel, message, .. } => println!("{channel}: {:?}", message.data),
+//!             HostEvent::Disconnected { reason, .. } => return Err(reason.into()),
+//!         }
+//!     }
+//!     // game tick: queue this frame's updates, then put them on the wire
+//!     let _ = host.send_latest(server, 0, 1, &b"x=1,y=2"[..]);
+//!     host.flush()?;
+//! }
+//! # #[allow(unreachable_code)] Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use quinn_udp::{UdpSockRef, UdpSocketState};
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use thinwire_proto::{
+    ChannelKind, ConnectError, ConnectionHandle, ConnectionStats, DisconnectReason, Event, Message, SendError,
+};
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::error::BindError;
+use crate::io::{RecvBuf, TxBatch};
+use crate::stats::EndpointStats;
+
+/// Most receive batches read per pass, so a flood cannot starve timers and transmits.
+const RECV_BATCHES_PER_PASS: usize = 16;
+/// How long one send may wait for a full socket buffer to drain before the datagram is dropped.
+const SEND_WAIT: Duration = Duration::from_millis(100);
+
+/// What [`Host::service`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostEvent {
+    /// A connection completed its handshake (ours) or was accepted (theirs).
+    Connected {
+        /// The connection.
+        conn: ConnectionHandle,
+        /// The peer's address.
+        remote: SocketAddr,
+        /// Whether the peer opened it.
+        incoming: bool,
+    },
+    /// A message arrived.
+    Message {
+        /// The connection.
+        conn: ConnectionHandle,
+        /// The channel it arrived on.
+        channel: u8,
+        /// The message.
+        message: Message,
+    },
+    /// A connection ended; its handle is no longer valid.
+    Disconnected {
+        /// The connection.
+        conn: ConnectionHandle,
+        /// Why it ended.
+        reason: DisconnectReason,
+    },
+}
+
+/// A blocking thinwire endpoint for game loops: one non-blocking UDP socket, any number of
+/// connections, driven by the calling thread through [`service`](Self::service) and
+/// [`flush`](Self::flush). Nothing runs in the background: keepalives, retransmissions and
+/// acknowledgements happen inside those calls, so call `service` at least every few tens of
+/// milliseconds (a game loop does).
+pub struct Host {
+    socket: UdpSocket,
+    udp: UdpSocketState,
+    engine: Engine,
+    rx: RecvBuf,
+    tx: TxBatch,
+    events: VecDeque<HostEvent>,
+    local_addr: SocketAddr,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host").field("local_addr", &self.local_addr).field("events", &self.events.len()).finish()
+    }
+}
+
+impl Host {
+    /// Binds a UDP socket to `addr` (IPv4 or IPv6; port 0 picks a free port). With
+    /// [`Config::server`] the host accepts incoming connections.
+    pub fn bind(addr: SocketAddr, config: Config) -> Result<Self, BindError> {
+        let engine = Engine::new(&config, Instant::now())?;
+        let (socket, udp) = crate::io::bind(addr, config.socket_buffer)?;
+        let local_addr = socket.local_addr()?;
+        Ok(Self { socket, udp, engine, rx: RecvBuf::new(), tx: TxBatch::default(), events: VecDeque::new(), local_addr })
+    }
+
+    /// The address the socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Starts a connection to `remote` with the given channel classes. It completes (or fails)
+    /// inside later [`service`](Self::service) calls: [`HostEvent::Connected`] or
+    /// [`HostEvent::Disconnected`] follows. Messages may be queued at once.
+    pub fn connect(&mut self, remote: SocketAddr, channels: &[ChannelKind]) -> Result<ConnectionHandle, ConnectError> {
+        let h = self.engine.core.connect(Instant::now(), remote, channels)?;
+        self.collect_events();
+        Ok(h)
+    }
+
+    /// Queues a message on `channel` (any class but LatestReliable). It is sent by the next
+    /// [`flush`](Self::flush) or [`service`](Self::service).
+    pub fn send(&mut self, conn: ConnectionHandle, channel: u8, data: impl Into<Bytes>) -> Result<(), SendError> {
+        self.engine.core.send(Instant::now(), conn, channel, data.into())
+    }
+
+    /// Queues the newest value for `key` on a LatestReliable `channel`.
+    pub fn send_latest(
+        &mut self,
+        conn: ConnectionHandle,
+        channel: u8,
+        key: u64,
+        data: impl Into<Bytes>,
+    ) -> Result<(), SendError> {
+        self.engine.core.send_latest(Instant::now(), conn, channel, key, data.into())
+    }
+
+    /// Closes a connection gracefully; [`HostEvent::Disconnected`] follows once the peer has
+    /// been told (keep calling [`service`](Self::service)).
+    pub fn close(&mut self, conn: ConnectionHandle, code: u64, reason: &[u8]) {
+        self.engine.core.close(Instant::now(), conn, code, reason);
+        self.collect_events();
+    }
+
+    /// Sends everything queued now, without waiting for anything to arrive.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.pump(Instant::now());
+        Ok(())
+    }
+
+    /// Processes the network for at most `timeout` and returns the first event, or `None` when
+    /// the time ran out with nothing to report. Events already queued return at once;
+    /// `Duration::ZERO` only processes what has arrived. The wait is a `poll(2)` on the socket
+    /// bounded by the earlier of `timeout` and the protocol's next timer: no spinning.
+    pub fn service(&mut self, timeout: Duration) -> io::Result<Option<HostEvent>> {
+        if let Some(e) = self.events.pop_front() {
+            return Ok(Some(e));
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.receive()?;
+            self.pump(Instant::now());
+            if let Some(e) = self.events.pop_front() {
+                return Ok(Some(e));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let wake = self.engine.next_wakeup().map_or(deadline, |t| t.min(deadline));
+            self.engine.io.wakeups += 1;
+            wait(&self.socket, PollFlags::IN, wake.saturating_duration_since(now))?;
+        }
+    }
+
+    /// Events waiting to be returned by [`service`](Self::service).
+    pub fn pending_events(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Statistics of one connection (`None` once it is gone).
+    pub fn connection_stats(&self, conn: ConnectionHandle) -> Option<ConnectionStats> {
+        self.engine.core.connection_stats(conn)
+    }
+
+    /// The peer address of a connection.
+    pub fn remote_address(&self, conn: ConnectionHandle) -> Option<SocketAddr> {
+        self.engine.core.remote_address(conn)
+    }
+
+    /// Connections held now, in any state.
+    pub fn connection_count(&self) -> usize {
+        self.engine.core.connection_count()
+    }
+
+    /// The host's counters: protocol drops by reason, socket I/O, fault injection.
+    pub fn stats(&self) -> EndpointStats {
+        self.engine.stats()
+    }
+
+    /// Reads what the socket holds, without waiting.
+    fn receive(&mut self) -> io::Result<()> {
+        for _ in 0..RECV_BATCHES_PER_PASS {
+            match self.rx.recv(&self.udp, UdpSockRef::from(&self.socket)) {
+                Ok(_) => {
+                    let now = Instant::now();
+                    self.engine.io.recv_calls += 1;
+                    for (from, d) in self.rx.datagrams() {
+                        self.engine.on_datagram(now, from, d);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    // a failed read loses at most that datagram; report it in the stats
+                    self.engine.io.recv_errors += 1;
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Timers, transmits, events.
+    fn pump(&mut self, now: Instant) {
+        self.engine.on_timeout(now);
+        self.engine.collect(now, &mut self.tx, self.udp.max_gso_segments());
+        self.send_all();
+        self.collect_events();
+    }
+
+    fn send_all(&mut self) {
+        while let Some((t, count)) = self.tx.next() {
+            let mut waited = false;
+            loop {
+                match self.udp.try_send(UdpSockRef::from(&self.socket), &t) {
+                    Ok(()) => {
+                        self.engine.io.send_calls += 1;
+                        self.engine.io.datagrams_sent += count as u64;
+                        self.engine.io.bytes_sent += t.contents.len() as u64;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock && !waited => {
+                        waited = true;
+                        if wait(&self.socket, PollFlags::OUT, SEND_WAIT).is_ok() {
+                            continue;
+                        }
+                        self.engine.io.send_errors += 1;
+                    }
+                    Err(_) => self.engine.io.send_errors += 1,
+                }
+                break;
+            }
+            self.tx.advance();
+        }
+    }
+
+    fn collect_events(&mut self) {
+        while let Some((conn, ev)) = self.engine.core.poll_event() {
+            self.events.push_back(match ev {
+                Event::Connected { remote, incoming } => HostEvent::Connected { conn, remote, incoming },
+                Event::Message(message) => HostEvent::Message { conn, channel: message.channel, message },
+                Event::Disconnected { reason } => HostEvent::Disconnected { conn, reason },
+            });
+        }
+    }
+}
+
+/// Waits until the socket is ready for `flags` or `timeout` passed.
+fn wait(socket: &UdpSocket, flags: PollFlags, timeout: Duration) -> io::Result<()> {
+    let ts = Timespec {
+        tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: timeout.subsec_nanos().into(),
+    };
+    let mut fds = [PollFd::new(socket, flags)];
+    match poll(&mut fds, Some(&ts)) {
+        Ok(_) => Ok(()),
+        Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}

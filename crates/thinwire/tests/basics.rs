@@ -1,0 +1,119 @@
+//! Connect, exchange on every channel class, close; IPv4 and IPv6; async and blocking APIs.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use common::{within, ALL};
+use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint};
+
+async fn exchange_every_class(bind: &str) {
+    let addr: SocketAddr = bind.parse().unwrap();
+    let server = Endpoint::bind(addr, Config::server()).unwrap();
+    let client = Endpoint::bind(addr, Config::client()).unwrap();
+    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL)).await.unwrap();
+    let peer = within(5, "accept", server.accept()).await.unwrap();
+    assert_eq!(peer.channels(), &ALL);
+
+    for ch in 0..4u8 {
+        conn.send(ch, vec![ch; 20]).unwrap();
+    }
+    conn.send_latest(4, 7, &b"pos"[..]).unwrap();
+    peer.send(0, &b"welcome"[..]).unwrap();
+
+    let mut seen = [0usize; 5];
+    while seen.iter().sum::<usize>() < 5 {
+        let (ch, m) = within(5, "server recv", peer.recv()).await.unwrap();
+        assert_eq!(m.channel, ch);
+        seen[ch as usize] += 1;
+        if ch == 4 {
+            assert_eq!((m.key, &m.data[..]), (Some(7), &b"pos"[..]));
+        } else {
+            assert_eq!(&m.data[..], &vec![ch; 20][..]);
+        }
+    }
+    assert_eq!(seen, [1; 5]);
+    let (ch, m) = within(5, "client recv", conn.recv()).await.unwrap();
+    assert_eq!((ch, &m.data[..]), (0, &b"welcome"[..]));
+    let stats = conn.stats().unwrap();
+    assert!(stats.packets_sent > 0 && stats.srtt < Duration::from_millis(100));
+
+    conn.close(7, b"bye");
+    let err = within(5, "peer sees close", peer.closed()).await;
+    match err {
+        ConnectionError::Disconnected(DisconnectReason::ClosedByPeer { code, reason }) => {
+            assert_eq!((code, &reason[..]), (7, &b"bye"[..]));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let err = within(5, "client close completes", conn.closed()).await;
+    assert!(matches!(err, ConnectionError::Disconnected(DisconnectReason::LocallyClosed)), "{err:?}");
+    assert!(matches!(conn.recv().await, Err(ConnectionError::Disconnected(DisconnectReason::LocallyClosed))));
+    within(5, "client idle", client.wait_idle()).await;
+    within(5, "server idle", server.wait_idle()).await;
+    assert_eq!(server.stats().protocol.connections_accepted, 1);
+}
+
+#[tokio::test]
+async fn ipv4_every_class_and_close() {
+    exchange_every_class("127.0.0.1:0").await;
+}
+
+#[tokio::test]
+async fn ipv6_every_class_and_close() {
+    exchange_every_class("[::1]:0").await;
+}
+
+/// An idle connection costs a handful of wake-ups per second (keepalives), not a busy loop.
+#[tokio::test]
+async fn idle_endpoints_sleep() {
+    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL)).await.unwrap();
+    let _peer = within(5, "accept", server.accept()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (c0, s0) = (client.stats().io.wakeups, server.stats().io.wakeups);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let (c1, s1) = (client.stats().io.wakeups - c0, server.stats().io.wakeups - s0);
+    // keepalive every 1 s each way plus the acks: ~10 wake-ups in 2.5 s
+    assert!(c1 <= 40 && s1 <= 40, "client woke {c1} times, server {s1} times in 2.5 s");
+    assert!(conn.close_reason().is_none(), "keepalives keep the connection open");
+}
+
+/// The endpoint reports misuse as local errors and stays usable.
+#[tokio::test]
+async fn misuse_is_reported_not_fatal() {
+    use thinwire::proto::SendError as Core;
+    use thinwire::SendError;
+    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+    assert!(client.accept().await.is_none(), "a client endpoint accepts nothing");
+    let err = client.connect(server.local_addr(), &[]).await.unwrap_err();
+    assert!(matches!(err, thinwire::ConnectError::Rejected(_)), "{err}");
+    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL)).await.unwrap();
+    assert!(matches!(conn.send(9, &b"x"[..]), Err(SendError::Rejected(Core::UnknownChannel(9)))));
+    assert!(matches!(conn.send(4, &b"x"[..]), Err(SendError::Rejected(Core::WrongChannelKind { .. }))));
+    assert!(matches!(conn.send_latest(0, 1, &b"x"[..]), Err(SendError::Rejected(Core::WrongChannelKind { .. }))));
+    let big = vec![0u8; 5000];
+    assert!(matches!(conn.send(2, big), Err(SendError::Rejected(Core::MessageTooLarge { .. }))));
+    conn.send(0, &b"still fine"[..]).unwrap();
+    let peer = within(5, "accept", server.accept()).await.unwrap();
+    let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
+    assert_eq!(&m.data[..], b"still fine");
+}
+
+/// A handshake to a port nobody answers fails with a typed error after the handshake timeout.
+#[tokio::test]
+async fn connect_to_nobody_times_out() {
+    let transport = thinwire::TransportConfig { handshake_timeout: Duration::from_millis(400), ..Default::default() };
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client().with_transport(transport)).unwrap();
+    // a bound socket that never answers
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let err = within(5, "handshake gives up", client.connect(silent.local_addr().unwrap(), &ALL)).await.unwrap_err();
+    assert!(
+        matches!(err, thinwire::ConnectError::Handshake(DisconnectReason::HandshakeTimedOut)),
+        "{err:?}"
+    );
+    assert_eq!(client.connection_count(), 0);
+}

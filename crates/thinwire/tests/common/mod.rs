@@ -1,0 +1,24 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, unreachable_pub)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use thinwire::ChannelKind;
+
+/// Every channel class, channel `i` = `ALL[i]`.
+pub const ALL: [ChannelKind; 5] = [
+    ChannelKind::ReliableOrdered,
+    ChannelKind::ReliableUnordered,
+    ChannelKind::Unreliable,
+    ChannelKind::UnreliableSequenced,
+    ChannelKind::LatestReliable,
+];
+
+/// Runs `f` with a deadline; a test that hangs fails instead.
+pub async fn within<T>(secs: u64, what: &str, f: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(Duration::from_secs(secs), f).await {
+        Ok(v) => v,
+        Err(_) => panic!("{what}: not done within {secs} s"),
+    }
+}

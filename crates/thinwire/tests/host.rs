@@ -1,0 +1,121 @@
+//! The blocking `Host` API: against the async endpoint, against itself, and its wait.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use common::{within, ALL};
+use thinwire::{Config, DisconnectReason, Endpoint, Host, HostEvent};
+
+/// Services `host` until `pred` accepts an event, with an overall deadline.
+fn wait_for(host: &mut Host, secs: u64, mut pred: impl FnMut(&HostEvent) -> bool) -> HostEvent {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if let Some(e) = host.service(Duration::from_millis(50)).unwrap() {
+            if pred(&e) {
+                return e;
+            }
+        }
+    }
+    panic!("no matching event within {secs} s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_client_talks_to_async_server() {
+    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
+    let addr = server.local_addr();
+    let srv = server.clone();
+    let echo = tokio::spawn(async move {
+        let conn = srv.accept().await.unwrap();
+        let mut n = 0;
+        while let Ok((ch, m)) = conn.recv().await {
+            n += 1;
+            let _ = match m.key {
+                Some(k) => conn.send_latest(ch, k, m.data),
+                None => conn.send(ch, m.data),
+            };
+        }
+        (n, conn.close_reason())
+    });
+    let client = tokio::task::spawn_blocking(move || {
+        let mut host = Host::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+        let conn = host.connect(addr, &ALL).unwrap();
+        let e = wait_for(&mut host, 5, |e| matches!(e, HostEvent::Connected { .. }));
+        assert_eq!(e, HostEvent::Connected { conn, remote: addr, incoming: false });
+        for ch in 0..4u8 {
+            host.send(conn, ch, vec![ch; 25]).unwrap();
+        }
+        host.send_latest(conn, 4, 3, &b"here"[..]).unwrap();
+        host.flush().unwrap();
+        let mut got = [0; 5];
+        while got.iter().sum::<i32>() < 5 {
+            if let HostEvent::Message { channel, message, .. } = wait_for(&mut host, 5, |_| true) {
+                got[channel as usize] += 1;
+                if channel == 4 {
+                    assert_eq!(message.key, Some(3));
+                }
+            }
+        }
+        assert!(host.connection_stats(conn).unwrap().srtt < Duration::from_millis(100));
+        host.close(conn, 3, b"bye");
+        let e = wait_for(&mut host, 5, |e| matches!(e, HostEvent::Disconnected { .. }));
+        assert_eq!(e, HostEvent::Disconnected { conn, reason: DisconnectReason::LocallyClosed });
+        assert_eq!(host.connection_count(), 0);
+    });
+    within(15, "host client", client).await.unwrap();
+    let (n, reason) = within(5, "server sees the close", echo).await.unwrap();
+    assert_eq!(n, 5);
+    assert!(matches!(reason.and_then(|r| r.reason().cloned()), Some(DisconnectReason::ClosedByPeer { code: 3, .. })));
+}
+
+#[test]
+fn host_to_host_over_ipv6() {
+    let mut server = Host::bind("[::1]:0".parse().unwrap(), Config::server()).unwrap();
+    let addr: SocketAddr = server.local_addr();
+    let client = std::thread::spawn(move || {
+        let mut host = Host::bind("[::1]:0".parse().unwrap(), Config::client()).unwrap();
+        let conn = host.connect(addr, &ALL).unwrap();
+        wait_for(&mut host, 5, |e| matches!(e, HostEvent::Connected { .. }));
+        for i in 0..50u32 {
+            host.send(conn, 0, i.to_be_bytes().to_vec()).unwrap();
+        }
+        host.flush().unwrap();
+        // wait for the server's goodbye
+        let e = wait_for(&mut host, 5, |e| matches!(e, HostEvent::Disconnected { .. }));
+        match e {
+            HostEvent::Disconnected { reason: DisconnectReason::ClosedByPeer { code, .. }, .. } => code,
+            other => panic!("{other:?}"),
+        }
+    });
+    let mut got = Vec::new();
+    let mut peer = None;
+    while got.len() < 50 {
+        match wait_for(&mut server, 5, |_| true) {
+            HostEvent::Connected { conn, incoming, .. } => {
+                assert!(incoming);
+                peer = Some(conn);
+            }
+            HostEvent::Message { message, .. } => got.push(u32::from_be_bytes(message.data[..4].try_into().unwrap())),
+            HostEvent::Disconnected { reason, .. } => panic!("{reason}"),
+        }
+    }
+    assert_eq!(got, (0..50).collect::<Vec<_>>());
+    server.close(peer.unwrap(), 42, b"server done");
+    wait_for(&mut server, 5, |e| matches!(e, HostEvent::Disconnected { .. }));
+    assert_eq!(client.join().unwrap(), 42);
+}
+
+#[test]
+fn service_waits_without_spinning() {
+    let mut host = Host::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+    let t0 = Instant::now();
+    assert!(host.service(Duration::from_millis(200)).unwrap().is_none());
+    let waited = t0.elapsed();
+    assert!(waited >= Duration::from_millis(200) && waited < Duration::from_millis(400), "{waited:?}");
+    assert!(host.stats().io.wakeups <= 2, "{:?}", host.stats().io);
+    // zero timeout: just a look at the socket
+    let t0 = Instant::now();
+    assert!(host.service(Duration::ZERO).unwrap().is_none());
+    assert!(t0.elapsed() < Duration::from_millis(50));
+}
