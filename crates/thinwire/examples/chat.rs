@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use thinwire::{ChannelKind, Config, Connection, ConnectionHandle, Endpoint};
+use thinwire::{ChannelKind, Config, Connection, ConnectionHandle, DisconnectReason, Endpoint};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const CHANNELS: [ChannelKind; 1] = [ChannelKind::ReliableOrdered];
@@ -101,6 +101,7 @@ async fn client(server: SocketAddr, name: String) -> Result<(), Box<dyn std::err
             loop {
                 match conn.recv().await {
                     Ok((_, m)) => println!("{}", String::from_utf8_lossy(&m.data)),
+                    Err(e) if matches!(e.reason(), Some(DisconnectReason::LocallyClosed)) => return,
                     Err(e) => {
                         eprintln!("disconnected: {e}");
                         std::process::exit(1);

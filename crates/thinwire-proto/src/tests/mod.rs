@@ -2,4 +2,5 @@
 
 mod basics;
 mod properties;
+mod lifecycle;
 mod thin;
