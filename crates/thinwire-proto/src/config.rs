@@ -134,7 +134,9 @@ impl TransportConfig {
         if self.thin_reorder_divisor == 0 || self.max_ack_ranges == 0 || self.min_window == 0 {
             return Err(ConfigError::Zero);
         }
-        let frags = self.max_message_size.div_ceil(self.max_unfragmented().max(1));
+        let frags = self
+            .max_message_size
+            .div_ceil(self.max_unfragmented().max(1));
         if frags > 1024 {
             return Err(ConfigError::MessageSize(self.max_message_size));
         }
@@ -162,7 +164,11 @@ pub struct EndpointConfig {
 impl EndpointConfig {
     /// Default configuration with the given random seed.
     pub fn new(rng_seed: [u8; 32]) -> Self {
-        Self { transport: Arc::new(TransportConfig::default()), cid_len: 2, rng_seed }
+        Self {
+            transport: Arc::new(TransportConfig::default()),
+            cid_len: 2,
+            rng_seed,
+        }
     }
 
     /// Checks the values are usable.

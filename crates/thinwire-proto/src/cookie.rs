@@ -76,7 +76,10 @@ pub(crate) fn verify(
     let issued = u64::from_be_bytes(cookie[..8].try_into().expect("8 bytes"));
     let expected = mac(key, input, issued);
     // constant-time comparison
-    let diff = expected.iter().zip(&cookie[8..]).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    let diff = expected
+        .iter()
+        .zip(&cookie[8..])
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b));
     if diff != 0 {
         return Err(CookieError::BadMac);
     }
@@ -96,15 +99,32 @@ mod tests {
         let cid = ConnectionId::new(&[1, 2]).unwrap();
         let a: SocketAddr = "127.0.0.1:1000".parse().unwrap();
         let b: SocketAddr = "127.0.0.1:1001".parse().unwrap();
-        let inp = |addr| CookieInput { addr, cid: &cid, instance: 1, nonce: 2 };
+        let inp = |addr| CookieInput {
+            addr,
+            cid: &cid,
+            instance: 1,
+            nonce: 2,
+        };
         let c = mint(&key, &inp(a), 1000);
         assert_eq!(c.len(), COOKIE_LEN);
         assert_eq!(verify(&key, &inp(a), &c, 2000, 5000), Ok(()));
-        assert_eq!(verify(&key, &inp(b), &c, 2000, 5000), Err(CookieError::BadMac));
-        assert_eq!(verify(&key, &inp(a), &c, 7000, 5000), Err(CookieError::Expired));
-        assert_eq!(verify(&[8u8; 32], &inp(a), &c, 2000, 5000), Err(CookieError::BadMac));
+        assert_eq!(
+            verify(&key, &inp(b), &c, 2000, 5000),
+            Err(CookieError::BadMac)
+        );
+        assert_eq!(
+            verify(&key, &inp(a), &c, 7000, 5000),
+            Err(CookieError::Expired)
+        );
+        assert_eq!(
+            verify(&[8u8; 32], &inp(a), &c, 2000, 5000),
+            Err(CookieError::BadMac)
+        );
         let mut forged = c.clone();
         forged[0] ^= 1; // moving the timestamp breaks the MAC
-        assert_eq!(verify(&key, &inp(a), &forged, 2000, 5000), Err(CookieError::BadMac));
+        assert_eq!(
+            verify(&key, &inp(a), &forged, 2000, 5000),
+            Err(CookieError::BadMac)
+        );
     }
 }

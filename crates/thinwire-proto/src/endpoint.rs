@@ -106,7 +106,11 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// A new endpoint; with a `server` configuration it accepts incoming connections.
-    pub fn new(config: EndpointConfig, server: Option<ServerConfig>, now: Instant) -> Result<Self, ConfigError> {
+    pub fn new(
+        config: EndpointConfig,
+        server: Option<ServerConfig>,
+        now: Instant,
+    ) -> Result<Self, ConfigError> {
         config.validate()?;
         let mut rng = ChaCha8Rng::from_seed(config.rng_seed);
         let mut cookie_key = [0u8; 32];
@@ -187,13 +191,26 @@ impl Endpoint {
     /// Opens a connection to `remote` with the given channel classes (1 to 64; channel `i` of
     /// the connection is `channels[i]`). Messages may be sent at once; they go out when the
     /// handshake completes. [`Event::Connected`] or [`Event::Disconnected`] follows.
-    pub fn connect(&mut self, now: Instant, remote: SocketAddr, channels: &[ChannelKind]) -> Result<ConnectionHandle, ConnectError> {
+    pub fn connect(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        channels: &[ChannelKind],
+    ) -> Result<ConnectionHandle, ConnectError> {
         if channels.is_empty() || channels.len() > 64 {
             return Err(ConnectError::ChannelCount(channels.len()));
         }
         let cid = self.fresh_cid().ok_or(ConnectError::NoConnectionId)?;
         let nonce = self.rng.random();
-        let conn = Connection::new_client(now, remote, cid, channels.to_vec(), self.instance, nonce, self.transport.clone());
+        let conn = Connection::new_client(
+            now,
+            remote,
+            cid,
+            channels.to_vec(),
+            self.instance,
+            nonce,
+            self.transport.clone(),
+        );
         let h = self.new_handle();
         self.by_cid.insert(cid, h);
         self.conns.insert(h, conn);
@@ -202,17 +219,37 @@ impl Endpoint {
     }
 
     /// Queues a message on a channel that is not latest-value.
-    pub fn send(&mut self, now: Instant, conn: ConnectionHandle, channel: u8, data: Bytes) -> Result<(), SendError> {
+    pub fn send(
+        &mut self,
+        now: Instant,
+        conn: ConnectionHandle,
+        channel: u8,
+        data: Bytes,
+    ) -> Result<(), SendError> {
         self.send_inner(now, conn, channel, None, data)
     }
 
     /// Queues the newest value for `key` on a latest-value channel; it replaces an older value
     /// for the same key that the peer has not acknowledged yet.
-    pub fn send_latest(&mut self, now: Instant, conn: ConnectionHandle, channel: u8, key: u64, data: Bytes) -> Result<(), SendError> {
+    pub fn send_latest(
+        &mut self,
+        now: Instant,
+        conn: ConnectionHandle,
+        channel: u8,
+        key: u64,
+        data: Bytes,
+    ) -> Result<(), SendError> {
         self.send_inner(now, conn, channel, Some(key), data)
     }
 
-    fn send_inner(&mut self, now: Instant, h: ConnectionHandle, channel: u8, key: Option<u64>, data: Bytes) -> Result<(), SendError> {
+    fn send_inner(
+        &mut self,
+        now: Instant,
+        h: ConnectionHandle,
+        channel: u8,
+        key: Option<u64>,
+        data: Bytes,
+    ) -> Result<(), SendError> {
         let conn = self.conns.get_mut(&h).ok_or(SendError::UnknownConnection)?;
         conn.send(now, channel, key, data)?;
         self.touched(h);
@@ -251,9 +288,18 @@ impl Endpoint {
             self.send_reset(from, hdr.dst_cid, datagram.len());
             return;
         };
-        let Some(conn) = self.conns.get_mut(&h) else { return };
+        let Some(conn) = self.conns.get_mut(&h) else {
+            return;
+        };
         let old_remote = conn.remote;
-        conn.handle_packet(now, from, hdr.pn_truncated, hdr.pn_len as usize, &datagram[offset..], datagram.len());
+        conn.handle_packet(
+            now,
+            from,
+            hdr.pn_truncated,
+            hdr.pn_len as usize,
+            &datagram[offset..],
+            datagram.len(),
+        );
         if conn.remote != old_remote {
             if let Some(rc) = conn.remote_cid {
                 self.by_remote.remove(&(old_remote, rc));
@@ -275,7 +321,11 @@ impl Endpoint {
 
     fn send_reset(&mut self, to: SocketAddr, cid: ConnectionId, received_len: usize) {
         let mut out = Vec::new();
-        LongPacket::Reset { version: wire::VERSION, cid }.encode(&mut out);
+        LongPacket::Reset {
+            version: wire::VERSION,
+            cid,
+        }
+        .encode(&mut out);
         // A Reset (8-15 bytes) may exceed a tiny packet such as a keepalive; like QUIC's
         // stateless reset it is capped below three times the packet that triggered it, so a
         // spoofed flood gains an attacker little.
@@ -286,7 +336,12 @@ impl Endpoint {
 
     fn handle_long(&mut self, now: Instant, from: SocketAddr, packet: LongPacket, len: usize) {
         match packet {
-            LongPacket::Hello { version, src_cid, instance, nonce } => {
+            LongPacket::Hello {
+                version,
+                src_cid,
+                instance,
+                nonce,
+            } => {
                 if self.server.is_none() {
                     self.stats.dropped_unexpected += 1;
                     return;
@@ -294,30 +349,74 @@ impl Endpoint {
                 if version != wire::VERSION {
                     self.stats.dropped_version += 1;
                     let mut out = Vec::new();
-                    LongPacket::VersionNegotiation { dst_cid: src_cid, supported: vec![wire::VERSION] }.encode(&mut out);
+                    LongPacket::VersionNegotiation {
+                        dst_cid: src_cid,
+                        supported: vec![wire::VERSION],
+                    }
+                    .encode(&mut out);
                     if out.len() <= len {
                         self.queue_reply(from, out);
                     }
                     return;
                 }
-                let input = CookieInput { addr: from, cid: &src_cid, instance, nonce };
+                let input = CookieInput {
+                    addr: from,
+                    cid: &src_cid,
+                    instance,
+                    nonce,
+                };
                 let cookie = cookie::mint(&self.cookie_key, &input, self.now_ms(now));
                 let mut out = Vec::new();
-                LongPacket::Challenge { version: wire::VERSION, dst_cid: src_cid, nonce, cookie }.encode(&mut out);
+                LongPacket::Challenge {
+                    version: wire::VERSION,
+                    dst_cid: src_cid,
+                    nonce,
+                    cookie,
+                }
+                .encode(&mut out);
                 if out.len() <= len && self.queue_reply(from, out) {
                     self.stats.challenges_sent += 1;
                 }
             }
-            LongPacket::Connect { version, src_cid, instance, nonce, cookie, max_ack_delay_us, channels } => {
-                self.handle_connect(now, from, version, src_cid, instance, nonce, &cookie, max_ack_delay_us, channels);
+            LongPacket::Connect {
+                version,
+                src_cid,
+                instance,
+                nonce,
+                cookie,
+                max_ack_delay_us,
+                channels,
+            } => {
+                self.handle_connect(
+                    now,
+                    from,
+                    version,
+                    src_cid,
+                    instance,
+                    nonce,
+                    &cookie,
+                    max_ack_delay_us,
+                    channels,
+                );
             }
-            LongPacket::Challenge { dst_cid, nonce, cookie, .. } => {
+            LongPacket::Challenge {
+                dst_cid,
+                nonce,
+                cookie,
+                ..
+            } => {
                 let ok = self.with_conn(dst_cid, |c| c.on_challenge(now, from, nonce, cookie));
                 if !ok {
                     self.stats.dropped_unexpected += 1;
                 }
             }
-            LongPacket::Accept { dst_cid, src_cid, nonce, max_ack_delay_us, .. } => {
+            LongPacket::Accept {
+                dst_cid,
+                src_cid,
+                nonce,
+                max_ack_delay_us,
+                ..
+            } => {
                 let delay = Duration::from_micros(max_ack_delay_us.min(10_000_000));
                 let ok = self.with_conn(dst_cid, |c| c.on_accept(now, from, nonce, src_cid, delay));
                 if ok {
@@ -347,8 +446,12 @@ impl Endpoint {
     }
 
     fn with_conn(&mut self, cid: ConnectionId, f: impl FnOnce(&mut Connection) -> bool) -> bool {
-        let Some(&h) = self.by_cid.get(&cid) else { return false };
-        let Some(c) = self.conns.get_mut(&h) else { return false };
+        let Some(&h) = self.by_cid.get(&cid) else {
+            return false;
+        };
+        let Some(c) = self.conns.get_mut(&h) else {
+            return false;
+        };
         let r = f(c);
         self.touched(h);
         r
@@ -382,7 +485,12 @@ impl Endpoint {
         let lifetime = server.cookie_lifetime.as_millis() as u64;
         let max_conns = server.max_connections;
         let now_ms = self.now_ms(now);
-        let input = CookieInput { addr: from, cid: &client_cid, instance, nonce };
+        let input = CookieInput {
+            addr: from,
+            cid: &client_cid,
+            instance,
+            nonce,
+        };
         if cookie::verify(&self.cookie_key, &input, cookie, now_ms, lifetime).is_err() {
             self.stats.dropped_bad_cookie += 1;
             return;
@@ -457,15 +565,24 @@ impl Endpoint {
             buf.clear();
             buf.extend_from_slice(&bytes);
             self.stats.datagrams_sent += 1;
-            return Some(Transmit { destination: to, size: buf.len() });
+            return Some(Transmit {
+                destination: to,
+                size: buf.len(),
+            });
         }
         while let Some(&h) = self.dirty.front() {
-            let out = self.conns.get_mut(&h).and_then(|c| c.poll_transmit(now, buf));
+            let out = self
+                .conns
+                .get_mut(&h)
+                .and_then(|c| c.poll_transmit(now, buf));
             match out {
                 Some(destination) => {
                     self.refresh(h);
                     self.stats.datagrams_sent += 1;
-                    return Some(Transmit { destination, size: buf.len() });
+                    return Some(Transmit {
+                        destination,
+                        size: buf.len(),
+                    });
                 }
                 None => {
                     self.dirty.pop_front();
@@ -492,7 +609,9 @@ impl Endpoint {
     }
 
     fn refresh(&mut self, h: ConnectionHandle) {
-        let Some(conn) = self.conns.get_mut(&h) else { return };
+        let Some(conn) = self.conns.get_mut(&h) else {
+            return;
+        };
         for e in conn.events.drain(..) {
             self.events.push_back((h, e));
         }

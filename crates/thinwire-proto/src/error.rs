@@ -56,6 +56,9 @@ pub enum SendError {
         /// The limit (one datagram for unreliable classes, `max_message_size` otherwise).
         max: usize,
     },
+    /// Latest-value keys are encoded as varints and must be below 2^62.
+    #[error("key {0} is not below 2^62")]
+    KeyOutOfRange(u64),
     /// The send buffer or the channel's window is full; try again after acknowledgements.
     #[error("send buffer full")]
     BufferFull,

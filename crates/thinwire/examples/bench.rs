@@ -177,6 +177,8 @@ async fn connector(server: SocketAddr, n: usize) {
     // stay connected until the parent has measured (it closes our stdin)
     let mut line = String::new();
     let _ = tokio::task::spawn_blocking(move || std::io::stdin().read_line(&mut line)).await;
+    ep.close(0, b"measured");
+    let _ = tokio::time::timeout(Duration::from_secs(5), ep.wait_idle()).await;
     drop(conns);
 }
 
@@ -215,6 +217,8 @@ async fn idle_memory(n: usize) -> Result<(), Box<dyn std::error::Error>> {
     let held = server.connection_count();
     drop(child.stdin.take());
     let _ = child.wait();
+    accepted.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    let _ = tokio::time::timeout(Duration::from_secs(5), server.wait_idle()).await;
     let per = (after.saturating_sub(before)) as f64 * 1024.0 / held.max(1) as f64;
     println!("memory per idle connection (server process, {held} connections): {per:.0} bytes");
     let parts: Vec<u64> = line.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
@@ -233,11 +237,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         connector(server, c[1].parse()?).await;
         return Ok(());
     }
+    println!("thinwire loopback benchmark, {} s per measurement, 32-byte messages", args.seconds);
+    // first, while the heap is fresh: freed memory of the other runs would hide the growth
+    if args.idle > 0 {
+        idle_memory(args.idle).await?;
+    }
     let server = Endpoint::bind("127.0.0.1:0".parse()?, Config::server())?;
     let addr = server.local_addr();
     let delivered = Arc::new(AtomicU64::new(0));
     tokio::spawn(echo_server(server.clone(), delivered.clone()));
-    println!("thinwire loopback benchmark, {} s per measurement, 32-byte messages", args.seconds);
     for n in [1usize, 100] {
         let (h, rate) = round_trips(n, addr, args.seconds).await;
         println!(
@@ -252,9 +260,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let u = throughput(n, addr, args.seconds, 2, &delivered).await;
         println!("{n:>3} client(s) throughput (Unreliable): {u:.0} messages/s delivered");
         let _ = tokio::time::timeout(Duration::from_secs(10), server.wait_idle()).await;
-    }
-    if args.idle > 0 {
-        idle_memory(args.idle).await?;
     }
     let st = server.stats();
     println!(

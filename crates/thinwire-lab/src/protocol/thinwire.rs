@@ -112,10 +112,9 @@ pub struct ThinwireEndpoint {
     waiting: HashMap<u32, VecDeque<OutMessage>>,
     buf: Vec<u8>,
     delivered: VecDeque<(u32, u64)>,
-    /// Last seen payload counter per connection.
-    payload: HashMap<ConnectionHandle, u64>,
-    /// Datagrams sent since the payload counters were last refreshed.
-    since_refresh: u32,
+    /// Last seen payload counter per connection, and datagrams sent to that
+    /// connection's peer since it was read.
+    payload: HashMap<ConnectionHandle, (u64, u32)>,
 }
 
 impl ThinwireEndpoint {
@@ -183,15 +182,15 @@ impl ThinwireEndpoint {
         }
     }
 
-    fn refresh_payload(&mut self) {
-        let handles: Vec<ConnectionHandle> = if self.is_server {
-            self.by_conn.keys().copied().collect()
-        } else {
-            self.conn.into_iter().collect()
-        };
-        for h in handles {
+    /// Re-reads the payload counter of `h` every 32 datagrams, so that a
+    /// connection that later disappears still counts (almost) fully.
+    fn note_transmit(&mut self, h: ConnectionHandle) {
+        let entry = self.payload.entry(h).or_insert((0, 31));
+        entry.1 += 1;
+        if entry.1 >= 32 {
+            entry.1 = 0;
             if let Some(s) = self.ep.connection_stats(h) {
-                self.payload.insert(h, s.payload_bytes_sent());
+                entry.0 = s.payload_bytes_sent();
             }
         }
     }
@@ -224,17 +223,14 @@ impl SimEndpoint for ThinwireEndpoint {
 
     fn poll_transmit(&mut self, now: Instant) -> Option<Transmit<Vec<u8>>> {
         let t = self.ep.poll_transmit(now, &mut self.buf)?;
-        let peer = if self.is_server {
-            client_of(t.destination).unwrap_or(u32::MAX)
+        let (peer, conn) = if self.is_server {
+            let c = client_of(t.destination).unwrap_or(u32::MAX);
+            (c, self.by_client.get(&c).copied())
         } else {
-            0
+            (0, self.conn)
         };
-        self.since_refresh += 1;
-        // Keep the payload counters fresh enough that a connection that
-        // later disappears still counts (cheap: a few times per second).
-        if self.since_refresh >= 64 {
-            self.since_refresh = 0;
-            self.refresh_payload();
+        if let Some(h) = conn {
+            self.note_transmit(h);
         }
         Some(Transmit {
             peer,
@@ -258,7 +254,7 @@ impl SimEndpoint for ThinwireEndpoint {
     }
 
     fn payload_bytes_sent(&self) -> Option<u64> {
-        let mut seen = self.payload.clone();
+        let mut seen: HashMap<ConnectionHandle, u64> = self.payload.iter().map(|(h, v)| (*h, v.0)).collect();
         let live: Vec<ConnectionHandle> = if self.is_server {
             self.by_conn.keys().copied().collect()
         } else {
@@ -316,7 +312,6 @@ impl Protocol for ThinwireProtocol {
             buf: Vec::with_capacity(1500),
             delivered: VecDeque::new(),
             payload: HashMap::new(),
-            since_refresh: 0,
         }
     }
     fn new_server(
@@ -349,7 +344,6 @@ impl Protocol for ThinwireProtocol {
             buf: Vec::with_capacity(1500),
             delivered: VecDeque::new(),
             payload: HashMap::new(),
-            since_refresh: 0,
         }
     }
 }

@@ -37,7 +37,11 @@ fn check_long(data: &[u8]) {
     let mut out = Vec::new();
     packet.encode(&mut out);
     assert!(is_long_header(&out));
-    assert_eq!(LongPacket::decode(&out).as_ref(), Ok(&packet), "long round trip");
+    assert_eq!(
+        LongPacket::decode(&out).as_ref(),
+        Ok(&packet),
+        "long round trip"
+    );
 }
 
 fn check_short(data: &[u8]) {

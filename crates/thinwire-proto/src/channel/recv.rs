@@ -35,11 +35,23 @@ struct Partial {
 
 #[derive(Debug)]
 enum Rule {
-    Ordered { next: u64, waiting: BTreeMap<u64, (Option<u64>, Bytes)> },
-    Unordered { below: u64, seen: BTreeSet<u64> },
+    Ordered {
+        next: u64,
+        waiting: BTreeMap<u64, (Option<u64>, Bytes)>,
+    },
+    Unordered {
+        below: u64,
+        seen: BTreeSet<u64>,
+    },
     Unreliable,
-    Sequenced { newest: Option<u64> },
-    Latest { last: HashMap<u64, u64>, floor: Option<u64>, max_keys: usize },
+    Sequenced {
+        newest: Option<u64>,
+    },
+    Latest {
+        last: HashMap<u64, u64>,
+        floor: Option<u64>,
+        max_keys: usize,
+    },
 }
 
 /// The receive state of one channel.
@@ -56,8 +68,14 @@ pub(crate) struct RecvChannel {
 impl RecvChannel {
     pub(crate) fn new(kind: ChannelKind, max_keys: usize) -> Self {
         let rule = match kind {
-            ChannelKind::ReliableOrdered => Rule::Ordered { next: 0, waiting: BTreeMap::new() },
-            ChannelKind::ReliableUnordered => Rule::Unordered { below: 0, seen: BTreeSet::new() },
+            ChannelKind::ReliableOrdered => Rule::Ordered {
+                next: 0,
+                waiting: BTreeMap::new(),
+            },
+            ChannelKind::ReliableUnordered => Rule::Unordered {
+                below: 0,
+                seen: BTreeSet::new(),
+            },
             ChannelKind::Unreliable => Rule::Unreliable,
             ChannelKind::UnreliableSequenced => Rule::Sequenced { newest: None },
             ChannelKind::LatestReliable => Rule::Latest {
@@ -66,7 +84,13 @@ impl RecvChannel {
                 max_keys: max_keys.max(1),
             },
         };
-        Self { kind, rule, largest_seen: None, partial: BTreeMap::new(), buffered_bytes: 0 }
+        Self {
+            kind,
+            rule,
+            largest_seen: None,
+            partial: BTreeMap::new(),
+            buffered_bytes: 0,
+        }
     }
 
     /// The sequence number the next message is expected near (for expanding compact seqs).
@@ -110,7 +134,11 @@ impl RecvChannel {
             if fragment.is_some() {
                 return RecvOutcome::Refused;
             }
-            out.push(Delivered { seq: None, key: None, data: Bytes::copy_from_slice(payload) });
+            out.push(Delivered {
+                seq: None,
+                key: None,
+                data: Bytes::copy_from_slice(payload),
+            });
             return RecvOutcome::Accepted;
         };
         if self.kind.has_key() != key.is_some() {
@@ -119,7 +147,10 @@ impl RecvChannel {
         if self.is_stale(seq, key) {
             return RecvOutcome::Duplicate;
         }
-        if self.window_base().is_some_and(|b| seq >= b.saturating_add(RECV_WINDOW)) {
+        if self
+            .window_base()
+            .is_some_and(|b| seq >= b.saturating_add(RECV_WINDOW))
+        {
             return RecvOutcome::Refused;
         }
         let data = match fragment {
@@ -188,11 +219,19 @@ impl RecvChannel {
         match &mut self.rule {
             Rule::Ordered { next, waiting } => {
                 if seq == *next {
-                    out.push(Delivered { seq: Some(seq), key, data });
+                    out.push(Delivered {
+                        seq: Some(seq),
+                        key,
+                        data,
+                    });
                     *next += 1;
                     while let Some((k, d)) = waiting.remove(next) {
                         self.buffered_bytes -= d.len();
-                        out.push(Delivered { seq: Some(*next), key: k, data: d });
+                        out.push(Delivered {
+                            seq: Some(*next),
+                            key: k,
+                            data: d,
+                        });
                         *next += 1;
                     }
                 } else {
@@ -201,7 +240,11 @@ impl RecvChannel {
                 }
             }
             Rule::Unordered { below, seen } => {
-                out.push(Delivered { seq: Some(seq), key, data });
+                out.push(Delivered {
+                    seq: Some(seq),
+                    key,
+                    data,
+                });
                 if seq == *below {
                     *below += 1;
                     while seen.remove(below) {
@@ -211,12 +254,24 @@ impl RecvChannel {
                     seen.insert(seq);
                 }
             }
-            Rule::Unreliable => out.push(Delivered { seq: None, key, data }),
+            Rule::Unreliable => out.push(Delivered {
+                seq: None,
+                key,
+                data,
+            }),
             Rule::Sequenced { newest } => {
                 *newest = Some(seq);
-                out.push(Delivered { seq: Some(seq), key, data });
+                out.push(Delivered {
+                    seq: Some(seq),
+                    key,
+                    data,
+                });
             }
-            Rule::Latest { last, floor, max_keys } => {
+            Rule::Latest {
+                last,
+                floor,
+                max_keys,
+            } => {
                 let k = key.unwrap_or_default();
                 last.insert(k, seq);
                 if last.len() > *max_keys {
@@ -227,7 +282,11 @@ impl RecvChannel {
                         *floor = Some(floor.map_or(old_seq, |f| f.max(old_seq)));
                     }
                 }
-                out.push(Delivered { seq: Some(seq), key, data });
+                out.push(Delivered {
+                    seq: Some(seq),
+                    key,
+                    data,
+                });
             }
         }
     }
@@ -304,8 +363,14 @@ mod tests {
     fn reassembles_out_of_order_fragments() {
         let mut ch = RecvChannel::new(ChannelKind::ReliableOrdered, 16);
         let mut out = Vec::new();
-        assert_eq!(ch.on_frame(Some(0), None, Some((1, 2)), b"def", &mut out), RecvOutcome::Accepted);
-        assert_eq!(ch.on_frame(Some(0), None, Some((1, 2)), b"def", &mut out), RecvOutcome::Duplicate);
+        assert_eq!(
+            ch.on_frame(Some(0), None, Some((1, 2)), b"def", &mut out),
+            RecvOutcome::Accepted
+        );
+        assert_eq!(
+            ch.on_frame(Some(0), None, Some((1, 2)), b"def", &mut out),
+            RecvOutcome::Duplicate
+        );
         assert!(out.is_empty());
         ch.on_frame(Some(0), None, Some((0, 2)), b"abc", &mut out);
         assert_eq!(out[0].data, Bytes::from_static(b"abcdef"));

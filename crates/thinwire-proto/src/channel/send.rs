@@ -72,7 +72,12 @@ impl SendChannel {
 
     /// Adds a message; returns its sequence number and, on a latest-value channel, the sequence
     /// number of the older unacknowledged value it replaced (already removed).
-    pub(crate) fn push(&mut self, data: Bytes, key: Option<u64>, frag_size: usize) -> (u64, Option<u64>) {
+    pub(crate) fn push(
+        &mut self,
+        data: Bytes,
+        key: Option<u64>,
+        frag_size: usize,
+    ) -> (u64, Option<u64>) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let replaced = match key {

@@ -19,7 +19,9 @@ use crate::channel::{Delivered, RecvChannel, RecvOutcome, SendChannel, SEND_WIND
 use crate::config::TransportConfig;
 use crate::error::{DisconnectReason, PeerError, SendError};
 use crate::event::{Event, Message};
-use crate::recovery::{ChunkRef, Congestion, ReceivedPackets, RttEstimator, SentPacket, SentPackets};
+use crate::recovery::{
+    ChunkRef, Congestion, ReceivedPackets, RttEstimator, SentPacket, SentPackets,
+};
 use crate::wire::{self, AckFrame, ChannelKind, ConnectionId, Frame};
 
 pub(crate) use state::State;
@@ -159,7 +161,13 @@ impl Connection {
         nonce: u64,
         config: Arc<TransportConfig>,
     ) -> Self {
-        let hs = HandshakeInfo { instance, nonce, sent_at: None, retransmitted: false, started: now };
+        let hs = HandshakeInfo {
+            instance,
+            nonce,
+            sent_at: None,
+            retransmitted: false,
+            started: now,
+        };
         let mut c = Self::new(
             Side::Client,
             State::AwaitingChallenge,
@@ -190,7 +198,13 @@ impl Connection {
         handshake_rtt: Option<Duration>,
         config: Arc<TransportConfig>,
     ) -> Self {
-        let hs = HandshakeInfo { instance, nonce, sent_at: None, retransmitted: false, started: now };
+        let hs = HandshakeInfo {
+            instance,
+            nonce,
+            sent_at: None,
+            retransmitted: false,
+            started: now,
+        };
         let mut c = Self::new(
             Side::Server,
             State::Established,
@@ -207,7 +221,10 @@ impl Connection {
             c.rtt.update(rtt, Duration::ZERO);
         }
         c.accept_due = true;
-        c.events.push(Event::Connected { remote, incoming: true });
+        c.events.push(Event::Connected {
+            remote,
+            incoming: true,
+        });
         c.update_timers(now);
         c
     }
@@ -229,15 +246,26 @@ impl Connection {
     fn rto(&self) -> Duration {
         let base = self
             .rtt
-            .rto(self.is_thin(), self.config.timer_granularity, self.peer_max_ack_delay)
+            .rto(
+                self.is_thin(),
+                self.config.timer_granularity,
+                self.peer_max_ack_delay,
+            )
             .clamp(self.config.min_rto, self.config.max_rto);
-        base.saturating_mul(1 << self.backoff.min(16)).min(self.config.max_rto)
+        base.saturating_mul(1 << self.backoff.min(16))
+            .min(self.config.max_rto)
     }
 
     // ---------------------------------------------------------------- application calls
 
     /// Queues a message. `key` is required on latest-value channels and refused elsewhere.
-    pub(crate) fn send(&mut self, now: Instant, channel: u8, key: Option<u64>, data: Bytes) -> Result<(), SendError> {
+    pub(crate) fn send(
+        &mut self,
+        now: Instant,
+        channel: u8,
+        key: Option<u64>,
+        data: Bytes,
+    ) -> Result<(), SendError> {
         if !self.state.is_open() {
             return Err(SendError::ConnectionClosed);
         }
@@ -247,15 +275,35 @@ impl Connection {
             .ok_or(SendError::UnknownChannel(channel))?;
         match (kind.has_key(), key.is_some()) {
             (true, false) => {
-                return Err(SendError::WrongChannelKind { channel, kind, expected: "send_latest" })
+                return Err(SendError::WrongChannelKind {
+                    channel,
+                    kind,
+                    expected: "send_latest",
+                })
             }
-            (false, true) => return Err(SendError::WrongChannelKind { channel, kind, expected: "send" }),
+            (false, true) => {
+                return Err(SendError::WrongChannelKind {
+                    channel,
+                    kind,
+                    expected: "send",
+                })
+            }
             _ => {}
         }
+        if let Some(k) = key.filter(|k| *k > wire::varint::MAX) {
+            return Err(SendError::KeyOutOfRange(k));
+        }
         let frag_size = self.config.max_unfragmented();
-        let max = if kind.is_reliable() { self.config.max_message_size } else { frag_size };
+        let max = if kind.is_reliable() {
+            self.config.max_message_size
+        } else {
+            frag_size
+        };
         if data.len() > max {
-            return Err(SendError::MessageTooLarge { size: data.len(), max });
+            return Err(SendError::MessageTooLarge {
+                size: data.len(),
+                max,
+            });
         }
         let queued: usize = self.send.iter().map(|c| c.queued_bytes).sum();
         let ch = &mut self.send[channel as usize];
@@ -266,7 +314,11 @@ impl Connection {
         let msg = &mut ch.msgs.get_mut(&seq).expect("just pushed");
         for (frag, state) in msg.frags.iter_mut().enumerate() {
             state.queued = true;
-            self.pending.push_back(ChunkRef { channel, seq, frag: frag as u32 });
+            self.pending.push_back(ChunkRef {
+                channel,
+                seq,
+                frag: frag as u32,
+            });
         }
         self.update_timers(now);
         Ok(())
@@ -307,9 +359,20 @@ impl Connection {
         }
     }
 
-    fn enter_draining(&mut self, now: Instant, report: Option<DisconnectReason>, code: u64, reason: Vec<u8>) {
+    fn enter_draining(
+        &mut self,
+        now: Instant,
+        report: Option<DisconnectReason>,
+        code: u64,
+        reason: Vec<u8>,
+    ) {
         let until = now + self.rto() * 3;
-        self.state = State::Draining { report, code, reason, until };
+        self.state = State::Draining {
+            report,
+            code,
+            reason,
+            until,
+        };
         self.close_due = true;
         self.pending.clear();
         self.retransmit.clear();
@@ -334,8 +397,17 @@ impl Connection {
     // ---------------------------------------------------------------- handshake input
 
     /// The server's Challenge arrived (client).
-    pub(crate) fn on_challenge(&mut self, now: Instant, from: SocketAddr, nonce: u64, cookie: Vec<u8>) -> bool {
-        if self.state != State::AwaitingChallenge || from != self.remote || nonce != self.handshake.nonce {
+    pub(crate) fn on_challenge(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        nonce: u64,
+        cookie: Vec<u8>,
+    ) -> bool {
+        if self.state != State::AwaitingChallenge
+            || from != self.remote
+            || nonce != self.handshake.nonce
+        {
             return false;
         }
         self.handshake_rtt_sample(now);
@@ -355,7 +427,10 @@ impl Connection {
         server_cid: ConnectionId,
         peer_max_ack_delay: Duration,
     ) -> bool {
-        if !matches!(self.state, State::AwaitingAccept { .. }) || from != self.remote || nonce != self.handshake.nonce {
+        if !matches!(self.state, State::AwaitingAccept { .. })
+            || from != self.remote
+            || nonce != self.handshake.nonce
+        {
             return false;
         }
         self.handshake_rtt_sample(now);
@@ -365,21 +440,28 @@ impl Connection {
         self.handshake_due = false;
         self.last_rx = now;
         self.last_eliciting_tx = now;
-        self.events.push(Event::Connected { remote: self.remote, incoming: false });
+        self.events.push(Event::Connected {
+            remote: self.remote,
+            incoming: false,
+        });
         self.update_timers(now);
         true
     }
 
     /// The peer supports none of our versions (client, before the Challenge).
     pub(crate) fn on_version_negotiation(&mut self, from: SocketAddr, supported: Vec<u32>) {
-        if self.state == State::AwaitingChallenge && from == self.remote && !supported.contains(&wire::VERSION) {
+        if self.state == State::AwaitingChallenge
+            && from == self.remote
+            && !supported.contains(&wire::VERSION)
+        {
             self.finish(PeerError::VersionMismatch(supported).into());
         }
     }
 
     fn handshake_rtt_sample(&mut self, now: Instant) {
         if let (Some(sent), false) = (self.handshake.sent_at, self.handshake.retransmitted) {
-            self.rtt.update(now.saturating_duration_since(sent), Duration::ZERO);
+            self.rtt
+                .update(now.saturating_duration_since(sent), Duration::ZERO);
         }
     }
 
@@ -427,10 +509,11 @@ impl Connection {
         if let State::Draining { .. } = self.state {
             if frames.iter().any(|f| matches!(f, Frame::Close { .. })) {
                 // both sides closed: done
-                if let State::Draining { report, .. } = std::mem::replace(&mut self.state, State::Closed) {
-                    if let Some(r) = report {
-                        self.events.push(Event::Disconnected { reason: r });
-                    }
+                if let State::Draining {
+                    report: Some(r), ..
+                } = std::mem::replace(&mut self.state, State::Closed)
+                {
+                    self.events.push(Event::Disconnected { reason: r });
                 }
             } else if self.last_close_sent.is_none_or(|t| now >= t + self.rto()) {
                 self.close_due = true;
@@ -458,7 +541,10 @@ impl Connection {
                 Frame::Close { code, reason } => {
                     let reason = reason.to_vec();
                     self.events.push(Event::Disconnected {
-                        reason: DisconnectReason::ClosedByPeer { code, reason: reason.clone() },
+                        reason: DisconnectReason::ClosedByPeer {
+                            code,
+                            reason: reason.clone(),
+                        },
                     });
                     self.enter_draining(now, None, code, reason);
                     self.update_timers(now);
@@ -538,9 +624,13 @@ impl Connection {
                 self.cc.on_ack(packet.time_sent);
                 self.note_loss_sample(false);
             }
-            if *pn == ack.largest && largest_before.is_none_or(|l| ack.largest > l) && packet.ack_eliciting {
+            if *pn == ack.largest
+                && largest_before.is_none_or(|l| ack.largest > l)
+                && packet.ack_eliciting
+            {
                 let sample = now.saturating_duration_since(packet.time_sent);
-                self.rtt.update(sample, Duration::from_micros(ack.ack_delay_us));
+                self.rtt
+                    .update(sample, Duration::from_micros(ack.ack_delay_us));
             }
             for c in &packet.chunks {
                 if let Some(ch) = self.send.get_mut(c.channel as usize) {
@@ -588,12 +678,18 @@ impl Connection {
         self.note_loss_sample(true);
         self.cc.on_loss(packet.time_sent, now);
         for c in packet.chunks {
-            let Some(ch) = self.send.get_mut(c.channel as usize) else { continue };
+            let Some(ch) = self.send.get_mut(c.channel as usize) else {
+                continue;
+            };
             if !ch.kind.is_reliable() {
                 continue;
             }
-            let Some(msg) = ch.msgs.get_mut(&c.seq) else { continue };
-            let Some(f) = msg.frags.get_mut(c.frag as usize) else { continue };
+            let Some(msg) = ch.msgs.get_mut(&c.seq) else {
+                continue;
+            };
+            let Some(f) = msg.frags.get_mut(c.frag as usize) else {
+                continue;
+            };
             if !f.acked && !f.queued && f.last_pn == Some(pn) {
                 f.queued = true;
                 self.retransmit.push_back(c);
@@ -622,14 +718,20 @@ impl Connection {
                 Timer::Close => {
                     if let State::Closing { code, reason } = &self.state {
                         let (code, reason) = (*code, reason.clone());
-                        self.enter_draining(now, Some(DisconnectReason::LocallyClosed), code, reason);
+                        self.enter_draining(
+                            now,
+                            Some(DisconnectReason::LocallyClosed),
+                            code,
+                            reason,
+                        );
                     }
                 }
                 Timer::Drain => {
-                    if let State::Draining { report, .. } = std::mem::replace(&mut self.state, State::Closed) {
-                        if let Some(r) = report {
-                            self.events.push(Event::Disconnected { reason: r });
-                        }
+                    if let State::Draining {
+                        report: Some(r), ..
+                    } = std::mem::replace(&mut self.state, State::Closed)
+                    {
+                        self.events.push(Event::Disconnected { reason: r });
                     }
                 }
             }
@@ -670,9 +772,15 @@ impl Connection {
         match &self.state {
             State::AwaitingChallenge | State::AwaitingAccept { .. } => {
                 if !self.handshake_due {
-                    t.set(Timer::Handshake, self.handshake.sent_at.map(|s| s + cfg.handshake_retry));
+                    t.set(
+                        Timer::Handshake,
+                        self.handshake.sent_at.map(|s| s + cfg.handshake_retry),
+                    );
                 }
-                t.set(Timer::HandshakeTimeout, Some(self.handshake.started + cfg.handshake_timeout));
+                t.set(
+                    Timer::HandshakeTimeout,
+                    Some(self.handshake.started + cfg.handshake_timeout),
+                );
             }
             State::Established | State::Closing { .. } => {
                 let loss = match (self.loss_time, self.rto_deadline()) {
@@ -685,7 +793,10 @@ impl Connection {
                 }
                 // with data in flight the retransmission timer probes the path already
                 if !self.ping_due && self.sent.in_flight() == 0 {
-                    t.set(Timer::Keepalive, Some(self.last_eliciting_tx + cfg.keepalive_interval));
+                    t.set(
+                        Timer::Keepalive,
+                        Some(self.last_eliciting_tx + cfg.keepalive_interval),
+                    );
                 }
                 t.set(Timer::Idle, Some(self.last_rx + cfg.idle_timeout));
                 if let (State::Closing { .. }, Some(s)) = (&self.state, self.close_started) {
@@ -723,9 +834,5 @@ impl Connection {
             })
             .collect();
         s
-    }
-
-    pub(crate) fn side(&self) -> Side {
-        self.side
     }
 }

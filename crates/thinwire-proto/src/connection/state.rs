@@ -17,9 +17,14 @@ use crate::error::DisconnectReason;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum State {
     AwaitingChallenge,
-    AwaitingAccept { cookie: Vec<u8> },
+    AwaitingAccept {
+        cookie: Vec<u8>,
+    },
     Established,
-    Closing { code: u64, reason: Vec<u8> },
+    Closing {
+        code: u64,
+        reason: Vec<u8>,
+    },
     Draining {
         /// What the application is told when draining ends (`None` when it was told already).
         report: Option<DisconnectReason>,
@@ -31,13 +36,12 @@ pub(crate) enum State {
 }
 
 impl State {
-    pub(crate) fn is_handshake(&self) -> bool {
-        matches!(self, State::AwaitingChallenge | State::AwaitingAccept { .. })
-    }
-
     /// Whether application data may flow (queued before the handshake ends, sent after).
     pub(crate) fn is_open(&self) -> bool {
-        matches!(self, State::AwaitingChallenge | State::AwaitingAccept { .. } | State::Established)
+        matches!(
+            self,
+            State::AwaitingChallenge | State::AwaitingAccept { .. } | State::Established
+        )
     }
 
     /// Whether data packets are exchanged.

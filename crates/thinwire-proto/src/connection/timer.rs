@@ -37,10 +37,6 @@ impl TimerTable {
         self.at[timer as usize] = at;
     }
 
-    pub(crate) fn get(&self, timer: Timer) -> Option<Instant> {
-        self.at[timer as usize]
-    }
-
     /// The earliest deadline.
     pub(crate) fn next(&self) -> Option<Instant> {
         self.at.iter().flatten().min().copied()

@@ -2,7 +2,7 @@
 //! and redundant bundling, in that order of priority.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{Connection, Side, State};
 use crate::recovery::{ChunkRef, SentPacket};
@@ -22,7 +22,9 @@ impl Connection {
         buf.clear();
         let sent = match &self.state {
             State::Closed => false,
-            State::AwaitingChallenge | State::AwaitingAccept { .. } => self.write_handshake(now, buf),
+            State::AwaitingChallenge | State::AwaitingAccept { .. } => {
+                self.write_handshake(now, buf)
+            }
             State::Draining { code, reason, .. } => {
                 if self.close_due {
                     let (code, reason) = (*code, reason.clone());
@@ -79,7 +81,9 @@ impl Connection {
     }
 
     fn write_accept(&mut self, buf: &mut Vec<u8>) {
-        let Some(remote_cid) = self.remote_cid else { return };
+        let Some(remote_cid) = self.remote_cid else {
+            return;
+        };
         LongPacket::Accept {
             version: wire::VERSION,
             dst_cid: remote_cid,
@@ -166,7 +170,6 @@ impl Connection {
                 pn,
                 SentPacket {
                     time_sent: now,
-                    size: buf.len() as u32,
                     ack_eliciting,
                     lost: false,
                     indicated_at: None,
@@ -179,9 +182,20 @@ impl Connection {
 
     /// Places chunks from the retransmit queue (`retransmit`) or the new-data queue, in order,
     /// while they fit.
-    fn fill_from_queue(&mut self, pn: u64, retransmit: bool, buf: &mut Vec<u8>, max: usize, chunks: &mut Vec<ChunkRef>) {
+    fn fill_from_queue(
+        &mut self,
+        pn: u64,
+        retransmit: bool,
+        buf: &mut Vec<u8>,
+        max: usize,
+        chunks: &mut Vec<ChunkRef>,
+    ) {
         loop {
-            let queue = if retransmit { &mut self.retransmit } else { &mut self.pending };
+            let queue = if retransmit {
+                &mut self.retransmit
+            } else {
+                &mut self.pending
+            };
             let Some(&c) = queue.front() else { return };
             // skip chunks whose message was acknowledged or replaced meanwhile
             let live = self.send[c.channel as usize]
@@ -193,11 +207,19 @@ impl Connection {
                 queue.pop_front();
                 continue;
             }
-            let origin = if retransmit { Origin::Retransmit } else { Origin::First };
+            let origin = if retransmit {
+                Origin::Retransmit
+            } else {
+                Origin::First
+            };
             if !self.place_chunk(pn, c, origin, buf, max) {
                 return;
             }
-            let queue = if retransmit { &mut self.retransmit } else { &mut self.pending };
+            let queue = if retransmit {
+                &mut self.retransmit
+            } else {
+                &mut self.pending
+            };
             queue.pop_front();
             chunks.push(c);
         }
@@ -241,19 +263,33 @@ impl Connection {
     }
 
     /// Encodes one chunk if it fits under `limit`; updates its state and the statistics.
-    fn place_chunk(&mut self, pn: u64, c: ChunkRef, origin: Origin, buf: &mut Vec<u8>, limit: usize) -> bool {
+    fn place_chunk(
+        &mut self,
+        pn: u64,
+        c: ChunkRef,
+        origin: Origin,
+        buf: &mut Vec<u8>,
+        limit: usize,
+    ) -> bool {
         let ch = &mut self.send[c.channel as usize];
         let kind = ch.kind;
         let compact = wire::seq_compact_ok(c.seq, ch.receiver_low(), ch.next_seq);
-        let Some(msg) = ch.msgs.get_mut(&c.seq) else { return false };
+        let Some(msg) = ch.msgs.get_mut(&c.seq) else {
+            return false;
+        };
         let count = msg.frag_count();
-        let fragment = (count > 1).then_some(Fragment { index: c.frag, count });
+        let fragment = (count > 1).then_some(Fragment {
+            index: c.frag,
+            count,
+        });
         let payload = msg.frag_payload(c.frag);
         let len = wire::message_frame_len(kind, c.seq, compact, msg.key, fragment, payload.len());
         if buf.len() + len > limit {
             return false;
         }
-        wire::encode_message(c.channel, kind, c.seq, compact, msg.key, fragment, &payload, buf);
+        wire::encode_message(
+            c.channel, kind, c.seq, compact, msg.key, fragment, &payload, buf,
+        );
         let f = &mut msg.frags[c.frag as usize];
         f.last_pn = Some(pn);
         f.queued = false;
@@ -281,11 +317,5 @@ impl Connection {
             }
         }
         true
-    }
-
-    /// How long until the connection wants to send without new input (for tests).
-    #[cfg(test)]
-    pub(crate) fn current_rto(&self) -> Duration {
-        self.rto()
     }
 }

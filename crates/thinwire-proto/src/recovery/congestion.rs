@@ -83,11 +83,20 @@ mod tests {
         c.on_loss(t0, t0 + Duration::from_millis(10));
         assert_eq!(c.window(), 8);
         // a second loss of a packet sent before recovery started: no further reduction
-        c.on_loss(t0 + Duration::from_millis(5), t0 + Duration::from_millis(11));
+        c.on_loss(
+            t0 + Duration::from_millis(5),
+            t0 + Duration::from_millis(11),
+        );
         assert_eq!(c.window(), 8);
-        c.on_loss(t0 + Duration::from_millis(20), t0 + Duration::from_millis(30));
+        c.on_loss(
+            t0 + Duration::from_millis(20),
+            t0 + Duration::from_millis(30),
+        );
         assert_eq!(c.window(), 4);
-        c.on_loss(t0 + Duration::from_millis(40), t0 + Duration::from_millis(50));
+        c.on_loss(
+            t0 + Duration::from_millis(40),
+            t0 + Duration::from_millis(50),
+        );
         assert_eq!(c.window(), 4);
         assert!(c.can_send(3));
         assert!(!c.can_send(4));

@@ -6,7 +6,7 @@ mod congestion;
 mod rtt;
 mod sent;
 
+pub(crate) use ack::ReceivedPackets;
 pub use congestion::Congestion;
 pub use rtt::RttEstimator;
-pub(crate) use ack::ReceivedPackets;
 pub(crate) use sent::{ChunkRef, LossRule, SentPacket, SentPackets};

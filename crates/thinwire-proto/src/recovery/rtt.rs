@@ -85,9 +85,18 @@ impl RttEstimator {
     /// Thin-stream form: `SRTT + max(G, min(SRTT / 2, 4 * RTTVAR))`, which keeps a burst of RTT variance
     /// from doubling the timeout of a stream that can only recover by timeout.
     /// In both, the peer's maximum ack delay is added (the peer may hold its ack that long).
-    pub fn rto(&self, thin_form: bool, granularity: Duration, peer_max_ack_delay: Duration) -> Duration {
+    pub fn rto(
+        &self,
+        thin_form: bool,
+        granularity: Duration,
+        peer_max_ack_delay: Duration,
+    ) -> Duration {
         let var4 = self.rttvar * 4;
-        let var = if thin_form { var4.min(self.srtt / 2) } else { var4 };
+        let var = if thin_form {
+            var4.min(self.srtt / 2)
+        } else {
+            var4
+        };
         self.srtt + var.max(granularity) + peer_max_ack_delay
     }
 }

@@ -17,7 +17,6 @@ pub(crate) struct ChunkRef {
 #[derive(Debug, Clone)]
 pub(crate) struct SentPacket {
     pub(crate) time_sent: Instant,
-    pub(crate) size: u32,
     pub(crate) ack_eliciting: bool,
     /// Declared lost (kept a while to detect spurious retransmissions).
     pub(crate) lost: bool,
@@ -62,10 +61,6 @@ impl SentPackets {
 
     pub(crate) fn largest_acked(&self) -> Option<u64> {
         self.largest_acked
-    }
-
-    pub(crate) fn get_mut(&mut self, pn: u64) -> Option<&mut SentPacket> {
-        self.map.get_mut(&pn)
     }
 
     pub(crate) fn on_sent(&mut self, pn: u64, packet: SentPacket) {
@@ -166,10 +161,5 @@ impl SentPackets {
             ));
         }
         lost
-    }
-
-    /// Number of remembered packets (bounded by the window plus the retention period).
-    pub(crate) fn len(&self) -> usize {
-        self.map.len()
     }
 }

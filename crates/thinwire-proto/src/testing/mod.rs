@@ -50,7 +50,10 @@ pub struct Side {
 
 impl std::fmt::Debug for Side {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Side").field("addr", &self.addr).field("events", &self.events.len()).finish()
+        f.debug_struct("Side")
+            .field("addr", &self.addr)
+            .field("events", &self.events.len())
+            .finish()
     }
 }
 
@@ -156,12 +159,22 @@ impl PairBuilder {
         let client_cfg = mk(seeds[0], self.transport.clone());
         let server_cfg = mk(seeds[1], self.server_transport.unwrap_or(self.transport));
         let client = Endpoint::new(client_cfg, None, time).expect("valid client config");
-        let server =
-            Endpoint::new(server_cfg, Some(ServerConfig::default()), time).expect("valid server config");
+        let server = Endpoint::new(server_cfg, Some(ServerConfig::default()), time)
+            .expect("valid server config");
         Pair {
             time,
-            client: Side::new(client, "127.0.0.1:40000".parse().expect("addr"), self.up, self.seed ^ 0x5151),
-            server: Side::new(server, "127.0.0.1:4433".parse().expect("addr"), self.down, self.seed ^ 0xa7a7),
+            client: Side::new(
+                client,
+                "127.0.0.1:40000".parse().expect("addr"),
+                self.up,
+                self.seed ^ 0x5151,
+            ),
+            server: Side::new(
+                server,
+                "127.0.0.1:4433".parse().expect("addr"),
+                self.down,
+                self.seed ^ 0xa7a7,
+            ),
             buf: Vec::with_capacity(2048),
         }
     }
@@ -192,8 +205,15 @@ impl Pair {
 
     /// Opens a connection with `channels` and runs until both sides report it (or 10 simulated
     /// seconds pass). Returns (client handle, server handle) if it connected.
-    pub fn connect(&mut self, channels: &[ChannelKind]) -> Option<(ConnectionHandle, ConnectionHandle)> {
-        let c = self.client.endpoint.connect(self.time, self.server.addr, channels).ok()?;
+    pub fn connect(
+        &mut self,
+        channels: &[ChannelKind],
+    ) -> Option<(ConnectionHandle, ConnectionHandle)> {
+        let c = self
+            .client
+            .endpoint
+            .connect(self.time, self.server.addr, channels)
+            .ok()?;
         let deadline = self.time + Duration::from_secs(10);
         let mut client_ok = false;
         let mut server_h = None;
@@ -214,8 +234,12 @@ impl Pair {
                     .map(|(h, _)| *h)
             });
         }
-        self.client.events.retain(|(_, e)| !matches!(e, Event::Connected { .. }));
-        self.server.events.retain(|(_, e)| !matches!(e, Event::Connected { .. }));
+        self.client
+            .events
+            .retain(|(_, e)| !matches!(e, Event::Connected { .. }));
+        self.server
+            .events
+            .retain(|(_, e)| !matches!(e, Event::Connected { .. }));
         Some((c, server_h?)).filter(|_| client_ok)
     }
 
@@ -282,10 +306,20 @@ impl Pair {
             let from = self.server.addr;
             self.client.endpoint.handle_datagram(now, from, &d);
         }
-        if self.client.endpoint.poll_timeout().is_some_and(|t| t <= now) {
+        if self
+            .client
+            .endpoint
+            .poll_timeout()
+            .is_some_and(|t| t <= now)
+        {
             self.client.endpoint.handle_timeout(now);
         }
-        if self.server.endpoint.poll_timeout().is_some_and(|t| t <= now) {
+        if self
+            .server
+            .endpoint
+            .poll_timeout()
+            .is_some_and(|t| t <= now)
+        {
             self.server.endpoint.handle_timeout(now);
         }
         self.flush();

@@ -21,29 +21,51 @@ fn connect_and_exchange_on_every_class() {
     let (c, s) = pair.connect(&ALL).expect("connects");
     let now = pair.time;
     for ch in 0..4u8 {
-        pair.client.endpoint.send(now, c, ch, Bytes::from(vec![ch; 30])).unwrap();
+        pair.client
+            .endpoint
+            .send(now, c, ch, Bytes::from(vec![ch; 30]))
+            .unwrap();
     }
-    pair.client.endpoint.send_latest(now, c, 4, 9, Bytes::from_static(b"pos")).unwrap();
-    pair.server.endpoint.send(now, s, 0, Bytes::from_static(b"hello client")).unwrap();
+    pair.client
+        .endpoint
+        .send_latest(now, c, 4, 9, Bytes::from_static(b"pos"))
+        .unwrap();
+    pair.server
+        .endpoint
+        .send(now, s, 0, Bytes::from_static(b"hello client"))
+        .unwrap();
     pair.run_for(Duration::from_millis(200));
     for ch in 0..5u8 {
         let got = pair.server.take_messages(ch);
         assert_eq!(got.len(), 1, "channel {ch}");
     }
-    assert_eq!(pair.client.take_messages(0)[0].data, Bytes::from_static(b"hello client"));
+    assert_eq!(
+        pair.client.take_messages(0)[0].data,
+        Bytes::from_static(b"hello client")
+    );
     let stats = pair.client.endpoint.connection_stats(c).unwrap();
-    assert!(stats.srtt >= Duration::from_millis(39) && stats.srtt <= Duration::from_millis(50), "{:?}", stats.srtt);
+    assert!(
+        stats.srtt >= Duration::from_millis(39) && stats.srtt <= Duration::from_millis(50),
+        "{:?}",
+        stats.srtt
+    );
     // graceful close both ways
     pair.client.endpoint.close(pair.time, c, 7, b"bye");
     pair.run_for(Duration::from_secs(2));
-    assert!(matches!(pair.client.disconnected(), Some(crate::DisconnectReason::LocallyClosed)));
+    assert!(matches!(
+        pair.client.disconnected(),
+        Some(crate::DisconnectReason::LocallyClosed)
+    ));
     assert!(matches!(
         pair.server.disconnected(),
         Some(crate::DisconnectReason::ClosedByPeer { code: 7, .. })
     ));
     assert_eq!(pair.client.endpoint.connection_count(), 0);
     assert_eq!(pair.server.endpoint.connection_count(), 0);
-    let _ = Event::Connected { remote: pair.server.addr, incoming: false };
+    let _ = Event::Connected {
+        remote: pair.server.addr,
+        incoming: false,
+    };
 }
 
 #[test]
@@ -51,9 +73,14 @@ fn lossless_reliable_burst_arrives_in_order() {
     let mut pair = Pair::builder(2)
         .link(crate::netmodel::LinkConfig::default().with_delay(Duration::from_millis(5)))
         .build();
-    let (c, _s) = pair.connect(&[ChannelKind::ReliableOrdered]).expect("connects");
+    let (c, _s) = pair
+        .connect(&[ChannelKind::ReliableOrdered])
+        .expect("connects");
     for i in 0..100u32 {
-        pair.client.endpoint.send(pair.time, c, 0, Bytes::from(i.to_be_bytes().to_vec())).unwrap();
+        pair.client
+            .endpoint
+            .send(pair.time, c, 0, Bytes::from(i.to_be_bytes().to_vec()))
+            .unwrap();
     }
     pair.run_for(Duration::from_secs(1));
     let got: Vec<u32> = pair

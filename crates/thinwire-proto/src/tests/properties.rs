@@ -32,16 +32,32 @@ struct Send {
 
 fn sends() -> impl Strategy<Value = Vec<Send>> {
     prop::collection::vec(
-        (0u8..5, 0u64..4, 0u64..60, prop_oneof![8usize..64, 64usize..300, 1500usize..4000]).prop_map(
-            |(channel, key, gap_ms, len)| Send { channel, key, gap_ms, len },
-        ),
+        (
+            0u8..5,
+            0u64..4,
+            0u64..60,
+            prop_oneof![8usize..64, 64usize..300, 1500usize..4000],
+        )
+            .prop_map(|(channel, key, gap_ms, len)| Send {
+                channel,
+                key,
+                gap_ms,
+                len,
+            }),
         1..80,
     )
 }
 
 fn link(max_loss: f64) -> impl Strategy<Value = (LinkConfig, u64)> {
-    (0.0f64..max_loss, 0u64..80, 0u64..30, 0.0f64..0.2, any::<bool>(), any::<u64>()).prop_map(
-        |(loss, delay, jitter, dup, bursty, seed)| {
+    (
+        0.0f64..max_loss,
+        0u64..80,
+        0u64..30,
+        0.0f64..0.2,
+        any::<bool>(),
+        any::<u64>(),
+    )
+        .prop_map(|(loss, delay, jitter, dup, bursty, seed)| {
             let loss = if bursty && loss > 0.01 {
                 let ge = crate::netmodel::GilbertElliott::from_mean_and_burst(loss.min(0.3), 3.0)
                     .expect("valid burst model");
@@ -61,8 +77,7 @@ fn link(max_loss: f64) -> impl Strategy<Value = (LinkConfig, u64)> {
                 .with_loss(loss)
                 .with_duplicate(dup);
             (cfg, seed)
-        },
-    )
+        })
 }
 
 fn config(cases: u32) -> ProptestConfig {
@@ -89,7 +104,12 @@ fn link_mean_loss(pair: &Pair) -> f64 {
     pair.client.outbound.config().loss.mean_loss()
 }
 
-fn run_case(link: LinkConfig, seed: u64, sends: &[Send], transport: TransportConfig) -> Result<(), TestCaseError> {
+fn run_case(
+    link: LinkConfig,
+    seed: u64,
+    sends: &[Send],
+    transport: TransportConfig,
+) -> Result<(), TestCaseError> {
     let mut pair = Pair::builder(seed).link(link).transport(transport).build();
     let mean_loss = link_mean_loss(&pair);
     let Some((c, s)) = pair.connect(&CHANNELS) else {
@@ -105,10 +125,16 @@ fn run_case(link: LinkConfig, seed: u64, sends: &[Send], transport: TransportCon
         let id = id as u64;
         pair.run_for(Duration::from_millis(op.gap_ms));
         let kind = CHANNELS[op.channel as usize];
-        let len = if kind.is_reliable() { op.len } else { op.len.min(max_unreliable) };
+        let len = if kind.is_reliable() {
+            op.len
+        } else {
+            op.len.min(max_unreliable)
+        };
         let data = payload(id, len);
         let r = if kind == ChannelKind::LatestReliable {
-            pair.client.endpoint.send_latest(pair.time, c, op.channel, op.key, data)
+            pair.client
+                .endpoint
+                .send_latest(pair.time, c, op.channel, op.key, data)
         } else {
             pair.client.endpoint.send(pair.time, c, op.channel, data)
         };
@@ -117,36 +143,68 @@ fn run_case(link: LinkConfig, seed: u64, sends: &[Send], transport: TransportCon
     }
     // let recovery finish: every reliable message acknowledged
     let done = pair.run_while(Duration::from_secs(120), |p| {
-        p.client
-            .endpoint
-            .connection_stats(c)
-            .is_some_and(|st| st.channels.iter().all(|ch| !ch.kind.is_reliable() || ch.send_queue_messages == 0))
+        p.client.endpoint.connection_stats(c).is_some_and(|st| {
+            st.channels
+                .iter()
+                .all(|ch| !ch.kind.is_reliable() || ch.send_queue_messages == 0)
+        })
     });
     prop_assert!(done, "reliable data not acknowledged in time");
-    prop_assert!(pair.client.disconnected().is_none(), "client disconnected: {:?}", pair.client.disconnected());
-    prop_assert!(pair.server.disconnected().is_none(), "server disconnected: {:?}", pair.server.disconnected());
+    prop_assert!(
+        pair.client.disconnected().is_none(),
+        "client disconnected: {:?}",
+        pair.client.disconnected()
+    );
+    prop_assert!(
+        pair.server.disconnected().is_none(),
+        "server disconnected: {:?}",
+        pair.server.disconnected()
+    );
 
     // ReliableOrdered: exactly the sent ids, in order
-    let got: Vec<u64> = pair.server.take_messages(0).iter().map(|m| id_of(&m.data)).collect();
+    let got: Vec<u64> = pair
+        .server
+        .take_messages(0)
+        .iter()
+        .map(|m| id_of(&m.data))
+        .collect();
     let want: Vec<u64> = sent[0].iter().map(|(id, _)| *id).collect();
     prop_assert_eq!(got, want);
 
     // ReliableUnordered: exactly once each
-    let mut got: Vec<u64> = pair.server.take_messages(1).iter().map(|m| id_of(&m.data)).collect();
+    let mut got: Vec<u64> = pair
+        .server
+        .take_messages(1)
+        .iter()
+        .map(|m| id_of(&m.data))
+        .collect();
     got.sort_unstable();
     let want: Vec<u64> = sent[1].iter().map(|(id, _)| *id).collect();
     prop_assert_eq!(got, want);
 
     // Unreliable: a subset, never duplicated
-    let got: Vec<u64> = pair.server.take_messages(2).iter().map(|m| id_of(&m.data)).collect();
+    let got: Vec<u64> = pair
+        .server
+        .take_messages(2)
+        .iter()
+        .map(|m| id_of(&m.data))
+        .collect();
     let uniq: HashSet<u64> = got.iter().copied().collect();
     prop_assert_eq!(uniq.len(), got.len(), "unreliable duplicated");
     let allowed: HashSet<u64> = sent[2].iter().map(|(id, _)| *id).collect();
     prop_assert!(uniq.is_subset(&allowed));
 
     // UnreliableSequenced: a subset, strictly increasing
-    let got: Vec<u64> = pair.server.take_messages(3).iter().map(|m| id_of(&m.data)).collect();
-    prop_assert!(got.windows(2).all(|w| w[0] < w[1]), "sequenced went backwards: {got:?}");
+    let got: Vec<u64> = pair
+        .server
+        .take_messages(3)
+        .iter()
+        .map(|m| id_of(&m.data))
+        .collect();
+    prop_assert!(
+        got.windows(2).all(|w| w[0] < w[1]),
+        "sequenced went backwards: {got:?}"
+    );
     let allowed: HashSet<u64> = sent[3].iter().map(|(id, _)| *id).collect();
     prop_assert!(got.iter().all(|id| allowed.contains(id)));
 
@@ -169,7 +227,9 @@ fn run_case(link: LinkConfig, seed: u64, sends: &[Send], transport: TransportCon
     // and the connection still closes cleanly
     pair.client.endpoint.close(pair.time, c, 0, b"");
     let _ = s;
-    let closed = pair.run_while(Duration::from_secs(60), |p| p.client.disconnected().is_some());
+    let closed = pair.run_while(Duration::from_secs(60), |p| {
+        p.client.disconnected().is_some()
+    });
     prop_assert!(closed, "close did not complete");
     Ok(())
 }

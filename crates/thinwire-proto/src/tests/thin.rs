@@ -26,18 +26,37 @@ fn pair(transport: TransportConfig) -> Pair {
 /// Send times of the datagrams carrying message A, when every one of them is dropped.
 fn retransmission_times(transport: TransportConfig, count: usize) -> Vec<Instant> {
     let mut p = pair(transport);
-    let (c, _) = p.connect(&[ChannelKind::ReliableOrdered]).expect("connects");
+    let (c, _) = p
+        .connect(&[ChannelKind::ReliableOrdered])
+        .expect("connects");
     // settle the RTT estimate with a few clean exchanges
     for _ in 0..10 {
-        p.client.endpoint.send(p.time, c, 0, Bytes::from_static(b"warm-up message......")).unwrap();
+        p.client
+            .endpoint
+            .send(p.time, c, 0, Bytes::from_static(b"warm-up message......"))
+            .unwrap();
         p.run_for(Duration::from_millis(150));
     }
     p.client.log_sent = true;
     p.client.sent_log.clear();
-    p.client.filter = Some(Box::new(|_, _, d| if contains(d, MARK_A) { Verdict::Drop } else { Verdict::Pass }));
-    p.client.endpoint.send(p.time, c, 0, Bytes::from_static(MARK_A)).unwrap();
+    p.client.filter = Some(Box::new(|_, _, d| {
+        if contains(d, MARK_A) {
+            Verdict::Drop
+        } else {
+            Verdict::Pass
+        }
+    }));
+    p.client
+        .endpoint
+        .send(p.time, c, 0, Bytes::from_static(MARK_A))
+        .unwrap();
     p.run_while(Duration::from_secs(60), |p| {
-        p.client.sent_log.iter().filter(|(_, d)| contains(d, MARK_A)).count() >= count
+        p.client
+            .sent_log
+            .iter()
+            .filter(|(_, d)| contains(d, MARK_A))
+            .count()
+            >= count
     });
     p.client
         .sent_log
@@ -79,9 +98,14 @@ fn standard_mode_backs_off_exponentially() {
 /// Drops the first datagram carrying A; B follows 5 ms later and gets through.
 fn one_loss_then_indication(transport: TransportConfig) -> (Pair, Instant, Instant) {
     let mut p = pair(transport);
-    let (c, _) = p.connect(&[ChannelKind::ReliableUnordered]).expect("connects");
+    let (c, _) = p
+        .connect(&[ChannelKind::ReliableUnordered])
+        .expect("connects");
     for _ in 0..10 {
-        p.client.endpoint.send(p.time, c, 0, Bytes::from_static(b"warm-up message......")).unwrap();
+        p.client
+            .endpoint
+            .send(p.time, c, 0, Bytes::from_static(b"warm-up message......"))
+            .unwrap();
         p.run_for(Duration::from_millis(150));
     }
     let mut dropped = false;
@@ -94,14 +118,27 @@ fn one_loss_then_indication(transport: TransportConfig) -> (Pair, Instant, Insta
         }
     }));
     let sent_a = p.time;
-    p.client.endpoint.send(p.time, c, 0, Bytes::from_static(MARK_A)).unwrap();
+    p.client
+        .endpoint
+        .send(p.time, c, 0, Bytes::from_static(MARK_A))
+        .unwrap();
     p.run_for(Duration::from_millis(5));
-    p.client.endpoint.send(p.time, c, 0, Bytes::from_static(MARK_B)).unwrap();
+    p.client
+        .endpoint
+        .send(p.time, c, 0, Bytes::from_static(MARK_B))
+        .unwrap();
     let mut arrived = None;
     p.run_while(Duration::from_secs(10), |p| {
-        p.server.events.iter().any(|(_, e)| matches!(e, crate::Event::Message(m) if m.data == MARK_A))
+        p.server
+            .events
+            .iter()
+            .any(|(_, e)| matches!(e, crate::Event::Message(m) if m.data == MARK_A))
     });
-    if p.server.events.iter().any(|(_, e)| matches!(e, crate::Event::Message(m) if m.data == MARK_A)) {
+    if p.server
+        .events
+        .iter()
+        .any(|(_, e)| matches!(e, crate::Event::Message(m) if m.data == MARK_A))
+    {
         arrived = Some(p.time);
     }
     (p, sent_a, arrived.expect("A arrives"))
@@ -109,11 +146,20 @@ fn one_loss_then_indication(transport: TransportConfig) -> (Pair, Instant, Insta
 
 #[test]
 fn one_loss_indication_triggers_retransmission_before_timeout() {
-    let mut cfg = TransportConfig::default();
-    cfg.bundling = false;
+    let cfg = TransportConfig {
+        bundling: false,
+        ..TransportConfig::default()
+    };
     let (p, sent_a, arrived) = one_loss_then_indication(cfg);
-    let c = p.client.endpoint.connection_stats(crate::ConnectionHandle(0)).unwrap();
-    assert_eq!(c.rto_expirations, 0, "recovered by timeout, not by the indication");
+    let c = p
+        .client
+        .endpoint
+        .connection_stats(crate::ConnectionHandle(0))
+        .unwrap();
+    assert_eq!(
+        c.rto_expirations, 0,
+        "recovered by timeout, not by the indication"
+    );
     assert!(c.thin_fast_losses >= 1);
     assert_eq!(c.frames_retransmitted, 1);
     // B is sent at +5 ms and acked at +105 ms; A is declared lost one RTT plus the reordering
@@ -127,41 +173,67 @@ fn standard_mode_waits_for_timeout_with_one_indication() {
     let mut cfg = TransportConfig::tcp_like();
     cfg.min_rto = Duration::from_millis(5);
     let (p, sent_a, arrived) = one_loss_then_indication(cfg);
-    let c = p.client.endpoint.connection_stats(crate::ConnectionHandle(0)).unwrap();
+    let c = p
+        .client
+        .endpoint
+        .connection_stats(crate::ConnectionHandle(0))
+        .unwrap();
     // a single indication is not enough in standard mode: only the RTO recovers A
     assert_eq!(c.thin_fast_losses, 0);
     assert_eq!(c.rto_expirations, 1);
-    assert!(arrived - sent_a >= Duration::from_millis(150), "{:?}", arrived - sent_a);
+    assert!(
+        arrived - sent_a >= Duration::from_millis(150),
+        "{:?}",
+        arrived - sent_a
+    );
 }
 
 #[test]
 fn bundling_repairs_a_single_loss_without_retransmission() {
     let (p, sent_a, arrived) = one_loss_then_indication(TransportConfig::default());
-    let c = p.client.endpoint.connection_stats(crate::ConnectionHandle(0)).unwrap();
+    let c = p
+        .client
+        .endpoint
+        .connection_stats(crate::ConnectionHandle(0))
+        .unwrap();
     assert_eq!(c.frames_retransmitted, 0);
     assert_eq!(c.rto_expirations, 0);
     assert!(c.frames_bundled >= 1);
     // A rides in B's packet: it arrives one-way (50 ms) after B was sent (+5 ms)
     assert_eq!(arrived - sent_a, Duration::from_millis(55));
-    let s = p.server.endpoint.connection_stats(crate::ConnectionHandle(0)).unwrap();
+    let s = p
+        .server
+        .endpoint
+        .connection_stats(crate::ConnectionHandle(0))
+        .unwrap();
     assert!(s.duplicate_frames <= c.frames_bundled);
 }
 
 #[test]
 fn thin_rto_is_near_rtt_and_standard_rto_has_floor() {
     let mut p = pair(TransportConfig::default());
-    let (c, _) = p.connect(&[ChannelKind::ReliableOrdered]).expect("connects");
+    let (c, _) = p
+        .connect(&[ChannelKind::ReliableOrdered])
+        .expect("connects");
     for _ in 0..20 {
-        p.client.endpoint.send(p.time, c, 0, Bytes::from_static(b"x.......")).unwrap();
+        p.client
+            .endpoint
+            .send(p.time, c, 0, Bytes::from_static(b"x......."))
+            .unwrap();
         p.run_for(Duration::from_millis(100));
     }
     let st = p.client.endpoint.connection_stats(c).unwrap();
     assert!(st.thin);
     assert!(st.rto < Duration::from_millis(130), "{:?}", st.rto);
     let mut q = pair(TransportConfig::tcp_like());
-    let (c, _) = q.connect(&[ChannelKind::ReliableOrdered]).expect("connects");
+    let (c, _) = q
+        .connect(&[ChannelKind::ReliableOrdered])
+        .expect("connects");
     for _ in 0..20 {
-        q.client.endpoint.send(q.time, c, 0, Bytes::from_static(b"x.......")).unwrap();
+        q.client
+            .endpoint
+            .send(q.time, c, 0, Bytes::from_static(b"x......."))
+            .unwrap();
         q.run_for(Duration::from_millis(100));
     }
     assert!(q.client.endpoint.connection_stats(c).unwrap().rto >= Duration::from_millis(200));

@@ -149,7 +149,7 @@ pub fn encode_message(
         "keyed channel without key"
     );
     debug_assert!(
-        fragment.map_or(true, |f| f.is_valid()),
+        fragment.iter().all(Fragment::is_valid),
         "bad fragment {fragment:?}"
     );
     let channel = channel & CHANNEL_MASK;
