@@ -24,9 +24,19 @@ use rand::Rng;
 use thinwire::{ChannelKind, Config, Connection, ConnectionHandle, Endpoint, FaultConfig};
 
 /// Channel 0: moves / positions, 1: attacks, 2: chat.
-const CHANNELS: [ChannelKind; 3] =
-    [ChannelKind::LatestReliable, ChannelKind::ReliableUnordered, ChannelKind::ReliableOrdered];
-const CLASSES: [&str; 6] = ["up move", "up attack", "up chat", "down state", "down attack", "down chat"];
+const CHANNELS: [ChannelKind; 3] = [
+    ChannelKind::LatestReliable,
+    ChannelKind::ReliableUnordered,
+    ChannelKind::ReliableOrdered,
+];
+const CLASSES: [&str; 6] = [
+    "up move",
+    "up attack",
+    "up chat",
+    "down state",
+    "down attack",
+    "down chat",
+];
 
 #[derive(Parser, Debug)]
 #[command(about = "thinwire arena: server + bot clients on loopback, per-class latency")]
@@ -97,7 +107,11 @@ struct Stats {
 impl Stats {
     fn new() -> Self {
         let h = || Histogram::new_with_bounds(1, 120_000_000, 3).expect("valid bounds");
-        Self { interval: (0..6).map(|_| h()).collect(), total: (0..6).map(|_| h()).collect(), sent: [0; 3] }
+        Self {
+            interval: (0..6).map(|_| h()).collect(),
+            total: (0..6).map(|_| h()).collect(),
+            sent: [0; 3],
+        }
     }
 
     fn record(&mut self, class: usize, us: u64) {
@@ -114,7 +128,10 @@ fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Stats> {
 
 fn print_table(title: &str, hists: &[Histogram<u64>]) {
     println!("{title}");
-    println!("  {:<12} {:>8} {:>9} {:>9} {:>9}", "class", "count", "p50 ms", "p99 ms", "max ms");
+    println!(
+        "  {:<12} {:>8} {:>9} {:>9} {:>9}",
+        "class", "count", "p50 ms", "p99 ms", "max ms"
+    );
     for (name, h) in CLASSES.iter().zip(hists) {
         if h.is_empty() {
             println!("  {name:<12} {:>8}", 0);
@@ -144,11 +161,17 @@ async fn server_conn(conn: Connection, clients: Clients, world: World, stats: Sh
         let Some(from) = field(data, 8) else { continue };
         if entity.is_none() {
             entity = Some(from);
-            clients.lock().unwrap_or_else(|e| e.into_inner()).insert(conn.handle(), (from, conn.clone()));
+            clients
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(conn.handle(), (from, conn.clone()));
         }
         match ch {
             0 => {
-                world.lock().unwrap_or_else(|e| e.into_inner()).insert(from, data.to_vec());
+                world
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(from, data.to_vec());
             }
             1 => {
                 let target = field(data, 12);
@@ -169,7 +192,10 @@ async fn server_conn(conn: Connection, clients: Clients, world: World, stats: Sh
             }
         }
     }
-    clients.lock().unwrap_or_else(|e| e.into_inner()).remove(&conn.handle());
+    clients
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&conn.handle());
 }
 
 async fn fan_out(clients: Clients, world: World, tick: Duration) {
@@ -182,8 +208,12 @@ async fn fan_out(clients: Clients, world: World, tick: Duration) {
             .iter()
             .map(|(e, p)| (*e, restamp(p)))
             .collect();
-        let targets: Vec<(u32, Connection)> =
-            clients.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+        let targets: Vec<(u32, Connection)> = clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
         for (me, conn) in targets {
             for (e, p) in &snapshot {
                 if *e != me {
@@ -194,13 +224,23 @@ async fn fan_out(clients: Clients, world: World, tick: Duration) {
     }
 }
 
-async fn bot(id: u32, n: u32, server: SocketAddr, args: Arc<Args>, stats: Shared) -> Result<(), String> {
+async fn bot(
+    id: u32,
+    n: u32,
+    server: SocketAddr,
+    args: Arc<Args>,
+    stats: Shared,
+) -> Result<(), String> {
     let mut config = Config::client();
     if args.loss > 0.0 {
         config = config.with_faults(FaultConfig::new().drop_rate(args.loss));
     }
-    let ep = Endpoint::bind("127.0.0.1:0".parse().map_err(|e| format!("{e}"))?, config).map_err(|e| e.to_string())?;
-    let conn = ep.connect(server, &CHANNELS).await.map_err(|e| e.to_string())?;
+    let ep = Endpoint::bind("127.0.0.1:0".parse().map_err(|e| format!("{e}"))?, config)
+        .map_err(|e| e.to_string())?;
+    let conn = ep
+        .connect(server, &CHANNELS)
+        .await
+        .map_err(|e| e.to_string())?;
     let receiver = {
         let (conn, stats) = (conn.clone(), stats.clone());
         tokio::spawn(async move {
@@ -265,14 +305,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let world: World = Arc::default();
 
     {
-        let (server, clients, world, stats) = (server.clone(), clients.clone(), world.clone(), stats.clone());
+        let (server, clients, world, stats) = (
+            server.clone(),
+            clients.clone(),
+            world.clone(),
+            stats.clone(),
+        );
         tokio::spawn(async move {
             while let Some(conn) = server.accept().await {
-                tokio::spawn(server_conn(conn, clients.clone(), world.clone(), stats.clone()));
+                tokio::spawn(server_conn(
+                    conn,
+                    clients.clone(),
+                    world.clone(),
+                    stats.clone(),
+                ));
             }
         });
     }
-    let fan = tokio::spawn(fan_out(clients.clone(), world.clone(), Duration::from_millis(args.tick_ms)));
+    let fan = tokio::spawn(fan_out(
+        clients.clone(),
+        world.clone(),
+        Duration::from_millis(args.tick_ms),
+    ));
     let reporter = {
         let stats = stats.clone();
         let every = Duration::from_secs(args.report_every.max(1));
@@ -281,7 +335,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             loop {
                 tokio::time::sleep(every).await;
                 let mut s = lock(&stats);
-                print_table(&format!("-- t = {:.0} s (last {:?})", start.elapsed().as_secs_f64(), every), &s.interval);
+                print_table(
+                    &format!(
+                        "-- t = {:.0} s (last {:?})",
+                        start.elapsed().as_secs_f64(),
+                        every
+                    ),
+                    &s.interval,
+                );
                 for h in &mut s.interval {
                     h.reset();
                 }

@@ -24,7 +24,11 @@ use hdrhistogram::Histogram;
 use thinwire::proto::SendError as CoreSendError;
 use thinwire::{ChannelKind, Config, Endpoint, SendError};
 
-const CHANNELS: [ChannelKind; 3] = [ChannelKind::ReliableOrdered, ChannelKind::ReliableUnordered, ChannelKind::Unreliable];
+const CHANNELS: [ChannelKind; 3] = [
+    ChannelKind::ReliableOrdered,
+    ChannelKind::ReliableUnordered,
+    ChannelKind::Unreliable,
+];
 
 #[derive(Parser, Debug)]
 #[command(about = "thinwire loopback benchmark")]
@@ -68,7 +72,8 @@ async fn clients(n: usize, server: SocketAddr) -> Vec<(Endpoint, thinwire::Conne
     let mut tasks = Vec::new();
     for _ in 0..n {
         tasks.push(tokio::spawn(async move {
-            let ep = Endpoint::bind("127.0.0.1:0".parse().expect("addr"), Config::client()).expect("bind");
+            let ep = Endpoint::bind("127.0.0.1:0".parse().expect("addr"), Config::client())
+                .expect("bind");
             let conn = ep.connect(server, &CHANNELS).await.expect("connect");
             (ep, conn)
         }));
@@ -91,7 +96,8 @@ async fn round_trips(n: usize, server: SocketAddr, secs: u64) -> (Histogram<u64>
             let mut payload = [0u8; 32];
             while Instant::now() < end {
                 let t0 = Instant::now();
-                payload[..8].copy_from_slice(&(t0.duration_since(epoch).as_nanos() as u64).to_be_bytes());
+                payload[..8]
+                    .copy_from_slice(&(t0.duration_since(epoch).as_nanos() as u64).to_be_bytes());
                 if conn.send(0, payload.to_vec()).is_err() {
                     break;
                 }
@@ -114,7 +120,13 @@ async fn round_trips(n: usize, server: SocketAddr, secs: u64) -> (Histogram<u64>
     (all, rate)
 }
 
-async fn throughput(n: usize, server: SocketAddr, secs: u64, channel: u8, delivered: &AtomicU64) -> f64 {
+async fn throughput(
+    n: usize,
+    server: SocketAddr,
+    secs: u64,
+    channel: u8,
+    delivered: &AtomicU64,
+) -> f64 {
     let cl = clients(n, server).await;
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
@@ -165,7 +177,9 @@ async fn connector(server: SocketAddr, n: usize) {
         let mut tasks = Vec::new();
         for _ in 0..100.min(n - chunk * 100) {
             let ep = ep.clone();
-            tasks.push(tokio::spawn(async move { ep.connect(server, &CHANNELS).await }));
+            tasks.push(tokio::spawn(
+                async move { ep.connect(server, &CHANNELS).await },
+            ));
         }
         for t in tasks {
             conns.push(t.await.expect("task").expect("connect"));
@@ -196,7 +210,11 @@ async fn idle_memory(n: usize) -> Result<(), Box<dyn std::error::Error>> {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let before = rss_kib();
     let mut child = Command::new(std::env::current_exe()?)
-        .args(["--connector", &server.local_addr().to_string(), &n.to_string()])
+        .args([
+            "--connector",
+            &server.local_addr().to_string(),
+            &n.to_string(),
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()?;
@@ -221,7 +239,11 @@ async fn idle_memory(n: usize) -> Result<(), Box<dyn std::error::Error>> {
     let _ = tokio::time::timeout(Duration::from_secs(5), server.wait_idle()).await;
     let per = (after.saturating_sub(before)) as f64 * 1024.0 / held.max(1) as f64;
     println!("memory per idle connection (server process, {held} connections): {per:.0} bytes");
-    let parts: Vec<u64> = line.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+    let parts: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse().ok())
+        .collect();
     if let [cn, cb, ca] = parts[..] {
         let cper = (ca.saturating_sub(cb)) as f64 * 1024.0 / cn.max(1) as f64;
         println!("memory per idle connection (client process, one endpoint, {cn} connections): {cper:.0} bytes");
@@ -237,7 +259,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         connector(server, c[1].parse()?).await;
         return Ok(());
     }
-    println!("thinwire loopback benchmark, {} s per measurement, 32-byte messages", args.seconds);
+    println!(
+        "thinwire loopback benchmark, {} s per measurement, 32-byte messages",
+        args.seconds
+    );
     // first, while the heap is fresh: freed memory of the other runs would hide the growth
     if args.idle > 0 {
         idle_memory(args.idle).await?;

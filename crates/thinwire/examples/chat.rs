@@ -30,11 +30,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("server") => {
-            let addr: SocketAddr = args.get(1).map_or("127.0.0.1:7777", String::as_str).parse()?;
+            let addr: SocketAddr = args
+                .get(1)
+                .map_or("127.0.0.1:7777", String::as_str)
+                .parse()?;
             server(addr).await
         }
         Some("client") => {
-            let (Some(addr), Some(name)) = (args.get(1), args.get(2)) else { usage() };
+            let (Some(addr), Some(name)) = (args.get(1), args.get(2)) else {
+                usage()
+            };
             client(addr.parse()?, name.clone()).await
         }
         _ => usage(),
@@ -69,7 +74,9 @@ async fn server(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
             };
             println!("{name} joined from {}", conn.remote_address());
             broadcast(&room, h, &format!("* {name} joined"));
-            room.lock().unwrap_or_else(|e| e.into_inner()).insert(h, (name.clone(), conn.clone()));
+            room.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(h, (name.clone(), conn.clone()));
             let why = loop {
                 match conn.recv().await {
                     Ok((_, m)) => {
@@ -89,7 +96,12 @@ async fn server(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn client(server: SocketAddr, name: String) -> Result<(), Box<dyn std::error::Error>> {
-    let bind: SocketAddr = if server.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse()?;
+    let bind: SocketAddr = if server.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()?;
     let endpoint = Endpoint::bind(bind, Config::client())?;
     let conn = endpoint.connect(server, &CHANNELS).await?;
     conn.send(0, name.into_bytes())?;

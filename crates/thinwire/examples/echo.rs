@@ -83,9 +83,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut config = Config::client();
     if args.loss > 0.0 || args.delay_ms > 0 {
-        config = config.with_faults(FaultConfig::new().drop_rate(args.loss).delay(Duration::from_millis(args.delay_ms)));
+        config = config.with_faults(
+            FaultConfig::new()
+                .drop_rate(args.loss)
+                .delay(Duration::from_millis(args.delay_ms)),
+        );
     }
-    let bind: SocketAddr = if server_addr.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }.parse()?;
+    let bind: SocketAddr = if server_addr.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()?;
     let client = Endpoint::bind(bind, config)?;
     let conn = client.connect(server_addr, &[kind]).await?;
     let epoch = Instant::now();

@@ -50,7 +50,10 @@ impl Config {
 
     /// An endpoint that accepts connections (and may open some too).
     pub fn server() -> Self {
-        Self { server: Some(ServerConfig::default()), ..Self::client() }
+        Self {
+            server: Some(ServerConfig::default()),
+            ..Self::client()
+        }
     }
 
     /// Replaces the transport configuration.

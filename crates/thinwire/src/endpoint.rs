@@ -26,7 +26,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use quinn_udp::{UdpSockRef, UdpSocketState};
-use thinwire_proto::{ChannelKind, ConnectionHandle, ConnectionStats, DisconnectReason, Event, Message};
+use thinwire_proto::{
+    ChannelKind, ConnectionHandle, ConnectionStats, DisconnectReason, Event, Message,
+};
 use tokio::io::Interest;
 use tokio::sync::Notify;
 
@@ -85,16 +87,27 @@ impl State {
     fn dispatch(&mut self, shared_accept: &Notify, idle: &Notify) {
         while let Some((h, ev)) = self.engine.core.poll_event() {
             match ev {
-                Event::Connected { remote, incoming: true } => {
+                Event::Connected {
+                    remote,
+                    incoming: true,
+                } => {
                     self.conns.insert(h, Slot::new(remote, true));
                     if self.shutdown.is_some() {
-                        self.engine.core.close(Instant::now(), h, DROP_CLOSE_CODE, b"endpoint closed");
+                        self.engine.core.close(
+                            Instant::now(),
+                            h,
+                            DROP_CLOSE_CODE,
+                            b"endpoint closed",
+                        );
                     } else {
                         self.incoming.push_back(h);
                         shared_accept.notify_waiters();
                     }
                 }
-                Event::Connected { incoming: false, remote } => {
+                Event::Connected {
+                    incoming: false,
+                    remote,
+                } => {
                     if let Some(s) = self.conns.get_mut(&h) {
                         s.connected = true;
                         s.remote = remote;
@@ -165,10 +178,16 @@ impl Drop for EndpointRef {
         let now = Instant::now();
         let linger = st.engine.core.transport_config().close_timeout + Duration::from_secs(1);
         st.shutdown = Some(now + linger);
-        let open: Vec<ConnectionHandle> =
-            st.conns.iter().filter(|(_, s)| s.end.is_none()).map(|(h, _)| *h).collect();
+        let open: Vec<ConnectionHandle> = st
+            .conns
+            .iter()
+            .filter(|(_, s)| s.end.is_none())
+            .map(|(h, _)| *h)
+            .collect();
         for h in open {
-            st.engine.core.close(now, h, DROP_CLOSE_CODE, b"endpoint closed");
+            st.engine
+                .core
+                .close(now, h, DROP_CLOSE_CODE, b"endpoint closed");
         }
         shared.dispatch(&mut st);
         drop(st);
@@ -199,7 +218,9 @@ pub struct Endpoint {
 
 impl fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Endpoint").field("local_addr", &self.inner.0.local_addr).finish()
+        f.debug_struct("Endpoint")
+            .field("local_addr", &self.inner.0.local_addr)
+            .finish()
     }
 }
 
@@ -232,7 +253,9 @@ impl Endpoint {
             idle: Notify::new(),
         });
         runtime.spawn(drive(shared.clone()));
-        Ok(Self { inner: Arc::new(EndpointRef(shared)) })
+        Ok(Self {
+            inner: Arc::new(EndpointRef(shared)),
+        })
     }
 
     fn shared(&self) -> &Arc<Shared> {
@@ -246,7 +269,11 @@ impl Endpoint {
 
     /// Opens a connection to `remote` with the given channel classes (channel `i` is
     /// `channels[i]`, 1 to 64 of them) and waits for the handshake to complete.
-    pub async fn connect(&self, remote: SocketAddr, channels: &[ChannelKind]) -> Result<Connection, ConnectError> {
+    pub async fn connect(
+        &self,
+        remote: SocketAddr,
+        channels: &[ChannelKind],
+    ) -> Result<Connection, ConnectError> {
         let shared = self.shared();
         let conn = {
             let mut st = shared.lock();
@@ -258,7 +285,13 @@ impl Endpoint {
             }
             let h = st.engine.core.connect(Instant::now(), remote, channels)?;
             let slot = Slot::new(remote, false);
-            let conn = Connection::new(self.inner.clone(), h, remote, slot.notify.clone(), channels.to_vec());
+            let conn = Connection::new(
+                self.inner.clone(),
+                h,
+                remote,
+                slot.notify.clone(),
+                channels.to_vec(),
+            );
             st.conns.insert(h, slot);
             shared.dispatch(&mut st);
             conn
@@ -275,9 +308,13 @@ impl Endpoint {
                 let st = shared.lock();
                 match (st.conns.get(&conn.inner.handle), &st.stopped) {
                     (Some(s), _) if s.connected => Some(Ok(())),
-                    (Some(Slot { end: Some(r), .. }), _) => Some(Err(ConnectError::Handshake(r.clone()))),
+                    (Some(Slot { end: Some(r), .. }), _) => {
+                        Some(Err(ConnectError::Handshake(r.clone())))
+                    }
                     (_, Some(e)) => Some(Err(ConnectError::Endpoint(e.clone()))),
-                    (None, None) => Some(Err(ConnectError::Endpoint(ConnectionError::EndpointClosed))),
+                    (None, None) => {
+                        Some(Err(ConnectError::Endpoint(ConnectionError::EndpointClosed)))
+                    }
                     _ => None,
                 }
             };
@@ -304,8 +341,19 @@ impl Endpoint {
                 let mut st = shared.lock();
                 while let Some(h) = st.incoming.pop_front() {
                     if let Some(s) = st.conns.get(&h) {
-                        let channels = st.engine.core.channels(h).map(<[_]>::to_vec).unwrap_or_default();
-                        return Some(Connection::new(self.inner.clone(), h, s.remote, s.notify.clone(), channels));
+                        let channels = st
+                            .engine
+                            .core
+                            .channels(h)
+                            .map(<[_]>::to_vec)
+                            .unwrap_or_default();
+                        return Some(Connection::new(
+                            self.inner.clone(),
+                            h,
+                            s.remote,
+                            s.notify.clone(),
+                            channels,
+                        ));
                     }
                 }
                 if st.stopped.is_some() || st.shutdown.is_some() {
@@ -332,8 +380,12 @@ impl Endpoint {
         let shared = self.shared();
         let mut st = shared.lock();
         let now = Instant::now();
-        let open: Vec<ConnectionHandle> =
-            st.conns.iter().filter(|(_, s)| s.end.is_none()).map(|(h, _)| *h).collect();
+        let open: Vec<ConnectionHandle> = st
+            .conns
+            .iter()
+            .filter(|(_, s)| s.end.is_none())
+            .map(|(h, _)| *h)
+            .collect();
         for h in open {
             st.engine.core.close(now, h, code, reason);
         }
@@ -384,7 +436,12 @@ impl Drop for ConnInner {
         if ended {
             st.conns.remove(&self.handle);
         } else if st.stopped.is_none() {
-            st.engine.core.close(Instant::now(), self.handle, DROP_CLOSE_CODE, b"connection dropped");
+            st.engine.core.close(
+                Instant::now(),
+                self.handle,
+                DROP_CLOSE_CODE,
+                b"connection dropped",
+            );
             shared.dispatch(&mut st);
             drop(st);
             shared.wake.notify_one();
@@ -416,7 +473,15 @@ impl Connection {
         notify: Arc<Notify>,
         channels: Vec<ChannelKind>,
     ) -> Self {
-        Self { inner: Arc::new(ConnInner { ep, handle, remote, notify, channels }) }
+        Self {
+            inner: Arc::new(ConnInner {
+                ep,
+                handle,
+                remote,
+                notify,
+                channels,
+            }),
+        }
     }
 
     fn shared(&self) -> &Shared {
@@ -466,7 +531,12 @@ impl Connection {
 
     /// Queues the newest value for `key` on a LatestReliable `channel`; an older value for the
     /// same key that the peer has not acknowledged is superseded, not retransmitted.
-    pub fn send_latest(&self, channel: u8, key: u64, data: impl Into<Bytes>) -> Result<(), SendError> {
+    pub fn send_latest(
+        &self,
+        channel: u8,
+        key: u64,
+        data: impl Into<Bytes>,
+    ) -> Result<(), SendError> {
         self.queue(channel, Some(key), data.into())
     }
 
@@ -514,8 +584,15 @@ impl Connection {
             {
                 let st = self.shared().lock();
                 match st.conns.get(&self.inner.handle) {
-                    Some(Slot { end: Some(r), .. }) => return ConnectionError::Disconnected(r.clone()),
-                    None => return st.stopped.clone().unwrap_or(ConnectionError::EndpointClosed),
+                    Some(Slot { end: Some(r), .. }) => {
+                        return ConnectionError::Disconnected(r.clone())
+                    }
+                    None => {
+                        return st
+                            .stopped
+                            .clone()
+                            .unwrap_or(ConnectionError::EndpointClosed)
+                    }
                     _ => {}
                 }
                 if let Some(e) = &st.stopped {
@@ -532,14 +609,22 @@ impl Connection {
         match st.conns.get(&self.inner.handle) {
             Some(Slot { end: Some(r), .. }) => Some(ConnectionError::Disconnected(r.clone())),
             Some(_) => st.stopped.clone(),
-            None => Some(st.stopped.clone().unwrap_or(ConnectionError::EndpointClosed)),
+            None => Some(
+                st.stopped
+                    .clone()
+                    .unwrap_or(ConnectionError::EndpointClosed),
+            ),
         }
     }
 
     /// A snapshot of the connection's statistics (RTT, losses, retransmissions, queues);
     /// `None` once the connection is gone.
     pub fn stats(&self) -> Option<ConnectionStats> {
-        self.shared().lock().engine.core.connection_stats(self.inner.handle)
+        self.shared()
+            .lock()
+            .engine
+            .core
+            .connection_stats(self.inner.handle)
     }
 
     /// Closes the connection gracefully: queued reliable data is delivered first (up to the
@@ -548,7 +633,9 @@ impl Connection {
     pub fn close(&self, code: u64, reason: &[u8]) {
         let shared = self.shared();
         let mut st = shared.lock();
-        st.engine.core.close(Instant::now(), self.inner.handle, code, reason);
+        st.engine
+            .core
+            .close(Instant::now(), self.inner.handle, code, reason);
         shared.dispatch(&mut st);
         drop(st);
         shared.wake.notify_one();
@@ -560,7 +647,10 @@ impl Connection {
 async fn drive(shared: Arc<Shared>) {
     // The guard also runs when the task is dropped without finishing (its runtime shut down):
     // waiters learn the endpoint is gone instead of waiting forever.
-    let guard = DriverGuard { shared, result: None };
+    let guard = DriverGuard {
+        shared,
+        result: None,
+    };
     let mut rx = RecvBuf::new();
     let mut tx = TxBatch::default();
     let result = run(&guard.shared, &mut rx, &mut tx).await;
@@ -625,9 +715,9 @@ async fn run(shared: &Shared, rx: &mut RecvBuf, tx: &mut TxBatch) -> io::Result<
 /// Reads what the socket holds (a bounded number of batches) and feeds it to the core.
 fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<()> {
     for _ in 0..RECV_BATCHES_PER_WAKE {
-        let r = shared
-            .socket
-            .try_io(Interest::READABLE, || rx.recv(&shared.udp, UdpSockRef::from(&shared.socket)));
+        let r = shared.socket.try_io(Interest::READABLE, || {
+            rx.recv(&shared.udp, UdpSockRef::from(&shared.socket))
+        });
         match r {
             Ok(_) => {
                 *errors = 0;
@@ -659,7 +749,9 @@ async fn send_all(shared: &Shared, tx: &mut TxBatch) {
     while let Some((t, count)) = tx.next() {
         let r = shared
             .socket
-            .async_io(Interest::WRITABLE, || shared.udp.try_send(UdpSockRef::from(&shared.socket), &t))
+            .async_io(Interest::WRITABLE, || {
+                shared.udp.try_send(UdpSockRef::from(&shared.socket), &t)
+            })
             .await;
         match r {
             Ok(()) => {

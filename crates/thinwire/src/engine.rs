@@ -37,20 +37,32 @@ impl Engine {
         // The core's randomness (connection ids, nonces, cookie key) is seeded from the OS.
         let mut os = rand::rng();
         let seed: [u8; 32] = os.random();
-        let ep_config = EndpointConfig { transport: config.transport.clone(), cid_len: config.cid_len, rng_seed: seed };
+        let ep_config = EndpointConfig {
+            transport: config.transport.clone(),
+            cid_len: config.cid_len,
+            rng_seed: seed,
+        };
         let core = thinwire_proto::Endpoint::new(ep_config, config.server.clone(), now)?;
         let faults = match &config.faults {
             Some(f) => Some(Self::faults(f, os.random())?),
             None => None,
         };
-        Ok(Self { core, faults, scratch: Vec::with_capacity(2048), io: IoStats::default() })
+        Ok(Self {
+            core,
+            faults,
+            scratch: Vec::with_capacity(2048),
+            io: IoStats::default(),
+        })
     }
 
     fn faults(f: &FaultConfig, os_seed: u64) -> Result<Faults, BindError> {
         let seed = f.seed.unwrap_or(os_seed);
         Ok(Faults {
             outbound: Link::try_new(f.outbound.clone(), seed)?,
-            inbound: Link::try_new(f.inbound.clone(), seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1))?,
+            inbound: Link::try_new(
+                f.inbound.clone(),
+                seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1),
+            )?,
         })
     }
 
@@ -60,7 +72,8 @@ impl Engine {
         self.io.bytes_received += datagram.len() as u64;
         match &mut self.faults {
             Some(f) => {
-                f.inbound.send(now, (from, datagram.to_vec()), datagram.len());
+                f.inbound
+                    .send(now, (from, datagram.to_vec()), datagram.len());
             }
             None => self.core.handle_datagram(now, from, datagram),
         }
@@ -81,11 +94,14 @@ impl Engine {
     /// Drains the core's transmits into `batch` (through the outbound fault link when there is
     /// one), plus whatever the fault link releases now.
     pub(crate) fn collect(&mut self, now: Instant, batch: &mut TxBatch, max_segments: usize) {
-        while let Some(Transmit { destination, size }) = self.core.poll_transmit(now, &mut self.scratch) {
+        while let Some(Transmit { destination, size }) =
+            self.core.poll_transmit(now, &mut self.scratch)
+        {
             let datagram = &self.scratch[..size.min(self.scratch.len())];
             match &mut self.faults {
                 Some(f) => {
-                    f.outbound.send(now, (destination, datagram.to_vec()), datagram.len());
+                    f.outbound
+                        .send(now, (destination, datagram.to_vec()), datagram.len());
                 }
                 None => batch.push(destination, datagram, max_segments),
             }
@@ -101,7 +117,10 @@ impl Engine {
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
         let mut t = self.core.poll_timeout();
         if let Some(f) = &self.faults {
-            for d in [f.inbound.next_delivery(), f.outbound.next_delivery()].into_iter().flatten() {
+            for d in [f.inbound.next_delivery(), f.outbound.next_delivery()]
+                .into_iter()
+                .flatten()
+            {
                 t = Some(t.map_or(d, |t| t.min(d)));
             }
         }
@@ -113,10 +132,10 @@ impl Engine {
             protocol: self.core.stats().clone(),
             connections: self.core.connection_count(),
             io: self.io.clone(),
-            faults: self
-                .faults
-                .as_ref()
-                .map(|f| FaultStats { outbound: *f.outbound.stats(), inbound: *f.inbound.stats() }),
+            faults: self.faults.as_ref().map(|f| FaultStats {
+                outbound: *f.outbound.stats(),
+                inbound: *f.inbound.stats(),
+            }),
         }
     }
 }

@@ -32,7 +32,8 @@ use bytes::Bytes;
 use quinn_udp::{UdpSockRef, UdpSocketState};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use thinwire_proto::{
-    ChannelKind, ConnectError, ConnectionHandle, ConnectionStats, DisconnectReason, Event, Message, SendError,
+    ChannelKind, ConnectError, ConnectionHandle, ConnectionStats, DisconnectReason, Event, Message,
+    SendError,
 };
 
 use crate::config::Config;
@@ -93,7 +94,10 @@ pub struct Host {
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Host").field("local_addr", &self.local_addr).field("events", &self.events.len()).finish()
+        f.debug_struct("Host")
+            .field("local_addr", &self.local_addr)
+            .field("events", &self.events.len())
+            .finish()
     }
 }
 
@@ -104,7 +108,15 @@ impl Host {
         let engine = Engine::new(&config, Instant::now())?;
         let (socket, udp) = crate::io::bind(addr, config.socket_buffer)?;
         let local_addr = socket.local_addr()?;
-        Ok(Self { socket, udp, engine, rx: RecvBuf::new(), tx: TxBatch::default(), events: VecDeque::new(), local_addr })
+        Ok(Self {
+            socket,
+            udp,
+            engine,
+            rx: RecvBuf::new(),
+            tx: TxBatch::default(),
+            events: VecDeque::new(),
+            local_addr,
+        })
     }
 
     /// The address the socket is bound to.
@@ -115,7 +127,11 @@ impl Host {
     /// Starts a connection to `remote` with the given channel classes. It completes (or fails)
     /// inside later [`service`](Self::service) calls: [`HostEvent::Connected`] or
     /// [`HostEvent::Disconnected`] follows. Messages may be queued at once.
-    pub fn connect(&mut self, remote: SocketAddr, channels: &[ChannelKind]) -> Result<ConnectionHandle, ConnectError> {
+    pub fn connect(
+        &mut self,
+        remote: SocketAddr,
+        channels: &[ChannelKind],
+    ) -> Result<ConnectionHandle, ConnectError> {
         let h = self.engine.core.connect(Instant::now(), remote, channels)?;
         self.collect_events();
         Ok(h)
@@ -123,8 +139,15 @@ impl Host {
 
     /// Queues a message on `channel` (any class but LatestReliable). It is sent by the next
     /// [`flush`](Self::flush) or [`service`](Self::service).
-    pub fn send(&mut self, conn: ConnectionHandle, channel: u8, data: impl Into<Bytes>) -> Result<(), SendError> {
-        self.engine.core.send(Instant::now(), conn, channel, data.into())
+    pub fn send(
+        &mut self,
+        conn: ConnectionHandle,
+        channel: u8,
+        data: impl Into<Bytes>,
+    ) -> Result<(), SendError> {
+        self.engine
+            .core
+            .send(Instant::now(), conn, channel, data.into())
     }
 
     /// Queues the newest value for `key` on a LatestReliable `channel`.
@@ -135,7 +158,9 @@ impl Host {
         key: u64,
         data: impl Into<Bytes>,
     ) -> Result<(), SendError> {
-        self.engine.core.send_latest(Instant::now(), conn, channel, key, data.into())
+        self.engine
+            .core
+            .send_latest(Instant::now(), conn, channel, key, data.into())
     }
 
     /// Closes a connection gracefully; [`HostEvent::Disconnected`] follows once the peer has
@@ -170,9 +195,16 @@ impl Host {
             if now >= deadline {
                 return Ok(None);
             }
-            let wake = self.engine.next_wakeup().map_or(deadline, |t| t.min(deadline));
+            let wake = self
+                .engine
+                .next_wakeup()
+                .map_or(deadline, |t| t.min(deadline));
             self.engine.io.wakeups += 1;
-            wait(&self.socket, PollFlags::IN, wake.saturating_duration_since(now))?;
+            wait(
+                &self.socket,
+                PollFlags::IN,
+                wake.saturating_duration_since(now),
+            )?;
         }
     }
 
@@ -227,7 +259,8 @@ impl Host {
     /// Timers, transmits, events.
     fn pump(&mut self, now: Instant) {
         self.engine.on_timeout(now);
-        self.engine.collect(now, &mut self.tx, self.udp.max_gso_segments());
+        self.engine
+            .collect(now, &mut self.tx, self.udp.max_gso_segments());
         self.send_all();
         self.collect_events();
     }
@@ -260,8 +293,16 @@ impl Host {
     fn collect_events(&mut self) {
         while let Some((conn, ev)) = self.engine.core.poll_event() {
             self.events.push_back(match ev {
-                Event::Connected { remote, incoming } => HostEvent::Connected { conn, remote, incoming },
-                Event::Message(message) => HostEvent::Message { conn, channel: message.channel, message },
+                Event::Connected { remote, incoming } => HostEvent::Connected {
+                    conn,
+                    remote,
+                    incoming,
+                },
+                Event::Message(message) => HostEvent::Message {
+                    conn,
+                    channel: message.channel,
+                    message,
+                },
                 Event::Disconnected { reason } => HostEvent::Disconnected { conn, reason },
             });
         }

@@ -15,7 +15,10 @@ const MAX_GSO_BYTES: usize = 60_000;
 
 /// Creates a UDP socket bound to `addr`, non-blocking, with quinn-udp's per-socket state
 /// (GRO, GSO detection, don't-fragment).
-pub(crate) fn bind(addr: SocketAddr, buffer: Option<usize>) -> io::Result<(UdpSocket, UdpSocketState)> {
+pub(crate) fn bind(
+    addr: SocketAddr,
+    buffer: Option<usize>,
+) -> io::Result<(UdpSocket, UdpSocketState)> {
     let socket = UdpSocket::bind(addr)?;
     let state = UdpSocketState::new(UdpSockRef::from(&socket))?;
     if let Some(size) = buffer {
@@ -37,18 +40,28 @@ pub(crate) struct RecvBuf {
 
 impl std::fmt::Debug for RecvBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RecvBuf").field("filled", &self.filled).finish()
+        f.debug_struct("RecvBuf")
+            .field("filled", &self.filled)
+            .finish()
     }
 }
 
 impl RecvBuf {
     pub(crate) fn new() -> Self {
-        Self { buf: vec![0; SLOT * BATCH_SIZE], meta: [RecvMeta::default(); BATCH_SIZE], filled: 0 }
+        Self {
+            buf: vec![0; SLOT * BATCH_SIZE],
+            meta: [RecvMeta::default(); BATCH_SIZE],
+            filled: 0,
+        }
     }
 
     /// One batched receive (`recvmmsg` on Linux). Returns the number of slots filled, or
     /// `WouldBlock` when nothing is waiting.
-    pub(crate) fn recv(&mut self, state: &UdpSocketState, socket: UdpSockRef<'_>) -> io::Result<usize> {
+    pub(crate) fn recv(
+        &mut self,
+        state: &UdpSocketState,
+        socket: UdpSockRef<'_>,
+    ) -> io::Result<usize> {
         self.filled = 0;
         let mut chunks = self.buf.chunks_mut(SLOT);
         let mut iovs: [IoSliceMut<'_>; BATCH_SIZE] =
@@ -60,11 +73,18 @@ impl RecvBuf {
 
     /// The datagrams of the last receive, GRO trains split at their stride.
     pub(crate) fn datagrams(&self) -> impl Iterator<Item = (SocketAddr, &[u8])> + '_ {
-        self.meta[..self.filled].iter().enumerate().flat_map(move |(i, m)| {
-            let slot = &self.buf[i * SLOT..i * SLOT + m.len.min(SLOT)];
-            let stride = if m.stride == 0 { slot.len().max(1) } else { m.stride };
-            slot.chunks(stride).map(move |d| (m.addr, d))
-        })
+        self.meta[..self.filled]
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, m)| {
+                let slot = &self.buf[i * SLOT..i * SLOT + m.len.min(SLOT)];
+                let stride = if m.stride == 0 {
+                    slot.len().max(1)
+                } else {
+                    m.stride
+                };
+                slot.chunks(stride).map(move |d| (m.addr, d))
+            })
     }
 }
 
@@ -119,7 +139,13 @@ impl TxBatch {
                 return;
             }
         }
-        self.trains.push(Train { destination, start, len, segment: len, count: 1 });
+        self.trains.push(Train {
+            destination,
+            start,
+            len,
+            segment: len,
+            count: 1,
+        });
     }
 
     /// The next train to send, if any.
@@ -168,7 +194,12 @@ mod tests {
         }
         assert_eq!(
             got,
-            vec![(a, 240, Some(100), 3), (a, 100, None, 1), (b, 100, None, 1), (b, 200, None, 1)]
+            vec![
+                (a, 240, Some(100), 3),
+                (a, 100, None, 1),
+                (b, 100, None, 1),
+                (b, 200, None, 1)
+            ]
         );
         assert!(t.is_empty());
     }

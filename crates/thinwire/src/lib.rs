@@ -60,9 +60,14 @@ pub use stats::{EndpointStats, FaultStats, IoStats};
 
 pub use thinwire_proto::netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
-    ChannelKind, ChannelStats, ConnectionHandle, ConnectionStats, DisconnectReason, Message, PeerError, ServerConfig,
-    TransportConfig,
+    ChannelKind, ChannelStats, ConnectionHandle, ConnectionStats, DisconnectReason, Message,
+    PeerError, ServerConfig, TransportConfig,
 };
 
 /// The sans-IO core, re-exported for its wire format, test harness and link models.
 pub use thinwire_proto as proto;
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

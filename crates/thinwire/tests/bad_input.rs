@@ -74,7 +74,9 @@ async fn hostile_datagrams_do_not_hurt_the_server() {
 
     // a real client playing throughout: one reliable ping-pong every 5 ms
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-    let conn = within(5, "connect", client.connect(addr, &ALL)).await.unwrap();
+    let conn = within(5, "connect", client.connect(addr, &ALL))
+        .await
+        .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     let echo = tokio::spawn(async move {
         while let Ok((ch, m)) = peer.recv().await {
@@ -91,7 +93,9 @@ async fn hostile_datagrams_do_not_hurt_the_server() {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 conn.send(0, i.to_be_bytes().to_vec()).unwrap();
-                let (_, m) = within(2, "echo during the attack", conn.recv()).await.unwrap();
+                let (_, m) = within(2, "echo during the attack", conn.recv())
+                    .await
+                    .unwrap();
                 assert_eq!(&m.data[..], &i.to_be_bytes());
                 round_trips.fetch_add(1, Ordering::Relaxed);
                 i += 1;
@@ -114,13 +118,21 @@ async fn hostile_datagrams_do_not_hurt_the_server() {
         junk.push(d);
     }
     for _ in 0..100 {
-        let mut d = if rng.random() { hello(&mut rng) } else { forged_connect(&mut rng) };
+        let mut d = if rng.random() {
+            hello(&mut rng)
+        } else {
+            forged_connect(&mut rng)
+        };
         let cut = rng.random_range(0..d.len());
         d.truncate(cut.max(1));
         junk.push(d);
     }
     for i in 0..20 {
-        let mut d = if i % 2 == 0 { vec![0u8; 0] } else { hello(&mut rng) };
+        let mut d = if i % 2 == 0 {
+            vec![0u8; 0]
+        } else {
+            hello(&mut rng)
+        };
         let start = d.len();
         d.resize(60_000, 0);
         if i % 2 == 0 {
@@ -148,24 +160,44 @@ async fn hostile_datagrams_do_not_hurt_the_server() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     stop.store(true, Ordering::Relaxed);
     within(5, "player stops", player).await.unwrap();
-    assert!(round_trips.load(Ordering::Relaxed) > trips_during, "client still served after the attack");
-    assert!(trips_during >= 5, "client served during the attack ({trips_during} round trips)");
+    assert!(
+        round_trips.load(Ordering::Relaxed) > trips_during,
+        "client still served after the attack"
+    );
+    assert!(
+        trips_during >= 5,
+        "client served during the attack ({trips_during} round trips)"
+    );
 
     let after = server.stats();
     let p = |s: &thinwire::EndpointStats| s.protocol.clone();
     let (b, a) = (p(&before), p(&after));
     // nothing was allocated
-    assert_eq!(server.connection_count(), 1, "only the real client holds a connection");
+    assert_eq!(
+        server.connection_count(),
+        1,
+        "only the real client holds a connection"
+    );
     assert_eq!(a.connections_accepted, 1);
     // every datagram was counted, by reason
     let attack = (junk.len() + forged.len()) as u64 + hellos;
     assert!(after.io.datagrams_received - before.io.datagrams_received >= attack);
-    assert_eq!(a.dropped_bad_cookie - b.dropped_bad_cookie, forged.len() as u64 + count_bad_cookies(&junk));
+    assert_eq!(
+        a.dropped_bad_cookie - b.dropped_bad_cookie,
+        forged.len() as u64 + count_bad_cookies(&junk)
+    );
     assert!(a.dropped_malformed > b.dropped_malformed, "{a:?}");
-    assert!(a.dropped_unknown_connection > b.dropped_unknown_connection, "{a:?}");
+    assert!(
+        a.dropped_unknown_connection > b.dropped_unknown_connection,
+        "{a:?}"
+    );
     // each Hello was answered statelessly (or its reply dropped and counted)
-    let answered = (a.challenges_sent - b.challenges_sent) + (a.dropped_reply_queue_full - b.dropped_reply_queue_full);
-    assert!(answered >= hellos, "{answered} of {hellos} hellos answered or counted");
+    let answered = (a.challenges_sent - b.challenges_sent)
+        + (a.dropped_reply_queue_full - b.dropped_reply_queue_full);
+    assert!(
+        answered >= hellos,
+        "{answered} of {hellos} hellos answered or counted"
+    );
 
     conn.close(0, b"done");
     let _ = within(5, "close", conn.closed()).await;

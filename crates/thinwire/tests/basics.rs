@@ -12,7 +12,9 @@ async fn exchange_every_class(bind: &str) {
     let addr: SocketAddr = bind.parse().unwrap();
     let server = Endpoint::bind(addr, Config::server()).unwrap();
     let client = Endpoint::bind(addr, Config::client()).unwrap();
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL)).await.unwrap();
+    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
+        .await
+        .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     assert_eq!(peer.channels(), &ALL);
 
@@ -48,8 +50,19 @@ async fn exchange_every_class(bind: &str) {
         other => panic!("unexpected {other:?}"),
     }
     let err = within(5, "client close completes", conn.closed()).await;
-    assert!(matches!(err, ConnectionError::Disconnected(DisconnectReason::LocallyClosed)), "{err:?}");
-    assert!(matches!(conn.recv().await, Err(ConnectionError::Disconnected(DisconnectReason::LocallyClosed))));
+    assert!(
+        matches!(
+            err,
+            ConnectionError::Disconnected(DisconnectReason::LocallyClosed)
+        ),
+        "{err:?}"
+    );
+    assert!(matches!(
+        conn.recv().await,
+        Err(ConnectionError::Disconnected(
+            DisconnectReason::LocallyClosed
+        ))
+    ));
     within(5, "client idle", client.wait_idle()).await;
     within(5, "server idle", server.wait_idle()).await;
     assert_eq!(server.stats().protocol.connections_accepted, 1);
@@ -70,15 +83,26 @@ async fn ipv6_every_class_and_close() {
 async fn idle_endpoints_sleep() {
     let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL)).await.unwrap();
+    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
+        .await
+        .unwrap();
     let _peer = within(5, "accept", server.accept()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let (c0, s0) = (client.stats().io.wakeups, server.stats().io.wakeups);
     tokio::time::sleep(Duration::from_millis(2500)).await;
-    let (c1, s1) = (client.stats().io.wakeups - c0, server.stats().io.wakeups - s0);
+    let (c1, s1) = (
+        client.stats().io.wakeups - c0,
+        server.stats().io.wakeups - s0,
+    );
     // keepalive every 1 s each way plus the acks: ~10 wake-ups in 2.5 s
-    assert!(c1 <= 40 && s1 <= 40, "client woke {c1} times, server {s1} times in 2.5 s");
-    assert!(conn.close_reason().is_none(), "keepalives keep the connection open");
+    assert!(
+        c1 <= 40 && s1 <= 40,
+        "client woke {c1} times, server {s1} times in 2.5 s"
+    );
+    assert!(
+        conn.close_reason().is_none(),
+        "keepalives keep the connection open"
+    );
 }
 
 /// The endpoint reports misuse as local errors and stays usable.
@@ -88,15 +112,32 @@ async fn misuse_is_reported_not_fatal() {
     use thinwire::SendError;
     let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-    assert!(client.accept().await.is_none(), "a client endpoint accepts nothing");
+    assert!(
+        client.accept().await.is_none(),
+        "a client endpoint accepts nothing"
+    );
     let err = client.connect(server.local_addr(), &[]).await.unwrap_err();
     assert!(matches!(err, thinwire::ConnectError::Rejected(_)), "{err}");
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL)).await.unwrap();
-    assert!(matches!(conn.send(9, &b"x"[..]), Err(SendError::Rejected(Core::UnknownChannel(9)))));
-    assert!(matches!(conn.send(4, &b"x"[..]), Err(SendError::Rejected(Core::WrongChannelKind { .. }))));
-    assert!(matches!(conn.send_latest(0, 1, &b"x"[..]), Err(SendError::Rejected(Core::WrongChannelKind { .. }))));
+    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
+        .await
+        .unwrap();
+    assert!(matches!(
+        conn.send(9, &b"x"[..]),
+        Err(SendError::Rejected(Core::UnknownChannel(9)))
+    ));
+    assert!(matches!(
+        conn.send(4, &b"x"[..]),
+        Err(SendError::Rejected(Core::WrongChannelKind { .. }))
+    ));
+    assert!(matches!(
+        conn.send_latest(0, 1, &b"x"[..]),
+        Err(SendError::Rejected(Core::WrongChannelKind { .. }))
+    ));
     let big = vec![0u8; 5000];
-    assert!(matches!(conn.send(2, big), Err(SendError::Rejected(Core::MessageTooLarge { .. }))));
+    assert!(matches!(
+        conn.send(2, big),
+        Err(SendError::Rejected(Core::MessageTooLarge { .. }))
+    ));
     conn.send(0, &b"still fine"[..]).unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
@@ -106,13 +147,29 @@ async fn misuse_is_reported_not_fatal() {
 /// A handshake to a port nobody answers fails with a typed error after the handshake timeout.
 #[tokio::test]
 async fn connect_to_nobody_times_out() {
-    let transport = thinwire::TransportConfig { handshake_timeout: Duration::from_millis(400), ..Default::default() };
-    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client().with_transport(transport)).unwrap();
+    let transport = thinwire::TransportConfig {
+        handshake_timeout: Duration::from_millis(400),
+        ..Default::default()
+    };
+    let client = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Config::client().with_transport(transport),
+    )
+    .unwrap();
     // a bound socket that never answers
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let err = within(5, "handshake gives up", client.connect(silent.local_addr().unwrap(), &ALL)).await.unwrap_err();
+    let err = within(
+        5,
+        "handshake gives up",
+        client.connect(silent.local_addr().unwrap(), &ALL),
+    )
+    .await
+    .unwrap_err();
     assert!(
-        matches!(err, thinwire::ConnectError::Handshake(DisconnectReason::HandshakeTimedOut)),
+        matches!(
+            err,
+            thinwire::ConnectError::Handshake(DisconnectReason::HandshakeTimedOut)
+        ),
         "{err:?}"
     );
     assert_eq!(client.connection_count(), 0);

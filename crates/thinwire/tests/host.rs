@@ -42,7 +42,14 @@ async fn host_client_talks_to_async_server() {
         let mut host = Host::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
         let conn = host.connect(addr, &ALL).unwrap();
         let e = wait_for(&mut host, 5, |e| matches!(e, HostEvent::Connected { .. }));
-        assert_eq!(e, HostEvent::Connected { conn, remote: addr, incoming: false });
+        assert_eq!(
+            e,
+            HostEvent::Connected {
+                conn,
+                remote: addr,
+                incoming: false
+            }
+        );
         for ch in 0..4u8 {
             host.send(conn, ch, vec![ch; 25]).unwrap();
         }
@@ -50,7 +57,10 @@ async fn host_client_talks_to_async_server() {
         host.flush().unwrap();
         let mut got = [0; 5];
         while got.iter().sum::<i32>() < 5 {
-            if let HostEvent::Message { channel, message, .. } = wait_for(&mut host, 5, |_| true) {
+            if let HostEvent::Message {
+                channel, message, ..
+            } = wait_for(&mut host, 5, |_| true)
+            {
                 got[channel as usize] += 1;
                 if channel == 4 {
                     assert_eq!(message.key, Some(3));
@@ -59,14 +69,25 @@ async fn host_client_talks_to_async_server() {
         }
         assert!(host.connection_stats(conn).unwrap().srtt < Duration::from_millis(100));
         host.close(conn, 3, b"bye");
-        let e = wait_for(&mut host, 5, |e| matches!(e, HostEvent::Disconnected { .. }));
-        assert_eq!(e, HostEvent::Disconnected { conn, reason: DisconnectReason::LocallyClosed });
+        let e = wait_for(&mut host, 5, |e| {
+            matches!(e, HostEvent::Disconnected { .. })
+        });
+        assert_eq!(
+            e,
+            HostEvent::Disconnected {
+                conn,
+                reason: DisconnectReason::LocallyClosed
+            }
+        );
         assert_eq!(host.connection_count(), 0);
     });
     within(15, "host client", client).await.unwrap();
     let (n, reason) = within(5, "server sees the close", echo).await.unwrap();
     assert_eq!(n, 5);
-    assert!(matches!(reason.and_then(|r| r.reason().cloned()), Some(DisconnectReason::ClosedByPeer { code: 3, .. })));
+    assert!(matches!(
+        reason.and_then(|r| r.reason().cloned()),
+        Some(DisconnectReason::ClosedByPeer { code: 3, .. })
+    ));
 }
 
 #[test]
@@ -82,9 +103,14 @@ fn host_to_host_over_ipv6() {
         }
         host.flush().unwrap();
         // wait for the server's goodbye
-        let e = wait_for(&mut host, 5, |e| matches!(e, HostEvent::Disconnected { .. }));
+        let e = wait_for(&mut host, 5, |e| {
+            matches!(e, HostEvent::Disconnected { .. })
+        });
         match e {
-            HostEvent::Disconnected { reason: DisconnectReason::ClosedByPeer { code, .. }, .. } => code,
+            HostEvent::Disconnected {
+                reason: DisconnectReason::ClosedByPeer { code, .. },
+                ..
+            } => code,
             other => panic!("{other:?}"),
         }
     });
@@ -96,13 +122,17 @@ fn host_to_host_over_ipv6() {
                 assert!(incoming);
                 peer = Some(conn);
             }
-            HostEvent::Message { message, .. } => got.push(u32::from_be_bytes(message.data[..4].try_into().unwrap())),
+            HostEvent::Message { message, .. } => {
+                got.push(u32::from_be_bytes(message.data[..4].try_into().unwrap()))
+            }
             HostEvent::Disconnected { reason, .. } => panic!("{reason}"),
         }
     }
     assert_eq!(got, (0..50).collect::<Vec<_>>());
     server.close(peer.unwrap(), 42, b"server done");
-    wait_for(&mut server, 5, |e| matches!(e, HostEvent::Disconnected { .. }));
+    wait_for(&mut server, 5, |e| {
+        matches!(e, HostEvent::Disconnected { .. })
+    });
     assert_eq!(client.join().unwrap(), 42);
 }
 
@@ -112,7 +142,10 @@ fn service_waits_without_spinning() {
     let t0 = Instant::now();
     assert!(host.service(Duration::from_millis(200)).unwrap().is_none());
     let waited = t0.elapsed();
-    assert!(waited >= Duration::from_millis(200) && waited < Duration::from_millis(400), "{waited:?}");
+    assert!(
+        waited >= Duration::from_millis(200) && waited < Duration::from_millis(400),
+        "{waited:?}"
+    );
     assert!(host.stats().io.wakeups <= 2, "{:?}", host.stats().io);
     // zero timeout: just a look at the socket
     let t0 = Instant::now();

@@ -17,8 +17,18 @@ async fn reliable_classes_survive_twenty_percent_loss() {
     let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
     // 20% loss on everything the client sends and everything it receives
     let faults = FaultConfig::new().drop_rate(0.2).seed(20);
-    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client().with_faults(faults)).unwrap();
-    let conn = within(10, "connect under loss", client.connect(server.local_addr(), &ALL)).await.unwrap();
+    let client = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Config::client().with_faults(faults),
+    )
+    .unwrap();
+    let conn = within(
+        10,
+        "connect under loss",
+        client.connect(server.local_addr(), &ALL),
+    )
+    .await
+    .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
 
     // a thin stream: a few messages every couple of milliseconds, both ways
@@ -28,7 +38,8 @@ async fn reliable_classes_survive_twenty_percent_loss() {
             for i in 0..N {
                 conn.send(0, i.to_be_bytes().to_vec()).unwrap();
                 conn.send(1, i.to_be_bytes().to_vec()).unwrap();
-                conn.send_latest(4, u64::from(i) % KEYS, i.to_be_bytes().to_vec()).unwrap();
+                conn.send_latest(4, u64::from(i) % KEYS, i.to_be_bytes().to_vec())
+                    .unwrap();
                 peer.send(0, i.to_be_bytes().to_vec()).unwrap();
                 if i % 4 == 3 {
                     tokio::time::sleep(Duration::from_millis(2)).await;
@@ -57,32 +68,53 @@ async fn reliable_classes_survive_twenty_percent_loss() {
                 4 => {
                     let k = m.key.unwrap();
                     let old = latest.insert(k, v);
-                    assert!(old.is_none_or(|o| o < v), "key {k}: {v} delivered after {old:?}");
+                    assert!(
+                        old.is_none_or(|o| o < v),
+                        "key {k}: {v} delivered after {old:?}"
+                    );
                 }
                 _ => unreachable!("nothing sent on channel {ch}"),
             }
         }
-        assert_eq!(ordered, (0..N).collect::<Vec<_>>(), "ordered channel in order, no gaps");
+        assert_eq!(
+            ordered,
+            (0..N).collect::<Vec<_>>(),
+            "ordered channel in order, no gaps"
+        );
         peer
     });
 
     let mut back = Vec::new();
     while back.len() < N as usize {
-        let (ch, m) = within(30, "server to client under loss", conn.recv()).await.unwrap();
+        let (ch, m) = within(30, "server to client under loss", conn.recv())
+            .await
+            .unwrap();
         assert_eq!(ch, 0);
         back.push(u32::from_be_bytes(m.data[..4].try_into().unwrap()));
     }
     assert_eq!(back, (0..N).collect::<Vec<_>>());
     sender.await.unwrap();
-    let _peer = within(30, "client to server under loss", server_side).await.unwrap();
+    let _peer = within(30, "client to server under loss", server_side)
+        .await
+        .unwrap();
 
     let faults = client.stats().faults.unwrap();
-    assert!(faults.outbound.lost > 0 && faults.inbound.lost > 0, "{faults:?}");
+    assert!(
+        faults.outbound.lost > 0 && faults.inbound.lost > 0,
+        "{faults:?}"
+    );
     let lost = (faults.outbound.lost + faults.inbound.lost) as f64;
     let total = (faults.outbound.sent + faults.inbound.sent) as f64;
-    assert!((0.1..0.3).contains(&(lost / total)), "loss rate {}", lost / total);
+    assert!(
+        (0.1..0.3).contains(&(lost / total)),
+        "loss rate {}",
+        lost / total
+    );
     let stats = conn.stats().unwrap();
     // losses were detected and repaired (by retransmission or by redundant bundling)
     assert!(stats.packets_lost > 0, "{stats:?}");
-    assert!(stats.frames_retransmitted + stats.frames_bundled > 0, "{stats:?}");
+    assert!(
+        stats.frames_retransmitted + stats.frames_bundled > 0,
+        "{stats:?}"
+    );
 }

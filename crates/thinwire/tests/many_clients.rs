@@ -22,7 +22,9 @@ async fn two_hundred_clients_at_once() {
     let echo = tokio::spawn(async move {
         let mut accepted = 0;
         while accepted < CLIENTS {
-            let Some(conn) = srv.accept().await else { break };
+            let Some(conn) = srv.accept().await else {
+                break;
+            };
             accepted += 1;
             tokio::spawn(async move {
                 while let Ok((ch, m)) = conn.recv().await {
@@ -49,9 +51,11 @@ async fn two_hundred_clients_at_once() {
             let conn = ep.connect(addr, &channels).await.expect("connects");
             connected.wait().await;
             for n in 0..MESSAGES {
-                conn.send(0, format!("client {i} message {n}").into_bytes()).unwrap();
+                conn.send(0, format!("client {i} message {n}").into_bytes())
+                    .unwrap();
             }
-            conn.send_latest(1, i as u64, format!("pos of {i}").into_bytes()).unwrap();
+            conn.send_latest(1, i as u64, format!("pos of {i}").into_bytes())
+                .unwrap();
             let mut ordered = 0;
             let mut latest = false;
             while ordered < MESSAGES || !latest {
@@ -60,7 +64,10 @@ async fn two_hundred_clients_at_once() {
                     assert_eq!(m.data, format!("client {i} message {ordered}").into_bytes());
                     ordered += 1;
                 } else {
-                    assert_eq!((m.key, &m.data[..]), (Some(i as u64), format!("pos of {i}").as_bytes()));
+                    assert_eq!(
+                        (m.key, &m.data[..]),
+                        (Some(i as u64), format!("pos of {i}").as_bytes())
+                    );
                     latest = true;
                 }
             }
@@ -71,7 +78,11 @@ async fn two_hundred_clients_at_once() {
         }));
     }
     within(20, "all clients connect", all_connected.wait()).await;
-    assert_eq!(server.connection_count(), CLIENTS, "every client holds a connection at once");
+    assert_eq!(
+        server.connection_count(),
+        CLIENTS,
+        "every client holds a connection at once"
+    );
     within(20, "all echoes arrive", all_checked.wait()).await;
     for t in tasks {
         within(20, "client finishes", t).await.unwrap();

@@ -12,14 +12,20 @@ use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint};
 async fn restarted_server_is_reported_as_peer_reset() {
     // the first server lives on its own runtime so that it can crash: shutting the runtime down
     // kills its driver without a word to the client, as a killed process would
-    let crashing = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let crashing = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
     let server = {
         let _g = crashing.enter();
         Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap()
     };
     let addr = server.local_addr();
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-    let conn = within(5, "connect", client.connect(addr, &ALL)).await.unwrap();
+    let conn = within(5, "connect", client.connect(addr, &ALL))
+        .await
+        .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     conn.send(0, &b"before the crash"[..]).unwrap();
     let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
@@ -54,17 +60,25 @@ async fn restarted_server_is_reported_as_peer_reset() {
     let err = within(8, "client notices the restart", conn.closed()).await;
     let took = t0.elapsed();
     assert!(
-        matches!(err, ConnectionError::Disconnected(DisconnectReason::PeerReset)),
+        matches!(
+            err,
+            ConnectionError::Disconnected(DisconnectReason::PeerReset)
+        ),
         "expected PeerReset, got {err:?}"
     );
     // keepalive is 1 s: the next packet of the client draws the Reset
     assert!(took < Duration::from_secs(3), "took {took:?}");
-    assert!(matches!(conn.send(0, &b"after"[..]), Err(thinwire::SendError::Closed(_))));
+    assert!(matches!(
+        conn.send(0, &b"after"[..]),
+        Err(thinwire::SendError::Closed(_))
+    ));
     let stats = restarted.stats();
     assert!(stats.protocol.resets_sent >= 1, "{stats:?}");
     assert_eq!(restarted.connection_count(), 0);
     // and the client can connect again to the new server
-    let again = within(5, "reconnect", client.connect(addr, &ALL)).await.unwrap();
+    let again = within(5, "reconnect", client.connect(addr, &ALL))
+        .await
+        .unwrap();
     again.send(0, &b"hello again"[..]).unwrap();
     let peer2 = within(5, "accept again", restarted.accept()).await.unwrap();
     let (_, m) = within(5, "recv again", peer2.recv()).await.unwrap();

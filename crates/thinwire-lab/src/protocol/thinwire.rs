@@ -182,12 +182,12 @@ impl ThinwireEndpoint {
         }
     }
 
-    /// Re-reads the payload counter of `h` every 32 datagrams, so that a
+    /// Re-reads the payload counter of `h` every 128 datagrams, so that a
     /// connection that later disappears still counts (almost) fully.
     fn note_transmit(&mut self, h: ConnectionHandle) {
-        let entry = self.payload.entry(h).or_insert((0, 31));
+        let entry = self.payload.entry(h).or_insert((0, 127));
         entry.1 += 1;
-        if entry.1 >= 32 {
+        if entry.1 >= 128 {
             entry.1 = 0;
             if let Some(s) = self.ep.connection_stats(h) {
                 entry.0 = s.payload_bytes_sent();
