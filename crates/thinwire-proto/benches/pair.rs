@@ -23,9 +23,13 @@ fn exchange(pair: &mut Pair, channel: u8, latest: bool) -> u64 {
     let mut delivered = 0u64;
     for i in 0..MESSAGES {
         let r = if latest {
-            pair.client.endpoint.send_latest(pair.time, c, channel, i % 64, payload.clone())
+            pair.client
+                .endpoint
+                .send_latest(pair.time, c, channel, i % 64, payload.clone())
         } else {
-            pair.client.endpoint.send(pair.time, c, channel, payload.clone())
+            pair.client
+                .endpoint
+                .send(pair.time, c, channel, payload.clone())
         };
         r.expect("send");
         if i % 10 == 9 {
@@ -72,7 +76,10 @@ fn bench_pair(c: &mut Criterion) {
     let start = Instant::now();
     let n = exchange(&mut pair, 0, false);
     let secs = start.elapsed().as_secs_f64();
-    eprintln!("pair/reliable_ordered: {n} messages in {secs:.3} s = {:.0} msg/s", n as f64 / secs);
+    eprintln!(
+        "pair/reliable_ordered: {n} messages in {secs:.3} s = {:.0} msg/s",
+        n as f64 / secs
+    );
 }
 
 criterion_group!(benches, bench_pair);

@@ -268,7 +268,8 @@ impl Endpoint {
     }
 
     /// Opens a connection to `remote` with the given channel classes (channel `i` is
-    /// `channels[i]`, 1 to 64 of them) and waits for the handshake to complete.
+    /// `channels[i]`, 1 to 64 of them) and waits for the handshake to complete. An IPv6
+    /// endpoint reaches IPv4 peers through IPv4-mapped addresses (dual-stack sockets).
     pub async fn connect(
         &self,
         remote: SocketAddr,
@@ -283,6 +284,7 @@ impl Endpoint {
             if st.shutdown.is_some() {
                 return Err(ConnectError::Endpoint(ConnectionError::EndpointClosed));
             }
+            let remote = crate::io::peer_address(shared.local_addr, remote);
             let h = st.engine.core.connect(Instant::now(), remote, channels)?;
             let slot = Slot::new(remote, false);
             let conn = Connection::new(

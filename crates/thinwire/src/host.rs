@@ -132,6 +132,7 @@ impl Host {
         remote: SocketAddr,
         channels: &[ChannelKind],
     ) -> Result<ConnectionHandle, ConnectError> {
+        let remote = crate::io::peer_address(self.local_addr, remote);
         let h = self.engine.core.connect(Instant::now(), remote, channels)?;
         self.collect_events();
         Ok(h)

@@ -94,6 +94,7 @@ async fn idle_endpoints_sleep() {
         client.stats().io.wakeups - c0,
         server.stats().io.wakeups - s0,
     );
+    eprintln!("idle wake-ups in 2.5 s: client {c1}, server {s1}");
     // keepalive every 1 s each way plus the acks: ~10 wake-ups in 2.5 s
     assert!(
         c1 <= 40 && s1 <= 40,
@@ -173,4 +174,25 @@ async fn connect_to_nobody_times_out() {
         "{err:?}"
     );
     assert_eq!(client.connection_count(), 0);
+}
+
+/// A dual-stack IPv6 endpoint reaches an IPv4 server (through IPv4-mapped addresses).
+#[tokio::test]
+async fn dual_stack_client_reaches_ipv4_server() {
+    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
+    let client = match Endpoint::bind("[::]:0".parse().unwrap(), Config::client()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("no IPv6 here ({e}); skipped");
+            return;
+        }
+    };
+    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL)).await.unwrap();
+    conn.send(0, &b"mapped"[..]).unwrap();
+    let peer = within(5, "accept", server.accept()).await.unwrap();
+    let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
+    assert_eq!(&m.data[..], b"mapped");
+    peer.send(0, &b"back"[..]).unwrap();
+    let (_, m) = within(5, "recv back", conn.recv()).await.unwrap();
+    assert_eq!(&m.data[..], b"back");
 }
