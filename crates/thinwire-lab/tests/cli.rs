@@ -25,7 +25,13 @@ fn list_shows_builtin_scenarios() {
     let o = thinwire(&["lab", "list"]);
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
-    for name in ["default", "ao-thin-stream", "mmorpg-content", "messaging-deadline", "sweep-1000"] {
+    for name in [
+        "default",
+        "ao-thin-stream",
+        "mmorpg-content",
+        "messaging-deadline",
+        "sweep-1000",
+    ] {
         assert!(out.contains(name), "{name} missing from\n{out}");
     }
 }
@@ -40,7 +46,15 @@ fn run_writes_results_and_report() {
     )
     .expect("write");
     let out = dir.join("out");
-    let o = thinwire(&["lab", "run", scn.to_str().expect("utf-8"), "--out", out.to_str().expect("utf-8"), "--seed", "3"]);
+    let o = thinwire(&[
+        "lab",
+        "run",
+        scn.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--seed",
+        "3",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("tcp-model (model)"), "{stdout}");
@@ -54,7 +68,13 @@ fn run_writes_results_and_report() {
 
 #[test]
 fn unknown_scenario_fails_clearly() {
-    let o = thinwire(&["lab", "run", "no-such-scenario", "--out", tmpdir("unknown").to_str().expect("utf-8")]);
+    let o = thinwire(&[
+        "lab",
+        "run",
+        "no-such-scenario",
+        "--out",
+        tmpdir("unknown").to_str().expect("utf-8"),
+    ]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("unknown scenario `no-such-scenario`"), "{e}");
@@ -64,8 +84,18 @@ fn unknown_scenario_fails_clearly() {
 fn malformed_toml_names_file_and_line() {
     let dir = tmpdir("malformed");
     let scn = dir.join("bad.toml");
-    std::fs::write(&scn, "protocols = [\"tcp-model\"]\n\n[access]\ndelay_ms = \"soon\"\n").expect("write");
-    let o = thinwire(&["lab", "run", scn.to_str().expect("utf-8"), "--out", dir.to_str().expect("utf-8")]);
+    std::fs::write(
+        &scn,
+        "protocols = [\"tcp-model\"]\n\n[access]\ndelay_ms = \"soon\"\n",
+    )
+    .expect("write");
+    let o = thinwire(&[
+        "lab",
+        "run",
+        scn.to_str().expect("utf-8"),
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains(&format!("{}:4:", scn.display())), "{e}");
@@ -75,10 +105,24 @@ fn malformed_toml_names_file_and_line() {
 #[test]
 fn bad_trace_rows_name_the_trace_file_and_line() {
     let dir = tmpdir("trace");
-    std::fs::write(dir.join("game.csv"), "time_ms,direction,size,class\n0,up,20,move\n10,up,-3,move\n").expect("write");
+    std::fs::write(
+        dir.join("game.csv"),
+        "time_ms,direction,size,class\n0,up,20,move\n10,up,-3,move\n",
+    )
+    .expect("write");
     let scn = dir.join("s.toml");
-    std::fs::write(&scn, "protocols = [\"udp-model\"]\n[[workload]]\nkind = \"trace\"\npath = \"game.csv\"\n").expect("write");
-    let o = thinwire(&["lab", "run", scn.to_str().expect("utf-8"), "--out", dir.to_str().expect("utf-8")]);
+    std::fs::write(
+        &scn,
+        "protocols = [\"udp-model\"]\n[[workload]]\nkind = \"trace\"\npath = \"game.csv\"\n",
+    )
+    .expect("write");
+    let o = thinwire(&[
+        "lab",
+        "run",
+        scn.to_str().expect("utf-8"),
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("game.csv:3:"), "{e}");
@@ -89,7 +133,15 @@ fn bad_trace_rows_name_the_trace_file_and_line() {
 fn bad_flags_fail() {
     let o = thinwire(&["lab", "run", "--duration", "-5"]);
     assert!(!o.status.success());
-    let o = thinwire(&["lab", "run", "default", "--duration", "0", "--out", tmpdir("dur").to_str().expect("utf-8")]);
+    let o = thinwire(&[
+        "lab",
+        "run",
+        "default",
+        "--duration",
+        "0",
+        "--out",
+        tmpdir("dur").to_str().expect("utf-8"),
+    ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--duration"), "{}", stderr(&o));
     let o = thinwire(&["lab", "frobnicate"]);

@@ -54,7 +54,10 @@ fn json(scn: &Scenario, seed: Option<u64>, jobs: usize) -> String {
         duration: None,
         jobs,
     };
-    run_scenario(scn, &opts, &NoProgress).expect("runs").results.to_json_pretty()
+    run_scenario(scn, &opts, &NoProgress)
+        .expect("runs")
+        .results
+        .to_json_pretty()
 }
 
 #[test]
@@ -66,7 +69,13 @@ fn same_seed_gives_identical_results_json() {
     let c = json(&scn, Some(12), 2);
     assert_ne!(a, c);
     // Every protocol has a row for all classes and per class.
-    for p in ["tcp-model", "udp-model", "thinwire", "thinwire-thin-off", "thinwire-full-mapping"] {
+    for p in [
+        "tcp-model",
+        "udp-model",
+        "thinwire",
+        "thinwire-thin-off",
+        "thinwire-full-mapping",
+    ] {
         assert!(a.contains(&format!("\"protocol\": \"{p}\"")), "{p} missing");
     }
 }

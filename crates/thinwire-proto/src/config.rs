@@ -37,6 +37,11 @@ pub struct TransportConfig {
     pub bundling: bool,
     /// Most bytes of old data bundled into one packet. Default: the datagram size.
     pub bundle_budget: usize,
+    /// Most redundant copies of one piece of data that bundling sends. Default 1: a message
+    /// rides again in the next packet only, so bundling at most doubles the payload bytes even
+    /// when messages are sent many times per round trip (more copies load a congested
+    /// bottleneck more than they help, as RDB's evaluations found).
+    pub bundle_max_copies: u8,
     /// Longest an ACK is held when no rule asks for an immediate one. Default 5 ms.
     pub max_ack_delay: Duration,
     /// Acknowledge at once every packet that completes a message (not only out-of-order
@@ -50,7 +55,9 @@ pub struct TransportConfig {
     pub min_window: u32,
     /// Largest congestion window (packets). Default 10 000.
     pub max_window: u32,
-    /// A PING is sent when nothing ack-eliciting was sent for this long. Default 1 s.
+    /// A PING is sent when no packet at all was sent for this long and nothing is in flight.
+    /// Default 2 s: any packet (an ACK too) refreshes NAT bindings and the peer's idle timer, so
+    /// only a connection silent both ways pings, well inside the idle timeout.
     pub keepalive_interval: Duration,
     /// The connection is given up when nothing is received for this long. Default 10 s.
     pub idle_timeout: Duration,
@@ -66,6 +73,12 @@ pub struct TransportConfig {
     pub recv_buffer: usize,
     /// Most keys remembered per latest-value channel on the receive side. Default 65 536.
     pub max_latest_keys: usize,
+    /// Data shard size of deadline messages (bytes). Default 512: a 2 KB message travels as
+    /// four data shards.
+    pub deadline_shard_size: usize,
+    /// Deliver deadline messages that complete after their deadline (flagged late); when off
+    /// they are dropped. Default on.
+    pub deliver_late: bool,
 }
 
 impl Default for TransportConfig {
@@ -82,13 +95,14 @@ impl Default for TransportConfig {
             thin_reorder_divisor: 16,
             bundling: true,
             bundle_budget: 1200,
+            bundle_max_copies: 1,
             max_ack_delay: Duration::from_millis(5),
             immediate_ack: true,
             max_ack_ranges: 32,
             initial_window: 10,
             min_window: 4,
             max_window: 10_000,
-            keepalive_interval: Duration::from_secs(1),
+            keepalive_interval: Duration::from_secs(2),
             idle_timeout: Duration::from_secs(10),
             handshake_retry: Duration::from_millis(250),
             handshake_timeout: Duration::from_secs(5),
@@ -96,6 +110,8 @@ impl Default for TransportConfig {
             send_buffer: 16 << 20,
             recv_buffer: 16 << 20,
             max_latest_keys: 65_536,
+            deadline_shard_size: 512,
+            deliver_late: true,
         }
     }
 }

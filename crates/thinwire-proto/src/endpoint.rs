@@ -242,6 +242,28 @@ impl Endpoint {
         self.send_inner(now, conn, channel, Some(key), data)
     }
 
+    /// Queues a deadline message on `channel`: it is erasure-coded into shards and sent in
+    /// stages so that it arrives within `opts.deadline` with probability `opts.target`
+    /// (see [`DeadlineOptions`](crate::DeadlineOptions)). It is delivered as soon as it can be
+    /// decoded, with [`Message::deadline`](crate::Message::deadline) set, whatever the
+    /// channel's class. Returns the message id.
+    pub fn send_deadline(
+        &mut self,
+        now: Instant,
+        conn: ConnectionHandle,
+        channel: u8,
+        data: Bytes,
+        opts: crate::DeadlineOptions,
+    ) -> Result<u64, SendError> {
+        let c = self
+            .conns
+            .get_mut(&conn)
+            .ok_or(SendError::UnknownConnection)?;
+        let id = c.send_deadline(now, channel, data, opts)?;
+        self.touched(conn);
+        Ok(id)
+    }
+
     fn send_inner(
         &mut self,
         now: Instant,

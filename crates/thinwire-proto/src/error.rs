@@ -59,6 +59,9 @@ pub enum SendError {
     /// Latest-value keys are encoded as varints and must be below 2^62.
     #[error("key {0} is not below 2^62")]
     KeyOutOfRange(u64),
+    /// A deadline must be positive and a target success rate inside (0, 1).
+    #[error("invalid deadline options")]
+    InvalidDeadline,
     /// The send buffer or the channel's window is full; try again after acknowledgements.
     #[error("send buffer full")]
     BufferFull,

@@ -36,4 +36,6 @@ pub struct Message {
     pub key: Option<u64>,
     /// The payload.
     pub data: Bytes,
+    /// For deadline messages: the deadline and whether it was met.
+    pub deadline: Option<crate::DeadlineStatus>,
 }

@@ -91,8 +91,11 @@ impl State {
                     remote,
                     incoming: true,
                 } => {
-                    self.conns.insert(h, Slot::new(remote, true));
+                    let mut slot = Slot::new(remote, true);
                     if self.shutdown.is_some() {
+                        // nobody will accept it: close it, forget it when it ends
+                        slot.owned = false;
+                        self.conns.insert(h, slot);
                         self.engine.core.close(
                             Instant::now(),
                             h,
@@ -100,6 +103,7 @@ impl State {
                             b"endpoint closed",
                         );
                     } else {
+                        self.conns.insert(h, slot);
                         self.incoming.push_back(h);
                         shared_accept.notify_waiters();
                     }
@@ -330,6 +334,9 @@ impl Endpoint {
 
     /// The next incoming connection, already established. `None` when this endpoint is not a
     /// server (no [`ServerConfig`](thinwire_proto::ServerConfig)) or has stopped.
+    ///
+    /// The endpoint accepts connections (up to `ServerConfig::max_connections`) whether or not
+    /// this is called; their messages wait in their queues until the application takes them.
     pub async fn accept(&self) -> Option<Connection> {
         let shared = self.shared();
         if !shared.is_server {
@@ -368,7 +375,11 @@ impl Endpoint {
 
     /// The endpoint's counters: protocol drops by reason, socket I/O, fault injection.
     pub fn stats(&self) -> EndpointStats {
-        self.shared().lock().engine.stats()
+        let shared = self.shared();
+        let mut stats = shared.lock().engine.stats();
+        stats.io.gso_segments = shared.udp.max_gso_segments();
+        stats.io.gro_segments = shared.udp.gro_segments();
+        stats
     }
 
     /// Connections held now, in any state (handshaking, open, closing, draining).
@@ -544,6 +555,9 @@ impl Connection {
 
     /// The next message (its channel and the message). Messages already received are returned
     /// even after the connection ended; then the error says why it ended.
+    ///
+    /// Delivered messages wait in a per-connection queue without bound until read: read
+    /// continuously (a task per connection, or [`try_recv`](Self::try_recv) every tick).
     pub async fn recv(&self) -> Result<(u8, Message), ConnectionError> {
         loop {
             let notified = self.inner.notify.notified();

@@ -185,7 +185,11 @@ impl Host {
         if let Some(e) = self.events.pop_front() {
             return Ok(Some(e));
         }
-        let deadline = Instant::now() + timeout;
+        let now = Instant::now();
+        // a huge timeout (Duration::MAX) waits "forever" rather than overflowing
+        let deadline = now
+            .checked_add(timeout)
+            .unwrap_or(now + Duration::from_secs(86_400 * 365));
         loop {
             self.receive()?;
             self.pump(Instant::now());
@@ -231,7 +235,10 @@ impl Host {
 
     /// The host's counters: protocol drops by reason, socket I/O, fault injection.
     pub fn stats(&self) -> EndpointStats {
-        self.engine.stats()
+        let mut stats = self.engine.stats();
+        stats.io.gso_segments = self.udp.max_gso_segments();
+        stats.io.gro_segments = self.udp.gro_segments();
+        stats
     }
 
     /// Reads what the socket holds, without waiting.

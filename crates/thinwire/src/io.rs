@@ -35,7 +35,9 @@ pub(crate) fn bind(
 /// that address, so the protocol must know the peer by it.
 pub(crate) fn peer_address(local: SocketAddr, remote: SocketAddr) -> SocketAddr {
     match (local, remote) {
-        (SocketAddr::V6(_), SocketAddr::V4(v4)) => SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port()),
+        (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
+            SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port())
+        }
         _ => remote,
     }
 }

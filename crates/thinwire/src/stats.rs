@@ -40,6 +40,10 @@ pub struct IoStats {
     pub recv_errors: u64,
     /// Times the driver woke up (socket, timer or application); a measure of idle cost.
     pub wakeups: u64,
+    /// Most datagrams the socket sends in one GSO call (1: no segmentation offload).
+    pub gso_segments: usize,
+    /// Most datagrams the socket receives coalesced by GRO (1: no receive offload).
+    pub gro_segments: usize,
 }
 
 /// Counters of the fault-injection links.

@@ -187,7 +187,9 @@ async fn dual_stack_client_reaches_ipv4_server() {
             return;
         }
     };
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL)).await.unwrap();
+    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
+        .await
+        .unwrap();
     conn.send(0, &b"mapped"[..]).unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     let (_, m) = within(5, "recv", peer.recv()).await.unwrap();

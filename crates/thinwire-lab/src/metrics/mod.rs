@@ -72,6 +72,7 @@ pub(crate) use results::display_protocol;
 pub use results::{split_sweep_label, Engine, LatencyMs, Messages, Results, RunResult, Wire};
 pub use samples::{SampleSeries, Samples};
 pub use stats::{latency_summary, nearest_rank, Quantile};
+pub(crate) use table::format_ratio;
 
 /// Errors of the metrics module.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

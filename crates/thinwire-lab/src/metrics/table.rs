@@ -86,7 +86,7 @@ fn row_cells(r: &RunResult, ratio: Option<f64>) -> Vec<String> {
         } else {
             String::new()
         },
-        ratio.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}")),
+        ratio.map_or_else(|| "-".to_owned(), format_ratio),
     ]
 }
 
@@ -127,6 +127,16 @@ pub(crate) fn summary_rows(results: &Results, ratios: &SatisfactionRatios) -> Ve
         .map(mk)
         .chain(results.class_runs().filter(|_| class_rows).map(mk))
         .collect()
+}
+
+/// A GSI ratio: three decimals in the readable range, scientific notation outside it (under
+/// heavy congestion the index of one protocol can be 1e-40 of another's).
+pub(crate) fn format_ratio(x: f64) -> String {
+    if x == 0.0 || (1e-3..1e4).contains(&x) {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2e}")
+    }
 }
 
 /// The footnote explaining the GSI ratio, the per-protocol columns and omitted rows.

@@ -232,7 +232,7 @@ impl TcpConn {
                 self.rttvar = r / 2;
             }
             Some(srtt) => {
-                let diff = if srtt > r { srtt - r } else { r - srtt };
+                let diff = srtt.abs_diff(r);
                 self.rttvar = self.rttvar * 3 / 4 + diff / 4;
                 self.srtt = Some(srtt * 7 / 8 + r / 8);
             }

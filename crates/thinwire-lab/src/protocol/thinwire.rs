@@ -254,7 +254,8 @@ impl SimEndpoint for ThinwireEndpoint {
     }
 
     fn payload_bytes_sent(&self) -> Option<u64> {
-        let mut seen: HashMap<ConnectionHandle, u64> = self.payload.iter().map(|(h, v)| (*h, v.0)).collect();
+        let mut seen: HashMap<ConnectionHandle, u64> =
+            self.payload.iter().map(|(h, v)| (*h, v.0)).collect();
         let live: Vec<ConnectionHandle> = if self.is_server {
             self.by_conn.keys().copied().collect()
         } else {

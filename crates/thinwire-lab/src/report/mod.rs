@@ -263,9 +263,9 @@ fn gsi_section(html: &mut String, results: &Results, ratios: &SatisfactionRatios
             ms(run.latency_ms.mean),
             ms(run.latency_ms.jitter),
             s.and_then(|s| s.gsi)
-                .map_or_else(|| "-".to_owned(), |g| format!("{g:.4}")),
+                .map_or_else(|| "-".to_owned(), |g| format!("{g:.4e}")),
             s.and_then(|s| s.ratio)
-                .map_or_else(|| "-".to_owned(), |r| format!("{r:.3}")),
+                .map_or_else(|| "-".to_owned(), crate::metrics::format_ratio),
         );
     }
     html.push_str("</table>\n");

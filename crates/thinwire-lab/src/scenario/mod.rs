@@ -21,10 +21,11 @@ pub use builtin::{builtin, BUILTIN};
 
 use crate::error::LabError;
 use crate::protocol::Mapping;
-use crate::sim::{calibrate_rate, derive_seed, CrossShape, CrossTraffic, SimSetup};
+use crate::sim::{calibrate_rate, derive_seed, Background, CrossShape, CrossTraffic, SimSetup};
 use crate::workload::{
-    load_pcap, load_trace_csv, Direction, GameProfile, MessagingWorkload, MmorpgWorkload,
-    PcapOptions, ProfileWorkload, ReplayWorkload, WorkloadSpec, PROFILES,
+    load_pcap, load_trace_csv, mean_load, Direction, GameProfile, InstanceParams,
+    MessagingWorkload, MmorpgWorkload, PcapOptions, ProfileWorkload, ReplayWorkload, WorkloadSpec,
+    PROFILES,
 };
 use toml_types::{LinkToml, LossToml, ScenarioToml, WorkloadToml};
 
@@ -768,6 +769,33 @@ impl Scenario {
 
     /// The network of one sweep point (calibrates cross traffic).
     pub fn setup(&self, p: &SweepPoint) -> Result<SimSetup, LabError> {
+        // The game's own mean load on the bottleneck, for calibrating cross
+        // traffic to a target loss rate of all traffic there.
+        let needs_load = self.bottleneck.as_ref().is_some_and(|b| {
+            [b.cross_up, b.cross_down].iter().any(|c| {
+                matches!(
+                    c,
+                    Some(CrossSpec {
+                        rate: CrossRate::TargetLoss(_),
+                        ..
+                    })
+                )
+            })
+        });
+        let load = if needs_load {
+            let l = mean_load(
+                &self.workloads,
+                &InstanceParams {
+                    clients: p.clients,
+                    duration: self.duration,
+                    seed: self.seed,
+                },
+                28,
+            );
+            l.map(|(pps, packet_bytes)| Some(Background { pps, packet_bytes }))
+        } else {
+            [None, None]
+        };
         let cross = |spec: Option<CrossSpec>,
                      link: &LinkConfig,
                      dir: u64|
@@ -788,9 +816,13 @@ impl Scenario {
                     };
                     k * 1000.0 / (8.0 * f64::from(spec.packet_bytes)) / duty.max(1e-6)
                 }
-                CrossRate::TargetLoss(l) => {
-                    calibrate_rate(link, base, l, derive_seed(self.seed, 0x43414c, dir))?
-                }
+                CrossRate::TargetLoss(l) => calibrate_rate(
+                    link,
+                    base,
+                    l,
+                    load[dir as usize],
+                    derive_seed(self.seed, 0x0043_414c, dir),
+                )?,
             };
             Ok(Some(CrossTraffic { rate_pps, ..base }))
         };
@@ -857,7 +889,8 @@ impl Scenario {
                 "bottleneck down".into(),
                 describe_link(&b.down, bw(&b.down)),
             ));
-            let cross = |c: &Option<CrossSpec>| match c {
+            let cross = |c: &Option<CrossSpec>| {
+                match c {
                 None => "none".to_owned(),
                 Some(c) => format!(
                     "{} {}-byte packets, {}",
@@ -872,10 +905,11 @@ impl Scenario {
                     c.packet_bytes,
                     match c.rate {
                         CrossRate::TargetLoss(l) =>
-                            format!("rate calibrated to {}% loss when alone", l * 100.0),
+                            format!("rate calibrated so that all bottleneck traffic (cross traffic plus the game's mean load, as Poisson) sees {}% loss", l * 100.0),
                         CrossRate::Kbps(k) => format!("{k} kbit/s"),
                     }
                 ),
+            }
             };
             v.push(("cross traffic up".into(), cross(&b.cross_up)));
             v.push(("cross traffic down".into(), cross(&b.cross_down)));

@@ -92,26 +92,66 @@ impl CrossGen {
     }
 }
 
-/// Loss rate of cross traffic alone at `rate_pps` on a link (drops by the
-/// queue and by the link's loss model, over `horizon`).
+/// Poisson background load on a link besides the cross traffic (e.g. the
+/// game traffic's mean rate), used when calibrating.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Background {
+    /// Packets per second.
+    pub pps: f64,
+    /// Mean packet size on the wire.
+    pub packet_bytes: u32,
+}
+
+/// Drop rate of all packets on a link carrying cross traffic at `rate_pps`
+/// plus an optional Poisson `background` (drops by the queue and by the
+/// link's loss model, over `horizon`).
 pub fn cross_loss(
     link: &LinkConfig,
     mut cfg: CrossTraffic,
     rate_pps: f64,
+    background: Option<Background>,
     horizon: Duration,
     seed: u64,
 ) -> f64 {
     cfg.rate_pps = rate_pps;
     let mut gen = CrossGen::new(cfg, seed);
+    let mut bg = background.filter(|b| b.pps > 0.0).map(|b| {
+        let g = CrossGen::new(
+            CrossTraffic {
+                rate_pps: b.pps,
+                packet_bytes: b.packet_bytes,
+                shape: CrossShape::Poisson,
+            },
+            seed ^ 0x5bd1_e995,
+        );
+        (g, b.packet_bytes)
+    });
     let mut l: Link<Vec<u8>> = Link::new(link.clone(), seed ^ 0x9e37);
     let base = Instant::now();
-    while let Some(t) = gen.next_arrival() {
+    let mut next_cross = gen.next_arrival();
+    let mut next_bg = bg.as_mut().and_then(|(g, _)| g.next_arrival());
+    loop {
+        let (t, size) = match (next_cross, next_bg) {
+            (Some(c), Some(b)) if b < c => {
+                next_bg = bg.as_mut().and_then(|(g, _)| g.next_arrival());
+                (b, bg.as_ref().map_or(0, |x| x.1))
+            }
+            (Some(c), _) => {
+                next_cross = gen.next_arrival();
+                (c, cfg.packet_bytes)
+            }
+            (None, Some(b)) => {
+                next_bg = bg.as_mut().and_then(|(g, _)| g.next_arrival());
+                (b, bg.as_ref().map_or(0, |x| x.1))
+            }
+            (None, None) => break,
+        };
         if t > horizon {
             break;
         }
         let now = base + t;
         while l.poll_deliver(now).is_some() {}
-        l.send(now, Vec::new(), cfg.packet_bytes as usize);
+        l.send(now, Vec::new(), size as usize);
     }
     let st = l.stats();
     if st.sent == 0 {
@@ -121,12 +161,15 @@ pub fn cross_loss(
     }
 }
 
-/// Finds the cross-traffic rate (packets per second) at which cross traffic
-/// alone sees `target_loss` on `link` (bisection over a simulated 300 s).
+/// Finds the cross-traffic rate (packets per second) at which all traffic
+/// on `link` (cross traffic plus the optional Poisson `background`) sees
+/// `target_loss` (bisection over a simulated 300 s). Returns 0 when the
+/// background alone already loses more than the target.
 pub fn calibrate_rate(
     link: &LinkConfig,
     cfg: CrossTraffic,
     target_loss: f64,
+    background: Option<Background>,
     seed: u64,
 ) -> Result<f64, LabError> {
     let Some(bps) = link.bandwidth_bps else {
@@ -153,15 +196,18 @@ pub fn calibrate_rate(
         }
     };
     let horizon = Duration::from_secs(300);
+    if cross_loss(link, cfg, 0.0, background, horizon, seed) >= target_loss {
+        return Ok(0.0);
+    }
     let (mut lo, mut hi) = (0.0, 5.0 * capacity_pps / duty.max(0.01));
-    if cross_loss(link, cfg, hi, horizon, seed) < target_loss {
+    if cross_loss(link, cfg, hi, background, horizon, seed) < target_loss {
         return Err(LabError::Invalid(format!(
             "cross traffic cannot reach {target_loss} loss on this bottleneck"
         )));
     }
     for _ in 0..30 {
         let mid = (lo + hi) / 2.0;
-        if cross_loss(link, cfg, mid, horizon, seed) < target_loss {
+        if cross_loss(link, cfg, mid, background, horizon, seed) < target_loss {
             lo = mid;
         } else {
             hi = mid;
@@ -216,13 +262,32 @@ mod tests {
             packet_bytes: 1000,
             shape: CrossShape::Poisson,
         };
-        let rate = calibrate_rate(&link, cfg, 0.04, 7).expect("calibrates");
-        let loss = cross_loss(&link, cfg, rate, Duration::from_secs(300), 7);
+        let rate = calibrate_rate(&link, cfg, 0.04, None, 7).expect("calibrates");
+        let loss = cross_loss(&link, cfg, rate, None, Duration::from_secs(300), 7);
         assert!((loss - 0.04).abs() < 0.005, "{loss}");
         // Independent check with another seed and horizon. Near full load the
         // loss rate of a finite queue varies a lot between samples.
-        let loss2 = cross_loss(&link, cfg, rate, Duration::from_secs(1000), 99);
+        let loss2 = cross_loss(&link, cfg, rate, None, Duration::from_secs(1000), 99);
         assert!((loss2 - 0.04).abs() < 0.02, "{loss2}");
-        assert!(calibrate_rate(&LinkConfig::default(), cfg, 0.04, 7).is_err());
+        assert!(calibrate_rate(&LinkConfig::default(), cfg, 0.04, None, 7).is_err());
+        // With a background load the cross traffic is lighter, and the total
+        // drop rate still hits the target.
+        let bg = Background {
+            pps: 30.0,
+            packet_bytes: 100,
+        };
+        let rate_bg = calibrate_rate(&link, cfg, 0.04, Some(bg), 7).expect("calibrates");
+        assert!(rate_bg < rate);
+        let loss = cross_loss(&link, cfg, rate_bg, Some(bg), Duration::from_secs(300), 7);
+        assert!((loss - 0.04).abs() < 0.005, "{loss}");
+        // A background that alone overloads the link needs no cross traffic.
+        let heavy = Background {
+            pps: 1000.0,
+            packet_bytes: 100,
+        };
+        assert_eq!(
+            calibrate_rate(&link, cfg, 0.04, Some(heavy), 7).expect("ok"),
+            0.0
+        );
     }
 }

@@ -200,7 +200,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
 
     fn arm_link(&mut self, l: usize) {
         if let Some(t) = self.links[l].next_delivery() {
-            if self.link_armed[l].map_or(true, |a| t < a) {
+            if self.link_armed[l].is_none_or(|a| t < a) {
                 self.link_armed[l] = Some(t);
                 self.push(t, Ev::Link(l as u32));
             }
@@ -290,7 +290,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
     fn arm_timer(&mut self, now: Instant, e: usize) {
         if let Some(t) = self.endpoints[e].poll_timeout() {
             let t = t.max(now);
-            if self.timer_armed[e].map_or(true, |a| t < a) {
+            if self.timer_armed[e].is_none_or(|a| t < a) {
                 self.timer_armed[e] = Some(t);
                 self.push(t, Ev::Timer(e as u32));
             }

@@ -12,7 +12,7 @@
 mod cross;
 mod engine;
 
-pub use cross::{calibrate_rate, cross_loss, CrossGen, CrossShape, CrossTraffic};
+pub use cross::{calibrate_rate, cross_loss, Background, CrossGen, CrossShape, CrossTraffic};
 pub use engine::{run, LinkSummary, MessageOutcome, RunOutput, SimSetup};
 
 /// Derives an independent seed for a component (`tag`) and index from a run

@@ -52,14 +52,21 @@ fn latencies(out: &RunOutput) -> Vec<Option<u64>> {
 
 #[test]
 fn access_and_bottleneck_delays_and_serialization_add_up() {
-    let w = [rows(&[(0, Direction::Up, 100, "x"), (1000, Direction::Down, 100, "x")])];
+    let w = [rows(&[
+        (0, Direction::Up, 100, "x"),
+        (1000, Direction::Down, 100, "x"),
+    ])];
     let mut s = setup(
         1,
-        LinkConfig::default().with_delay(10 * MS).with_bandwidth(128_000),
+        LinkConfig::default()
+            .with_delay(10 * MS)
+            .with_bandwidth(128_000),
         LinkConfig::default().with_delay(20 * MS),
     );
     s.bottleneck = Some((
-        LinkConfig::default().with_delay(5 * MS).with_bandwidth(1_000_000),
+        LinkConfig::default()
+            .with_delay(5 * MS)
+            .with_bandwidth(1_000_000),
         LinkConfig::default().with_delay(7 * MS),
     ));
     let out = run(&UdpModel, &s, &w, &mut |_| {});
@@ -73,7 +80,9 @@ fn access_and_bottleneck_delays_and_serialization_add_up() {
 
 #[test]
 fn udp_loses_what_the_link_loses_and_tcp_recovers_it() {
-    let lossy = LinkConfig::default().with_delay(20 * MS).with_bernoulli_loss(0.1);
+    let lossy = LinkConfig::default()
+        .with_delay(20 * MS)
+        .with_bernoulli_loss(0.1);
     let s = setup(20, lossy.clone(), lossy);
     let w = [WorkloadSpec::Profile(crate::workload::ProfileWorkload {
         profile: *crate::workload::GameProfile::by_key("age-of-conan").expect("profile"),
@@ -83,19 +92,35 @@ fn udp_loses_what_the_link_loses_and_tcp_recovers_it() {
     })];
     let udp = run(&UdpModel, &s, &w, &mut |_| {});
     let n = udp.messages.len() as f64;
-    let lost = udp.messages.iter().filter(|m| m.delivered_us.is_none()).count() as f64;
+    let lost = udp
+        .messages
+        .iter()
+        .filter(|m| m.delivered_us.is_none())
+        .count() as f64;
     assert!(n > 1000.0);
     assert!((lost / n - 0.1).abs() < 0.02, "{}", lost / n);
     let tcp = run(&TcpModel::default(), &s, &w, &mut |_| {});
-    assert_eq!(tcp.messages.len(), udp.messages.len(), "same workload for every protocol");
+    assert_eq!(
+        tcp.messages.len(),
+        udp.messages.len(),
+        "same workload for every protocol"
+    );
     assert!(tcp.messages.iter().all(|m| m.delivered_us.is_some()));
     // Same application traffic: identical send times.
-    assert!(tcp.messages.iter().zip(&udp.messages).all(|(a, b)| a.sent_us == b.sent_us && a.size == b.size));
+    assert!(tcp
+        .messages
+        .iter()
+        .zip(&udp.messages)
+        .all(|(a, b)| a.sent_us == b.sent_us && a.size == b.size));
 }
 
 #[test]
 fn server_relays_attacks_and_talk_to_the_zone() {
-    let s = setup(6, LinkConfig::default().with_delay(10 * MS), LinkConfig::default().with_delay(10 * MS));
+    let s = setup(
+        6,
+        LinkConfig::default().with_delay(10 * MS),
+        LinkConfig::default().with_delay(10 * MS),
+    );
     let w = [WorkloadSpec::Mmorpg(MmorpgWorkload {
         zone_size: 3,
         ..MmorpgWorkload::default()
@@ -130,11 +155,22 @@ fn a_newer_latest_value_satisfies_older_lost_ones() {
     let trace = thinwire_proto::netmodel::Trace::parse("10,0\n10,1\n10,0\n").expect("trace");
     let up = LinkConfig::default().with_trace(Arc::new(trace));
     let s = setup(1, up, LinkConfig::default());
-    let w = [rows(&[(0, Direction::Up, 25, "move"), (100, Direction::Up, 25, "move"), (200, Direction::Up, 25, "move")])];
+    let w = [rows(&[
+        (0, Direction::Up, 25, "move"),
+        (100, Direction::Up, 25, "move"),
+        (200, Direction::Up, 25, "move"),
+    ])];
     let out = run(&UdpModel, &s, &w, &mut |_| {});
-    assert_eq!(latencies(&out), vec![Some(10_000), Some(110_000), Some(10_000)]);
+    assert_eq!(
+        latencies(&out),
+        vec![Some(10_000), Some(110_000), Some(10_000)]
+    );
     // For an ordered class the lost message stays lost.
-    let w = [rows(&[(0, Direction::Up, 25, "talk"), (100, Direction::Up, 25, "talk"), (200, Direction::Up, 25, "talk")])];
+    let w = [rows(&[
+        (0, Direction::Up, 25, "talk"),
+        (100, Direction::Up, 25, "talk"),
+        (200, Direction::Up, 25, "talk"),
+    ])];
     let out = run(&UdpModel, &s, &w, &mut |_| {});
     assert_eq!(latencies(&out), vec![Some(10_000), None, Some(10_000)]);
 }
@@ -143,12 +179,19 @@ fn a_newer_latest_value_satisfies_older_lost_ones() {
 fn same_seed_same_outcome_with_cross_traffic() {
     let mut s = setup(
         10,
-        LinkConfig::default().with_delay(10 * MS).with_bandwidth(100_000).with_queue(QueueLimit::Bytes(8000)),
+        LinkConfig::default()
+            .with_delay(10 * MS)
+            .with_bandwidth(100_000)
+            .with_queue(QueueLimit::Bytes(8000)),
         LinkConfig::default().with_delay(10 * MS),
     );
     s.bottleneck = Some((
-        LinkConfig::default().with_bandwidth(300_000).with_queue(QueueLimit::Bytes(10_000)),
-        LinkConfig::default().with_bandwidth(300_000).with_queue(QueueLimit::Time(50 * MS)),
+        LinkConfig::default()
+            .with_bandwidth(300_000)
+            .with_queue(QueueLimit::Bytes(10_000)),
+        LinkConfig::default()
+            .with_bandwidth(300_000)
+            .with_queue(QueueLimit::Time(50 * MS)),
     ));
     let cross = CrossTraffic {
         rate_pps: 30.0,

@@ -233,3 +233,45 @@ pub(crate) fn ms(v: f64) -> Duration {
 pub(crate) fn bytes(v: f64) -> u32 {
     v.round().clamp(1.0, 1_000_000.0) as u32
 }
+
+/// Mean application load of a workload per direction: (packets per second,
+/// mean packet size on the wire), assuming one message per packet with
+/// `header_bytes` of headers; server relays (fan-out) included.
+pub fn mean_load(specs: &[WorkloadSpec], p: &InstanceParams, header_bytes: u32) -> [(f64, u32); 2] {
+    let mut inst = instantiate_all(specs, p);
+    let mut pkts = [0f64; 2];
+    let mut bytes = [0f64; 2];
+    let relay_classes: Vec<ClassId> = inst
+        .fanout
+        .as_ref()
+        .map(|f| f.classes.clone())
+        .unwrap_or_default();
+    for src in &mut inst.sources {
+        while let Some(e) = src.next_event() {
+            let d = match e.dir {
+                Direction::Up => 0,
+                Direction::Down => 1,
+            };
+            let wire = f64::from(e.msg.size + header_bytes);
+            pkts[d] += 1.0;
+            bytes[d] += wire;
+            if e.dir == Direction::Up && relay_classes.contains(&e.msg.class) {
+                if let Some(f) = &inst.fanout {
+                    let peers = f.peers(e.client, p.clients).count() as f64;
+                    pkts[1] += peers;
+                    bytes[1] += peers * wire;
+                }
+            }
+        }
+    }
+    let secs = p.duration.as_secs_f64().max(1e-9);
+    let one = |d: usize| {
+        let size = if pkts[d] > 0.0 {
+            (bytes[d] / pkts[d]).round() as u32
+        } else {
+            0
+        };
+        (pkts[d] / secs, size)
+    };
+    [one(0), one(1)]
+}

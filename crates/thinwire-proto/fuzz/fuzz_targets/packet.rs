@@ -23,6 +23,7 @@ fn encode_frame(frame: &Frame<'_>, out: &mut Vec<u8>) {
         Frame::Ack(a) => encode_ack(a, out),
         Frame::Close { code, reason } => encode_close(*code, reason, out),
         Frame::Message(m) => m.encode(CHANNELS[usize::from(m.channel)], out),
+        Frame::Shard(f) => f.encode(out),
     }
 }
 

@@ -291,6 +291,12 @@ impl RecvChannel {
         }
     }
 
+    /// Whether `seq` is inside the receive window (always true for classes without one).
+    pub(crate) fn in_window(&self, seq: u64) -> bool {
+        self.window_base()
+            .is_none_or(|b| seq < b.saturating_add(RECV_WINDOW))
+    }
+
     /// Whether a message `seq` could still be delivered right away (it is the next in order),
     /// used to let in-order data through when the receive buffer is full.
     pub(crate) fn is_next(&self, seq: u64) -> bool {

@@ -14,6 +14,8 @@ pub(crate) struct FragState {
     pub(crate) queued: bool,
     /// The packet that carried this fragment most recently.
     pub(crate) last_pn: Option<u64>,
+    /// Redundant copies sent by bundling so far.
+    pub(crate) bundled: u8,
 }
 
 /// A message being sent.

@@ -17,6 +17,9 @@ use bytes::Bytes;
 
 use crate::channel::{Delivered, RecvChannel, RecvOutcome, SendChannel, SEND_WINDOW};
 use crate::config::TransportConfig;
+use crate::deadline::{
+    DeadlineOptions, DeadlineReceiver, DeadlineSender, ShardOutcome, StageContext,
+};
 use crate::error::{DisconnectReason, PeerError, SendError};
 use crate::event::{Event, Message};
 use crate::recovery::{
@@ -76,7 +79,8 @@ pub(crate) struct Connection {
     timers: TimerTable,
     loss_time: Option<Instant>,
     last_rx: Instant,
-    last_eliciting_tx: Instant,
+    /// When the last packet of any kind left (keepalives are only needed when nothing does).
+    last_tx: Instant,
     /// A handshake packet (Hello, Connect) is due.
     handshake_due: bool,
     /// The server must (re)send its Accept.
@@ -89,6 +93,9 @@ pub(crate) struct Connection {
     /// A retransmission timeout fired: one packet may go regardless of the congestion window.
     probe_due: bool,
     pub(crate) events: Vec<Event>,
+    deadline_tx: DeadlineSender,
+    deadline_rx: DeadlineReceiver,
+    loss_samples: u64,
     stats: ConnectionStats,
     delivered_scratch: Vec<Delivered>,
 }
@@ -134,7 +141,7 @@ impl Connection {
             timers: TimerTable::default(),
             loss_time: None,
             last_rx: now,
-            last_eliciting_tx: now,
+            last_tx: now,
             handshake_due: false,
             accept_due: false,
             close_due: false,
@@ -143,6 +150,9 @@ impl Connection {
             ping_due: false,
             probe_due: false,
             events: Vec::new(),
+            deadline_tx: DeadlineSender::default(),
+            deadline_rx: DeadlineReceiver::default(),
+            loss_samples: 0,
             stats: ConnectionStats::default(),
             delivered_scratch: Vec::new(),
             config,
@@ -324,6 +334,56 @@ impl Connection {
         Ok(())
     }
 
+    /// Queues a deadline message (see [`crate::deadline`]); returns its id.
+    pub(crate) fn send_deadline(
+        &mut self,
+        now: Instant,
+        channel: u8,
+        data: Bytes,
+        opts: DeadlineOptions,
+    ) -> Result<u64, SendError> {
+        if !self.state.is_open() {
+            return Err(SendError::ConnectionClosed);
+        }
+        if usize::from(channel) >= self.channels.len() {
+            return Err(SendError::UnknownChannel(channel));
+        }
+        if opts.deadline.is_zero() || !(opts.target > 0.0 && opts.target < 1.0) {
+            return Err(SendError::InvalidDeadline);
+        }
+        // a shard frame costs at most ~40 bytes of framing
+        let max_shard = self.config.max_unfragmented().saturating_sub(40).max(2);
+        let shard = opts
+            .shard_size
+            .unwrap_or(self.config.deadline_shard_size)
+            .clamp(2, max_shard);
+        let max = shard * usize::from(wire::MAX_SHARDS_K);
+        if data.len() > max || data.is_empty() {
+            return Err(SendError::MessageTooLarge {
+                size: data.len(),
+                max,
+            });
+        }
+        let ctx = self.stage_context();
+        let id = self.deadline_tx.push(now, channel, &data, opts, shard, ctx);
+        self.update_timers(now);
+        Ok(id)
+    }
+
+    /// One stage of a deadline message lasts about one round trip: SRTT plus a small share of
+    /// its variation (shard acknowledgements are never delayed).
+    fn stage_context(&self) -> StageContext {
+        let srtt = self.rtt.srtt();
+        let var = (self.rtt.rttvar() * 2)
+            .min(srtt / 8)
+            .max(self.config.timer_granularity);
+        StageContext {
+            stage_len: srtt + var,
+            one_way: srtt / 2,
+            loss: self.stats.loss_estimate,
+        }
+    }
+
     /// Starts a graceful close: outstanding reliable data is delivered first (up to the close
     /// timeout), then CLOSE is sent.
     pub(crate) fn close(&mut self, now: Instant, code: u64, reason: Vec<u8>) {
@@ -343,7 +403,8 @@ impl Connection {
     }
 
     fn has_reliable_data(&self) -> bool {
-        !self.retransmit.is_empty()
+        self.deadline_tx.len() > 0
+            || !self.retransmit.is_empty()
             || self
                 .send
                 .iter()
@@ -439,7 +500,7 @@ impl Connection {
         self.state = State::Established;
         self.handshake_due = false;
         self.last_rx = now;
-        self.last_eliciting_tx = now;
+        self.last_tx = now;
         self.events.push(Event::Connected {
             remote: self.remote,
             incoming: false,
@@ -506,6 +567,11 @@ impl Connection {
             self.stats.malformed_packets += 1;
             return;
         }
+        if !self.frames_plausible(&frames) {
+            // an honest peer never sends these; most likely corruption that passed UDP's checksum
+            self.stats.malformed_packets += 1;
+            return;
+        }
         if let State::Draining { .. } = self.state {
             if frames.iter().any(|f| matches!(f, Frame::Close { .. })) {
                 // both sides closed: done
@@ -534,6 +600,7 @@ impl Connection {
             self.stats.migrations += 1;
         }
         let eliciting = frames.iter().any(Frame::is_ack_eliciting);
+        let frames_had_shard = frames.iter().any(|f| matches!(f, Frame::Shard(_)));
         let mut completed = false;
         for frame in frames {
             match frame {
@@ -551,12 +618,14 @@ impl Connection {
                     return;
                 }
                 Frame::Message(m) => completed |= self.on_message_frame(m),
+                // acknowledgements of deadline shards are never delayed (frames_had_shard)
+                Frame::Shard(f) => self.on_shard_frame(&f),
                 Frame::Padding(_) | Frame::Ping => {}
             }
         }
         if eliciting {
             self.rx.unacked_eliciting += 1;
-            let immediate_rule = self.config.immediate_ack && completed;
+            let immediate_rule = frames_had_shard || (self.config.immediate_ack && completed);
             if out_of_order || immediate_rule || self.rx.unacked_eliciting >= 2 {
                 self.rx.immediate = true;
             } else if self.rx.deadline.is_none() {
@@ -565,6 +634,22 @@ impl Connection {
         }
         self.maybe_finish_close(now);
         self.update_timers(now);
+    }
+
+    /// Whether every message frame is one an honest peer could send: a reliable channel's
+    /// sequence number never lands beyond its receive window. Checked before anything in the
+    /// packet is applied, so a damaged packet cannot move a channel's state.
+    fn frames_plausible(&self, frames: &[Frame<'_>]) -> bool {
+        frames.iter().all(|f| match f {
+            Frame::Message(m) => {
+                let ch = &self.recv[m.channel as usize];
+                match m.seq {
+                    Some(s) => ch.in_window(wire::seq_expand(s, ch.expected())),
+                    None => true,
+                }
+            }
+            _ => true,
+        })
     }
 
     /// Refuses a packet whose out-of-order data would overflow the receive buffer, unless it
@@ -606,10 +691,40 @@ impl Connection {
                 seq: d.seq,
                 key: d.key,
                 data: d.data,
+                deadline: None,
             }));
         }
         self.delivered_scratch = out;
         delivered
+    }
+
+    fn on_shard_frame(&mut self, f: &wire::ShardFrame<'_>) {
+        match self.deadline_rx.on_shard(f, self.rtt.srtt() / 2) {
+            ShardOutcome::Stored => {}
+            ShardOutcome::Duplicate => self.stats.duplicate_frames += 1,
+            ShardOutcome::Refused => self.stats.refused_frames += 1,
+            ShardOutcome::Decoded {
+                channel,
+                data,
+                status,
+            } => {
+                self.stats.deadline_delivered += 1;
+                if status.late {
+                    self.stats.deadline_late += 1;
+                    if !self.config.deliver_late {
+                        return;
+                    }
+                }
+                self.stats.messages_delivered += 1;
+                self.events.push(Event::Message(Message {
+                    channel,
+                    seq: None,
+                    key: None,
+                    data,
+                    deadline: Some(status),
+                }));
+            }
+        }
     }
 
     fn on_ack_frame(&mut self, now: Instant, ack: &AckFrame) {
@@ -637,6 +752,9 @@ impl Connection {
                     ch.on_chunk_acked(c.seq, c.frag);
                 }
             }
+            if let Some(s) = packet.shard {
+                self.deadline_tx.on_acked(s);
+            }
         }
         if new_data_acked {
             self.backoff = 0;
@@ -644,10 +762,14 @@ impl Connection {
         self.detect_losses(now);
     }
 
+    /// Loss estimate: the plain mean of the first 256 packet outcomes, then an EWMA over about
+    /// the last 256 (the FEC policy needs a steady estimate: a short window swings a 2% path
+    /// between 0% and 6% and buys parity it does not need).
     fn note_loss_sample(&mut self, lost: bool) {
-        const ALPHA: f64 = 1.0 / 32.0;
+        const WINDOW: u64 = 256;
+        self.loss_samples = (self.loss_samples + 1).min(WINDOW);
         let x = if lost { 1.0 } else { 0.0 };
-        self.stats.loss_estimate += ALPHA * (x - self.stats.loss_estimate);
+        self.stats.loss_estimate += (x - self.stats.loss_estimate) / self.loss_samples as f64;
     }
 
     fn loss_rule(&self) -> crate::recovery::LossRule {
@@ -726,6 +848,10 @@ impl Connection {
                         );
                     }
                 }
+                Timer::Deadline => {
+                    let ctx = self.stage_context();
+                    self.deadline_tx.on_timeout(now, ctx);
+                }
                 Timer::Drain => {
                     if let State::Draining {
                         report: Some(r), ..
@@ -791,14 +917,16 @@ impl Connection {
                 if !self.rx.immediate {
                     t.set(Timer::Ack, self.rx.deadline);
                 }
-                // with data in flight the retransmission timer probes the path already
+                // Any packet (an ACK too) keeps NAT mappings and the peer's idle timer alive, and
+                // with data in flight the retransmission timer probes the path already.
                 if !self.ping_due && self.sent.in_flight() == 0 {
                     t.set(
                         Timer::Keepalive,
-                        Some(self.last_eliciting_tx + cfg.keepalive_interval),
+                        Some(self.last_tx + cfg.keepalive_interval),
                     );
                 }
                 t.set(Timer::Idle, Some(self.last_rx + cfg.idle_timeout));
+                t.set(Timer::Deadline, self.deadline_tx.next_timeout());
                 if let (State::Closing { .. }, Some(s)) = (&self.state, self.close_started) {
                     t.set(Timer::Close, Some(s + cfg.close_timeout));
                 }
@@ -814,6 +942,14 @@ impl Connection {
 
     pub(crate) fn stats(&self) -> ConnectionStats {
         let mut s = self.stats.clone();
+        let d = &self.deadline_tx.stats;
+        s.deadline_messages_sent = d.messages;
+        s.deadline_completed = d.completed;
+        s.deadline_abandoned = d.abandoned;
+        s.payload_bytes_first += d.data_bytes_first;
+        s.payload_bytes_retransmitted += d.bytes_repeated;
+        s.payload_bytes_parity = d.parity_bytes;
+        s.parity_shards = d.parity_shards;
         s.srtt = self.rtt.srtt();
         s.rttvar = self.rtt.rttvar();
         s.min_rtt = self.rtt.min_rtt();

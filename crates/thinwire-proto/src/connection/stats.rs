@@ -16,7 +16,8 @@ pub struct ConnectionStats {
     pub min_rtt: Option<Duration>,
     /// Current retransmission timeout, backoff included.
     pub rto: Duration,
-    /// Exponentially weighted estimate of the packet loss rate (0..1).
+    /// Estimate of the packet loss rate (0..1): mean of the first 256 packet outcomes, then
+    /// an exponentially weighted average over about the last 256.
     pub loss_estimate: f64,
     /// Congestion window (packets).
     pub cwnd: u32,
@@ -66,14 +67,31 @@ pub struct ConnectionStats {
     pub messages_delivered: u64,
     /// Times the peer's address changed (NAT rebinding).
     pub migrations: u64,
+    /// Deadline messages queued by the application.
+    pub deadline_messages_sent: u64,
+    /// Deadline messages whose shards the peer acknowledged (k of them).
+    pub deadline_completed: u64,
+    /// Deadline messages given up (four deadlines passed without completion).
+    pub deadline_abandoned: u64,
+    /// Recovery (parity) shards sent.
+    pub parity_shards: u64,
+    /// Payload bytes of recovery shards.
+    pub payload_bytes_parity: u64,
+    /// Deadline messages decoded by this side.
+    pub deadline_delivered: u64,
+    /// Deadline messages decoded after their deadline (estimated).
+    pub deadline_late: u64,
     /// Per channel queue depths.
     pub channels: Vec<ChannelStats>,
 }
 
 impl ConnectionStats {
-    /// Every payload byte sent: first transmissions, retransmissions and bundled copies.
+    /// Every payload byte sent: first transmissions, retransmissions, bundled copies and parity.
     pub fn payload_bytes_sent(&self) -> u64 {
-        self.payload_bytes_first + self.payload_bytes_retransmitted + self.payload_bytes_bundled
+        self.payload_bytes_first
+            + self.payload_bytes_retransmitted
+            + self.payload_bytes_bundled
+            + self.payload_bytes_parity
     }
 }
 

@@ -22,9 +22,11 @@ pub(crate) enum Timer {
     Close = 6,
     /// The draining period after CLOSE ends; the connection is forgotten.
     Drain = 7,
+    /// A stage of a deadline message ends: count what arrived, send the next stage's shards.
+    Deadline = 8,
 }
 
-const COUNT: usize = 8;
+const COUNT: usize = 9;
 
 /// Deadlines of all timers.
 #[derive(Debug, Default, Clone)]
@@ -53,6 +55,7 @@ impl TimerTable {
             Timer::HandshakeTimeout,
             Timer::Close,
             Timer::Drain,
+            Timer::Deadline,
         ];
         let mut due = Vec::new();
         for t in ALL {

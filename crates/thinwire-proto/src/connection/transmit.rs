@@ -47,6 +47,7 @@ impl Connection {
         }
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;
+        self.last_tx = now;
         self.update_timers(now);
         Some(self.remote)
     }
@@ -131,7 +132,39 @@ impl Connection {
         !self.retransmit.is_empty() || !self.pending.is_empty()
     }
 
+    /// A packet carrying one deadline shard (and an ACK if one is due). Shards are not held by
+    /// the congestion window: the stage policy already decided how many the deadline needs.
+    fn write_shard(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        let Some(pn) = self.write_header(buf) else {
+            return false;
+        };
+        if self.rx.changed || self.rx.ack_due(now) {
+            self.write_ack(now, buf);
+        }
+        let room = self.config.max_datagram_size.saturating_sub(buf.len());
+        let Some(shard) = self.deadline_tx.write_next(now, buf, room) else {
+            buf.clear();
+            return false;
+        };
+        self.next_pn += 1;
+        self.sent.on_sent(
+            pn,
+            SentPacket {
+                time_sent: now,
+                ack_eliciting: true,
+                lost: false,
+                indicated_at: None,
+                chunks: Vec::new(),
+                shard: Some(shard),
+            },
+        );
+        true
+    }
+
     fn write_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        if self.deadline_tx.has_pending() && self.write_shard(now, buf) {
+            return true;
+        }
         let may_send_data = self.probe_due || self.cc.can_send(self.sent.in_flight());
         let want_data = may_send_data && self.has_new_data();
         let want_ack = self.rx.ack_due(now) || (want_data && self.rx.changed);
@@ -162,7 +195,6 @@ impl Connection {
         if ack_eliciting {
             self.ping_due = false;
             self.probe_due = false;
-            self.last_eliciting_tx = now;
         }
         self.next_pn += 1;
         if ack_eliciting {
@@ -174,6 +206,7 @@ impl Connection {
                     lost: false,
                     indicated_at: None,
                     chunks,
+                    shard: None,
                 },
             );
         }
@@ -253,7 +286,11 @@ impl Connection {
             else {
                 continue;
             };
-            if f.acked || f.queued || f.last_pn == Some(pn) {
+            if f.acked
+                || f.queued
+                || f.last_pn == Some(pn)
+                || f.bundled >= self.config.bundle_max_copies
+            {
                 continue;
             }
             if self.place_chunk(pn, c, Origin::Bundle, buf, limit) {
@@ -312,6 +349,7 @@ impl Connection {
                 self.stats.payload_bytes_retransmitted += bytes;
             }
             Origin::Bundle => {
+                f.bundled = f.bundled.saturating_add(1);
                 self.stats.frames_bundled += 1;
                 self.stats.payload_bytes_bundled += bytes;
             }

@@ -24,6 +24,8 @@ pub(crate) struct SentPacket {
     pub(crate) indicated_at: Option<Instant>,
     /// Message data carried (first transmissions, retransmissions and bundled copies alike).
     pub(crate) chunks: Vec<ChunkRef>,
+    /// A deadline-message shard carried, if any.
+    pub(crate) shard: Option<crate::deadline::ShardRef>,
 }
 
 /// How losses are declared; filled by the connection from its configuration and RTT.

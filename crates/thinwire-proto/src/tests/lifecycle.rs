@@ -169,10 +169,18 @@ fn corruption_never_panics_and_connection_survives() {
         pair.run_for(Duration::from_millis(20));
     }
     pair.run_for(Duration::from_secs(2));
+    // Corrupted datagrams that parse are taken at face value: UDP's checksum is the only
+    // integrity check until the encryption issue adds an AEAD tag (see PROTOCOL.md section 11),
+    // so this asserts what holds without one: no panic, no disconnect, malformed ones counted.
     assert!(pair.client.disconnected().is_none() && pair.server.disconnected().is_none());
-    // Without an integrity check (the encryption issue adds one) a corrupted byte can still
-    // pass as data; what must hold is that nothing panics and the connection keeps working.
-    assert!(pair.server.take_messages(0).len() >= 290);
+    let cs = pair.client.endpoint.connection_stats(c).unwrap();
+    let ss = pair
+        .server
+        .endpoint
+        .connection_stats(crate::ConnectionHandle(0))
+        .unwrap();
+    assert!(cs.malformed_packets + ss.malformed_packets > 0);
+    assert!(!pair.server.take_messages(0).is_empty());
 }
 
 #[test]

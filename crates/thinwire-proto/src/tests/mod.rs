@@ -1,6 +1,7 @@
 //! Behaviour tests of the core over the two-endpoint harness.
 
 mod basics;
+mod deadline;
 mod lifecycle;
 mod properties;
 mod thin;

@@ -54,6 +54,9 @@ pub enum DecodeError {
     /// A Hello datagram is shorter than [`HELLO_MIN_SIZE`](crate::wire::HELLO_MIN_SIZE).
     #[error("hello datagram shorter than the minimum size")]
     HelloTooShort,
+    /// A SHARD frame's k, index, length or message size is impossible.
+    #[error("bad shard frame")]
+    BadShard,
     /// Bytes follow the end of a long-header packet (other than Hello's zero padding).
     #[error("trailing bytes after packet")]
     TrailingBytes,

@@ -97,6 +97,8 @@ pub enum Frame<'a> {
     },
     /// An application message.
     Message(MessageFrame<'a>),
+    /// One erasure-coded piece of a deadline message.
+    Shard(super::ShardFrame<'a>),
 }
 
 impl Frame<'_> {
@@ -281,6 +283,9 @@ impl<'a> FrameIter<'a, '_> {
                 }
                 let reason = self.r.bytes(len as usize)?;
                 Ok(Frame::Close { code, reason })
+            }
+            super::shard::SHARD_TYPE => {
+                super::ShardFrame::decode_body(&mut self.r, self.channels).map(Frame::Shard)
             }
             _ if ty & MSG_FORM_MASK == COMPACT_MSG || ty & MSG_FORM_MASK == FULL_MSG => {
                 self.parse_message(ty).map(Frame::Message)

@@ -26,6 +26,7 @@ mod header;
 mod packet_number;
 mod reader;
 mod seq;
+mod shard;
 pub mod varint;
 
 #[cfg(test)]
@@ -43,6 +44,7 @@ pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader};
 pub use packet_number::{pn_decode, pn_encode_len, pn_truncate};
 pub use reader::Reader;
 pub use seq::{seq_compact_ok, seq_expand, SeqField, SEQ_COMPACT_MAX_DISTANCE};
+pub use shard::{ShardFrame, MAX_SHARDS_K};
 
 /// The protocol version this crate speaks.
 pub const VERSION: u32 = 1;

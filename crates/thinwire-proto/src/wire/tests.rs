@@ -198,6 +198,7 @@ fn encode_frame(frame: &Frame<'_>, channels: &[ChannelKind], out: &mut Vec<u8>) 
         Frame::Ack(a) => encode_ack(a, out),
         Frame::Close { code, reason } => encode_close(*code, reason, out),
         Frame::Message(m) => m.encode(channels[usize::from(m.channel)], out),
+        Frame::Shard(f) => f.encode(out),
     }
 }
 
@@ -488,7 +489,7 @@ fn first_frame(bytes: &[u8]) -> Result<Frame<'_>, DecodeError> {
 fn frame_errors() {
     use DecodeError::*;
     let cases: &[(&str, DecodeError)] = &[
-        ("04", UnknownFrame(0x04)),
+        ("05", UnknownFrame(0x05)),
         ("3f", UnknownFrame(0x3F)),
         ("c0", UnknownFrame(0xC0)),
         ("ff", UnknownFrame(0xFF)),
@@ -528,10 +529,10 @@ fn frame_errors() {
     assert_eq!(first_frame(&hex("02 05 00 01 03 01 00")), Err(BadAck));
     assert_eq!(first_frame(&hex("02 05 00 01 03 00 01")), Err(BadAck));
     // After an error the iterator is exhausted.
-    let bytes = hex("01 04 01");
+    let bytes = hex("01 05 01");
     let mut it = frames(&bytes, &ChannelKind::ALL);
     assert_eq!(it.next(), Some(Ok(Frame::Ping)));
-    assert_eq!(it.next(), Some(Err(UnknownFrame(4))));
+    assert_eq!(it.next(), Some(Err(UnknownFrame(5))));
     assert_eq!(it.next(), None);
     assert_eq!(it.next(), None);
     // Empty channel table: every message names an unknown channel.
