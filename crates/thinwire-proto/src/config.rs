@@ -47,8 +47,13 @@ pub struct TransportConfig {
     /// Acknowledge at once every packet that completes a message (not only out-of-order
     /// packets and every second packet). Default on.
     pub immediate_ack: bool,
-    /// Most ranges reported in one ACK frame (and remembered for duplicate detection). Default 32.
+    /// Most ranges of received packet numbers remembered (for duplicate detection and ACKs).
+    /// Default 32.
     pub max_ack_ranges: usize,
+    /// Most ranges reported in one ACK frame, newest first. Default 4, like TCP's SACK blocks:
+    /// older ranges were reported already, and repeating them in every ACK of a one-way stream
+    /// would make each ACK several times larger.
+    pub ack_frame_ranges: usize,
     /// Initial congestion window (packets). Default 10.
     pub initial_window: u32,
     /// Smallest congestion window (packets); thin streams are never held below it. Default 4.
@@ -99,6 +104,7 @@ impl Default for TransportConfig {
             max_ack_delay: Duration::from_millis(5),
             immediate_ack: true,
             max_ack_ranges: 32,
+            ack_frame_ranges: 4,
             initial_window: 10,
             min_window: 4,
             max_window: 10_000,
@@ -147,7 +153,11 @@ impl TransportConfig {
         if self.keepalive_interval >= self.idle_timeout {
             return Err(ConfigError::KeepaliveNotBelowIdle);
         }
-        if self.thin_reorder_divisor == 0 || self.max_ack_ranges == 0 || self.min_window == 0 {
+        if self.thin_reorder_divisor == 0
+            || self.max_ack_ranges == 0
+            || self.ack_frame_ranges == 0
+            || self.min_window == 0
+        {
             return Err(ConfigError::Zero);
         }
         let frags = self

@@ -16,7 +16,9 @@ pub enum ConfigError {
     #[error("keepalive_interval must be below idle_timeout")]
     KeepaliveNotBelowIdle,
     /// A count or divisor that must be positive is zero.
-    #[error("thin_reorder_divisor, max_ack_ranges and min_window must be positive")]
+    #[error(
+        "thin_reorder_divisor, max_ack_ranges, ack_frame_ranges and min_window must be positive"
+    )]
     Zero,
     /// Connection ids are 1 to 8 bytes long.
     #[error("cid_len {0} is outside 1..=8")]

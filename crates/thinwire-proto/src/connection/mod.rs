@@ -918,12 +918,15 @@ impl Connection {
                     t.set(Timer::Ack, self.rx.deadline);
                 }
                 // Any packet (an ACK too) keeps NAT mappings and the peer's idle timer alive, and
-                // with data in flight the retransmission timer probes the path already.
+                // with data in flight the retransmission timer probes the path already. The
+                // server waits a quarter longer, so in a spell of silence only the client pings
+                // (the server's ACK of it resets the server's own keepalive).
                 if !self.ping_due && self.sent.in_flight() == 0 {
-                    t.set(
-                        Timer::Keepalive,
-                        Some(self.last_tx + cfg.keepalive_interval),
-                    );
+                    let interval = match self.side {
+                        Side::Client => cfg.keepalive_interval,
+                        Side::Server => cfg.keepalive_interval * 5 / 4,
+                    };
+                    t.set(Timer::Keepalive, Some(self.last_tx + interval));
                 }
                 t.set(Timer::Idle, Some(self.last_rx + cfg.idle_timeout));
                 t.set(Timer::Deadline, self.deadline_tx.next_timeout());

@@ -109,7 +109,7 @@ impl Connection {
         if let Some(ack) = AckFrame::from_ranges(
             self.rx.ranges_desc(),
             delay.as_micros() as u64,
-            self.config.max_ack_ranges,
+            self.config.ack_frame_ranges,
         ) {
             wire::encode_ack(&ack, buf);
         }

@@ -143,8 +143,9 @@ impl Model {
 
     /// Solves `J(i,q) = min_a [ lambda*a + sum_q' P(q'|q,a) J(i+1,q') ]` backwards from
     /// `J(I+1, q>0) = 1`, `J(I+1, 0) = 0`, for `a` in `q..=q + max_extra`, and returns the
-    /// minimising deterministic policy (ties go to the fewest packets) together with its exact
-    /// expected cost and miss probability, carried alongside `J`.
+    /// minimising deterministic policy (ties go to the fewest packets, except at `lambda = 0`,
+    /// where the cap is taken directly) together with its exact expected cost and miss
+    /// probability, carried alongside `J`.
     ///
     /// With `all_states == false` the first stage is solved only for `q = k`, the one state a
     /// message starts in (enough for cost and miss, and about `1/I` of the work cheaper); the
