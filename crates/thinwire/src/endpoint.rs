@@ -517,6 +517,21 @@ impl Connection {
     }
 
     fn queue(&self, channel: u8, key: Option<u64>, data: Bytes) -> Result<(), SendError> {
+        self.queue_with(|core, now, h| match key {
+            Some(k) => core.send_latest(now, h, channel, k, data),
+            None => core.send(now, h, channel, data),
+        })
+    }
+
+    /// Runs one send call of the core on this connection, then wakes the driver.
+    fn queue_with<T>(
+        &self,
+        call: impl FnOnce(
+            &mut thinwire_proto::Endpoint,
+            Instant,
+            thinwire_proto::ConnectionHandle,
+        ) -> Result<T, thinwire_proto::SendError>,
+    ) -> Result<T, SendError> {
         let shared = self.shared();
         let mut st = shared.lock();
         if let Some(reason) = st.conns.get(&self.inner.handle).and_then(|s| s.end.clone()) {
@@ -527,13 +542,24 @@ impl Connection {
         }
         let now = Instant::now();
         let h = self.inner.handle;
-        match key {
-            Some(k) => st.engine.core.send_latest(now, h, channel, k, data)?,
-            None => st.engine.core.send(now, h, channel, data)?,
-        }
+        let out = call(&mut st.engine.core, now, h)?;
         drop(st);
         shared.wake.notify_one();
-        Ok(())
+        Ok(out)
+    }
+
+    /// Queues a deadline message: erasure-coded shards sent in stages so that it arrives
+    /// within `opts.deadline` with probability `opts.target` (see
+    /// [`thinwire_proto::DeadlineOptions`]). It is delivered whatever `channel`'s class, with
+    /// [`Message::deadline`](thinwire_proto::Message::deadline) set. Returns the message id.
+    pub fn send_deadline(
+        &self,
+        channel: u8,
+        data: impl Into<Bytes>,
+        opts: thinwire_proto::DeadlineOptions,
+    ) -> Result<u64, SendError> {
+        let data = data.into();
+        self.queue_with(|core, now, h| core.send_deadline(now, h, channel, data, opts))
     }
 
     /// Queues a message on `channel` (any class but LatestReliable). It leaves with the next

@@ -164,6 +164,19 @@ impl Host {
             .send_latest(Instant::now(), conn, channel, key, data.into())
     }
 
+    /// Queues a deadline message (see [`thinwire_proto::DeadlineOptions`]); returns its id.
+    pub fn send_deadline(
+        &mut self,
+        conn: ConnectionHandle,
+        channel: u8,
+        data: impl Into<Bytes>,
+        opts: thinwire_proto::DeadlineOptions,
+    ) -> Result<u64, SendError> {
+        self.engine
+            .core
+            .send_deadline(Instant::now(), conn, channel, data.into(), opts)
+    }
+
     /// Closes a connection gracefully; [`HostEvent::Disconnected`] follows once the peer has
     /// been told (keep calling [`service`](Self::service)).
     pub fn close(&mut self, conn: ConnectionHandle, code: u64, reason: &[u8]) {

@@ -60,8 +60,8 @@ pub use stats::{EndpointStats, FaultStats, IoStats};
 
 pub use thinwire_proto::netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
-    ChannelKind, ChannelStats, ConnectionHandle, ConnectionStats, DisconnectReason, Message,
-    PeerError, ServerConfig, TransportConfig,
+    ChannelKind, ChannelStats, ConnectionHandle, ConnectionStats, DeadlineOptions, DeadlineStatus,
+    DisconnectReason, Message, ParityMode, PeerError, ServerConfig, TransportConfig,
 };
 
 /// The sans-IO core, re-exported for its wire format, test harness and link models.

@@ -198,3 +198,26 @@ async fn dual_stack_client_reaches_ipv4_server() {
     let (_, m) = within(5, "recv back", conn.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"back");
 }
+
+/// A deadline message over real UDP: erasure-coded, decoded, flagged in time.
+#[tokio::test]
+async fn deadline_message_over_udp() {
+    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+    let conn = client
+        .connect(server.local_addr(), &[thinwire::ChannelKind::Unreliable])
+        .await
+        .unwrap();
+    let peer = server.accept().await.unwrap();
+    let data: Vec<u8> = (0..2048u32).map(|i| (i % 251) as u8).collect();
+    let opts = thinwire::DeadlineOptions::new(std::time::Duration::from_millis(500), 0.999);
+    conn.send_deadline(0, data.clone(), opts).unwrap();
+    let (channel, msg) = tokio::time::timeout(std::time::Duration::from_secs(5), peer.recv())
+        .await
+        .expect("arrives")
+        .unwrap();
+    assert_eq!(channel, 0);
+    assert_eq!(&msg.data[..], &data[..]);
+    let status = msg.deadline.expect("deadline status");
+    assert!(!status.late);
+}
