@@ -5,8 +5,10 @@
 //! as a library, [`runner::run_scenario`] runs a parsed [`scenario::Scenario`].
 #![forbid(unsafe_code)]
 
+pub mod emu;
 pub mod error;
 pub mod metrics;
+pub mod policy;
 pub mod protocol;
 pub mod report;
 pub mod runner;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use thinwire_lab::metrics::{deadline_rows, deadline_table};
 use thinwire_lab::runner::{run_scenario, write_outputs, Progress, RunOptions};
 use thinwire_lab::scenario::{Scenario, BUILTIN};
 
@@ -25,6 +26,25 @@ enum Command {
     Lab {
         #[command(subcommand)]
         command: LabCommand,
+    },
+    /// Print the optimal deadline-delivery policy (packets to send per stage)
+    /// and its expected cost.
+    Policy {
+        /// k: data packets in the message (1-64).
+        #[arg(long)]
+        packets: u16,
+        /// I: stages (round trips) before the deadline (1-100).
+        #[arg(long)]
+        stages: u16,
+        /// Per-packet loss probability (0-0.5).
+        #[arg(long)]
+        loss: f64,
+        /// Required probability of completing by the deadline, e.g. 0.999.
+        #[arg(long)]
+        target: f64,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -47,6 +67,10 @@ enum LabCommand {
         /// Simulations run in parallel (default: one per core).
         #[arg(long, default_value_t = 0)]
         jobs: usize,
+        /// Run real stacks (kernel TCP, KCP, thinwire over UDP) through the real-kernel
+        /// emulator (network namespaces + TUN relay; needs root) instead of the simulator.
+        #[arg(long)]
+        emulate: bool,
     },
     /// List the built-in scenarios and the scenario files in ./scenarios.
     List,
@@ -61,12 +85,49 @@ impl Progress for Bar {
     }
 }
 
+/// `thinwire lab run --emulate`: the scenario through real stacks in network namespaces.
+fn run_emulated(
+    scn: &Scenario,
+    out: &std::path::Path,
+    seed: Option<u64>,
+    duration: Option<Duration>,
+) -> Result<(), String> {
+    let opts = thinwire_lab::emu::EmuOptions {
+        peers: None,
+        seed,
+        duration,
+    };
+    eprintln!("emulating {} (real stacks, real time)...", scn.name);
+    let (results, samples) =
+        thinwire_lab::emu::run_emulated(scn, &opts).map_err(|e| e.to_string())?;
+    let mut params = scn.params();
+    params.push(("engine".to_owned(), "real-kernel emulator".to_owned()));
+    let lab = thinwire_lab::runner::LabRun {
+        results,
+        samples,
+        params,
+        notes: Vec::new(),
+    };
+    write_outputs(&lab, out).map_err(|e| e.to_string())?;
+    println!(
+        "scenario {} ({}), emulated, seed {}",
+        scn.name, scn.source, lab.results.seed
+    );
+    println!();
+    print!("{}", lab.results.terminal_table());
+    println!();
+    println!("wrote {}", out.join("results.json").display());
+    println!("wrote {}", out.join("report.html").display());
+    Ok(())
+}
+
 fn run(
     scenario: Option<String>,
     out: PathBuf,
     seed: Option<u64>,
     duration: Option<f64>,
     jobs: usize,
+    emulate: bool,
 ) -> Result<(), String> {
     let name = scenario.unwrap_or_else(|| "default".to_owned());
     let scn = Scenario::load(&name).map_err(|e| e.to_string())?;
@@ -79,6 +140,9 @@ fn run(
             ))
         }
     };
+    if emulate {
+        return run_emulated(&scn, &out, seed, duration);
+    }
     let bar = ProgressBar::with_draw_target(
         Some(1000),
         if std::io::stderr().is_terminal() {
@@ -114,6 +178,11 @@ fn run(
     println!();
     print!("{}", lab.results.terminal_table());
     println!();
+    let deadline = deadline_table(&deadline_rows(&lab.results, &lab.samples));
+    if !deadline.is_empty() {
+        print!("{deadline}");
+        println!();
+    }
     for n in &lab.notes {
         let mut line = format!(
             "  {}: access drops {:.2}%",
@@ -125,6 +194,9 @@ fn run(
                 ", bottleneck drops {:.2}% (incl. cross traffic)",
                 b * 100.0
             ));
+        }
+        if let Some(d) = n.deadline_summary() {
+            line.push_str(&format!("; {d}"));
         }
         println!("{line}");
     }
@@ -168,12 +240,26 @@ fn main() -> ExitCode {
                 seed,
                 duration,
                 jobs,
-            } => run(scenario, out, seed, duration, jobs),
+                emulate,
+            } => run(scenario, out, seed, duration, jobs, emulate),
             LabCommand::List => {
                 list();
                 Ok(())
             }
         },
+        Command::Policy {
+            packets,
+            stages,
+            loss,
+            target,
+            json,
+        } => thinwire_lab::policy::solve(packets, stages, loss, target).map(|p| {
+            if json {
+                print!("{}", thinwire_lab::policy::to_json(&p));
+            } else {
+                print!("{}", thinwire_lab::policy::to_text(&p));
+            }
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::error::LabError;
 use crate::metrics::{Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples};
-use crate::protocol::{TcpModel, UdpModel};
+use crate::protocol::{DeadlineCounters, TcpModel, UdpModel};
 use crate::scenario::{ProtocolSpec, Scenario};
 use crate::sim::{self, RunOutput, SimSetup};
 use crate::workload::WorkloadSpec;
@@ -50,6 +50,31 @@ pub struct RunNote {
     pub bottleneck_drop_rate: Option<f64>,
     /// Events processed.
     pub events: u64,
+    /// Deadline-delivery counters (thinwire deadline configurations only).
+    pub deadline: Option<DeadlineCounters>,
+}
+
+impl RunNote {
+    /// The deadline counters in words (`None` without them), e.g.
+    /// `deadline delivery: 6000 messages, 240 recovery shards (122.9 kB), ...`.
+    ///
+    /// Recovery shards are both proactive parity and repairs: a stage that
+    /// resends for missing shards sends fresh recovery shards while any are
+    /// left, so retransmission-only configurations count their repairs here.
+    pub fn deadline_summary(&self) -> Option<String> {
+        let d = self.deadline?;
+        Some(format!(
+            "deadline delivery: {} messages, {} recovery shards ({:.1} kB; parity and repairs), \
+             {:.1} kB retransmitted, {} abandoned by the sender, {} decoded late (receiver's \
+             estimate)",
+            d.messages,
+            d.parity_shards,
+            d.parity_bytes as f64 / 1000.0,
+            d.retransmitted_bytes as f64 / 1000.0,
+            d.abandoned,
+            d.late
+        ))
+    }
 }
 
 /// The outcome of a scenario run.
@@ -74,8 +99,8 @@ fn simulate(
     match spec {
         ProtocolSpec::TcpModel => Ok(sim::run(&TcpModel::default(), setup, workloads, progress)),
         ProtocolSpec::UdpModel => Ok(sim::run(&UdpModel, setup, workloads, progress)),
-        ProtocolSpec::Thinwire { thin, mapping } => {
-            crate::protocol::run_thinwire(thin, mapping, setup, workloads, progress)
+        ProtocolSpec::Thinwire(config) => {
+            crate::protocol::run_thinwire(config, setup, workloads, progress)
         }
     }
 }
@@ -184,6 +209,7 @@ pub fn run_scenario(
                                 .as_ref()
                                 .map(|_| out.bottleneck.drop_rate()),
                             events: out.events,
+                            deadline: out.deadline,
                         });
                         next_record += 1;
                     }
@@ -203,6 +229,9 @@ pub fn run_scenario(
                 ", bottleneck drops {:.2}% (cross traffic included)",
                 b * 100.0
             ));
+        }
+        if let Some(d) = n.deadline_summary() {
+            v.push_str(&format!("; {d}"));
         }
         params.push((format!("measured: {}", n.protocol), v));
     }

@@ -30,6 +30,9 @@ fn list_shows_builtin_scenarios() {
         "ao-thin-stream",
         "mmorpg-content",
         "messaging-deadline",
+        "deadline-xbox",
+        "deadline-wild",
+        "deadline-wild-bursty",
         "sweep-1000",
     ] {
         assert!(out.contains(name), "{name} missing from\n{out}");
@@ -146,4 +149,168 @@ fn bad_flags_fail() {
     assert!(stderr(&o).contains("--duration"), "{}", stderr(&o));
     let o = thinwire(&["lab", "frobnicate"]);
     assert!(!o.status.success());
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn policy_json_reproduces_the_published_example() {
+    let o = thinwire(&[
+        "policy",
+        "--packets",
+        "4",
+        "--stages",
+        "2",
+        "--loss",
+        "0.02",
+        "--target",
+        "0.999",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let keys: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut want = vec![
+        "packets",
+        "stages",
+        "loss",
+        "target",
+        "expected_packets",
+        "miss_probability",
+        "policy",
+    ];
+    let mut got = keys.clone();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    assert!(
+        out.starts_with("{\"packets\": 4, \"stages\": 2, \"loss\": 0.02, \"target\": 0.999, "),
+        "{out}"
+    );
+    assert_eq!(v["packets"], 4);
+    assert_eq!(v["stages"], 2);
+    assert_eq!(v["loss"], 0.02);
+    assert_eq!(v["target"], 0.999);
+    let expected = v["expected_packets"].as_f64().expect("number");
+    assert!((expected - 4.16).abs() < 0.01, "{expected}");
+    let miss = v["miss_probability"].as_f64().expect("number");
+    assert!(miss > 0.0 && miss <= 0.001, "{miss}");
+    let send = |stage: u64, missing: u64| -> u64 {
+        v["policy"]
+            .as_array()
+            .expect("array")
+            .iter()
+            .find(|r| r["stage"] == stage && r["missing"] == missing)
+            .and_then(|r| r["send"].as_u64())
+            .unwrap_or_else(|| panic!("no row ({stage}, {missing})"))
+    };
+    assert_eq!(v["policy"].as_array().expect("array").len(), 8);
+    assert_eq!(send(1, 4), 4);
+    for q in 1..=4 {
+        assert_eq!(send(2, q), q + 1, "stage 2, {q} missing");
+    }
+}
+
+#[test]
+fn policy_table_for_people() {
+    let o = thinwire(&[
+        "policy",
+        "--packets",
+        "4",
+        "--stages",
+        "2",
+        "--loss",
+        "0.02",
+        "--target",
+        "0.999",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("expected packets per message: 4.15"), "{out}");
+    assert!(out.contains("miss probability:"), "{out}");
+    let row = |stage: &str| {
+        out.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|w| w.first() == Some(&stage) && w.len() == 5)
+            .unwrap_or_else(|| panic!("no stage {stage} row in\n{out}"))
+    };
+    assert_eq!(row("1"), ["1", "1", "2", "3", "4"]);
+    assert_eq!(row("2"), ["2", "2", "3", "4", "5"]);
+}
+
+#[test]
+fn policy_bad_arguments_fail_clearly() {
+    let base = [
+        "policy",
+        "--packets",
+        "4",
+        "--stages",
+        "2",
+        "--loss",
+        "0.02",
+        "--target",
+        "0.999",
+    ];
+    let with = |flag: &str, value: &str| -> Vec<String> {
+        let mut v: Vec<String> = base.iter().map(|s| (*s).to_owned()).collect();
+        let i = v.iter().position(|a| a == flag).expect("flag");
+        v[i + 1] = value.to_owned();
+        v
+    };
+    for (flag, value) in [
+        ("--packets", "0"),
+        ("--packets", "65"),
+        ("--stages", "0"),
+        ("--stages", "101"),
+        ("--loss", "0.6"),
+        ("--loss", "-0.1"),
+        ("--loss", "NaN"),
+        ("--target", "1"),
+        ("--target", "0"),
+        ("--target", "1.5"),
+        ("--loss", "lots"),
+        ("--packets", "-3"),
+    ] {
+        let args = with(flag, value);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = thinwire(&args);
+        assert!(!o.status.success(), "{flag} {value} succeeded");
+        let e = stderr(&o);
+        assert!(e.contains(flag), "{flag} {value}: {e}");
+        assert!(stdout(&o).is_empty(), "{flag} {value}");
+    }
+    // A missing flag.
+    let o = thinwire(&[
+        "policy",
+        "--packets",
+        "4",
+        "--stages",
+        "2",
+        "--loss",
+        "0.02",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--target"), "{}", stderr(&o));
+    // An unreachable target is an error, not a policy that misses it.
+    let o = thinwire(&[
+        "policy",
+        "--packets",
+        "64",
+        "--stages",
+        "1",
+        "--loss",
+        "0.5",
+        "--target",
+        "0.999999",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("most reliable"), "{}", stderr(&o));
 }

@@ -94,3 +94,61 @@ fn default_scenario_is_deterministic() {
     assert_eq!(a.results.scenario, "default");
     assert_eq!(a.results.seed, 1);
 }
+
+/// Deadline delivery over a per-client population with bursty loss.
+const DEADLINE: &str = r#"
+name = "determinism-deadline"
+seed = 21
+duration_s = 22
+drain_s = 5
+clients = 12
+protocols = ["thinwire-deadline", "thinwire-fec+2", "thinwire-rtx-only", "tcp-model"]
+
+[access]
+jitter_ms = 5
+jitter = "normal"
+loss = { gilbert_elliott = { mean = 0.02, burst = 2 } }
+
+[access.per_client]
+delay_ms = { lognormal = { median = 60, sigma = 0.6 }, min = 10, max = 250 }
+loss = { mixture = [{ weight = 0.8, uniform = [0.0, 0.02] }, { weight = 0.2, uniform = [0.05, 0.1] }] }
+
+[[workload]]
+kind = "messaging"
+size = 2048
+deadline_ms = 800
+target = 0.999
+start_ms = 2000
+"#;
+
+#[test]
+fn deadline_scenario_is_deterministic() {
+    let scn = Scenario::parse(DEADLINE, Path::new("deadline.toml"), "determinism-deadline")
+        .expect("valid");
+    let opts = |jobs| RunOptions {
+        seed: None,
+        duration: None,
+        jobs,
+    };
+    let a = run_scenario(&scn, &opts(1), &NoProgress).expect("runs");
+    let b = run_scenario(&scn, &opts(2), &NoProgress).expect("runs");
+    assert_eq!(a.results.to_json_pretty(), b.results.to_json_pretty());
+    assert_eq!(a.notes, b.notes);
+    let table = |r: &thinwire_lab::runner::LabRun| {
+        thinwire_lab::metrics::deadline_table(&thinwire_lab::metrics::deadline_rows(
+            &r.results, &r.samples,
+        ))
+    };
+    assert_eq!(table(&a), table(&b));
+    assert!(table(&a).contains("thinwire-fec+2"));
+    let c = run_scenario(
+        &scn,
+        &RunOptions {
+            seed: Some(22),
+            ..opts(2)
+        },
+        &NoProgress,
+    )
+    .expect("runs");
+    assert_ne!(a.results.to_json_pretty(), c.results.to_json_pretty());
+}

@@ -51,11 +51,16 @@
 //!   1e-9; percentiles, max and deadlines are exact multiples of 1 µs. Every float in
 //!   `results.json` therefore has a short decimal form that parses back to the same value,
 //!   so `results.json` round-trips exactly through [`Results::from_json`].
+//! * **Deadline summary** ([`deadline_rows`]): p95 / p99 / p99.9 over *all* messages of a
+//!   class with a deadline (undelivered ones counting as infinitely late), with the miss
+//!   rate, redundancy and wire bytes; in the terminal output and the report, not in
+//!   `results.json`.
 //! * **Game-satisfaction index** (GSI): see [`game_satisfaction_index`]; it appears in the
 //!   terminal table and the report, never in `results.json`. Ratios compare a row with the
 //!   baseline protocol's row of the same class and, for sweeps (protocols named
 //!   `base [point]`, see [`split_sweep_label`]), of the same sweep point.
 
+mod deadline;
 mod gsi;
 mod recorder;
 mod results;
@@ -63,6 +68,8 @@ mod samples;
 mod stats;
 pub(crate) mod table;
 
+pub(crate) use deadline::{deadline_cells, DEADLINE_HEADERS, DEADLINE_NOTE};
+pub use deadline::{deadline_rows, deadline_table, DeadlineRow};
 pub use gsi::{
     game_satisfaction_index, Satisfaction, SatisfactionRatios, DELAY_COEFFICIENT_PER_S,
     JITTER_COEFFICIENT_PER_S,

@@ -11,18 +11,18 @@ mod tcp;
 mod thinwire;
 mod udp;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use thinwire_proto::netmodel::Corruptible;
 
 pub use tcp::{TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats};
-pub use thinwire::{ThinwireEndpoint, ThinwireProtocol};
+pub use thinwire::{DeadlineCounters, ThinwireEndpoint, ThinwireProtocol};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};
 
 use crate::workload::{ClassId, ClassSpec, Semantics};
 
 /// An application message handed to a transport.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OutMessage {
     /// Unique id (the simulator's side table maps it to send time, class...).
     pub id: u64,
@@ -32,6 +32,48 @@ pub struct OutMessage {
     pub size: u32,
     /// Key for latest-value classes.
     pub key: u64,
+    /// Deadline relative to the send call, if the message has one.
+    pub deadline: Option<Duration>,
+    /// Wanted probability of meeting the deadline (only used with a deadline,
+    /// and only by transports with deadline delivery).
+    pub target: f64,
+}
+
+/// How a thinwire configuration sends messages that carry a deadline (with
+/// `thinwire_proto::Endpoint::send_deadline`: erasure-coded shards sent in
+/// stages of one round trip).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadlineParity {
+    /// The CMDP policy: the fewest parity shards that meet the message's
+    /// target (`ParityMode::Adaptive`).
+    Adaptive,
+    /// No parity: each stage resends exactly the missing shards
+    /// (`ParityMode::None`), i.e. retransmission only.
+    RetransmitOnly,
+    /// Always this many parity shards beyond the missing ones, every stage
+    /// (`ParityMode::Fixed`): fixed FEC.
+    Fixed(u8),
+}
+
+impl DeadlineParity {
+    /// The core's parity mode.
+    pub fn mode(self) -> thinwire_proto::ParityMode {
+        match self {
+            DeadlineParity::Adaptive => thinwire_proto::ParityMode::Adaptive,
+            DeadlineParity::RetransmitOnly => thinwire_proto::ParityMode::None,
+            DeadlineParity::Fixed(n) => thinwire_proto::ParityMode::Fixed(n),
+        }
+    }
+
+    /// Name of the protocol configuration using this mode: `thinwire-deadline`,
+    /// `thinwire-rtx-only` or `thinwire-fec+N`.
+    pub fn protocol_name(self) -> String {
+        match self {
+            DeadlineParity::Adaptive => "thinwire-deadline".into(),
+            DeadlineParity::RetransmitOnly => "thinwire-rtx-only".into(),
+            DeadlineParity::Fixed(n) => format!("thinwire-fec+{n}"),
+        }
+    }
 }
 
 /// A packet an endpoint wants to put on the wire.
@@ -69,6 +111,10 @@ pub trait SimEndpoint {
     fn poll_delivered(&mut self) -> Option<(u32, u64)>;
     /// Total payload bytes sent, for endpoints that count it themselves.
     fn payload_bytes_sent(&self) -> Option<u64> {
+        None
+    }
+    /// Counters of deadline delivery, for endpoints that have it.
+    fn deadline_counters(&self) -> Option<DeadlineCounters> {
         None
     }
 }
@@ -172,18 +218,12 @@ impl Mapping {
 }
 
 /// Runs thinwire (the real protocol core, `thinwire_proto::Endpoint`) in the
-/// simulator.
+/// simulator, in the configuration `config`.
 pub fn run_thinwire(
-    thin: bool,
-    mapping: Mapping,
+    config: ThinwireProtocol,
     setup: &crate::sim::SimSetup,
     workloads: &[crate::workload::WorkloadSpec],
     progress: &mut dyn FnMut(f64),
 ) -> Result<crate::sim::RunOutput, crate::error::LabError> {
-    Ok(crate::sim::run(
-        &ThinwireProtocol { thin, mapping },
-        setup,
-        workloads,
-        progress,
-    ))
+    Ok(crate::sim::run(&config, setup, workloads, progress))
 }

@@ -6,18 +6,30 @@
 //! than 8 bytes are padded to 8; the padding counts as wire bytes only).
 //! Connection setup (the cookie handshake) is part of the run; a client whose
 //! connection ends reconnects.
+//!
+//! Configurations with deadline delivery ([`ThinwireProtocol::deadline`]) send
+//! every message that carries a deadline with `Endpoint::send_deadline`
+//! (erasure-coded shards in stages, parity by the configured
+//! [`DeadlineParity`]), using the message's deadline and target; messages
+//! without a deadline, and messages too large for 64 shards, go through the
+//! ordinary channels. A deadline message that waited for the connection to
+//! be established is sent with the time left to its deadline, or as an
+//! ordinary message when none is left.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use thinwire_proto::{
-    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig, TransportConfig,
+    ChannelKind, ConnectionHandle, ConnectionStats, DeadlineOptions, Endpoint, EndpointConfig,
+    Event, SendError, ServerConfig, TransportConfig,
 };
 
-use super::{ChannelSemantics, Mapping, OutMessage, Protocol, SimEndpoint, Transmit};
+use super::{
+    ChannelSemantics, DeadlineParity, Mapping, OutMessage, Protocol, SimEndpoint, Transmit,
+};
 use crate::workload::ClassSpec;
 
 /// IPv4 + UDP header bytes added to every datagram.
@@ -64,12 +76,85 @@ fn kind(s: ChannelSemantics) -> ChannelKind {
 }
 
 /// thinwire in a named configuration.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThinwireProtocol {
     /// Thin-stream features on (default transport) or off (TCP-like).
     pub thin: bool,
     /// Class-to-channel mapping.
     pub mapping: Mapping,
+    /// Deadline delivery for messages that carry a deadline, with this
+    /// parity mode; `None`: such messages are sent like any other.
+    pub deadline: Option<DeadlineParity>,
+}
+
+/// Deadline-delivery counters of thinwire endpoints (summed over
+/// connections; sender-side counts come from the sending endpoint,
+/// receiver-side counts from the receiving one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeadlineCounters {
+    /// Deadline messages queued by senders.
+    pub messages: u64,
+    /// Deadline messages whose shards the receiver acknowledged.
+    pub completed: u64,
+    /// Deadline messages the sender gave up (four deadlines without completion).
+    pub abandoned: u64,
+    /// Recovery (parity) shards sent: proactive parity and repairs alike (a
+    /// stage resending for missing shards sends fresh recovery shards while
+    /// any are left).
+    pub parity_shards: u64,
+    /// Payload bytes of recovery shards.
+    pub parity_bytes: u64,
+    /// Payload bytes sent again after a loss (repeated shards and ordinary
+    /// retransmissions).
+    pub retransmitted_bytes: u64,
+    /// Deadline messages decoded by receivers.
+    pub delivered: u64,
+    /// Deadline messages decoded after their deadline, by the receiver's
+    /// estimate.
+    pub late: u64,
+}
+
+impl DeadlineCounters {
+    fn from_stats(s: &ConnectionStats) -> Self {
+        DeadlineCounters {
+            messages: s.deadline_messages_sent,
+            completed: s.deadline_completed,
+            abandoned: s.deadline_abandoned,
+            parity_shards: s.parity_shards,
+            parity_bytes: s.payload_bytes_parity,
+            retransmitted_bytes: s.payload_bytes_retransmitted,
+            delivered: s.deadline_delivered,
+            late: s.deadline_late,
+        }
+    }
+
+    /// Adds `other` to these counters.
+    pub fn add(&mut self, other: &DeadlineCounters) {
+        self.messages += other.messages;
+        self.completed += other.completed;
+        self.abandoned += other.abandoned;
+        self.parity_shards += other.parity_shards;
+        self.parity_bytes += other.parity_bytes;
+        self.retransmitted_bytes += other.retransmitted_bytes;
+        self.delivered += other.delivered;
+        self.late += other.late;
+    }
+}
+
+/// Last read of a connection's counters.
+#[derive(Debug, Clone, Copy, Default)]
+struct Snapshot {
+    payload: u64,
+    deadline: DeadlineCounters,
+}
+
+impl Snapshot {
+    fn of(s: &ConnectionStats) -> Self {
+        Snapshot {
+            payload: s.payload_bytes_sent(),
+            deadline: DeadlineCounters::from_stats(s),
+        }
+    }
 }
 
 impl ThinwireProtocol {
@@ -101,6 +186,7 @@ impl ThinwireProtocol {
 pub struct ThinwireEndpoint {
     ep: Endpoint,
     is_server: bool,
+    deadline: Option<DeadlineParity>,
     channels: Vec<ChannelKind>,
     class_channel: Vec<(u8, ChannelSemantics)>,
     /// Client side: the connection to the server.
@@ -108,13 +194,14 @@ pub struct ThinwireEndpoint {
     /// Server side: connections by client, and clients by connection.
     by_client: HashMap<u32, ConnectionHandle>,
     by_conn: HashMap<ConnectionHandle, u32>,
-    /// Server side: messages for clients not connected yet.
-    waiting: HashMap<u32, VecDeque<OutMessage>>,
+    /// Server side: messages for clients not connected yet, with the time
+    /// the application sent them.
+    waiting: HashMap<u32, VecDeque<(Instant, OutMessage)>>,
     buf: Vec<u8>,
     delivered: VecDeque<(u32, u64)>,
-    /// Last seen payload counter per connection, and datagrams sent to that
-    /// connection's peer since it was read.
-    payload: HashMap<ConnectionHandle, (u64, u32)>,
+    /// Last seen counters per connection, and datagrams sent to that
+    /// connection's peer since they were read.
+    payload: HashMap<ConnectionHandle, (Snapshot, u32)>,
 }
 
 impl ThinwireEndpoint {
@@ -124,11 +211,33 @@ impl ThinwireEndpoint {
         Bytes::from(v)
     }
 
-    fn send_on(&mut self, now: Instant, conn: ConnectionHandle, msg: &OutMessage) {
+    /// Sends `msg`, which the application sent `waited` ago.
+    fn send_on(
+        &mut self,
+        now: Instant,
+        conn: ConnectionHandle,
+        msg: &OutMessage,
+        waited: Duration,
+    ) {
         let Some(&(ch, sem)) = self.class_channel.get(usize::from(msg.class)) else {
             return;
         };
         let data = self.payload_of(msg);
+        if let (Some(parity), Some(deadline)) = (self.deadline, msg.deadline) {
+            let left = deadline.saturating_sub(waited);
+            if !left.is_zero() {
+                let opts = DeadlineOptions {
+                    parity: parity.mode(),
+                    ..DeadlineOptions::new(left, msg.target)
+                };
+                match self.ep.send_deadline(now, conn, ch, data.clone(), opts) {
+                    // Too large for 64 shards: an ordinary message below.
+                    Err(SendError::MessageTooLarge { .. }) => {}
+                    // Sent, or refused (connection gone): the message is lost.
+                    _ => return,
+                }
+            }
+        }
         // A refused send (connection gone, buffer full) means the message is lost.
         let _ = match sem {
             ChannelSemantics::LatestReliable => self.ep.send_latest(now, conn, ch, msg.key, data),
@@ -145,8 +254,8 @@ impl ThinwireEndpoint {
                             self.by_client.insert(c, h);
                             self.by_conn.insert(h, c);
                             if let Some(q) = self.waiting.remove(&c) {
-                                for m in q {
-                                    self.send_on(now, h, &m);
+                                for (at, m) in q {
+                                    self.send_on(now, h, &m, now.saturating_duration_since(at));
                                 }
                             }
                         }
@@ -182,17 +291,34 @@ impl ThinwireEndpoint {
         }
     }
 
-    /// Re-reads the payload counter of `h` every 128 datagrams, so that a
+    /// Re-reads the counters of `h` every 128 datagrams, so that a
     /// connection that later disappears still counts (almost) fully.
     fn note_transmit(&mut self, h: ConnectionHandle) {
-        let entry = self.payload.entry(h).or_insert((0, 127));
+        let entry = self.payload.entry(h).or_insert((Snapshot::default(), 127));
         entry.1 += 1;
         if entry.1 >= 128 {
             entry.1 = 0;
             if let Some(s) = self.ep.connection_stats(h) {
-                entry.0 = s.payload_bytes_sent();
+                entry.0 = Snapshot::of(&s);
             }
         }
+    }
+
+    /// The latest counters of every connection this endpoint had.
+    fn snapshots(&self) -> HashMap<ConnectionHandle, Snapshot> {
+        let mut seen: HashMap<ConnectionHandle, Snapshot> =
+            self.payload.iter().map(|(h, v)| (*h, v.0)).collect();
+        let live: Vec<ConnectionHandle> = if self.is_server {
+            self.by_conn.keys().copied().collect()
+        } else {
+            self.conn.into_iter().collect()
+        };
+        for h in live {
+            if let Some(s) = self.ep.connection_stats(h) {
+                seen.insert(h, Snapshot::of(&s));
+            }
+        }
+        seen
     }
 }
 
@@ -202,11 +328,11 @@ impl SimEndpoint for ThinwireEndpoint {
     fn send(&mut self, now: Instant, peer: u32, msg: &OutMessage) {
         if self.is_server {
             match self.by_client.get(&peer) {
-                Some(&h) => self.send_on(now, h, msg),
-                None => self.waiting.entry(peer).or_default().push_back(*msg),
+                Some(&h) => self.send_on(now, h, msg, Duration::ZERO),
+                None => self.waiting.entry(peer).or_default().push_back((now, *msg)),
             }
         } else if let Some(h) = self.conn {
-            self.send_on(now, h, msg);
+            self.send_on(now, h, msg, Duration::ZERO);
         }
         self.drain_events(now);
     }
@@ -254,19 +380,17 @@ impl SimEndpoint for ThinwireEndpoint {
     }
 
     fn payload_bytes_sent(&self) -> Option<u64> {
-        let mut seen: HashMap<ConnectionHandle, u64> =
-            self.payload.iter().map(|(h, v)| (*h, v.0)).collect();
-        let live: Vec<ConnectionHandle> = if self.is_server {
-            self.by_conn.keys().copied().collect()
-        } else {
-            self.conn.into_iter().collect()
-        };
-        for h in live {
-            if let Some(s) = self.ep.connection_stats(h) {
-                seen.insert(h, s.payload_bytes_sent());
-            }
+        // Includes retransmitted and parity shards (`payload_bytes_parity`).
+        Some(self.snapshots().values().map(|s| s.payload).sum())
+    }
+
+    fn deadline_counters(&self) -> Option<DeadlineCounters> {
+        self.deadline?;
+        let mut total = DeadlineCounters::default();
+        for s in self.snapshots().values() {
+            total.add(&s.deadline);
         }
-        Some(seen.values().sum())
+        Some(total)
     }
 }
 
@@ -275,11 +399,7 @@ impl Protocol for ThinwireProtocol {
     type Endpoint = ThinwireEndpoint;
 
     fn name(&self) -> String {
-        crate::scenario::ProtocolSpec::Thinwire {
-            thin: self.thin,
-            mapping: self.mapping,
-        }
-        .name()
+        crate::scenario::ProtocolSpec::Thinwire(*self).name()
     }
     fn model(&self) -> bool {
         false
@@ -304,6 +424,7 @@ impl Protocol for ThinwireProtocol {
         ThinwireEndpoint {
             ep,
             is_server: false,
+            deadline: self.deadline,
             channels,
             class_channel,
             conn,
@@ -336,6 +457,7 @@ impl Protocol for ThinwireProtocol {
         ThinwireEndpoint {
             ep,
             is_server: true,
+            deadline: self.deadline,
             channels,
             class_channel,
             conn: None,

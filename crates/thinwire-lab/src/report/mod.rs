@@ -11,7 +11,9 @@
 //! * `plot-redundancy`: p99.9 latency versus redundancy, one labelled point per protocol;
 //! * `plot-classes`: p99 and p99.9 per message class and protocol (grouped bars);
 //! * `plot-deadline`: deadline miss rate per protocol and class, present only when some
-//!   message carries a deadline;
+//!   message carries a deadline, followed by the deadline summary table (p95 / p99 / p99.9
+//!   over all messages, miss rate, redundancy, wire bytes; see
+//!   [`crate::metrics::deadline_rows`]);
 //! * `plot-wire`: bytes on the wire per protocol (with a table of the counters).
 //!
 //! Output is deterministic: the same inputs give the same string.
@@ -518,6 +520,8 @@ fn plots_sections(html: &mut String, results: &Results, samples: &Samples) {
         );
     }
 
+    deadline_summary_table(html, results, samples);
+
     html.push_str("<h2 id=\"wire\">Bytes on the wire</h2>\n");
     figure(
         html,
@@ -595,6 +599,43 @@ fn deadline_groups(results: &Results, protos: &[ProtocolPlot<'_>]) -> Vec<BarGro
         });
     }
     groups
+}
+
+/// The deadline summary (p95 / p99 / p99.9 over all messages, miss rate, redundancy, wire
+/// bytes) as `<table class="summary deadline-summary">`; nothing without deadlines.
+fn deadline_summary_table(html: &mut String, results: &Results, samples: &Samples) {
+    let rows = crate::metrics::deadline_rows(results, samples);
+    if rows.is_empty() {
+        return;
+    }
+    html.push_str("<div class=\"wide\"><table class=\"summary deadline-summary\">\n<tr>");
+    for h in crate::metrics::DEADLINE_HEADERS {
+        let _ = write!(html, "<th>{}</th>", escape(h));
+    }
+    html.push_str("</tr>\n");
+    for r in &rows {
+        html.push_str("<tr>");
+        for (i, cell) in crate::metrics::deadline_cells(r).iter().enumerate() {
+            if i == 0 {
+                let _ = write!(
+                    html,
+                    "<td class=\"proto\">{}</td>",
+                    protocol_cell(&r.protocol, r.model)
+                );
+            } else if i == 1 {
+                let _ = write!(html, "<td>{}</td>", escape(cell));
+            } else {
+                let _ = write!(html, "<td class=\"num\">{}</td>", escape(cell));
+            }
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table></div>\n");
+    let _ = writeln!(
+        html,
+        "<p class=\"note\">{}</p>",
+        escape(crate::metrics::DEADLINE_NOTE)
+    );
 }
 
 fn wire_table(html: &mut String, panels: &[Panel<'_>]) {

@@ -19,6 +19,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../scenarios/messaging-deadline.toml"),
     ),
     (
+        "deadline-xbox",
+        include_str!("../../../../scenarios/deadline-xbox.toml"),
+    ),
+    (
+        "deadline-wild",
+        include_str!("../../../../scenarios/deadline-wild.toml"),
+    ),
+    (
+        "deadline-wild-bursty",
+        include_str!("../../../../scenarios/deadline-wild-bursty.toml"),
+    ),
+    (
         "sweep-1000",
         include_str!("../../../../scenarios/sweep-1000.toml"),
     ),

@@ -7,6 +7,7 @@
 //! See `scenarios/README.md` for the format.
 
 mod builtin;
+mod per_client;
 mod toml_types;
 
 use std::path::{Path, PathBuf};
@@ -18,14 +19,15 @@ use thinwire_proto::netmodel::{
 };
 
 pub use builtin::{builtin, BUILTIN};
+pub use per_client::{with_mean_loss, PerClient, ValueDist, MAX_CLIENT_LOSS};
 
 use crate::error::LabError;
-use crate::protocol::Mapping;
+use crate::protocol::{DeadlineParity, Mapping, ThinwireProtocol};
 use crate::sim::{calibrate_rate, derive_seed, Background, CrossShape, CrossTraffic, SimSetup};
 use crate::workload::{
     load_pcap, load_trace_csv, mean_load, Direction, GameProfile, InstanceParams,
     MessagingWorkload, MmorpgWorkload, PcapOptions, ProfileWorkload, ReplayWorkload, WorkloadSpec,
-    PROFILES,
+    DEFAULT_DEADLINE_TARGET, PROFILES,
 };
 use toml_types::{LinkToml, LossToml, ScenarioToml, WorkloadToml};
 
@@ -36,17 +38,16 @@ pub enum ProtocolSpec {
     TcpModel,
     /// The plain UDP model.
     UdpModel,
-    /// thinwire itself.
-    Thinwire {
-        /// Thin-stream features on (default) or a TCP-like configuration.
-        thin: bool,
-        /// Class-to-channel mapping.
-        mapping: Mapping,
-    },
+    /// thinwire itself, in a configuration.
+    Thinwire(ThinwireProtocol),
 }
 
+/// Largest `N` of the `thinwire-fec+N` configurations.
+pub const MAX_FIXED_PARITY: u8 = 8;
+
 impl ProtocolSpec {
-    /// Every accepted protocol name.
+    /// Every accepted protocol name (`thinwire-fec+N` is accepted for `N` in
+    /// `1..=`[`MAX_FIXED_PARITY`]).
     pub const NAMES: &'static [&'static str] = &[
         "tcp-model",
         "udp-model",
@@ -55,34 +56,53 @@ impl ProtocolSpec {
         "thinwire-all-ordered",
         "thinwire-reliable-unordered",
         "thinwire-full-mapping",
+        "thinwire-deadline",
+        "thinwire-rtx-only",
+        "thinwire-fec+1",
+        "thinwire-fec+2",
+        "thinwire-fec+3",
     ];
 
     /// Parses a protocol name.
+    ///
+    /// The deadline configurations (`thinwire-deadline`, `thinwire-rtx-only`,
+    /// `thinwire-fec+N`) are `thinwire` (thin-stream features on, one ordered
+    /// channel) whose messages with a deadline go through deadline delivery
+    /// with adaptive parity, no parity, or `N` parity shards per stage.
     pub fn parse(name: &str) -> Option<ProtocolSpec> {
+        let tw = |thin: bool, mapping: Mapping, deadline: Option<DeadlineParity>| {
+            ProtocolSpec::Thinwire(ThinwireProtocol {
+                thin,
+                mapping,
+                deadline,
+            })
+        };
         Some(match name {
             "tcp-model" => ProtocolSpec::TcpModel,
             "udp-model" => ProtocolSpec::UdpModel,
-            "thinwire" => ProtocolSpec::Thinwire {
-                thin: true,
-                mapping: Mapping::SingleOrdered,
-            },
-            "thinwire-thin-off" => ProtocolSpec::Thinwire {
-                thin: false,
-                mapping: Mapping::SingleOrdered,
-            },
-            "thinwire-all-ordered" => ProtocolSpec::Thinwire {
-                thin: true,
-                mapping: Mapping::AllOrdered,
-            },
-            "thinwire-reliable-unordered" => ProtocolSpec::Thinwire {
-                thin: true,
-                mapping: Mapping::ReliableUnordered,
-            },
-            "thinwire-full-mapping" => ProtocolSpec::Thinwire {
-                thin: true,
-                mapping: Mapping::FullMapping,
-            },
-            _ => return None,
+            "thinwire" => tw(true, Mapping::SingleOrdered, None),
+            "thinwire-thin-off" => tw(false, Mapping::SingleOrdered, None),
+            "thinwire-all-ordered" => tw(true, Mapping::AllOrdered, None),
+            "thinwire-reliable-unordered" => tw(true, Mapping::ReliableUnordered, None),
+            "thinwire-full-mapping" => tw(true, Mapping::FullMapping, None),
+            "thinwire-deadline" => tw(true, Mapping::SingleOrdered, Some(DeadlineParity::Adaptive)),
+            "thinwire-rtx-only" => tw(
+                true,
+                Mapping::SingleOrdered,
+                Some(DeadlineParity::RetransmitOnly),
+            ),
+            other => {
+                let n = other.strip_prefix("thinwire-fec+")?;
+                // Plain decimal digits only (no sign, no leading zero).
+                if n.starts_with('0') || !n.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let n: u8 = n.parse().ok()?;
+                if !(1..=MAX_FIXED_PARITY).contains(&n) {
+                    return None;
+                }
+                tw(true, Mapping::SingleOrdered, Some(DeadlineParity::Fixed(n)))
+            }
         })
     }
 
@@ -91,23 +111,40 @@ impl ProtocolSpec {
         match self {
             ProtocolSpec::TcpModel => "tcp-model".into(),
             ProtocolSpec::UdpModel => "udp-model".into(),
-            ProtocolSpec::Thinwire { thin, mapping } => match (thin, mapping) {
-                (true, Mapping::SingleOrdered) => "thinwire".into(),
-                (false, Mapping::SingleOrdered) => "thinwire-thin-off".into(),
-                (true, m) => format!("thinwire-{}", m.as_str()),
-                (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
-            },
+            ProtocolSpec::Thinwire(t) => {
+                let base = match (t.thin, t.mapping) {
+                    (true, Mapping::SingleOrdered) => "thinwire".into(),
+                    (false, Mapping::SingleOrdered) => "thinwire-thin-off".into(),
+                    (true, m) => format!("thinwire-{}", m.as_str()),
+                    (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
+                };
+                match t.deadline {
+                    None => base,
+                    Some(d) => {
+                        let full = d.protocol_name();
+                        if base == "thinwire" {
+                            full
+                        } else {
+                            let suffix = full.strip_prefix("thinwire-").unwrap_or(&full);
+                            format!("{base}-{suffix}")
+                        }
+                    }
+                }
+            }
         }
     }
 }
 
-/// An access-link direction, possibly with a per-client bandwidth range.
+/// An access-link direction, possibly with per-client parameters.
 #[derive(Debug, Clone)]
 pub struct LinkSpec {
-    /// The configuration (its bandwidth is replaced per client when a range is set).
+    /// The configuration (its bandwidth, delay or loss are replaced per
+    /// client when a range or a per-client distribution is set).
     pub config: LinkConfig,
     /// Per-client bandwidth drawn uniformly from this range (kbit/s).
     pub bandwidth_kbps: Option<(f64, f64)>,
+    /// Per-client delay and loss distributions (`[access.per_client]`).
+    pub per_client: PerClient,
 }
 
 /// Cross-traffic intensity.
@@ -258,6 +295,7 @@ fn merge(base: &LinkToml, over: Option<&LinkToml>) -> LinkToml {
         up: None,
         down: None,
         cross: o.cross.clone().or_else(|| base.cross.clone()),
+        per_client: o.per_client.clone().or_else(|| base.per_client.clone()),
     }
 }
 
@@ -344,9 +382,14 @@ fn link_spec(
         c.trace = Some(Arc::new(trace));
     }
     c.validate().map_err(|x| e(x.to_string()))?;
+    let per_client = match &t.per_client {
+        None => PerClient::default(),
+        Some(p) => per_client::per_client(p).map_err(e)?,
+    };
     Ok(LinkSpec {
         config: c,
         bandwidth_kbps: range,
+        per_client,
     })
 }
 
@@ -412,6 +455,7 @@ fn workload(
             direction: d,
             class,
             deadline_ms,
+            target,
         } => {
             let Some(p) = GameProfile::by_key(game) else {
                 let names: Vec<&str> = PROFILES.iter().map(|p| p.key).collect();
@@ -428,6 +472,7 @@ fn workload(
                 direction: direction(ctx, d.as_deref(), Direction::Down, span)?,
                 class: class.clone().unwrap_or_else(|| "game".into()),
                 deadline: deadline_ms.map(|v| ms(v.0)),
+                target: target.map_or(DEFAULT_DEADLINE_TARGET, |t| t.0),
             })
         }
         WorkloadToml::Mmorpg {
@@ -467,6 +512,8 @@ fn workload(
             size,
             interval_ms,
             deadline_ms,
+            target,
+            start_ms,
             direction: dir,
             class,
             synchronized,
@@ -480,6 +527,8 @@ fn workload(
                 size,
                 interval: interval_ms.map_or(d.interval, |v| ms(v.0)),
                 deadline: deadline_ms.map_or(d.deadline, |v| ms(v.0)),
+                target: target.map_or(d.target, |t| t.0),
+                start: start_ms.map_or(d.start, |v| ms(v.0)),
                 direction: direction(ctx, dir.as_deref(), d.direction, span)?,
                 class: class.clone().unwrap_or(d.class),
                 synchronized: synchronized.unwrap_or(d.synchronized),
@@ -489,12 +538,14 @@ fn workload(
             path,
             phase_ms,
             r#loop,
+            target,
         } => {
             let p = ctx.resolve(path);
             let rows = load_trace_csv(&p)?;
             WorkloadSpec::Replay(ReplayWorkload {
                 rows: Arc::new(rows),
                 origin: path.clone(),
+                target: target.map_or(DEFAULT_DEADLINE_TARGET, |t| t.0),
                 phase: phase_ms.map_or(Duration::ZERO, |v| ms(v.0)),
                 looped: r#loop.unwrap_or(true),
             })
@@ -517,6 +568,7 @@ fn workload(
             WorkloadSpec::Replay(ReplayWorkload {
                 rows: Arc::new(rows),
                 origin: path.clone(),
+                target: DEFAULT_DEADLINE_TARGET,
                 phase: phase_ms.map_or(Duration::ZERO, |v| ms(v.0)),
                 looped: r#loop.unwrap_or(true),
             })
@@ -530,7 +582,16 @@ impl Scenario {
     pub fn parse(text: &str, path: &Path, default_name: &str) -> Result<Scenario, LabError> {
         let raw: ScenarioToml = toml::from_str(text).map_err(|e| {
             let line = e.span().map_or(1, |s| line_of(text, s.start));
-            LabError::at_line(path, line, e.message().trim().to_owned())
+            let mut msg = e.message().trim().to_owned();
+            if msg.contains("expected a borrowed string") {
+                // toml-rs/toml#798: a sub-table such as `[access.per_client]` whose parent
+                // table has no header of its own cannot be read with positions.
+                msg.push_str(
+                    " (write the parent table's header, e.g. `[access]`, before its sub-tables \
+                     such as `[access.per_client]` or `[access.down]`)",
+                );
+            }
+            LabError::at_line(path, line, msg)
         })?;
         let ctx = Ctx {
             text,
@@ -564,6 +625,7 @@ impl Scenario {
                 let d = LinkSpec {
                     config: LinkConfig::default(),
                     bandwidth_kbps: None,
+                    per_client: PerClient::default(),
                 };
                 (d.clone(), d)
             }
@@ -585,6 +647,16 @@ impl Scenario {
             None => None,
             Some(b) => {
                 let t = b.get_ref();
+                let per_client = [Some(t), t.up.as_deref(), t.down.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .any(|l| l.per_client.is_some());
+                if per_client {
+                    return Err(ctx.err(
+                        b.span(),
+                        "bottleneck: `per_client` belongs in [access] (the bottleneck is shared)",
+                    ));
+                }
                 let up = link_spec(&ctx, &merge(t, t.up.as_deref()), b.span(), "bottleneck.up")?;
                 let down = link_spec(
                     &ctx,
@@ -659,6 +731,21 @@ impl Scenario {
                 .map(|v| v.0)
                 .collect(),
         };
+        let access_span = raw.access.as_ref().map_or(0..0, |a| a.span());
+        let drawn =
+            |f: fn(&PerClient) -> bool| f(&access_up.per_client) || f(&access_down.per_client);
+        if !sweep.delay_ms.is_empty() && drawn(|p| p.delay_ms.is_some()) {
+            return Err(ctx.err(
+                access_span,
+                "access: per_client.delay_ms cannot be combined with sweep.delay_ms",
+            ));
+        }
+        if !sweep.loss.is_empty() && drawn(|p| p.loss.is_some()) {
+            return Err(ctx.err(
+                access_span,
+                "access: per_client.loss cannot be combined with sweep.loss",
+            ));
+        }
         let max_clients = sweep
             .clients
             .iter()
@@ -752,19 +839,22 @@ impl Scenario {
         if let Some(l) = p.loss {
             base.loss = LossModel::Bernoulli { p: l };
         }
-        match spec.bandwidth_kbps {
-            None => vec![base],
-            Some((lo, hi)) => (0..clients)
-                .map(|c| {
-                    let mut cfg = base.clone();
+        if spec.bandwidth_kbps.is_none() && spec.per_client.is_empty() {
+            return vec![base];
+        }
+        (0..clients)
+            .map(|c| {
+                let mut cfg = base.clone();
+                if let Some((lo, hi)) = spec.bandwidth_kbps {
                     let u = (derive_seed(self.seed, tag, u64::from(c)) >> 11) as f64
                         / (1u64 << 53) as f64;
                     cfg.bandwidth_bps =
                         Some(((lo + (hi - lo) * u) * 1000.0).round().max(1.0) as u64);
-                    cfg
-                })
-                .collect(),
-        }
+                }
+                spec.per_client.apply(&mut cfg, self.seed, c);
+                cfg
+            })
+            .collect()
     }
 
     /// The network of one sweep point (calibrates cross traffic).
@@ -846,6 +936,32 @@ impl Scenario {
         })
     }
 
+    /// What the per-client draws gave (first sweep point): round-trip
+    /// propagation delay and mean loss rate per client (server to client),
+    /// as median / p90 / max, and the share of clients with 5% loss or more.
+    pub fn drawn_summary(&self) -> Option<String> {
+        let p = self.points().into_iter().next()?;
+        let up = self.access(&self.access_up, &p, p.clients, 0x0042_5755);
+        let down = self.access(&self.access_down, &p, p.clients, 0x0042_5744);
+        let n = p.clients as usize;
+        let at = |v: &[LinkConfig], c: usize| v[c % v.len().max(1)].clone();
+        let rtt: Vec<f64> = (0..n)
+            .map(|c| (at(&up, c).delay + at(&down, c).delay).as_secs_f64() * 1000.0)
+            .collect();
+        let loss: Vec<f64> = (0..n).map(|c| at(&down, c).loss.mean_loss()).collect();
+        let lossy = loss.iter().filter(|&&l| l >= 0.05).count();
+        let (r50, r90, rmax) = per_client::quantiles(rtt)?;
+        let (l50, l90, lmax) = per_client::quantiles(loss)?;
+        Some(format!(
+            "{n} clients: RTT (propagation) median {r50:.0} ms, p90 {r90:.0} ms, max {rmax:.0} ms; \
+             loss (down) median {:.2}%, p90 {:.2}%, max {:.2}%; {lossy} clients ({:.1}%) at 5% loss or more",
+            l50 * 100.0,
+            l90 * 100.0,
+            lmax * 100.0,
+            lossy as f64 / n.max(1) as f64 * 100.0
+        ))
+    }
+
     /// Human-readable parameters for the report.
     pub fn params(&self) -> Vec<(String, String)> {
         let link = |l: &LinkSpec| {
@@ -878,6 +994,19 @@ impl Scenario {
             ("access up".to_owned(), link(&self.access_up)),
             ("access down".to_owned(), link(&self.access_down)),
         ];
+        if !(self.access_up.per_client.is_empty() && self.access_down.per_client.is_empty()) {
+            for (dir, spec) in [("up", &self.access_up), ("down", &self.access_down)] {
+                if !spec.per_client.is_empty() {
+                    v.push((
+                        format!("access {dir} per client"),
+                        spec.per_client.describe(),
+                    ));
+                }
+            }
+            if let Some(s) = self.drawn_summary() {
+                v.push(("per-client links drawn".to_owned(), s));
+            }
+        }
         if let Some(b) = &self.bottleneck {
             let bw = |c: &LinkConfig| {
                 c.bandwidth_bps.map_or("unlimited".into(), |b| {

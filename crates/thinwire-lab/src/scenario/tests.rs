@@ -158,3 +158,217 @@ fn sweep_points_and_labels() {
         .all(|c| (64_000..=128_000).contains(&c.bandwidth_bps.unwrap_or(0))));
     assert!(setup.cross.0.is_some_and(|c| c.rate_pps > 10.0));
 }
+
+const MESSAGING: &str = r#"
+protocols = ["thinwire-deadline", "thinwire-rtx-only", "thinwire-fec+1", "tcp-model"]
+clients = 200
+[[workload]]
+kind = "messaging"
+deadline_ms = 500
+target = 0.99
+start_ms = 2000
+"#;
+
+#[test]
+fn deadline_protocol_names_round_trip() {
+    for name in ProtocolSpec::NAMES {
+        let spec = ProtocolSpec::parse(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(&spec.name(), name);
+    }
+    let fec = |n: u8| {
+        ProtocolSpec::Thinwire(ThinwireProtocol {
+            thin: true,
+            mapping: Mapping::SingleOrdered,
+            deadline: Some(DeadlineParity::Fixed(n)),
+        })
+    };
+    assert_eq!(ProtocolSpec::parse("thinwire-fec+8"), Some(fec(8)));
+    for bad in [
+        "thinwire-fec+0",
+        "thinwire-fec+9",
+        "thinwire-fec+01",
+        "thinwire-fec+-1",
+        "thinwire-fec+",
+    ] {
+        assert_eq!(ProtocolSpec::parse(bad), None, "{bad}");
+    }
+    let s = parse(MESSAGING).expect("valid");
+    let names: Vec<String> = s.protocols.iter().map(ProtocolSpec::name).collect();
+    assert_eq!(
+        names,
+        [
+            "thinwire-deadline",
+            "thinwire-rtx-only",
+            "thinwire-fec+1",
+            "tcp-model"
+        ]
+    );
+    let WorkloadSpec::Messaging(m) = &s.workloads[0] else {
+        panic!("{:?}", s.workloads[0]);
+    };
+    assert_eq!(m.target, 0.99);
+    assert_eq!(m.start, Duration::from_secs(2));
+    assert_eq!(m.deadline, Duration::from_millis(500));
+}
+
+#[test]
+fn deadline_target_defaults_and_is_checked() {
+    let s = parse(&MESSAGING.replace("target = 0.99\n", "")).expect("valid");
+    let WorkloadSpec::Messaging(m) = &s.workloads[0] else {
+        panic!()
+    };
+    assert_eq!(m.target, 0.999);
+    for bad in ["target = 1.0", "target = 0", "target = 1.5"] {
+        let (l, m) = err_line(&MESSAGING.replace("target = 0.99", bad));
+        // The position is the workload's (the workload kinds are read as one table).
+        assert_eq!(l, 4, "{bad}: {m}");
+        assert!(m.contains("target"), "{m}");
+    }
+}
+
+const WILD: &str = r#"
+protocols = ["thinwire-deadline"]
+clients = 2000
+seed = 9
+[access]
+loss = { gilbert_elliott = { mean = 0.01, burst = 3 } }
+[access.per_client]
+delay_ms = { lognormal = { median = 75, sigma = 0.5 }, min = 10, max = 300 }
+[access.per_client.loss]
+mixture = [
+  { weight = 0.9, uniform = [0.0, 0.02] },
+  { weight = 0.1, uniform = [0.05, 0.15] },
+]
+[[workload]]
+kind = "messaging"
+"#;
+
+#[test]
+fn per_client_links_follow_their_distributions() {
+    let s = parse(WILD).expect("valid");
+    let p = s.points()[0];
+    let setup = s.setup(&p).expect("setup");
+    assert_eq!(setup.access_up.len(), 2000);
+    assert_eq!(setup.access_down.len(), 2000);
+    let mut delays: Vec<f64> = setup
+        .access_down
+        .iter()
+        .map(|c| c.delay.as_secs_f64() * 1000.0)
+        .collect();
+    delays.sort_by(f64::total_cmp);
+    let median = delays[1000];
+    assert!((median - 75.0).abs() < 5.0, "median one-way delay {median}");
+    assert!(delays[0] >= 10.0 && delays[1999] <= 300.0);
+    let mut lossy = 0;
+    for (up, down) in setup.access_up.iter().zip(&setup.access_down) {
+        // Same draw in both directions.
+        assert_eq!(up.delay, down.delay);
+        assert_eq!(up.loss, down.loss);
+        // The Gilbert-Elliott shape (mean burst 3) is kept, the mean replaced.
+        let LossModel::GilbertElliott { p_bad_to_good, .. } = down.loss else {
+            panic!("{:?}", down.loss);
+        };
+        assert!((p_bad_to_good - 1.0 / 3.0).abs() < 1e-12);
+        let m = down.loss.mean_loss();
+        assert!((0.0..=0.15 + 1e-12).contains(&m), "{m}");
+        assert!(!(0.02 + 1e-12..0.05 - 1e-12).contains(&m), "{m}");
+        if m >= 0.05 {
+            lossy += 1;
+        }
+    }
+    assert!(
+        (150..=250).contains(&lossy),
+        "{lossy} lossy clients of 2000"
+    );
+    // The same seed gives the same population; another seed another one.
+    let again = parse(WILD).expect("valid").setup(&p).expect("setup");
+    let view = |v: &[LinkConfig]| -> Vec<(Duration, LossModel)> {
+        v.iter().map(|c| (c.delay, c.loss)).collect()
+    };
+    assert_eq!(view(&again.access_down), view(&setup.access_down));
+    let other = parse(&WILD.replace("seed = 9", "seed = 10"))
+        .expect("valid")
+        .setup(&p)
+        .expect("setup");
+    assert_ne!(view(&other.access_down), view(&setup.access_down));
+    // The report describes the draws.
+    let params = s.params();
+    let drawn = params
+        .iter()
+        .find(|(k, _)| k == "per-client links drawn")
+        .map(|(_, v)| v.clone())
+        .expect("drawn summary");
+    assert!(
+        drawn.starts_with("2000 clients: RTT (propagation) median"),
+        "{drawn}"
+    );
+    assert!(params.iter().any(|(k, v)| k == "access down per client"
+        && v.contains("lognormal(median 75, sigma 0.5) in [10, 300]")));
+}
+
+#[test]
+fn per_client_bernoulli_and_constants() {
+    let s = parse(
+        "protocols = [\"udp-model\"]\nclients = 3\n[access]\ndelay_ms = 20\n[access.down.per_client]\nloss = 0.07\n[[workload]]\nkind = \"messaging\"\n",
+    )
+    .expect("valid");
+    let setup = s.setup(&s.points()[0]).expect("setup");
+    // Only the down direction is drawn per client.
+    assert_eq!(setup.access_up.len(), 1);
+    assert_eq!(setup.access_down.len(), 3);
+    for c in &setup.access_down {
+        assert_eq!(c.loss, LossModel::Bernoulli { p: 0.07 });
+        assert_eq!(c.delay, Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn per_client_errors_name_the_line() {
+    let base = "protocols = [\"udp-model\"]\n[[workload]]\nkind = \"messaging\"\n[access]\n";
+    let cases = [
+        // loss outside [0, 0.95]
+        ("[access.per_client]\nloss = { uniform = [0.0, 1.2] }\n", "outside"),
+        // two kinds in one table
+        (
+            "[access.per_client]\ndelay_ms = { uniform = [1, 2], value = 3 }\n",
+            "exactly one",
+        ),
+        // weight outside a mixture
+        (
+            "[access.per_client]\ndelay_ms = { uniform = [1, 2], weight = 3 }\n",
+            "weight",
+        ),
+        // min above max
+        (
+            "[access.per_client]\ndelay_ms = { lognormal = { median = 5, sigma = 1 }, min = 9, max = 3 }\n",
+            "min",
+        ),
+        // empty mixture
+        ("[access.per_client]\nloss = { mixture = [] }\n", "mixture"),
+        // sweep conflict
+        (
+            "[sweep]\ndelay_ms = [10]\n[access.per_client]\ndelay_ms = 5\n",
+            "sweep.delay_ms",
+        ),
+    ];
+    for (extra, want) in cases {
+        let text = format!("{base}{extra}");
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(e.starts_with("test.toml:"), "{e}");
+        assert!(e.contains(want), "{extra}: {e}");
+    }
+    let e = parse(&format!(
+        "{base}[bottleneck]\nbandwidth_kbps = 100\n[bottleneck.per_client]\ndelay_ms = 5\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("per_client") && e.contains("test.toml:5:"),
+        "{e}"
+    );
+    // A sub-table without its parent's header gets a hint (toml-rs/toml#798).
+    let e = parse("protocols = [\"udp-model\"]\n[[workload]]\nkind = \"messaging\"\n[access.per_client]\ndelay_ms = 5\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("write the parent table's header"), "{e}");
+}

@@ -24,6 +24,23 @@ impl<'de> Deserialize<'de> for Prob {
     }
 }
 
+/// A deadline target: a probability strictly between 0 and 1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Target(pub(crate) f64);
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        if v > 0.0 && v < 1.0 {
+            Ok(Target(v))
+        } else {
+            Err(de::Error::custom(format!(
+                "target {v} must be strictly between 0 and 1 (e.g. 0.999)"
+            )))
+        }
+    }
+}
+
 /// A finite, non-negative number.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct NonNeg(pub(crate) f64);
@@ -157,6 +174,53 @@ pub(crate) struct LinkToml {
     pub(crate) down: Option<Box<LinkToml>>,
     /// Cross traffic (bottleneck only).
     pub(crate) cross: Option<CrossToml>,
+    /// Per-client draws (access links only).
+    pub(crate) per_client: Option<PerClientToml>,
+}
+
+/// `[access.per_client]`: link parameters drawn per client.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PerClientToml {
+    pub(crate) delay_ms: Option<DistToml>,
+    pub(crate) loss: Option<DistToml>,
+}
+
+/// A distribution: a plain number (constant) or a table.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub(crate) enum DistToml {
+    Value(f64),
+    Table(DistTableToml),
+}
+
+/// A distribution table: exactly one of `value`, `uniform`, `lognormal`,
+/// `normal`, `mixture`; optional clamp bounds; `weight` in mixtures.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DistTableToml {
+    pub(crate) value: Option<f64>,
+    pub(crate) uniform: Option<[f64; 2]>,
+    pub(crate) lognormal: Option<LogNormalToml>,
+    pub(crate) normal: Option<NormalToml>,
+    pub(crate) mixture: Option<Vec<DistTableToml>>,
+    pub(crate) weight: Option<Positive>,
+    pub(crate) min: Option<f64>,
+    pub(crate) max: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LogNormalToml {
+    pub(crate) median: Positive,
+    pub(crate) sigma: NonNeg,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NormalToml {
+    pub(crate) mean: f64,
+    pub(crate) sd: NonNeg,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -179,6 +243,7 @@ pub(crate) enum WorkloadToml {
         direction: Option<String>,
         class: Option<String>,
         deadline_ms: Option<Positive>,
+        target: Option<Target>,
     },
     Mmorpg {
         client_rate: Option<Positive>,
@@ -194,6 +259,8 @@ pub(crate) enum WorkloadToml {
         size: Option<u32>,
         interval_ms: Option<Positive>,
         deadline_ms: Option<Positive>,
+        target: Option<Target>,
+        start_ms: Option<NonNeg>,
         direction: Option<String>,
         class: Option<String>,
         synchronized: Option<bool>,
@@ -202,6 +269,7 @@ pub(crate) enum WorkloadToml {
         path: String,
         phase_ms: Option<NonNeg>,
         r#loop: Option<bool>,
+        target: Option<Target>,
     },
     Pcap {
         path: String,

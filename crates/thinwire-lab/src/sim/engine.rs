@@ -9,7 +9,7 @@ use thinwire_proto::netmodel::{Corruptible, Link, LinkConfig, LinkStats};
 use super::cross::{CrossGen, CrossTraffic};
 use super::derive_seed;
 use crate::metrics::WireCounters;
-use crate::protocol::{OutMessage, Protocol, SimEndpoint};
+use crate::protocol::{DeadlineCounters, OutMessage, Protocol, SimEndpoint};
 use crate::workload::{
     instantiate_all, AppEvent, Direction, InstanceParams, Semantics, WorkloadInstance, WorkloadSpec,
 };
@@ -103,6 +103,9 @@ pub struct RunOutput {
     pub bottleneck: LinkSummary,
     /// Events processed.
     pub events: u64,
+    /// Deadline-delivery counters summed over all endpoints, for protocols
+    /// that report them and when some message used deadline delivery.
+    pub deadline: Option<DeadlineCounters>,
 }
 
 #[derive(Debug, Clone)]
@@ -345,6 +348,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
                     class,
                     size,
                     deadline: None,
+                    target: crate::workload::DEFAULT_DEADLINE_TARGET,
                     key,
                 },
             };
@@ -377,6 +381,8 @@ impl<'a, P: Protocol> Sim<'a, P> {
             class: ev.msg.class,
             size: ev.msg.size,
             key: ev.msg.key,
+            deadline: ev.msg.deadline,
+            target: ev.msg.target,
         };
         let (e, peer) = match ev.dir {
             Direction::Up => (ev.client as usize, 0),
@@ -646,6 +652,14 @@ pub fn run<P: Protocol>(
             wire.payload_bytes_sent = p;
         }
     }
+    let mut deadline: Option<DeadlineCounters> = None;
+    for c in sim.endpoints.iter().filter_map(|e| e.deadline_counters()) {
+        deadline
+            .get_or_insert_with(DeadlineCounters::default)
+            .add(&c);
+    }
+    // Nothing to say when no message went through deadline delivery.
+    let deadline = deadline.filter(|d| d.messages > 0 || d.delivered > 0);
     let mut access = LinkSummary::default();
     let mut bottleneck = LinkSummary::default();
     for (i, l) in sim.links.iter().enumerate() {
@@ -664,5 +678,6 @@ pub fn run<P: Protocol>(
         access,
         bottleneck,
         events: sim.events,
+        deadline,
     }
 }

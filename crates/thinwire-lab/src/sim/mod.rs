@@ -1,7 +1,7 @@
 //! Deterministic discrete-event simulator.
 //!
 //! Events are kept in a priority queue keyed by `(time, sequence number)` on
-//! simulated [`Instant`]s (`base + offset`, with `base` captured once per
+//! simulated [`Instant`](std::time::Instant)s (`base + offset`, with `base` captured once per
 //! run); every output is expressed as offsets from `base`, so results never
 //! depend on the wall clock. Topology: one server, `N` clients, each client
 //! with an access link pair (up/down, [`thinwire_proto::netmodel::Link`]) and

@@ -38,6 +38,7 @@ fn rows(rows: &[(u64, Direction, u32, &str)]) -> WorkloadSpec {
                 .collect(),
         ),
         origin: "test".into(),
+        target: crate::workload::DEFAULT_DEADLINE_TARGET,
         phase: Duration::ZERO,
         looped: false,
     })
@@ -89,6 +90,7 @@ fn udp_loses_what_the_link_loses_and_tcp_recovers_it() {
         direction: Direction::Down,
         class: "game".into(),
         deadline: None,
+        target: crate::workload::DEFAULT_DEADLINE_TARGET,
     })];
     let udp = run(&UdpModel, &s, &w, &mut |_| {});
     let n = udp.messages.len() as f64;

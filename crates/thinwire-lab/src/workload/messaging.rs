@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 use super::dist::Clamped;
 use super::{
     ms, AppEvent, ClassId, Direction, InstanceParams, MessageSpec, Semantics, Source,
-    WorkloadInstance,
+    WorkloadInstance, DEFAULT_DEADLINE_TARGET,
 };
 
 /// Parameters of the concurrent-messaging workload.
@@ -21,6 +21,14 @@ pub struct MessagingWorkload {
     pub interval: Duration,
     /// Deadline of every message (default 1 s).
     pub deadline: Duration,
+    /// Wanted probability of meeting the deadline (default
+    /// [`DEFAULT_DEADLINE_TARGET`], 0.999).
+    pub target: f64,
+    /// Time of the first message (default 0). A start after connection setup
+    /// keeps the handshake of connection-oriented transports out of the
+    /// measured latencies, as for a game whose players are connected before
+    /// the broadcast.
+    pub start: Duration,
     /// Direction (default server to clients).
     pub direction: Direction,
     /// Class name (default `"bulk"`).
@@ -37,6 +45,8 @@ impl Default for MessagingWorkload {
             size: 2048,
             interval: Duration::from_secs(1),
             deadline: Duration::from_secs(1),
+            target: DEFAULT_DEADLINE_TARGET,
+            start: Duration::ZERO,
             direction: Direction::Down,
             class: "bulk".into(),
             synchronized: true,
@@ -56,6 +66,7 @@ impl MessagingWorkload {
             } else {
                 Clamped::uniform(0.0, interval_ms).sample(&mut rng)
             };
+            let phase = phase + self.start.as_secs_f64() * 1000.0;
             inst.sources.push(Box::new(MessagingSource {
                 client,
                 class,
@@ -68,13 +79,20 @@ impl MessagingWorkload {
     }
 
     pub(super) fn describe(&self) -> String {
-        format!(
+        let mut s = format!(
             "concurrent messaging: {} B every {} ms to every client ({}), deadline {} ms",
             self.size,
             self.interval.as_millis(),
             self.direction.as_str(),
             self.deadline.as_millis()
-        )
+        );
+        if self.target != DEFAULT_DEADLINE_TARGET {
+            s.push_str(&format!(" (target {}%)", self.target * 100.0));
+        }
+        if !self.start.is_zero() {
+            s.push_str(&format!(", first message at {} ms", self.start.as_millis()));
+        }
+        s
     }
 }
 
@@ -102,6 +120,7 @@ impl Source for MessagingSource {
                 class: self.class,
                 size: self.w.size,
                 deadline: Some(self.w.deadline),
+                target: self.w.target,
                 key: 0,
             },
         })
@@ -131,6 +150,32 @@ mod tests {
             assert!(ev
                 .iter()
                 .all(|e| e.msg.size == 2048 && e.msg.deadline == Some(Duration::from_secs(1))));
+            assert!(ev.iter().all(|e| e.msg.target == DEFAULT_DEADLINE_TARGET));
         }
+    }
+
+    #[test]
+    fn start_delays_the_first_message_and_target_is_carried() {
+        let w = MessagingWorkload {
+            start: Duration::from_secs(2),
+            target: 0.99,
+            ..MessagingWorkload::default()
+        };
+        let mut inst = WorkloadInstance::new();
+        w.instantiate(
+            &mut inst,
+            &InstanceParams {
+                clients: 2,
+                duration: Duration::from_secs(10),
+                seed: 1,
+            },
+        );
+        for src in &mut inst.sources {
+            let ev: Vec<_> = std::iter::from_fn(|| src.next_event()).collect();
+            assert_eq!(ev.len(), 8);
+            assert_eq!(ev[0].at, Duration::from_secs(2));
+            assert!(ev.iter().all(|e| e.msg.target == 0.99));
+        }
+        assert!(w.describe().contains("target 99%"), "{}", w.describe());
     }
 }

@@ -164,6 +164,7 @@ impl Source for ClientSource {
                 class: self.classes[idx],
                 size,
                 deadline: None,
+                target: super::DEFAULT_DEADLINE_TARGET,
                 // One moving entity per client: its own avatar.
                 key: 0,
             },
@@ -197,6 +198,7 @@ impl Source for UpdateSource {
                 class: self.class,
                 size,
                 deadline: None,
+                target: super::DEFAULT_DEADLINE_TARGET,
                 key: 0,
             },
         })

@@ -67,8 +67,11 @@ pub struct ClassSpec {
     pub semantics: Semantics,
 }
 
+/// Default target success rate of deadline messages: 99.9 % arrive in time.
+pub const DEFAULT_DEADLINE_TARGET: f64 = 0.999;
+
 /// One application message to send.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MessageSpec {
     /// Class.
     pub class: ClassId,
@@ -76,12 +79,17 @@ pub struct MessageSpec {
     pub size: u32,
     /// Deadline relative to the send time, if any.
     pub deadline: Option<Duration>,
+    /// Wanted probability of meeting `deadline` (in `(0, 1)`, default
+    /// [`DEFAULT_DEADLINE_TARGET`]); transports with deadline delivery size
+    /// their redundancy for it, the others ignore it. Meaningless without a
+    /// deadline.
+    pub target: f64,
     /// Key for [`Semantics::Latest`] classes (e.g. an entity id).
     pub key: u64,
 }
 
 /// One application send call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AppEvent {
     /// Time since the start of the run.
     pub at: Duration,

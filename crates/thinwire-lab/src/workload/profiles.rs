@@ -196,6 +196,9 @@ pub struct ProfileWorkload {
     pub class: String,
     /// Optional per-message deadline.
     pub deadline: Option<std::time::Duration>,
+    /// Target success rate of the deadline (default
+    /// [`DEFAULT_DEADLINE_TARGET`](super::DEFAULT_DEADLINE_TARGET)).
+    pub target: f64,
 }
 
 impl ProfileWorkload {
@@ -227,6 +230,7 @@ struct ProfileSource {
     dir: Direction,
     class: ClassId,
     deadline: Option<std::time::Duration>,
+    target: f64,
     iat: Clamped,
     size: Clamped,
     t_ms: f64,
@@ -251,6 +255,7 @@ impl ProfileSource {
             dir: w.direction,
             class,
             deadline: w.deadline,
+            target: w.target,
             iat,
             size: w.profile.payload(),
             t_ms,
@@ -276,6 +281,7 @@ impl Source for ProfileSource {
                 class: self.class,
                 size,
                 deadline: self.deadline,
+                target: self.target,
                 key: 0,
             },
         })
@@ -293,6 +299,7 @@ mod tests {
             direction: Direction::Down,
             class: "game".into(),
             deadline: None,
+            target: crate::workload::DEFAULT_DEADLINE_TARGET,
         };
         let mut inst = WorkloadInstance::new();
         w.instantiate(

@@ -131,6 +131,9 @@ pub struct ReplayWorkload {
     pub rows: Arc<Vec<TraceRow>>,
     /// Where they came from (for reports).
     pub origin: String,
+    /// Target success rate of the rows' deadlines (default
+    /// [`DEFAULT_DEADLINE_TARGET`](super::DEFAULT_DEADLINE_TARGET)).
+    pub target: f64,
     /// Each client starts at a random offset in `[0, phase)`.
     pub phase: Duration,
     /// Repeat the trace until the end of the run.
@@ -168,6 +171,7 @@ impl ReplayWorkload {
             };
             inst.sources.push(Box::new(ReplaySource {
                 client,
+                target: self.target,
                 rows: Arc::clone(&self.rows),
                 classes: Arc::clone(&row_class),
                 idx: 0,
@@ -191,6 +195,7 @@ impl ReplayWorkload {
 
 struct ReplaySource {
     client: u32,
+    target: f64,
     rows: Arc<Vec<TraceRow>>,
     classes: Arc<Vec<ClassId>>,
     idx: usize,
@@ -224,6 +229,7 @@ impl Source for ReplaySource {
                 class,
                 size: r.size,
                 deadline: r.deadline,
+                target: self.target,
                 key: 0,
             },
         })
@@ -268,6 +274,7 @@ mod tests {
         let w = ReplayWorkload {
             rows: Arc::new(rows),
             origin: "t".into(),
+            target: crate::workload::DEFAULT_DEADLINE_TARGET,
             phase: Duration::ZERO,
             looped: true,
         };

@@ -370,13 +370,13 @@ impl Connection {
         Ok(id)
     }
 
-    /// One stage of a deadline message lasts about one round trip: SRTT plus a small share of
-    /// its variation (shard acknowledgements are never delayed).
+    /// One stage of a deadline message lasts one round trip plus an RTO-like margin,
+    /// `SRTT + max(G, 4 * RTTVAR)` (no minimum, no backoff): the shards of a stage leave back
+    /// to back and on a jittery FIFO path the last one's acknowledgement comes late, so a
+    /// tighter stage would count shards that arrived as missing and repair them needlessly.
     fn stage_context(&self) -> StageContext {
         let srtt = self.rtt.srtt();
-        let var = (self.rtt.rttvar() * 2)
-            .min(srtt / 8)
-            .max(self.config.timer_granularity);
+        let var = (self.rtt.rttvar() * 4).max(self.config.timer_granularity);
         StageContext {
             stage_len: srtt + var,
             one_way: srtt / 2,

@@ -146,9 +146,10 @@ fn retransmission_only_repairs_in_the_next_stage() {
             .any(|(_, e)| matches!(e, Event::Message(m) if m.deadline.is_some()))
     });
     let arrived = p.time - t0;
-    // stage 1 (one RTT + margin) finds one shard missing; stage 2 resends it: ~1.5 RTT
+    // stage 1 (one RTT + 4 RTTVAR) finds one shard missing; stage 2 resends it: ~1.5 RTT plus
+    // the margin, still inside the 500 ms deadline
     assert!(
-        arrived > Duration::from_millis(375) && arrived < Duration::from_millis(420),
+        arrived > Duration::from_millis(375) && arrived < Duration::from_millis(500),
         "{arrived:?}"
     );
     assert_eq!(deadline_msgs(&mut p)[0].data, data);

@@ -10,6 +10,8 @@ fn msg(id: u64, size: u32) -> OutMessage {
         class: 0,
         size,
         key: 0,
+        deadline: None,
+        target: crate::workload::DEFAULT_DEADLINE_TARGET,
     }
 }
 

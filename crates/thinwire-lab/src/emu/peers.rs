@@ -1,0 +1,487 @@
+//! Real transport peers driven by the lab's workloads.
+//!
+//! Every peer runs as threads inside the hosts' namespaces (see
+//! [`super::EmuNet::spawn_in`]); messages carry their index in the run's
+//! event list, and the [`Book`] stamps send and delivery `Instant`s of the
+//! one process clock.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{host_addr, EmuError, EmuNet};
+use crate::protocol::{ChannelSemantics, Mapping};
+use crate::scenario::ProtocolSpec;
+use crate::workload::{AppEvent, ClassSpec, Direction};
+
+/// A real transport stack run by the emulator.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RealPeer {
+    /// Kernel TCP with `TCP_NODELAY`; with `thin`, also `TCP_THIN_LINEAR_TIMEOUTS`.
+    Tcp {
+        /// Set `TCP_THIN_LINEAR_TIMEOUTS`.
+        thin: bool,
+    },
+    /// KCP (`kcp` crate, the original protocol) over UDP; `fast`:
+    /// `nodelay(true, 10, 2, true)`, otherwise KCP's defaults.
+    Kcp {
+        /// Fast mode.
+        fast: bool,
+    },
+    /// thinwire over real UDP (the `thinwire` runtime) in a lab configuration.
+    Thinwire(crate::protocol::ThinwireProtocol),
+}
+
+impl RealPeer {
+    /// Label in `results.json`.
+    pub fn name(&self) -> String {
+        match self {
+            RealPeer::Tcp { thin: false } => "tcp-nodelay".into(),
+            RealPeer::Tcp { thin: true } => "tcp-thin-linear".into(),
+            RealPeer::Kcp { fast: false } => "kcp".into(),
+            RealPeer::Kcp { fast: true } => "kcp-fast".into(),
+            RealPeer::Thinwire(t) => ProtocolSpec::Thinwire(*t).name(),
+        }
+    }
+}
+
+/// Send and delivery stamps of every message of a run (µs since `t0`, 0 = not yet).
+#[derive(Debug)]
+pub(crate) struct Book {
+    pub(crate) t0: Instant,
+    pub(crate) sent: Vec<AtomicU64>,
+    pub(crate) delivered: Vec<AtomicU64>,
+}
+
+impl Book {
+    pub(crate) fn new(t0: Instant, n: usize) -> Self {
+        Book {
+            t0,
+            sent: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            delivered: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+    fn stamp(&self, v: &AtomicU64) {
+        let us = Instant::now()
+            .saturating_duration_since(self.t0)
+            .as_micros() as u64
+            + 1;
+        let _ = v.compare_exchange(0, us, Ordering::Relaxed, Ordering::Relaxed);
+    }
+    fn sent(&self, id: usize) {
+        self.stamp(&self.sent[id]);
+    }
+    fn delivered(&self, data: &[u8]) {
+        if data.len() >= 8 {
+            let id = u64::from_le_bytes(data[..8].try_into().unwrap_or_default()) as usize;
+            if let Some(v) = self.delivered.get(id) {
+                self.stamp(v);
+            }
+        }
+    }
+}
+
+/// The run's events and timing, shared by all peer threads.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub(crate) events: Vec<AppEvent>,
+    pub(crate) classes: Vec<ClassSpec>,
+    pub(crate) clients: u32,
+    /// When the last peer thread stops.
+    pub(crate) end: Duration,
+}
+
+impl Plan {
+    fn ids(&self, dir: Direction, client: Option<u32>) -> Vec<usize> {
+        (0..self.events.len())
+            .filter(|&i| {
+                let e = &self.events[i];
+                e.dir == dir && client.is_none_or(|c| e.client == c)
+            })
+            .collect()
+    }
+}
+
+fn payload(id: usize, size: u32) -> Vec<u8> {
+    let mut v = vec![0u8; (size as usize).max(8)];
+    v[..8].copy_from_slice(&(id as u64).to_le_bytes());
+    v
+}
+
+fn sleep_until(t: Instant) {
+    let now = Instant::now();
+    if t > now {
+        std::thread::sleep(t - now);
+    }
+}
+
+fn perr(peer: &str, e: impl std::fmt::Display) -> EmuError {
+    EmuError::Peer {
+        peer: peer.into(),
+        msg: e.to_string(),
+    }
+}
+
+/// Runs `peer` over `net` (host 0 server, host `c + 1` client `c`) until
+/// `plan.end`; stamps go to `book`.
+pub(crate) fn run_peer(
+    peer: &RealPeer,
+    net: &EmuNet,
+    plan: &Arc<Plan>,
+    book: &Arc<Book>,
+) -> Result<(), EmuError> {
+    let mut handles = Vec::new();
+    for host in 0..=plan.clients as usize {
+        let (peer2, plan, book) = (peer.clone(), plan.clone(), book.clone());
+        handles.push(net.spawn_in(host, move || {
+            let client = (host > 0).then(|| host as u32 - 1);
+            match &peer2 {
+                RealPeer::Tcp { thin } => tcp_host(*thin, client, &plan, &book),
+                RealPeer::Kcp { fast } => kcp_host(*fast, client, &plan, &book),
+                RealPeer::Thinwire(t) => thinwire_host(*t, client, &plan, &book),
+            }
+            .map_err(|e| perr(&peer2.name(), e))
+        })?);
+    }
+    let mut first_err = None;
+    for h in handles {
+        let r = h
+            .join()
+            .map_err(|_| perr(&peer.name(), "thread panicked"))
+            .and_then(|r| r);
+        if let Err(e) = r {
+            first_err.get_or_insert(e);
+        }
+    }
+    first_err.map_or(Ok(()), Err)
+}
+
+// ---------------------------------------------------------------- TCP
+
+const TCP_PORT: u16 = 7100;
+
+fn tcp_setup(s: &TcpStream, thin: bool) -> std::io::Result<()> {
+    s.set_nodelay(true)?;
+    if thin {
+        // TCP_THIN_LINEAR_TIMEOUTS (option 16 on Linux).
+        socket2::SockRef::from(s).set_thin_linear_timeouts(true)?;
+    }
+    Ok(())
+}
+
+fn tcp_reader(mut s: TcpStream, book: Arc<Book>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut len = [0u8; 4];
+        let mut buf = Vec::new();
+        while s.read_exact(&mut len).is_ok() {
+            buf.resize(u32::from_le_bytes(len) as usize, 0);
+            if s.read_exact(&mut buf).is_err() {
+                break;
+            }
+            book.delivered(&buf);
+        }
+    })
+}
+
+fn tcp_write(s: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
+    let mut frame = Vec::with_capacity(data.len() + 4);
+    frame.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    frame.extend_from_slice(data);
+    s.write_all(&frame)
+}
+
+fn tcp_host(thin: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> Result<(), String> {
+    let server = SocketAddr::from((host_addr(0), TCP_PORT));
+    let e = |e: std::io::Error| e.to_string();
+    let mut streams: Vec<Option<TcpStream>> = Vec::new();
+    let mut readers = Vec::new();
+    let ids = match client {
+        None => {
+            let l = TcpListener::bind(server).map_err(e)?;
+            streams.resize_with(plan.clients as usize, || None);
+            for _ in 0..plan.clients {
+                let (mut s, _) = l.accept().map_err(e)?;
+                tcp_setup(&s, thin).map_err(e)?;
+                let mut id = [0u8; 4];
+                s.read_exact(&mut id).map_err(e)?;
+                let c = u32::from_le_bytes(id) as usize;
+                readers.push(tcp_reader(s.try_clone().map_err(e)?, book.clone()));
+                if let Some(slot) = streams.get_mut(c) {
+                    *slot = Some(s);
+                }
+            }
+            plan.ids(Direction::Down, None)
+        }
+        Some(c) => {
+            let mut s = None;
+            for _ in 0..50 {
+                match TcpStream::connect_timeout(&server, Duration::from_secs(2)) {
+                    Ok(x) => {
+                        s = Some(x);
+                        break;
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+            let mut s = s.ok_or("cannot connect")?;
+            tcp_setup(&s, thin).map_err(e)?;
+            s.write_all(&c.to_le_bytes()).map_err(e)?;
+            readers.push(tcp_reader(s.try_clone().map_err(e)?, book.clone()));
+            streams.push(Some(s));
+            plan.ids(Direction::Up, Some(c))
+        }
+    };
+    for id in ids {
+        let ev = &plan.events[id];
+        sleep_until(book.t0 + ev.at);
+        let slot = if client.is_some() {
+            0
+        } else {
+            ev.client as usize
+        };
+        if let Some(Some(s)) = streams.get_mut(slot) {
+            book.sent(id);
+            tcp_write(s, &payload(id, ev.msg.size)).map_err(e)?;
+        }
+    }
+    sleep_until(book.t0 + plan.end);
+    for s in streams.iter().flatten() {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- KCP
+
+const KCP_PORT: u16 = 7200;
+
+/// KCP's output: datagrams to one peer address.
+struct KcpOut {
+    sock: Arc<UdpSocket>,
+    to: SocketAddr,
+}
+
+impl Write for KcpOut {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // Losses on the wire are the link model's business; a full socket
+        // buffer is treated the same way.
+        let _ = self.sock.send_to(buf, self.to);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn kcp_host(fast: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> Result<(), String> {
+    let e = |e: std::io::Error| e.to_string();
+    let me = match client {
+        None => SocketAddr::from((host_addr(0), KCP_PORT)),
+        Some(c) => SocketAddr::from((host_addr(c as usize + 1), KCP_PORT)),
+    };
+    let sock = Arc::new(UdpSocket::bind(me).map_err(e)?);
+    sock.set_read_timeout(Some(Duration::from_millis(1)))
+        .map_err(e)?;
+    let peers: Vec<u32> = match client {
+        None => (0..plan.clients).collect(),
+        Some(c) => vec![c],
+    };
+    let mut kcps: Vec<kcp::Kcp<KcpOut>> = peers
+        .iter()
+        .map(|&c| {
+            let to = match client {
+                None => SocketAddr::from((host_addr(c as usize + 1), KCP_PORT)),
+                Some(_) => SocketAddr::from((host_addr(0), KCP_PORT)),
+            };
+            let mut k = kcp::Kcp::new(
+                c + 1,
+                KcpOut {
+                    sock: sock.clone(),
+                    to,
+                },
+            );
+            if fast {
+                k.set_nodelay(true, 10, 2, true);
+            }
+            k
+        })
+        .collect();
+    let ids = match client {
+        None => plan.ids(Direction::Down, None),
+        Some(c) => plan.ids(Direction::Up, Some(c)),
+    };
+    let mut next = 0;
+    let mut buf = vec![0u8; 65_536];
+    let mut msg = vec![0u8; 65_536];
+    let end = book.t0 + plan.end;
+    let start = Instant::now();
+    while Instant::now() < end {
+        let now = Instant::now();
+        while next < ids.len() && book.t0 + plan.events[ids[next]].at <= now {
+            let id = ids[next];
+            let ev = &plan.events[id];
+            let k = if client.is_some() {
+                0
+            } else {
+                ev.client as usize
+            };
+            book.sent(id);
+            kcps[k]
+                .send(&payload(id, ev.msg.size))
+                .map_err(|e| e.to_string())?;
+            next += 1;
+        }
+        if let Ok((n, _)) = sock.recv_from(&mut buf) {
+            if n >= 4 {
+                let conv = kcp::get_conv(&buf[..n]);
+                let k = if client.is_some() {
+                    0
+                } else {
+                    conv.wrapping_sub(1) as usize
+                };
+                if let Some(k) = kcps.get_mut(k) {
+                    let _ = k.input(&buf[..n]);
+                    while let Ok(m) = k.recv(&mut msg) {
+                        book.delivered(&msg[..m]);
+                    }
+                }
+            }
+        }
+        let ms = start.elapsed().as_millis() as u32;
+        for k in &mut kcps {
+            let _ = k.update(ms);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- thinwire
+
+const THINWIRE_PORT: u16 = 7300;
+
+fn channel_kind(s: ChannelSemantics) -> thinwire::ChannelKind {
+    match s {
+        ChannelSemantics::ReliableOrdered => thinwire::ChannelKind::ReliableOrdered,
+        ChannelSemantics::ReliableUnordered => thinwire::ChannelKind::ReliableUnordered,
+        ChannelSemantics::LatestReliable => thinwire::ChannelKind::LatestReliable,
+    }
+}
+
+fn thinwire_channels(
+    mapping: Mapping,
+    classes: &[ClassSpec],
+) -> (Vec<thinwire::ChannelKind>, Vec<(u8, ChannelSemantics)>) {
+    let per_class = mapping.channels(classes);
+    let n = per_class
+        .iter()
+        .map(|(c, _)| usize::from(*c) + 1)
+        .max()
+        .unwrap_or(1);
+    let mut kinds = vec![thinwire::ChannelKind::ReliableOrdered; n];
+    for (ch, s) in &per_class {
+        kinds[usize::from(*ch)] = channel_kind(*s);
+    }
+    (kinds, per_class)
+}
+
+fn thinwire_host(
+    t: crate::protocol::ThinwireProtocol,
+    client: Option<u32>,
+    plan: &Arc<Plan>,
+    book: &Arc<Book>,
+) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let (kinds, per_class) = thinwire_channels(t.mapping, &plan.classes);
+    let transport = if t.thin {
+        thinwire::TransportConfig::default()
+    } else {
+        thinwire::TransportConfig::tcp_like()
+    };
+    let plan = plan.clone();
+    let book = book.clone();
+    rt.block_on(async move {
+        let server = SocketAddr::from((host_addr(0), THINWIRE_PORT));
+        let mut conns: Vec<Option<thinwire::Connection>> = Vec::new();
+        let ep;
+        let ids = match client {
+            None => {
+                ep = thinwire::Endpoint::bind(
+                    server,
+                    thinwire::Config::server().with_transport(transport),
+                )
+                .map_err(|e| e.to_string())?;
+                conns.resize_with(plan.clients as usize, || None);
+                for _ in 0..plan.clients {
+                    let c = ep.accept().await.ok_or("endpoint closed")?;
+                    let std::net::IpAddr::V4(ip) = c.remote_address().ip() else {
+                        return Err("IPv6 peer".into());
+                    };
+                    let o = ip.octets();
+                    let host = usize::from(o[2]) * 250 + usize::from(o[3]) - 1;
+                    if let Some(slot) = conns.get_mut(host.wrapping_sub(1)) {
+                        *slot = Some(c);
+                    }
+                }
+                plan.ids(Direction::Down, None)
+            }
+            Some(c) => {
+                ep = thinwire::Endpoint::bind(
+                    SocketAddr::from((host_addr(c as usize + 1), 0)),
+                    thinwire::Config::client().with_transport(transport),
+                )
+                .map_err(|e| e.to_string())?;
+                let conn = ep
+                    .connect(server, &kinds)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                conns.push(Some(conn));
+                plan.ids(Direction::Up, Some(c))
+            }
+        };
+        for c in conns.iter().flatten() {
+            let c = c.clone();
+            let book = book.clone();
+            tokio::spawn(async move {
+                while let Ok((_, m)) = c.recv().await {
+                    book.delivered(&m.data);
+                }
+            });
+        }
+        for id in ids {
+            let ev = plan.events[id];
+            let at = tokio::time::Instant::from_std(book.t0 + ev.at);
+            tokio::time::sleep_until(at).await;
+            let slot = if client.is_some() {
+                0
+            } else {
+                ev.client as usize
+            };
+            let Some(Some(c)) = conns.get(slot) else {
+                continue;
+            };
+            let (ch, sem) = per_class
+                .get(usize::from(ev.msg.class))
+                .copied()
+                .unwrap_or((0, ChannelSemantics::ReliableOrdered));
+            book.sent(id);
+            let data = payload(id, ev.msg.size);
+            let r = if sem == ChannelSemantics::LatestReliable {
+                c.send_latest(ch, ev.msg.key, data)
+            } else {
+                c.send(ch, data)
+            };
+            r.map_err(|e| e.to_string())?;
+        }
+        tokio::time::sleep_until(tokio::time::Instant::from_std(book.t0 + plan.end)).await;
+        ep.close(0, b"done");
+        Ok(())
+    })
+}

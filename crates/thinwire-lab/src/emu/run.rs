@@ -1,0 +1,208 @@
+//! Running a scenario in the emulator.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::peers::{run_peer, Book, Plan};
+use super::{EmuError, EmuNet, NetSpec, RealPeer};
+use crate::metrics::{
+    Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples, WireCounters,
+};
+use crate::scenario::{ProtocolSpec, Scenario};
+use crate::workload::{instantiate_all, InstanceParams, Semantics};
+
+/// Options of an emulated run.
+#[derive(Debug, Clone, Default)]
+pub struct EmuOptions {
+    /// Peers to run; `None`: [`default_peers`] of the scenario.
+    pub peers: Option<Vec<RealPeer>>,
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    /// Overrides the scenario's duration.
+    pub duration: Option<Duration>,
+}
+
+/// The outcome of an emulated run (re-exported for callers that want it whole).
+#[derive(Debug, Clone)]
+pub struct EmuRun {
+    /// The results (`engine: "emu"`, every run `"model": false`).
+    pub results: Results,
+    /// Latency samples for the report.
+    pub samples: Samples,
+}
+
+/// The real peers for a scenario: kernel TCP (plain and thin) when it lists
+/// `tcp-model`, thinwire in each of its thinwire configurations, and KCP in
+/// its default and fast modes always.
+pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
+    let mut v = vec![
+        RealPeer::Tcp { thin: false },
+        RealPeer::Tcp { thin: true },
+        RealPeer::Kcp { fast: false },
+        RealPeer::Kcp { fast: true },
+    ];
+    for p in &scenario.protocols {
+        if let ProtocolSpec::Thinwire(t) = p {
+            let peer = RealPeer::Thinwire(*t);
+            if !v.contains(&peer) {
+                v.push(peer);
+            }
+        }
+    }
+    v
+}
+
+/// Runs `scenario` in the emulator: for every sweep point and every peer, a
+/// fresh emulated network (server plus one host per client) with the
+/// scenario's access links, driven by the scenario's workloads.
+///
+/// Wire bytes are IP packet bytes offered to the emulated links (headers
+/// included). Not supported: bottlenecks with cross traffic and server
+/// fan-out (they return [`EmuError::Unsupported`]).
+pub fn run_emulated(
+    scenario: &Scenario,
+    opts: &EmuOptions,
+) -> Result<(Results, Samples), EmuError> {
+    super::check_capabilities()?;
+    let mut scn = scenario.clone();
+    if let Some(s) = opts.seed {
+        scn.seed = s;
+    }
+    if let Some(d) = opts.duration {
+        scn.duration = d;
+    }
+    if scn.bottleneck.is_some() {
+        return Err(EmuError::Unsupported("bottleneck links".into()));
+    }
+    let peers = opts.peers.clone().unwrap_or_else(|| default_peers(&scn));
+    let mut rec = Recorder::new();
+    for point in scn.points() {
+        let setup = scn
+            .setup(&point)
+            .map_err(|e| EmuError::Setup(e.to_string()))?;
+        let label = point.label(&scn.sweep);
+        let clients = setup.clients;
+        let mut inst = instantiate_all(
+            &scn.workloads,
+            &InstanceParams {
+                clients,
+                duration: scn.duration,
+                seed: scn.seed,
+            },
+        );
+        if inst.fanout.is_some() {
+            return Err(EmuError::Unsupported("server fan-out".into()));
+        }
+        let mut events = Vec::new();
+        for s in &mut inst.sources {
+            while let Some(e) = s.next_event() {
+                events.push(e);
+            }
+        }
+        events.sort_by_key(|e| e.at);
+        let plan = Arc::new(Plan {
+            events,
+            classes: inst.classes.clone(),
+            clients,
+            end: scn.duration + scn.drain,
+        });
+        for peer in &peers {
+            let name = if label.is_empty() {
+                peer.name()
+            } else {
+                format!("{}[{label}]", peer.name())
+            };
+            let (up, down) = (setup.access_up.clone(), setup.access_down.clone());
+            let pick = |v: &[thinwire_proto::netmodel::LinkConfig], c: usize| {
+                v.get(c).or_else(|| v.first()).cloned().unwrap_or_default()
+            };
+            let net = EmuNet::start(NetSpec {
+                hosts: clients as usize + 1,
+                link: Box::new(move |a, b| {
+                    if a == 0 {
+                        pick(&down, b - 1)
+                    } else {
+                        pick(&up, a - 1)
+                    }
+                }),
+                seed: scn.seed,
+            })?;
+            // Connections are set up during the first second; the workload starts at t0.
+            let book = Arc::new(Book::new(
+                Instant::now() + Duration::from_millis(1500),
+                plan.events.len(),
+            ));
+            let result = run_peer(peer, &net, &plan, &book);
+            let stats = net.shutdown();
+            result?;
+            rec.set_protocol_info(ProtocolInfo {
+                name: name.clone(),
+                model: false,
+            });
+            record(&mut rec, &name, &plan, &book);
+            let (bytes, packets) = stats
+                .links
+                .iter()
+                .fold((0, 0), |(b, p), (_, l)| (b + l.bytes, p + l.sent));
+            rec.add_wire(
+                &name,
+                WireCounters {
+                    bytes,
+                    packets,
+                    payload_bytes_sent: 0,
+                },
+            );
+        }
+    }
+    Ok(rec.finish(&scn.name, Engine::Emu, scn.seed))
+}
+
+fn record(rec: &mut Recorder, name: &str, plan: &Plan, book: &Book) {
+    let n = plan.events.len();
+    let mut delivered: Vec<Option<u64>> = (0..n)
+        .map(|i| match book.delivered[i].load(Ordering::Relaxed) {
+            0 => None,
+            v => Some(v - 1),
+        })
+        .collect();
+    // Latest-value classes: a message counts as delivered when it or a newer
+    // message of the same flow and key arrived.
+    let mut newest: HashMap<(u32, bool, u16, u64), u64> = HashMap::new();
+    for i in (0..n).rev() {
+        let e = &plan.events[i];
+        if plan.classes[usize::from(e.msg.class)].semantics != Semantics::Latest {
+            continue;
+        }
+        let k = (
+            e.client,
+            e.dir == crate::workload::Direction::Up,
+            e.msg.class,
+            e.msg.key,
+        );
+        let later = newest.get(&k).copied();
+        let d = match (delivered[i], later) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        delivered[i] = d;
+        if let Some(d) = d {
+            newest.insert(k, d);
+        }
+    }
+    for (i, e) in plan.events.iter().enumerate() {
+        let sent = match book.sent[i].load(Ordering::Relaxed) {
+            0 => e.at.as_micros() as u64,
+            v => v - 1,
+        };
+        rec.record(MessageRecord {
+            protocol: name.to_string(),
+            class: plan.classes[usize::from(e.msg.class)].name.clone(),
+            sent_at_us: sent,
+            delivered_at_us: delivered[i].map(|d| d.max(sent)),
+            payload_bytes: e.msg.size,
+            deadline_us: e.msg.deadline.map(|d| d.as_micros() as u64),
+        });
+    }
+}

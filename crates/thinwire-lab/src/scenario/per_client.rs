@@ -1,0 +1,464 @@
+//! Per-client access links: parameters drawn from distributions, so that a
+//! scenario can model a population of players "in the wild" (RTTs spread over
+//! a wide range, a tail of lossy clients) rather than identical links.
+//!
+//! Every client's values are drawn from its own seeded stream (run seed,
+//! parameter, client index), so every protocol of a run, and every run with
+//! the same seed, sees exactly the same population. A value drawn for a client
+//! does not depend on the direction: when both directions use the same
+//! distribution (as `[access.per_client]` does), a client's up and down links
+//! get the same delay and the same loss rate.
+
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, LogNormal, Normal};
+use thinwire_proto::netmodel::{LinkConfig, LossModel};
+
+use super::toml_types::{DistTableToml, DistToml, PerClientToml};
+use crate::sim::derive_seed;
+
+/// Seed tag of the per-client one-way delay draws.
+const TAG_DELAY: u64 = 0x5043_444c;
+/// Seed tag of the per-client loss-rate draws.
+const TAG_LOSS: u64 = 0x5043_4c53;
+
+/// Largest per-client loss rate a draw can give (draws are clamped to it).
+pub const MAX_CLIENT_LOSS: f64 = 0.95;
+
+/// A distribution of one real-valued link parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueDist {
+    /// Always this value.
+    Constant(f64),
+    /// Uniform on `[min, max]`.
+    Uniform {
+        /// Lower end.
+        min: f64,
+        /// Upper end.
+        max: f64,
+    },
+    /// Lognormal: `median * exp(sigma * Z)` with `Z` standard normal.
+    LogNormal {
+        /// Median (`exp(mu)`).
+        median: f64,
+        /// Standard deviation of the logarithm.
+        sigma: f64,
+    },
+    /// Normal.
+    Normal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        sd: f64,
+    },
+    /// A mixture: a component is chosen with probability proportional to its
+    /// weight, then drawn from.
+    Mixture(Vec<(f64, ValueDist)>),
+    /// Another distribution clamped to `[min, max]`.
+    Clamped {
+        /// The distribution.
+        dist: Box<ValueDist>,
+        /// Lower bound.
+        min: f64,
+        /// Upper bound.
+        max: f64,
+    },
+}
+
+fn fmt_num(v: f64) -> String {
+    // Short, exact-enough form: 0.02, 75, 1e-3...
+    let s = format!("{v}");
+    if s.len() <= 8 {
+        s
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+impl ValueDist {
+    /// Draws one value.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        match self {
+            ValueDist::Constant(v) => *v,
+            ValueDist::Uniform { min, max } => {
+                if max > min {
+                    rng.random_range(*min..=*max)
+                } else {
+                    *min
+                }
+            }
+            ValueDist::LogNormal { median, sigma } => {
+                match LogNormal::new(median.max(f64::MIN_POSITIVE).ln(), *sigma) {
+                    Ok(d) => d.sample(rng),
+                    Err(_) => *median,
+                }
+            }
+            ValueDist::Normal { mean, sd } => match Normal::new(*mean, *sd) {
+                Ok(d) => d.sample(rng),
+                Err(_) => *mean,
+            },
+            ValueDist::Mixture(parts) => {
+                let total: f64 = parts.iter().map(|(w, _)| w).sum();
+                let mut u = rng.random::<f64>() * total;
+                for (w, d) in parts {
+                    if u < *w {
+                        return d.sample(rng);
+                    }
+                    u -= w;
+                }
+                // Rounding: the last component.
+                parts.last().map_or(0.0, |(_, d)| d.sample(rng))
+            }
+            ValueDist::Clamped { dist, min, max } => dist.sample(rng).clamp(*min, *max),
+        }
+    }
+
+    /// A short description, e.g. `lognormal(median 75, sigma 0.5) in [10, 300]`.
+    pub fn describe(&self) -> String {
+        match self {
+            ValueDist::Constant(v) => fmt_num(*v),
+            ValueDist::Uniform { min, max } => {
+                format!("uniform [{}, {}]", fmt_num(*min), fmt_num(*max))
+            }
+            ValueDist::LogNormal { median, sigma } => format!(
+                "lognormal(median {}, sigma {})",
+                fmt_num(*median),
+                fmt_num(*sigma)
+            ),
+            ValueDist::Normal { mean, sd } => {
+                format!("normal(mean {}, sd {})", fmt_num(*mean), fmt_num(*sd))
+            }
+            ValueDist::Mixture(parts) => {
+                let total: f64 = parts.iter().map(|(w, _)| w).sum();
+                let inner: Vec<String> = parts
+                    .iter()
+                    .map(|(w, d)| format!("{:.0}%: {}", w / total * 100.0, d.describe()))
+                    .collect();
+                format!("mixture({})", inner.join("; "))
+            }
+            ValueDist::Clamped { dist, min, max } => {
+                let mut s = dist.describe();
+                if min.is_finite() && max.is_finite() {
+                    s.push_str(&format!(" in [{}, {}]", fmt_num(*min), fmt_num(*max)));
+                } else if min.is_finite() {
+                    s.push_str(&format!(" at least {}", fmt_num(*min)));
+                } else if max.is_finite() {
+                    s.push_str(&format!(" at most {}", fmt_num(*max)));
+                }
+                s
+            }
+        }
+    }
+
+    /// Every literal number that bounds the values (constants, uniform ends,
+    /// clamp bounds, lognormal medians, normal means), for range checks.
+    fn literals(&self, out: &mut Vec<f64>) {
+        match self {
+            ValueDist::Constant(v) => out.push(*v),
+            ValueDist::Uniform { min, max } => out.extend([*min, *max]),
+            ValueDist::LogNormal { median, .. } => out.push(*median),
+            ValueDist::Normal { mean, .. } => out.push(*mean),
+            ValueDist::Mixture(parts) => parts.iter().for_each(|(_, d)| d.literals(out)),
+            ValueDist::Clamped { dist, min, max } => {
+                dist.literals(out);
+                out.extend([*min, *max].into_iter().filter(|v| v.is_finite()));
+            }
+        }
+    }
+}
+
+/// Per-client access-link parameters (`[access.per_client]`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerClient {
+    /// One-way propagation delay in ms (replaces `delay_ms`); the round-trip
+    /// time is about twice it.
+    pub delay_ms: Option<ValueDist>,
+    /// Mean loss rate (replaces the mean of the link's loss model: the
+    /// Bernoulli probability, or the stationary loss of a Gilbert-Elliott
+    /// chain, whose burst behaviour is kept).
+    pub loss: Option<ValueDist>,
+}
+
+impl PerClient {
+    /// Whether nothing is drawn per client.
+    pub fn is_empty(&self) -> bool {
+        self.delay_ms.is_none() && self.loss.is_none()
+    }
+
+    /// Applies client `client`'s draws (run seed `seed`) to `config`.
+    pub fn apply(&self, config: &mut LinkConfig, seed: u64, client: u32) {
+        if let Some(d) = &self.delay_ms {
+            let v = draw(d, seed, TAG_DELAY, client).clamp(0.0, 1e7);
+            config.delay = Duration::from_secs_f64(v / 1000.0);
+        }
+        if let Some(d) = &self.loss {
+            let v = draw(d, seed, TAG_LOSS, client).clamp(0.0, MAX_CLIENT_LOSS);
+            config.loss = with_mean_loss(&config.loss, v);
+        }
+    }
+
+    /// A short description for reports.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(d) = &self.delay_ms {
+            parts.push(format!("one-way delay (ms) {}", d.describe()));
+        }
+        if let Some(d) = &self.loss {
+            parts.push(format!("loss rate {}", d.describe()));
+        }
+        parts.join(", ")
+    }
+}
+
+fn draw(d: &ValueDist, seed: u64, tag: u64, client: u32) -> f64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag, u64::from(client)));
+    d.sample(&mut rng)
+}
+
+/// `model` with its mean loss rate replaced by `mean`: a Bernoulli model (or
+/// none) becomes Bernoulli with `p = mean`; a Gilbert-Elliott chain keeps its
+/// return probability (mean burst length) and per-state loss rates, and gets
+/// the good-to-bad probability that gives it stationary loss `mean`. That is
+/// exact while it stays a probability, i.e. for
+/// `loss_good <= mean <= (loss_bad + p_bad_to_good * loss_good) / (1 + p_bad_to_good)`;
+/// outside it is clamped to 0 or 1.
+pub fn with_mean_loss(model: &LossModel, mean: f64) -> LossModel {
+    match *model {
+        LossModel::None | LossModel::Bernoulli { .. } => LossModel::Bernoulli { p: mean },
+        LossModel::GilbertElliott {
+            p_bad_to_good,
+            loss_good,
+            loss_bad,
+            ..
+        } => {
+            let p_good_to_bad = if mean <= loss_good {
+                0.0
+            } else if mean >= loss_bad {
+                1.0
+            } else {
+                (p_bad_to_good * (mean - loss_good) / (loss_bad - mean)).clamp(0.0, 1.0)
+            };
+            LossModel::GilbertElliott {
+                p_good_to_bad,
+                p_bad_to_good,
+                loss_good,
+                loss_bad,
+            }
+        }
+    }
+}
+
+fn table_dist(t: &DistTableToml, nested: bool) -> Result<ValueDist, String> {
+    if t.weight.is_some() && !nested {
+        return Err("`weight` is only for the components of a `mixture`".into());
+    }
+    let n = [
+        t.value.is_some(),
+        t.uniform.is_some(),
+        t.lognormal.is_some(),
+        t.normal.is_some(),
+        t.mixture.is_some(),
+    ]
+    .iter()
+    .filter(|&&b| b)
+    .count();
+    if n != 1 {
+        return Err(
+            "a distribution needs exactly one of `value`, `uniform`, `lognormal`, `normal` or `mixture`"
+                .into(),
+        );
+    }
+    let finite = |v: f64, what: &str| {
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(format!("{what} must be a finite number"))
+        }
+    };
+    let inner = if let Some(v) = t.value {
+        ValueDist::Constant(finite(v, "value")?)
+    } else if let Some([a, b]) = t.uniform {
+        let (a, b) = (finite(a, "uniform")?, finite(b, "uniform")?);
+        if a > b {
+            return Err(format!("uniform [{a}, {b}] must have min <= max"));
+        }
+        ValueDist::Uniform { min: a, max: b }
+    } else if let Some(l) = &t.lognormal {
+        ValueDist::LogNormal {
+            median: l.median.0,
+            sigma: l.sigma.0,
+        }
+    } else if let Some(nrm) = &t.normal {
+        ValueDist::Normal {
+            mean: finite(nrm.mean, "normal mean")?,
+            sd: nrm.sd.0,
+        }
+    } else {
+        let parts = t.mixture.as_deref().unwrap_or_default();
+        if parts.is_empty() {
+            return Err("`mixture` needs at least one component".into());
+        }
+        let mut out = Vec::with_capacity(parts.len());
+        for p in parts {
+            out.push((p.weight.map_or(1.0, |w| w.0), table_dist(p, true)?));
+        }
+        ValueDist::Mixture(out)
+    };
+    if t.min.is_none() && t.max.is_none() {
+        return Ok(inner);
+    }
+    let min = finite(t.min.unwrap_or(f64::NEG_INFINITY).max(-1e300), "min")?;
+    let max = finite(t.max.unwrap_or(f64::INFINITY).min(1e300), "max")?;
+    if min > max {
+        return Err(format!("min {min} is above max {max}"));
+    }
+    Ok(ValueDist::Clamped {
+        dist: Box::new(inner),
+        min: if t.min.is_some() {
+            min
+        } else {
+            f64::NEG_INFINITY
+        },
+        max: if t.max.is_some() { max } else { f64::INFINITY },
+    })
+}
+
+/// Converts and checks one distribution whose values must lie in `[lo, hi]`.
+fn dist(t: &DistToml, what: &str, lo: f64, hi: f64) -> Result<ValueDist, String> {
+    let d = match t {
+        DistToml::Value(v) => ValueDist::Constant(*v),
+        DistToml::Table(t) => table_dist(t, false).map_err(|e| format!("{what}: {e}"))?,
+    };
+    let mut lits = Vec::new();
+    d.literals(&mut lits);
+    if let Some(bad) = lits.iter().find(|v| !(lo..=hi).contains(*v)) {
+        return Err(format!("{what}: {bad} is outside [{lo}, {hi}]"));
+    }
+    Ok(d)
+}
+
+/// Converts and checks `[access.per_client]`.
+pub(crate) fn per_client(t: &PerClientToml) -> Result<PerClient, String> {
+    Ok(PerClient {
+        delay_ms: t
+            .delay_ms
+            .as_ref()
+            .map(|d| dist(d, "per_client.delay_ms", 0.0, 1e7))
+            .transpose()?,
+        loss: t
+            .loss
+            .as_ref()
+            .map(|d| dist(d, "per_client.loss", 0.0, MAX_CLIENT_LOSS))
+            .transpose()?,
+    })
+}
+
+/// Quantiles of a per-client quantity, for reports: `(median, p90, max)`.
+pub(crate) fn quantiles(mut v: Vec<f64>) -> Option<(f64, f64, f64)> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+        v[rank - 1]
+    };
+    Some((at(0.5), at(0.9), v[v.len() - 1]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_many(d: &ValueDist, n: usize) -> Vec<f64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        (0..n).map(|_| d.sample(&mut rng)).collect()
+    }
+
+    #[test]
+    fn lognormal_median_and_clamp() {
+        let d = ValueDist::Clamped {
+            dist: Box::new(ValueDist::LogNormal {
+                median: 75.0,
+                sigma: 0.5,
+            }),
+            min: 10.0,
+            max: 300.0,
+        };
+        let v = sample_many(&d, 20_000);
+        assert!(v.iter().all(|x| (10.0..=300.0).contains(x)));
+        let (median, p90, _) = quantiles(v).expect("samples");
+        assert!((median - 75.0).abs() < 3.0, "{median}");
+        // exp(1.2816 * 0.5) * 75 = 142
+        assert!((p90 - 142.0).abs() < 8.0, "{p90}");
+    }
+
+    #[test]
+    fn mixture_weights() {
+        let d = ValueDist::Mixture(vec![
+            (
+                0.9,
+                ValueDist::Uniform {
+                    min: 0.0,
+                    max: 0.02,
+                },
+            ),
+            (
+                0.1,
+                ValueDist::Uniform {
+                    min: 0.05,
+                    max: 0.15,
+                },
+            ),
+        ]);
+        let v = sample_many(&d, 20_000);
+        let tail = v.iter().filter(|&&x| x >= 0.05).count() as f64 / v.len() as f64;
+        assert!((tail - 0.1).abs() < 0.01, "{tail}");
+        assert!(v.iter().all(|&x| x <= 0.15));
+    }
+
+    #[test]
+    fn gilbert_elliott_keeps_burst_and_matches_mean() {
+        let base: LossModel =
+            thinwire_proto::netmodel::GilbertElliott::from_mean_and_burst(0.02, 3.0)
+                .expect("valid")
+                .into();
+        for mean in [0.0, 0.01, 0.1, 0.3] {
+            let m = with_mean_loss(&base, mean);
+            assert!((m.mean_loss() - mean).abs() < 1e-12, "{mean}: {m:?}");
+            let LossModel::GilbertElliott { p_bad_to_good, .. } = m else {
+                panic!("{m:?}")
+            };
+            assert!((p_bad_to_good - 1.0 / 3.0).abs() < 1e-12);
+        }
+        assert_eq!(
+            with_mean_loss(&LossModel::None, 0.05),
+            LossModel::Bernoulli { p: 0.05 }
+        );
+    }
+
+    #[test]
+    fn draws_depend_on_client_and_seed_not_direction() {
+        let pc = PerClient {
+            delay_ms: Some(ValueDist::Uniform {
+                min: 10.0,
+                max: 200.0,
+            }),
+            loss: Some(ValueDist::Uniform { min: 0.0, max: 0.1 }),
+        };
+        let mut up = LinkConfig::default();
+        let mut down = LinkConfig::default();
+        pc.apply(&mut up, 3, 5);
+        pc.apply(&mut down, 3, 5);
+        assert_eq!(up.delay, down.delay);
+        assert_eq!(up.loss, down.loss);
+        let mut other = LinkConfig::default();
+        pc.apply(&mut other, 3, 6);
+        assert_ne!(up.delay, other.delay);
+        let mut reseeded = LinkConfig::default();
+        pc.apply(&mut reseeded, 4, 5);
+        assert_ne!(up.delay, reseeded.delay);
+    }
+}

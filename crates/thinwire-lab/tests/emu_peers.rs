@@ -1,0 +1,106 @@
+//! Every real peer through the emulator on a shortened `emu-ao` scenario.
+//!
+//! Needs root and `/dev/net/tun`; skipped (with the reason printed) otherwise.
+
+use std::time::Duration;
+
+use thinwire_lab::emu::{check_capabilities, run_emulated, EmuOptions};
+use thinwire_lab::scenario::Scenario;
+
+#[test]
+fn all_peers_on_short_ao_run() {
+    if let Err(e) = check_capabilities() {
+        println!("skipped: {e}");
+        return;
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/emu-ao.toml");
+    let mut scn = Scenario::load(path).expect("scenario");
+    scn.clients = 2;
+    scn.drain = Duration::from_secs(3);
+    let (results, _samples) = run_emulated(
+        &scn,
+        &EmuOptions {
+            duration: Some(Duration::from_secs(3)),
+            ..EmuOptions::default()
+        },
+    )
+    .expect("emulated run");
+    let json = results.to_json_pretty();
+    println!("{json}");
+    assert_eq!(results.engine.as_str(), "emu");
+    for name in [
+        "tcp-nodelay",
+        "tcp-thin-linear",
+        "kcp",
+        "kcp-fast",
+        "thinwire",
+    ] {
+        let r = results
+            .run(name, None)
+            .unwrap_or_else(|| panic!("no run for {name}"));
+        assert!(!r.model, "{name} labelled as a model");
+        assert!(r.messages.sent > 0, "{name} sent nothing");
+        assert!(
+            r.messages.delivered * 10 >= r.messages.sent * 9,
+            "{name}: {} of {} delivered",
+            r.messages.delivered,
+            r.messages.sent
+        );
+        let p50 = r.latency_ms.p50;
+        assert!(
+            p50 >= 99.0,
+            "{name}: p50 {p50} below the 100 ms one-way delay"
+        );
+    }
+    let list = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .unwrap();
+    let me = format!("twemu-{}-", std::process::id());
+    assert!(
+        !String::from_utf8_lossy(&list.stdout).contains(&me),
+        "namespaces left"
+    );
+}
+
+/// The full `emu-ao` scenario with every real peer, printed as a table:
+/// `EMU_AO_SECS=60 cargo test --release -p thinwire-lab --test emu_peers -- --ignored --nocapture`
+#[test]
+#[ignore = "long run (about 80 s per peer); needs root"]
+fn emu_ao_table() {
+    if let Err(e) = check_capabilities() {
+        println!("skipped: {e}");
+        return;
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/emu-ao.toml");
+    let scn = Scenario::load(path).expect("scenario");
+    let secs: u64 = std::env::var("EMU_AO_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let (results, _) = run_emulated(
+        &scn,
+        &EmuOptions {
+            duration: Some(Duration::from_secs(secs)),
+            ..EmuOptions::default()
+        },
+    )
+    .expect("emulated run");
+    println!(
+        "| peer | sent | delivered | p50 ms | p99 ms | p99.9 ms | max ms | wire bytes | packets |"
+    );
+    for r in results.protocol_runs() {
+        println!(
+            "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
+            r.protocol,
+            r.messages.sent,
+            r.messages.delivered,
+            r.latency_ms.p50,
+            r.latency_ms.p99,
+            r.latency_ms.p999,
+            r.latency_ms.max,
+            r.wire.bytes,
+            r.wire.packets
+        );
+    }
+}
