@@ -264,6 +264,21 @@ impl Endpoint {
         Ok(id)
     }
 
+    /// Sets (or with `None` clears) deadline options that every later [`send`](Self::send) on
+    /// `channel` of `conn` uses: the channel-default form of deadline delivery.
+    pub fn set_channel_deadline(
+        &mut self,
+        conn: ConnectionHandle,
+        channel: u8,
+        opts: Option<crate::DeadlineOptions>,
+    ) -> Result<(), SendError> {
+        let c = self
+            .conns
+            .get_mut(&conn)
+            .ok_or(SendError::UnknownConnection)?;
+        c.set_channel_deadline(channel, opts)
+    }
+
     fn send_inner(
         &mut self,
         now: Instant,

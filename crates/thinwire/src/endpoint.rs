@@ -548,6 +548,16 @@ impl Connection {
         Ok(out)
     }
 
+    /// Makes every later [`send`](Self::send) on `channel` a deadline message with `opts`
+    /// (`None`: back to the channel's own class).
+    pub fn set_channel_deadline(
+        &self,
+        channel: u8,
+        opts: Option<thinwire_proto::DeadlineOptions>,
+    ) -> Result<(), SendError> {
+        self.queue_with(|core, _, h| core.set_channel_deadline(h, channel, opts))
+    }
+
     /// Queues a deadline message: erasure-coded shards sent in stages so that it arrives
     /// within `opts.deadline` with probability `opts.target` (see
     /// [`thinwire_proto::DeadlineOptions`]). It is delivered whatever `channel`'s class, with

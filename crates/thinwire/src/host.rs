@@ -164,6 +164,17 @@ impl Host {
             .send_latest(Instant::now(), conn, channel, key, data.into())
     }
 
+    /// Makes every later [`send`](Self::send) on `channel` of `conn` a deadline message with
+    /// `opts` (`None`: back to the channel's own class).
+    pub fn set_channel_deadline(
+        &mut self,
+        conn: ConnectionHandle,
+        channel: u8,
+        opts: Option<thinwire_proto::DeadlineOptions>,
+    ) -> Result<(), SendError> {
+        self.engine.core.set_channel_deadline(conn, channel, opts)
+    }
+
     /// Queues a deadline message (see [`thinwire_proto::DeadlineOptions`]); returns its id.
     pub fn send_deadline(
         &mut self,

@@ -95,6 +95,8 @@ pub(crate) struct Connection {
     pub(crate) events: Vec<Event>,
     deadline_tx: DeadlineSender,
     deadline_rx: DeadlineReceiver,
+    /// Per channel: deadline options that every `send` on it uses by default.
+    channel_deadline: Vec<Option<DeadlineOptions>>,
     loss_samples: u64,
     stats: ConnectionStats,
     delivered_scratch: Vec<Delivered>,
@@ -152,6 +154,7 @@ impl Connection {
             events: Vec::new(),
             deadline_tx: DeadlineSender::default(),
             deadline_rx: DeadlineReceiver::default(),
+            channel_deadline: Vec::new(),
             loss_samples: 0,
             stats: ConnectionStats::default(),
             delivered_scratch: Vec::new(),
@@ -268,6 +271,36 @@ impl Connection {
 
     // ---------------------------------------------------------------- application calls
 
+    /// Makes every later `send` on `channel` a deadline message with `opts` (`None`: back to the
+    /// channel's own class). Latest-value channels keep their semantics and refuse a default.
+    pub(crate) fn set_channel_deadline(
+        &mut self,
+        channel: u8,
+        opts: Option<DeadlineOptions>,
+    ) -> Result<(), SendError> {
+        let kind = *self
+            .channels
+            .get(channel as usize)
+            .ok_or(SendError::UnknownChannel(channel))?;
+        if kind.has_key() {
+            return Err(SendError::WrongChannelKind {
+                channel,
+                kind,
+                expected: "send_latest",
+            });
+        }
+        if let Some(o) = opts {
+            if o.deadline.is_zero() || !(o.target > 0.0 && o.target < 1.0) {
+                return Err(SendError::InvalidDeadline);
+            }
+        }
+        if self.channel_deadline.len() < self.channels.len() {
+            self.channel_deadline.resize(self.channels.len(), None);
+        }
+        self.channel_deadline[channel as usize] = opts;
+        Ok(())
+    }
+
     /// Queues a message. `key` is required on latest-value channels and refused elsewhere.
     pub(crate) fn send(
         &mut self,
@@ -276,6 +309,16 @@ impl Connection {
         key: Option<u64>,
         data: Bytes,
     ) -> Result<(), SendError> {
+        if key.is_none() {
+            if let Some(opts) = self
+                .channel_deadline
+                .get(channel as usize)
+                .copied()
+                .flatten()
+            {
+                return self.send_deadline(now, channel, data, opts).map(|_| ());
+            }
+        }
         if !self.state.is_open() {
             return Err(SendError::ConnectionClosed);
         }

@@ -327,3 +327,28 @@ fn adaptive_policy_meets_the_deadline_at_low_overhead() {
     assert!(miss_rtx > miss, "{miss_rtx} vs {miss}");
     assert!(red_fixed > redundancy, "{red_fixed} vs {redundancy}");
 }
+
+#[test]
+fn channel_default_makes_plain_sends_deadline_messages() {
+    let (mut p, c) = pair(50, 0.0, 6);
+    let o = DeadlineOptions::new(Duration::from_millis(300), 0.99);
+    p.client
+        .endpoint
+        .set_channel_deadline(c, 0, Some(o))
+        .unwrap();
+    p.client.endpoint.send(p.time, c, 0, msg(1500, 6)).unwrap();
+    p.run_for(Duration::from_millis(300));
+    let got = deadline_msgs(&mut p);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].data, msg(1500, 6));
+    // cleared: back to the channel's own class
+    p.client.endpoint.set_channel_deadline(c, 0, None).unwrap();
+    p.client.endpoint.send(p.time, c, 0, msg(100, 7)).unwrap();
+    p.run_for(Duration::from_millis(300));
+    assert!(deadline_msgs(&mut p).is_empty());
+    assert_eq!(p.server.take_messages(0).len(), 1);
+    assert_eq!(
+        p.client.endpoint.set_channel_deadline(c, 5, Some(o)),
+        Err(crate::SendError::UnknownChannel(5))
+    );
+}
