@@ -1,0 +1,232 @@
+//! The safe `Host`: one ENet host (socket), used from one thread.
+#![allow(unsafe_code)]
+
+use std::net::SocketAddrV4;
+
+use crate::EnetError;
+
+/// Identifies a peer of a [`Host`] (stable while the host lives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PeerId(usize);
+
+/// What [`Host::service`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A connection completed.
+    Connect(PeerId),
+    /// A packet arrived.
+    Receive {
+        /// From whom.
+        peer: PeerId,
+        /// On which channel.
+        channel: u8,
+        /// Its bytes.
+        data: Vec<u8>,
+    },
+    /// A peer disconnected or timed out.
+    Disconnect(PeerId),
+}
+
+#[cfg(has_enet)]
+mod imp {
+    use super::*;
+    use crate::ffi;
+    use std::collections::HashMap;
+    use std::sync::OnceLock;
+
+    fn init() -> Result<(), EnetError> {
+        static OK: OnceLock<bool> = OnceLock::new();
+        // SAFETY: enet_initialize only sets up global state; OnceLock runs it exactly once.
+        let ok = *OK.get_or_init(|| unsafe { ffi::enet_initialize() } == 0);
+        if ok {
+            Ok(())
+        } else {
+            Err(EnetError::Init)
+        }
+    }
+
+    fn address(addr: SocketAddrV4) -> ffi::ENetAddress {
+        ffi::ENetAddress {
+            host: u32::from_ne_bytes(addr.ip().octets()),
+            port: addr.port(),
+        }
+    }
+
+    /// An ENet host.
+    pub struct Host {
+        raw: *mut ffi::ENetHost,
+        peers: HashMap<PeerId, *mut ffi::ENetPeer>,
+    }
+
+    // SAFETY: the raw host is owned exclusively by this value and ENet keeps no thread-local
+    // state; moving it to another thread (without sharing) is sound.
+    unsafe impl Send for Host {}
+
+    impl Host {
+        /// Creates a host bound to `bind` (port 0: any) with room for `peers` peers and
+        /// `channels` channels.
+        pub fn bind(bind: SocketAddrV4, peers: usize, channels: usize) -> Result<Self, EnetError> {
+            init()?;
+            let a = address(bind);
+            // SAFETY: `a` outlives the call; ENet copies the address.
+            let raw = unsafe { ffi::enet_host_create(&a, peers, channels, 0, 0) };
+            if raw.is_null() {
+                return Err(EnetError::HostCreate);
+            }
+            Ok(Self {
+                raw,
+                peers: HashMap::new(),
+            })
+        }
+
+        /// Starts connecting to `to`; [`Event::Connect`] follows from [`service`](Self::service).
+        pub fn connect(&mut self, to: SocketAddrV4, channels: usize) -> Result<PeerId, EnetError> {
+            let a = address(to);
+            // SAFETY: self.raw is a live host; ENet copies the address.
+            let peer = unsafe { ffi::enet_host_connect(self.raw, &a, channels, 0) };
+            if peer.is_null() {
+                return Err(EnetError::Connect);
+            }
+            let id = PeerId(peer as usize);
+            self.peers.insert(id, peer);
+            Ok(id)
+        }
+
+        /// Queues `data` to `peer` on `channel`: reliable (ordered per channel) or unsequenced.
+        pub fn send(
+            &mut self,
+            peer: PeerId,
+            channel: u8,
+            data: &[u8],
+            reliable: bool,
+        ) -> Result<(), EnetError> {
+            let p = *self.peers.get(&peer).ok_or(EnetError::Send)?;
+            let flags = if reliable {
+                ffi::ENET_PACKET_FLAG_RELIABLE
+            } else {
+                ffi::ENET_PACKET_FLAG_UNSEQUENCED
+            };
+            // SAFETY: data is valid for data.len() bytes; ENet copies it into the new packet.
+            let packet =
+                unsafe { ffi::enet_packet_create(data.as_ptr().cast(), data.len(), flags) };
+            if packet.is_null() {
+                return Err(EnetError::Send);
+            }
+            // SAFETY: p is a peer of this live host; on success ENet owns the packet, on
+            // failure we still own it and destroy it.
+            let r = unsafe { ffi::enet_peer_send(p, channel, packet) };
+            if r != 0 {
+                // SAFETY: the packet was not queued, so it is still ours.
+                unsafe { ffi::enet_packet_destroy(packet) };
+                return Err(EnetError::Send);
+            }
+            Ok(())
+        }
+
+        /// Sends queued packets and waits up to `timeout_ms` for one event.
+        pub fn service(&mut self, timeout_ms: u32) -> Result<Option<Event>, EnetError> {
+            let mut ev = ffi::ENetEvent {
+                kind: ffi::ENET_EVENT_TYPE_NONE,
+                peer: std::ptr::null_mut(),
+                channel_id: 0,
+                data: 0,
+                packet: std::ptr::null_mut(),
+            };
+            // SAFETY: self.raw is live; ev is a valid out-pointer for the call.
+            let r = unsafe { ffi::enet_host_service(self.raw, &mut ev, timeout_ms) };
+            if r < 0 {
+                return Err(EnetError::Service);
+            }
+            if r == 0 {
+                return Ok(None);
+            }
+            let id = PeerId(ev.peer as usize);
+            Ok(match ev.kind {
+                ffi::ENET_EVENT_TYPE_CONNECT => {
+                    self.peers.insert(id, ev.peer);
+                    Some(Event::Connect(id))
+                }
+                ffi::ENET_EVENT_TYPE_DISCONNECT => Some(Event::Disconnect(id)),
+                ffi::ENET_EVENT_TYPE_RECEIVE => {
+                    // SAFETY: for a receive event ENet hands us a live packet whose data
+                    // points to data_length bytes; we copy them and then destroy it, as the
+                    // ENet documentation requires.
+                    let data = unsafe {
+                        let p = &*ev.packet;
+                        let bytes = std::slice::from_raw_parts(p.data, p.data_length).to_vec();
+                        ffi::enet_packet_destroy(ev.packet);
+                        bytes
+                    };
+                    Some(Event::Receive {
+                        peer: id,
+                        channel: ev.channel_id,
+                        data,
+                    })
+                }
+                _ => None,
+            })
+        }
+
+        /// Sends everything queued now.
+        pub fn flush(&mut self) {
+            // SAFETY: self.raw is live.
+            unsafe { ffi::enet_host_flush(self.raw) }
+        }
+    }
+
+    impl Drop for Host {
+        fn drop(&mut self) {
+            // SAFETY: self.raw is live and destroyed exactly once.
+            unsafe { ffi::enet_host_destroy(self.raw) }
+        }
+    }
+}
+
+#[cfg(not(has_enet))]
+mod imp {
+    use super::*;
+
+    /// An ENet host (this build has no ENet: every constructor fails).
+    pub struct Host {
+        _never: std::convert::Infallible,
+    }
+
+    impl Host {
+        /// Always fails: built without libenet.
+        pub fn bind(
+            _bind: SocketAddrV4,
+            _peers: usize,
+            _channels: usize,
+        ) -> Result<Self, EnetError> {
+            Err(EnetError::Unavailable)
+        }
+        /// Unreachable: no host can exist.
+        pub fn connect(
+            &mut self,
+            _to: SocketAddrV4,
+            _channels: usize,
+        ) -> Result<PeerId, EnetError> {
+            match self._never {}
+        }
+        /// Unreachable: no host can exist.
+        pub fn send(
+            &mut self,
+            _peer: PeerId,
+            _channel: u8,
+            _data: &[u8],
+            _reliable: bool,
+        ) -> Result<(), EnetError> {
+            match self._never {}
+        }
+        /// Unreachable: no host can exist.
+        pub fn service(&mut self, _timeout_ms: u32) -> Result<Option<Event>, EnetError> {
+            match self._never {}
+        }
+        /// Unreachable: no host can exist.
+        pub fn flush(&mut self) {
+            match self._never {}
+        }
+    }
+}
+
+pub use imp::Host;
