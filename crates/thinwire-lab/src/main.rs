@@ -71,6 +71,10 @@ enum LabCommand {
         /// emulator (network namespaces + TUN relay; needs root) instead of the simulator.
         #[arg(long)]
         emulate: bool,
+        /// With --emulate: also run the simulator on the scenario and write a
+        /// side-by-side comparison (DIR/compare.txt, DIR/compare.json).
+        #[arg(long, requires = "emulate")]
+        compare_sim: bool,
     },
     /// List the built-in scenarios and the scenario files in ./scenarios.
     List,
@@ -91,6 +95,7 @@ fn run_emulated(
     out: &std::path::Path,
     seed: Option<u64>,
     duration: Option<Duration>,
+    compare_sim: bool,
 ) -> Result<(), String> {
     let opts = thinwire_lab::emu::EmuOptions {
         peers: None,
@@ -118,6 +123,29 @@ fn run_emulated(
     println!();
     println!("wrote {}", out.join("results.json").display());
     println!("wrote {}", out.join("report.html").display());
+    if compare_sim {
+        eprintln!("simulating {} for the comparison...", scn.name);
+        let sim = thinwire_lab::runner::run_scenario(
+            scn,
+            &thinwire_lab::runner::RunOptions {
+                seed,
+                duration,
+                ..Default::default()
+            },
+            &thinwire_lab::runner::NoProgress,
+        )
+        .map_err(|e| e.to_string())?;
+        let cmp = thinwire_lab::emu::compare(&sim.results, &lab.results);
+        let text = cmp.to_text();
+        std::fs::write(out.join("compare.txt"), &text).map_err(|e| e.to_string())?;
+        std::fs::write(out.join("compare.json"), cmp.to_json_pretty() + "\n")
+            .map_err(|e| e.to_string())?;
+        println!();
+        print!("{text}");
+        println!();
+        println!("wrote {}", out.join("compare.txt").display());
+        println!("wrote {}", out.join("compare.json").display());
+    }
     Ok(())
 }
 
@@ -128,6 +156,7 @@ fn run(
     duration: Option<f64>,
     jobs: usize,
     emulate: bool,
+    compare_sim: bool,
 ) -> Result<(), String> {
     let name = scenario.unwrap_or_else(|| "default".to_owned());
     let scn = Scenario::load(&name).map_err(|e| e.to_string())?;
@@ -141,7 +170,7 @@ fn run(
         }
     };
     if emulate {
-        return run_emulated(&scn, &out, seed, duration);
+        return run_emulated(&scn, &out, seed, duration, compare_sim);
     }
     let bar = ProgressBar::with_draw_target(
         Some(1000),
@@ -241,7 +270,8 @@ fn main() -> ExitCode {
                 duration,
                 jobs,
                 emulate,
-            } => run(scenario, out, seed, duration, jobs, emulate),
+                compare_sim,
+            } => run(scenario, out, seed, duration, jobs, emulate, compare_sim),
             LabCommand::List => {
                 list();
                 Ok(())

@@ -28,13 +28,18 @@ fn all_peers_on_short_ao_run() {
     let json = results.to_json_pretty();
     println!("{json}");
     assert_eq!(results.engine.as_str(), "emu");
-    for name in [
+    let mut names = vec![
         "tcp-nodelay",
         "tcp-thin-linear",
         "kcp",
         "kcp-fast",
         "thinwire",
-    ] {
+        "quic-streams",
+    ];
+    if thinwire_enet::available() {
+        names.extend(["enet-reliable", "enet-unsequenced"]);
+    }
+    for name in names {
         let r = results
             .run(name, None)
             .unwrap_or_else(|| panic!("no run for {name}"));

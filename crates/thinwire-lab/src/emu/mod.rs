@@ -42,10 +42,13 @@
 //! [`EmuNet::start`] fails at once with [`EmuError::NotRoot`] or
 //! [`EmuError::NoTun`].
 
+mod compare;
+mod enet_peer;
 mod net;
 mod peers;
 mod run;
 
+pub use compare::{compare, CompareRow, Comparison, DISAGREE_AT_P99};
 pub use net::{check_capabilities, host_addr, spawn_in_netns, EmuNet, NetSpec, RelayStats};
 pub use peers::RealPeer;
 pub use run::{default_peers, run_emulated, EmuOptions, EmuRun};

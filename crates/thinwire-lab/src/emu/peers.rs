@@ -32,6 +32,17 @@ pub enum RealPeer {
     },
     /// thinwire over real UDP (the `thinwire` runtime) in a lab configuration.
     Thinwire(crate::protocol::ThinwireProtocol),
+    /// QUIC (`quinn`, rustls with `ring`, a self-signed certificate): one
+    /// unidirectional stream per reliable class, datagrams for classes that
+    /// allow loss (latest-value classes).
+    QuicStreams,
+    /// ENet (Debian's C library through `thinwire-enet`), one channel per class; with
+    /// `unsequenced`, latest-value classes use unsequenced packets, otherwise everything is
+    /// reliable.
+    Enet {
+        /// Unsequenced packets for latest-value classes.
+        unsequenced: bool,
+    },
 }
 
 impl RealPeer {
@@ -43,6 +54,9 @@ impl RealPeer {
             RealPeer::Kcp { fast: false } => "kcp".into(),
             RealPeer::Kcp { fast: true } => "kcp-fast".into(),
             RealPeer::Thinwire(t) => ProtocolSpec::Thinwire(*t).name(),
+            RealPeer::QuicStreams => "quic-streams".into(),
+            RealPeer::Enet { unsequenced: false } => "enet-reliable".into(),
+            RealPeer::Enet { unsequenced: true } => "enet-unsequenced".into(),
         }
     }
 }
@@ -70,10 +84,10 @@ impl Book {
             + 1;
         let _ = v.compare_exchange(0, us, Ordering::Relaxed, Ordering::Relaxed);
     }
-    fn sent(&self, id: usize) {
+    pub(crate) fn sent(&self, id: usize) {
         self.stamp(&self.sent[id]);
     }
-    fn delivered(&self, data: &[u8]) {
+    pub(crate) fn delivered(&self, data: &[u8]) {
         if data.len() >= 8 {
             let id = u64::from_le_bytes(data[..8].try_into().unwrap_or_default()) as usize;
             if let Some(v) = self.delivered.get(id) {
@@ -94,7 +108,7 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    fn ids(&self, dir: Direction, client: Option<u32>) -> Vec<usize> {
+    pub(crate) fn ids(&self, dir: Direction, client: Option<u32>) -> Vec<usize> {
         (0..self.events.len())
             .filter(|&i| {
                 let e = &self.events[i];
@@ -104,7 +118,7 @@ impl Plan {
     }
 }
 
-fn payload(id: usize, size: u32) -> Vec<u8> {
+pub(crate) fn payload(id: usize, size: u32) -> Vec<u8> {
     let mut v = vec![0u8; (size as usize).max(8)];
     v[..8].copy_from_slice(&(id as u64).to_le_bytes());
     v
@@ -125,37 +139,56 @@ fn perr(peer: &str, e: impl std::fmt::Display) -> EmuError {
 }
 
 /// Runs `peer` over `net` (host 0 server, host `c + 1` client `c`) until
-/// `plan.end`; stamps go to `book`.
+/// `plan.end`; stamps go to `book`. Returns the payload bytes the peers
+/// sent: for thinwire the transport's own count (`payload_bytes_sent`:
+/// retransmissions and parity included); for TCP and KCP the bytes the
+/// application handed over (retransmissions are not counted, so their
+/// redundancy reads 0).
 pub(crate) fn run_peer(
     peer: &RealPeer,
     net: &EmuNet,
     plan: &Arc<Plan>,
     book: &Arc<Book>,
-) -> Result<(), EmuError> {
+) -> Result<u64, EmuError> {
+    let cert = Arc::new(match peer {
+        RealPeer::QuicStreams => Some(QuicCert::generate().map_err(|e| perr(&peer.name(), e))?),
+        _ => None,
+    });
     let mut handles = Vec::new();
     for host in 0..=plan.clients as usize {
-        let (peer2, plan, book) = (peer.clone(), plan.clone(), book.clone());
+        let (peer2, plan, book, cert) = (peer.clone(), plan.clone(), book.clone(), cert.clone());
         handles.push(net.spawn_in(host, move || {
             let client = (host > 0).then(|| host as u32 - 1);
             match &peer2 {
                 RealPeer::Tcp { thin } => tcp_host(*thin, client, &plan, &book),
                 RealPeer::Kcp { fast } => kcp_host(*fast, client, &plan, &book),
                 RealPeer::Thinwire(t) => thinwire_host(*t, client, &plan, &book),
+                RealPeer::QuicStreams => match cert.as_ref() {
+                    Some(cert) => quic_host(cert, client, &plan, &book),
+                    None => Err("no certificate".into()),
+                },
+                RealPeer::Enet { unsequenced } => {
+                    super::enet_peer::enet_host(*unsequenced, client, &plan, &book)
+                }
             }
             .map_err(|e| perr(&peer2.name(), e))
         })?);
     }
     let mut first_err = None;
+    let mut sent = 0;
     for h in handles {
         let r = h
             .join()
             .map_err(|_| perr(&peer.name(), "thread panicked"))
             .and_then(|r| r);
-        if let Err(e) = r {
-            first_err.get_or_insert(e);
+        match r {
+            Ok(n) => sent += n,
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
         }
     }
-    first_err.map_or(Ok(()), Err)
+    first_err.map_or(Ok(sent), Err)
 }
 
 // ---------------------------------------------------------------- TCP
@@ -192,7 +225,7 @@ fn tcp_write(s: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
     s.write_all(&frame)
 }
 
-fn tcp_host(thin: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> Result<(), String> {
+fn tcp_host(thin: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> Result<u64, String> {
     let server = SocketAddr::from((host_addr(0), TCP_PORT));
     let e = |e: std::io::Error| e.to_string();
     let mut streams: Vec<Option<TcpStream>> = Vec::new();
@@ -233,6 +266,7 @@ fn tcp_host(thin: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> R
             plan.ids(Direction::Up, Some(c))
         }
     };
+    let mut sent = 0;
     for id in ids {
         let ev = &plan.events[id];
         sleep_until(book.t0 + ev.at);
@@ -244,6 +278,7 @@ fn tcp_host(thin: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> R
         if let Some(Some(s)) = streams.get_mut(slot) {
             book.sent(id);
             tcp_write(s, &payload(id, ev.msg.size)).map_err(e)?;
+            sent += u64::from(ev.msg.size);
         }
     }
     sleep_until(book.t0 + plan.end);
@@ -253,7 +288,7 @@ fn tcp_host(thin: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> R
     for r in readers {
         let _ = r.join();
     }
-    Ok(())
+    Ok(sent)
 }
 
 // ---------------------------------------------------------------- KCP
@@ -278,7 +313,7 @@ impl Write for KcpOut {
     }
 }
 
-fn kcp_host(fast: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> Result<(), String> {
+fn kcp_host(fast: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> Result<u64, String> {
     let e = |e: std::io::Error| e.to_string();
     let me = match client {
         None => SocketAddr::from((host_addr(0), KCP_PORT)),
@@ -316,6 +351,7 @@ fn kcp_host(fast: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> R
         Some(c) => plan.ids(Direction::Up, Some(c)),
     };
     let mut next = 0;
+    let mut sent = 0;
     let mut buf = vec![0u8; 65_536];
     let mut msg = vec![0u8; 65_536];
     let end = book.t0 + plan.end;
@@ -334,6 +370,7 @@ fn kcp_host(fast: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> R
             kcps[k]
                 .send(&payload(id, ev.msg.size))
                 .map_err(|e| e.to_string())?;
+            sent += u64::from(ev.msg.size);
             next += 1;
         }
         if let Ok((n, _)) = sock.recv_from(&mut buf) {
@@ -357,7 +394,7 @@ fn kcp_host(fast: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> R
             let _ = k.update(ms);
         }
     }
-    Ok(())
+    Ok(sent)
 }
 
 // ---------------------------------------------------------------- thinwire
@@ -394,7 +431,7 @@ fn thinwire_host(
     client: Option<u32>,
     plan: &Arc<Plan>,
     book: &Arc<Book>,
-) -> Result<(), String> {
+) -> Result<u64, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -472,16 +509,235 @@ fn thinwire_host(
                 .copied()
                 .unwrap_or((0, ChannelSemantics::ReliableOrdered));
             book.sent(id);
-            let data = payload(id, ev.msg.size);
-            let r = if sem == ChannelSemantics::LatestReliable {
+            let data = bytes::Bytes::from(payload(id, ev.msg.size));
+            // Deadline delivery, as in the simulator adapter: messages with a
+            // deadline go through `send_deadline` (too large for 64 shards:
+            // an ordinary message); a refused send means the message is lost.
+            if let (Some(parity), Some(deadline)) = (t.deadline, ev.msg.deadline) {
+                let opts = thinwire::DeadlineOptions {
+                    parity: parity.mode(),
+                    ..thinwire::DeadlineOptions::new(deadline, ev.msg.target)
+                };
+                match c.send_deadline(ch, data.clone(), opts) {
+                    Err(thinwire::SendError::Rejected(
+                        thinwire::proto::SendError::MessageTooLarge { .. },
+                    )) => {}
+                    _ => continue,
+                }
+            }
+            let _ = if sem == ChannelSemantics::LatestReliable {
                 c.send_latest(ch, ev.msg.key, data)
             } else {
                 c.send(ch, data)
             };
-            r.map_err(|e| e.to_string())?;
         }
         tokio::time::sleep_until(tokio::time::Instant::from_std(book.t0 + plan.end)).await;
+        let sent: u64 = conns
+            .iter()
+            .flatten()
+            .filter_map(|c| c.stats())
+            .map(|s| s.payload_bytes_sent())
+            .sum();
         ep.close(0, b"done");
-        Ok(())
+        Ok(sent)
+    })
+}
+
+// ---------------------------------------------------------------- QUIC
+
+const QUIC_PORT: u16 = 7400;
+
+/// A self-signed certificate (DER) and its PKCS#8 key, shared by the QUIC
+/// server (which presents it) and the clients (which trust it alone).
+#[derive(Debug)]
+pub(crate) struct QuicCert {
+    cert: rustls::pki_types::CertificateDer<'static>,
+    key: Vec<u8>,
+}
+
+impl QuicCert {
+    pub(crate) fn generate() -> Result<Self, String> {
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])
+            .map_err(|e| e.to_string())?;
+        Ok(QuicCert {
+            cert: ck.cert.der().clone(),
+            key: ck.key_pair.serialize_der(),
+        })
+    }
+}
+
+fn quic_transport() -> Arc<quinn::TransportConfig> {
+    let mut t = quinn::TransportConfig::default();
+    t.keep_alive_interval(Some(Duration::from_secs(2)));
+    Arc::new(t)
+}
+
+/// Sends on one QUIC connection: one unidirectional stream per class (opened
+/// with the class's first message, frames `[len u32 LE][data]`), written by
+/// its own task so that a blocked stream holds up only its class; classes
+/// that allow loss (latest-value classes) go as datagrams, or on their
+/// stream when a message is too large for one datagram.
+struct QuicSender {
+    conn: quinn::Connection,
+    streams: Vec<tokio::sync::mpsc::UnboundedSender<bytes::Bytes>>,
+}
+
+impl QuicSender {
+    fn new(conn: quinn::Connection, classes: usize) -> Self {
+        let streams = (0..classes)
+            .map(|_| {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<bytes::Bytes>();
+                let conn = conn.clone();
+                tokio::spawn(async move {
+                    let mut s: Option<quinn::SendStream> = None;
+                    while let Some(d) = rx.recv().await {
+                        if s.is_none() {
+                            s = conn.open_uni().await.ok();
+                        }
+                        let Some(st) = s.as_mut() else { return };
+                        let mut frame = Vec::with_capacity(d.len() + 4);
+                        frame.extend_from_slice(&(d.len() as u32).to_le_bytes());
+                        frame.extend_from_slice(&d);
+                        if st.write_all(&frame).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+                tx
+            })
+            .collect();
+        QuicSender { conn, streams }
+    }
+
+    fn send(&self, class: usize, lossy: bool, data: bytes::Bytes) {
+        if lossy
+            && self
+                .conn
+                .max_datagram_size()
+                .is_some_and(|m| data.len() <= m)
+        {
+            // Refused (connection gone): the message is lost.
+            let _ = self.conn.send_datagram(data);
+            return;
+        }
+        if let Some(tx) = self.streams.get(class) {
+            let _ = tx.send(data);
+        }
+    }
+}
+
+/// Delivers everything `conn` receives: datagrams and every unidirectional stream.
+fn quic_receive(conn: quinn::Connection, book: Arc<Book>) {
+    let (c2, b2) = (conn.clone(), book.clone());
+    tokio::spawn(async move {
+        while let Ok(d) = c2.read_datagram().await {
+            b2.delivered(&d);
+        }
+    });
+    tokio::spawn(async move {
+        while let Ok(mut s) = conn.accept_uni().await {
+            let book = book.clone();
+            tokio::spawn(async move {
+                let mut len = [0u8; 4];
+                let mut buf = Vec::new();
+                while s.read_exact(&mut len).await.is_ok() {
+                    buf.resize(u32::from_le_bytes(len) as usize, 0);
+                    if s.read_exact(&mut buf).await.is_err() {
+                        break;
+                    }
+                    book.delivered(&buf);
+                }
+            });
+        }
+    });
+}
+
+fn quic_host(
+    cert: &QuicCert,
+    client: Option<u32>,
+    plan: &Arc<Plan>,
+    book: &Arc<Book>,
+) -> Result<u64, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let s = |e: &dyn std::fmt::Display| e.to_string();
+    let server = SocketAddr::from((host_addr(0), QUIC_PORT));
+    let lossy: Vec<bool> = plan
+        .classes
+        .iter()
+        .map(|c| c.semantics == crate::workload::Semantics::Latest)
+        .collect();
+    let (plan, book) = (plan.clone(), book.clone());
+    rt.block_on(async move {
+        let mut conns: Vec<Option<QuicSender>> = Vec::new();
+        let ep;
+        let ids = match client {
+            None => {
+                let key = rustls::pki_types::PrivatePkcs8KeyDer::from(cert.key.clone());
+                let mut cfg =
+                    quinn::ServerConfig::with_single_cert(vec![cert.cert.clone()], key.into())
+                        .map_err(|e| s(&e))?;
+                cfg.transport_config(quic_transport());
+                ep = quinn::Endpoint::server(cfg, server).map_err(|e| s(&e))?;
+                conns.resize_with(plan.clients as usize, || None);
+                for _ in 0..plan.clients {
+                    let inc = ep.accept().await.ok_or("endpoint closed")?;
+                    let c = inc.await.map_err(|e| s(&e))?;
+                    let std::net::IpAddr::V4(ip) = c.remote_address().ip() else {
+                        return Err("IPv6 peer".into());
+                    };
+                    let o = ip.octets();
+                    let host = usize::from(o[2]) * 250 + usize::from(o[3]) - 1;
+                    quic_receive(c.clone(), book.clone());
+                    if let Some(slot) = conns.get_mut(host.wrapping_sub(1)) {
+                        *slot = Some(QuicSender::new(c, plan.classes.len()));
+                    }
+                }
+                plan.ids(Direction::Down, None)
+            }
+            Some(c) => {
+                let mut roots = rustls::RootCertStore::empty();
+                roots.add(cert.cert.clone()).map_err(|e| s(&e))?;
+                let mut cfg = quinn::ClientConfig::with_root_certificates(Arc::new(roots))
+                    .map_err(|e| s(&e))?;
+                cfg.transport_config(quic_transport());
+                ep = quinn::Endpoint::client(SocketAddr::from((host_addr(c as usize + 1), 0)))
+                    .map_err(|e| s(&e))?;
+                let conn = ep
+                    .connect_with(cfg, server, "localhost")
+                    .map_err(|e| s(&e))?
+                    .await
+                    .map_err(|e| s(&e))?;
+                quic_receive(conn.clone(), book.clone());
+                conns.push(Some(QuicSender::new(conn, plan.classes.len())));
+                plan.ids(Direction::Up, Some(c))
+            }
+        };
+        let mut sent = 0;
+        for id in ids {
+            let ev = plan.events[id];
+            tokio::time::sleep_until(tokio::time::Instant::from_std(book.t0 + ev.at)).await;
+            let slot = if client.is_some() {
+                0
+            } else {
+                ev.client as usize
+            };
+            let Some(Some(c)) = conns.get(slot) else {
+                continue;
+            };
+            let class = usize::from(ev.msg.class);
+            book.sent(id);
+            c.send(
+                class,
+                lossy.get(class).copied().unwrap_or(false),
+                bytes::Bytes::from(payload(id, ev.msg.size)),
+            );
+            sent += u64::from(ev.msg.size);
+        }
+        tokio::time::sleep_until(tokio::time::Instant::from_std(book.t0 + plan.end)).await;
+        ep.close(0u32.into(), b"done");
+        Ok(sent)
     })
 }

@@ -35,14 +35,19 @@ pub struct EmuRun {
 
 /// The real peers for a scenario: kernel TCP (plain and thin) when it lists
 /// `tcp-model`, thinwire in each of its thinwire configurations, and KCP in
-/// its default and fast modes always.
+/// its default and fast modes and QUIC (`quic-streams`) always.
 pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
     let mut v = vec![
         RealPeer::Tcp { thin: false },
         RealPeer::Tcp { thin: true },
         RealPeer::Kcp { fast: false },
         RealPeer::Kcp { fast: true },
+        RealPeer::QuicStreams,
     ];
+    if thinwire_enet::available() {
+        v.push(RealPeer::Enet { unsequenced: false });
+        v.push(RealPeer::Enet { unsequenced: true });
+    }
     for p in &scenario.protocols {
         if let ProtocolSpec::Thinwire(t) = p {
             let peer = RealPeer::Thinwire(*t);
@@ -59,7 +64,11 @@ pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
 /// scenario's access links, driven by the scenario's workloads.
 ///
 /// Wire bytes are IP packet bytes offered to the emulated links (headers
-/// included). Not supported: bottlenecks with cross traffic and server
+/// included). Payload bytes sent (hence redundancy): thinwire's own counter
+/// (`ConnectionStats::payload_bytes_sent`, retransmissions and parity
+/// included, summed over connections); for TCP, KCP and QUIC the bytes the
+/// application wrote, so their redundancy reads 0 (their retransmissions are
+/// not counted; the wire bytes show them). Not supported: bottlenecks with cross traffic and server
 /// fan-out (they return [`EmuError::Unsupported`]).
 pub fn run_emulated(
     scenario: &Scenario,
@@ -136,7 +145,7 @@ pub fn run_emulated(
             ));
             let result = run_peer(peer, &net, &plan, &book);
             let stats = net.shutdown();
-            result?;
+            let payload_bytes_sent = result?;
             rec.set_protocol_info(ProtocolInfo {
                 name: name.clone(),
                 model: false,
@@ -151,7 +160,7 @@ pub fn run_emulated(
                 WireCounters {
                     bytes,
                     packets,
-                    payload_bytes_sent: 0,
+                    payload_bytes_sent,
                 },
             );
         }

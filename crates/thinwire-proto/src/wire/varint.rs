@@ -10,9 +10,9 @@ use super::{DecodeError, Reader};
 /// The largest encodable value, 2^62 - 1.
 pub const MAX: u64 = (1 << 62) - 1;
 
-/// Number of bytes [`write`] uses for `v` (1, 2, 4 or 8).
+/// Number of bytes [`write()`] uses for `v` (1, 2, 4 or 8).
 ///
-/// Values above [`MAX`] are reported as 8 bytes (what [`write`] emits after
+/// Values above [`MAX`] are reported as 8 bytes (what [`write()`] emits after
 /// clamping them).
 pub fn encoded_len(v: u64) -> usize {
     if v < 1 << 6 {
