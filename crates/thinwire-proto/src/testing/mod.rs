@@ -16,6 +16,9 @@ use crate::{
     ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig, TransportConfig,
 };
 
+/// The payload [`Pair::warm_up`] sends.
+pub const WARM_UP: &[u8] = b"warm-up";
+
 /// What a [`Filter`] decides for one datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -361,6 +364,19 @@ impl Pair {
             }
         }
         true
+    }
+
+    /// Settles the RTT estimate: `count` small messages (the 7 bytes `warm-up`, channel 0) from
+    /// the client on `conn`, `gap` apart; then forgets the server's events.
+    pub fn warm_up(&mut self, conn: ConnectionHandle, count: usize, gap: Duration) {
+        for _ in 0..count {
+            self.client
+                .endpoint
+                .send(self.time, conn, 0, bytes::Bytes::from_static(WARM_UP))
+                .expect("warm-up send on channel 0");
+            self.run_for(gap);
+        }
+        self.server.events.clear();
     }
 
     /// Replaces the server endpoint with a fresh one (a restart: all its state is gone).

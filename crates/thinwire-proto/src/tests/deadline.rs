@@ -24,15 +24,7 @@ fn pair(one_way_ms: u64, loss: f64, seed: u64) -> (Pair, crate::ConnectionHandle
         .with_bernoulli_loss(loss);
     let mut p = Pair::builder(seed).link(l).build();
     let (c, _) = p.connect(&[ChannelKind::Unreliable]).expect("connects");
-    // settle the RTT estimate
-    for _ in 0..5 {
-        p.client
-            .endpoint
-            .send(p.time, c, 0, Bytes::from_static(b"warm-up"))
-            .unwrap();
-        p.run_for(Duration::from_millis(300));
-    }
-    p.server.events.clear();
+    p.warm_up(c, 5, Duration::from_millis(300));
     (p, c)
 }
 
@@ -268,13 +260,7 @@ proptest! {
 fn deadline_run(parity: ParityMode, link: LinkConfig, n: usize, seed: u64) -> (f64, f64, f64) {
     let mut p = Pair::builder(seed).link(link).build();
     let (c, _) = p.connect(&[ChannelKind::Unreliable]).expect("connects");
-    for _ in 0..20 {
-        p.client
-            .endpoint
-            .send(p.time, c, 0, Bytes::from_static(b"warm-up"))
-            .unwrap();
-        p.run_for(Duration::from_millis(300));
-    }
+    p.warm_up(c, 20, Duration::from_millis(300));
     let deadline = Duration::from_millis(500);
     let mut latencies = Vec::new();
     let mut missed = 0;
@@ -304,7 +290,7 @@ fn deadline_run(parity: ParityMode, link: LinkConfig, n: usize, seed: u64) -> (f
     }
     let st = p.client.endpoint.connection_stats(c).unwrap();
     let unique = (n * 2048) as f64;
-    let sent = (st.payload_bytes_sent() - 20 * 7) as f64;
+    let sent = (st.payload_bytes_sent() - 20 * crate::testing::WARM_UP.len() as u64) as f64;
     latencies.sort_by(f64::total_cmp);
     let p999 = latencies[(latencies.len() * 999 / 1000).min(latencies.len() - 1)];
     (missed as f64 / n as f64, sent / unique - 1.0, p999)

@@ -29,14 +29,7 @@ fn retransmission_times(transport: TransportConfig, count: usize) -> Vec<Instant
     let (c, _) = p
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
-    // settle the RTT estimate with a few clean exchanges
-    for _ in 0..10 {
-        p.client
-            .endpoint
-            .send(p.time, c, 0, Bytes::from_static(b"warm-up message......"))
-            .unwrap();
-        p.run_for(Duration::from_millis(150));
-    }
+    p.warm_up(c, 10, Duration::from_millis(150));
     p.client.log_sent = true;
     p.client.sent_log.clear();
     p.client.filter = Some(Box::new(|_, _, d| {
@@ -101,13 +94,7 @@ fn one_loss_then_indication(transport: TransportConfig) -> (Pair, Instant, Insta
     let (c, _) = p
         .connect(&[ChannelKind::ReliableUnordered])
         .expect("connects");
-    for _ in 0..10 {
-        p.client
-            .endpoint
-            .send(p.time, c, 0, Bytes::from_static(b"warm-up message......"))
-            .unwrap();
-        p.run_for(Duration::from_millis(150));
-    }
+    p.warm_up(c, 10, Duration::from_millis(150));
     let mut dropped = false;
     p.client.filter = Some(Box::new(move |_, _, d| {
         if !dropped && contains(d, MARK_A) {
