@@ -66,7 +66,7 @@ async fn restarted_server_is_reported_as_peer_reset() {
         ),
         "expected PeerReset, got {err:?}"
     );
-    // keepalive is 1 s: the next packet of the client draws the Reset
+    // keepalive is 2 s: the next packet of the client draws the Reset
     assert!(took < Duration::from_secs(3), "took {took:?}");
     assert!(matches!(
         conn.send(0, &b"after"[..]),
