@@ -66,8 +66,8 @@ async fn restarted_server_is_reported_as_peer_reset() {
         ),
         "expected PeerReset, got {err:?}"
     );
-    // keepalive is 2 s: the next packet of the client draws the Reset
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    // keepalive is 2 s: the next packet of the client draws the Reset (within ~2 s + RTT)
+    assert!(took < Duration::from_secs(4), "took {took:?}");
     assert!(matches!(
         conn.send(0, &b"after"[..]),
         Err(thinwire::SendError::Closed(_))
