@@ -160,7 +160,7 @@ impl Connection {
             delivered_scratch: Vec::new(),
             config,
         };
-        conn.update_timers(now);
+        conn.update_timers();
         conn
     }
 
@@ -193,7 +193,7 @@ impl Connection {
             config,
         );
         c.handshake_due = true;
-        c.update_timers(now);
+        c.update_timers();
         c
     }
 
@@ -238,7 +238,7 @@ impl Connection {
             remote,
             incoming: true,
         });
-        c.update_timers(now);
+        c.update_timers();
         c
     }
 
@@ -373,7 +373,7 @@ impl Connection {
                 frag: frag as u32,
             });
         }
-        self.update_timers(now);
+        self.update_timers();
         Ok(())
     }
 
@@ -409,7 +409,7 @@ impl Connection {
         }
         let ctx = self.stage_context();
         let id = self.deadline_tx.push(now, channel, &data, opts, shard, ctx);
-        self.update_timers(now);
+        self.update_timers();
         Ok(id)
     }
 
@@ -442,7 +442,7 @@ impl Connection {
             }
             _ => {}
         }
-        self.update_timers(now);
+        self.update_timers();
     }
 
     fn has_reliable_data(&self) -> bool {
@@ -518,7 +518,7 @@ impl Connection {
         self.state = State::AwaitingAccept { cookie };
         self.handshake_due = true;
         self.handshake.retransmitted = false;
-        self.update_timers(now);
+        self.update_timers();
         true
     }
 
@@ -548,7 +548,7 @@ impl Connection {
             remote: self.remote,
             incoming: false,
         });
-        self.update_timers(now);
+        self.update_timers();
         true
     }
 
@@ -589,7 +589,7 @@ impl Connection {
         if self.rx.contains(pn) {
             self.stats.duplicate_packets += 1;
             self.rx.immediate = true; // our ACK may have been lost
-            self.update_timers(now);
+            self.update_timers();
             return;
         }
         // Parse and validate the whole packet before acting on any of it.
@@ -657,7 +657,7 @@ impl Connection {
                         },
                     });
                     self.enter_draining(now, None, code, reason);
-                    self.update_timers(now);
+                    self.update_timers();
                     return;
                 }
                 Frame::Message(m) => completed |= self.on_message_frame(m),
@@ -676,7 +676,7 @@ impl Connection {
             }
         }
         self.maybe_finish_close(now);
-        self.update_timers(now);
+        self.update_timers();
     }
 
     /// Whether every message frame is one an honest peer could send: a reliable channel's
@@ -908,7 +908,7 @@ impl Connection {
                 break;
             }
         }
-        self.update_timers(now);
+        self.update_timers();
     }
 
     fn rto_deadline(&self) -> Option<Instant> {
@@ -935,7 +935,7 @@ impl Connection {
         }
     }
 
-    fn update_timers(&mut self, now: Instant) {
+    fn update_timers(&mut self) {
         let cfg = &self.config;
         let mut t = TimerTable::default();
         match &self.state {
@@ -980,7 +980,6 @@ impl Connection {
             State::Draining { until, .. } => t.set(Timer::Drain, Some(*until)),
             State::Closed => {}
         }
-        let _ = now;
         self.timers = t;
     }
 

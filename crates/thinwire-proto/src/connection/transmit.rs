@@ -48,7 +48,7 @@ impl Connection {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;
         self.last_tx = now;
-        self.update_timers(now);
+        self.update_timers();
         Some(self.remote)
     }
 
@@ -117,14 +117,13 @@ impl Connection {
     }
 
     fn write_close(&mut self, now: Instant, code: u64, reason: &[u8], buf: &mut Vec<u8>) -> bool {
-        let Some(pn) = self.write_header(buf) else {
+        if self.write_header(buf).is_none() {
             return false;
-        };
+        }
         self.next_pn += 1;
         wire::encode_close(code, reason, buf);
         self.close_due = false;
         self.last_close_sent = Some(now);
-        let _ = pn;
         true
     }
 
