@@ -273,8 +273,10 @@ impl Connection {
             }
             self.unacked_order.pop_front();
         }
-        let candidates: Vec<ChunkRef> = self.unacked_order.iter().copied().collect();
-        for c in candidates {
+        // by index: placing a chunk needs `&mut self`, and copying the queue for every packet
+        // would allocate on the hot path
+        for i in 0..self.unacked_order.len() {
+            let c = self.unacked_order[i];
             if buf.len() >= limit {
                 break;
             }
