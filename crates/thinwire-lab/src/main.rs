@@ -67,17 +67,35 @@ enum LabCommand {
         /// Simulations run in parallel (default: one per core).
         #[arg(long, default_value_t = 0)]
         jobs: usize,
-        /// Run real stacks (kernel TCP, KCP, thinwire over UDP) through the real-kernel
-        /// emulator (network namespaces + TUN relay; needs root) instead of the simulator.
+        /// Run real stacks (kernel TCP, KCP, QUIC, ENet, thinwire over UDP)
+        /// through the real-kernel emulator (network namespaces + TUN relay;
+        /// needs root) instead of the simulator; see docs/EMULATOR.md.
         #[arg(long)]
         emulate: bool,
-        /// With --emulate: also run the simulator on the scenario and write a
-        /// side-by-side comparison (DIR/compare.txt, DIR/compare.json).
+        /// With --emulate: also run the simulator on the scenario and put the
+        /// two engines side by side (a report section, DIR/compare.txt and
+        /// DIR/compare.json).
         #[arg(long, requires = "emulate")]
         compare_sim: bool,
+        /// With --emulate: run the real peers one after another instead of
+        /// side by side (each peer always has its own emulated network).
+        #[arg(long, requires = "emulate")]
+        serial_peers: bool,
+        /// With --emulate: run only these real peers (comma-separated names
+        /// as in results.json, e.g. `tcp-nodelay,kcp-fast,thinwire`).
+        #[arg(long, requires = "emulate", value_delimiter = ',')]
+        peers: Vec<String>,
     },
     /// List the built-in scenarios and the scenario files in ./scenarios.
     List,
+}
+
+/// The `--emulate` options.
+#[derive(Debug, Clone)]
+struct EmuFlags {
+    compare_sim: bool,
+    serial_peers: bool,
+    peers: Vec<String>,
 }
 
 struct Bar(ProgressBar);
@@ -95,35 +113,46 @@ fn run_emulated(
     out: &std::path::Path,
     seed: Option<u64>,
     duration: Option<Duration>,
-    compare_sim: bool,
+    flags: EmuFlags,
 ) -> Result<(), String> {
+    let peers = if flags.peers.is_empty() {
+        None
+    } else {
+        let all = thinwire_lab::emu::default_peers(scn);
+        let mut chosen = Vec::new();
+        for name in &flags.peers {
+            match all.iter().find(|p| p.name() == *name) {
+                Some(p) => chosen.push(p.clone()),
+                None => {
+                    let names: Vec<String> = all.iter().map(|p| p.name()).collect();
+                    return Err(format!(
+                        "no real peer {name:?} for scenario {}; it has: {}",
+                        scn.name,
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
+        Some(chosen)
+    };
     let opts = thinwire_lab::emu::EmuOptions {
-        peers: None,
+        peers,
         seed,
         duration,
+        serial: flags.serial_peers,
     };
+    let compare_sim = flags.compare_sim;
     eprintln!("emulating {} (real stacks, real time)...", scn.name);
-    let (results, samples) =
-        thinwire_lab::emu::run_emulated(scn, &opts).map_err(|e| e.to_string())?;
+    let run = thinwire_lab::emu::run_emulated(scn, &opts).map_err(|e| e.to_string())?;
+    let (results, samples) = (run.results, run.samples);
     let mut params = scn.params();
     params.push(("engine".to_owned(), "real-kernel emulator".to_owned()));
-    let lab = thinwire_lab::runner::LabRun {
-        results,
-        samples,
-        params,
-        notes: Vec::new(),
-    };
-    write_outputs(&lab, out).map_err(|e| e.to_string())?;
-    println!(
-        "scenario {} ({}), emulated, seed {}",
-        scn.name, scn.source, lab.results.seed
-    );
-    println!();
-    print!("{}", lab.results.terminal_table());
-    println!();
-    println!("wrote {}", out.join("results.json").display());
-    println!("wrote {}", out.join("report.html").display());
-    if compare_sim {
+    for c in &run.counters {
+        if let Some(text) = c.summary() {
+            params.push((format!("measured: {}", c.peer), text));
+        }
+    }
+    let simulated = if compare_sim {
         eprintln!("simulating {} for the comparison...", scn.name);
         let sim = thinwire_lab::runner::run_scenario(
             scn,
@@ -135,6 +164,28 @@ fn run_emulated(
             &thinwire_lab::runner::NoProgress,
         )
         .map_err(|e| e.to_string())?;
+        Some(Box::new(sim))
+    } else {
+        None
+    };
+    let lab = thinwire_lab::runner::LabRun {
+        results,
+        samples,
+        params,
+        notes: Vec::new(),
+        simulated,
+    };
+    write_outputs(&lab, out).map_err(|e| e.to_string())?;
+    println!(
+        "scenario {} ({}), emulated, seed {}",
+        scn.name, scn.source, lab.results.seed
+    );
+    println!();
+    print!("{}", lab.results.terminal_table());
+    println!();
+    println!("wrote {}", out.join("results.json").display());
+    println!("wrote {}", out.join("report.html").display());
+    if let Some(sim) = &lab.simulated {
         let cmp = thinwire_lab::emu::compare(&sim.results, &lab.results);
         let text = cmp.to_text();
         std::fs::write(out.join("compare.txt"), &text).map_err(|e| e.to_string())?;
@@ -145,6 +196,7 @@ fn run_emulated(
         println!();
         println!("wrote {}", out.join("compare.txt").display());
         println!("wrote {}", out.join("compare.json").display());
+        println!("(the report's section \"Simulator and emulator side by side\" shows the same)");
     }
     Ok(())
 }
@@ -156,7 +208,7 @@ fn run(
     duration: Option<f64>,
     jobs: usize,
     emulate: bool,
-    compare_sim: bool,
+    flags: EmuFlags,
 ) -> Result<(), String> {
     let name = scenario.unwrap_or_else(|| "default".to_owned());
     let scn = Scenario::load(&name).map_err(|e| e.to_string())?;
@@ -170,7 +222,7 @@ fn run(
         }
     };
     if emulate {
-        return run_emulated(&scn, &out, seed, duration, compare_sim);
+        return run_emulated(&scn, &out, seed, duration, flags);
     }
     let bar = ProgressBar::with_draw_target(
         Some(1000),
@@ -271,7 +323,21 @@ fn main() -> ExitCode {
                 jobs,
                 emulate,
                 compare_sim,
-            } => run(scenario, out, seed, duration, jobs, emulate, compare_sim),
+                serial_peers,
+                peers,
+            } => run(
+                scenario,
+                out,
+                seed,
+                duration,
+                jobs,
+                emulate,
+                EmuFlags {
+                    compare_sim,
+                    serial_peers,
+                    peers,
+                },
+            ),
             LabCommand::List => {
                 list();
                 Ok(())

@@ -88,6 +88,9 @@ pub struct LabRun {
     pub params: Vec<(String, String)>,
     /// Per-simulation notes.
     pub notes: Vec<RunNote>,
+    /// For an emulated run: the simulator's run of the same scenario, shown
+    /// side by side in the report (`--emulate --compare-sim`).
+    pub simulated: Option<Box<LabRun>>,
 }
 
 fn simulate(
@@ -240,6 +243,7 @@ pub fn run_scenario(
         samples,
         params,
         notes,
+        simulated: None,
     })
 }
 
@@ -267,7 +271,19 @@ pub fn write_outputs(run: &LabRun, dir: &Path) -> Result<(), LabError> {
     let json = dir.join("results.json");
     std::fs::write(&json, run.results.to_json_pretty()).map_err(|e| LabError::io(&json, e))?;
     let html = dir.join("report.html");
-    crate::report::write_report(&html, &run.results, &run.samples, &run.params)
-        .map_err(|e| LabError::io(&html, e))?;
+    match &run.simulated {
+        None => crate::report::write_report(&html, &run.results, &run.samples, &run.params),
+        Some(sim) => std::fs::write(
+            &html,
+            crate::report::render_report_side_by_side(
+                &run.results,
+                &run.samples,
+                &run.params,
+                &sim.results,
+                &sim.samples,
+            ),
+        ),
+    }
+    .map_err(|e| LabError::io(&html, e))?;
     Ok(())
 }

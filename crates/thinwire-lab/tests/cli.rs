@@ -314,3 +314,28 @@ fn policy_bad_arguments_fail_clearly() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("most reliable"), "{}", stderr(&o));
 }
+
+#[test]
+fn unknown_emulator_peer_names_the_available_ones() {
+    // Refused before any namespace is created, so this runs without root too.
+    let o = thinwire(&[
+        "lab",
+        "run",
+        "default",
+        "--emulate",
+        "--peers",
+        "tcp-nodelay,quic-fast",
+        "--out",
+        tmpdir("peers").to_str().expect("utf-8"),
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("\"quic-fast\""), "{err}");
+    for known in ["tcp-nodelay", "kcp-fast", "quic-streams", "thinwire"] {
+        assert!(err.contains(known), "{known} not listed: {err}");
+    }
+    // --peers without --emulate is a usage error.
+    let o = thinwire(&["lab", "run", "default", "--peers", "kcp"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--emulate"), "{}", stderr(&o));
+}

@@ -17,7 +17,7 @@ fn all_peers_on_short_ao_run() {
     let mut scn = Scenario::load(path).expect("scenario");
     scn.clients = 2;
     scn.drain = Duration::from_secs(3);
-    let (results, _samples) = run_emulated(
+    let run = run_emulated(
         &scn,
         &EmuOptions {
             duration: Some(Duration::from_secs(3)),
@@ -25,6 +25,7 @@ fn all_peers_on_short_ao_run() {
         },
     )
     .expect("emulated run");
+    let results = &run.results;
     let json = results.to_json_pretty();
     println!("{json}");
     assert_eq!(results.engine.as_str(), "emu");
@@ -57,6 +58,39 @@ fn all_peers_on_short_ao_run() {
             "{name}: p50 {p50} below the 100 ms one-way delay"
         );
     }
+    // The stacks' own counters come back, one entry per peer, from the
+    // peer's own namespaces: kernel TCP sent segments, thinwire sent packets.
+    let counter = |peer: &str, name: &str| {
+        run.counters
+            .iter()
+            .find(|c| c.peer == peer)
+            .and_then(|c| c.counters.iter().find(|(k, _)| k == name))
+            .map(|(_, v)| *v)
+    };
+    assert_eq!(run.counters.len(), results.protocol_runs().count());
+    for tcp in ["tcp-nodelay", "tcp-thin-linear"] {
+        let out = counter(tcp, "OutSegs").expect("OutSegs");
+        let wire = results.run(tcp, None).unwrap().wire.packets;
+        // Every segment the hosts sent crossed the emulated links.
+        assert!(
+            out > 0 && out <= wire,
+            "{tcp}: {out} segments, {wire} packets"
+        );
+        assert!(counter(tcp, "RetransSegs").is_some());
+        // CUBIC on every socket, both ends of each client's connection.
+        assert_eq!(
+            counter(tcp, "sockets_cubic"),
+            Some(2 * u64::from(scn.clients))
+        );
+    }
+    let tw = counter("thinwire", "packets_sent").expect("thinwire packets_sent");
+    assert!(tw > 0);
+    assert!(counter("quic-streams", "lost_packets").is_some());
+    assert!(run
+        .counters
+        .iter()
+        .find(|c| c.peer == "kcp")
+        .is_some_and(|c| c.summary().is_none()));
     let list = std::process::Command::new("ip")
         .args(["netns", "list"])
         .output()
@@ -71,7 +105,7 @@ fn all_peers_on_short_ao_run() {
 /// The full `emu-ao` scenario with every real peer, printed as a table:
 /// `EMU_AO_SECS=60 cargo test --release -p thinwire-lab --test emu_peers -- --ignored --nocapture`
 #[test]
-#[ignore = "long run (about 80 s per peer); needs root"]
+#[ignore = "long run (about 80 s, all peers side by side); needs root"]
 fn emu_ao_table() {
     if let Err(e) = check_capabilities() {
         println!("skipped: {e}");
@@ -83,14 +117,15 @@ fn emu_ao_table() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let (results, _) = run_emulated(
+    let results = run_emulated(
         &scn,
         &EmuOptions {
             duration: Some(Duration::from_secs(secs)),
             ..EmuOptions::default()
         },
     )
-    .expect("emulated run");
+    .expect("emulated run")
+    .results;
     println!(
         "| peer | sent | delivered | p50 ms | p99 ms | p99.9 ms | max ms | wire bytes | packets |"
     );

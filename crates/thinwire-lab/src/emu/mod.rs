@@ -51,7 +51,7 @@ mod run;
 pub use compare::{compare, CompareRow, Comparison, DISAGREE_AT_P99};
 pub use net::{check_capabilities, host_addr, spawn_in_netns, EmuNet, NetSpec, RelayStats};
 pub use peers::RealPeer;
-pub use run::{default_peers, run_emulated, EmuOptions, EmuRun};
+pub use run::{default_peers, run_emulated, EmuOptions, EmuRun, PeerCounters};
 
 /// Errors of the emulator.
 #[derive(Debug, thiserror::Error)]

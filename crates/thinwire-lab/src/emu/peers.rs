@@ -19,7 +19,8 @@ use crate::workload::{AppEvent, ClassSpec, Direction};
 /// A real transport stack run by the emulator.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RealPeer {
-    /// Kernel TCP with `TCP_NODELAY`; with `thin`, also `TCP_THIN_LINEAR_TIMEOUTS`.
+    /// Kernel TCP with `TCP_NODELAY` and CUBIC congestion control (where the
+    /// kernel has it); with `thin`, also `TCP_THIN_LINEAR_TIMEOUTS`.
     Tcp {
         /// Set `TCP_THIN_LINEAR_TIMEOUTS`.
         thin: bool,
@@ -59,6 +60,68 @@ impl RealPeer {
             RealPeer::Enet { unsequenced: true } => "enet-unsequenced".into(),
         }
     }
+}
+
+/// What one host of a peer's run reports: the payload bytes it sent (see
+/// [`run_peer`]) and the stack's own counters, by name.
+#[derive(Debug, Default)]
+pub(crate) struct HostReport {
+    pub(crate) payload_bytes_sent: u64,
+    pub(crate) counters: Vec<(&'static str, u64)>,
+}
+
+impl HostReport {
+    fn sent(payload_bytes_sent: u64) -> Self {
+        HostReport {
+            payload_bytes_sent,
+            counters: Vec::new(),
+        }
+    }
+}
+
+/// Adds `more` into `into`, name by name, keeping first-seen order.
+fn merge_counters(into: &mut Vec<(&'static str, u64)>, more: &[(&'static str, u64)]) {
+    for &(k, v) in more {
+        match into.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, x)) => *x += v,
+            None => into.push((k, v)),
+        }
+    }
+}
+
+/// Kernel TCP counters of the calling thread's network namespace
+/// (`/proc/thread-self/net/snmp` and `netstat`): segments sent and
+/// retransmitted, tail loss probes, retransmission timeouts, fast
+/// retransmits and spurious timeouts. Each emulated host has its own
+/// namespace, so these are that host's alone.
+fn kernel_tcp_counters() -> Vec<(&'static str, u64)> {
+    const WANTED: [(&str, &str, &str); 6] = [
+        ("snmp", "Tcp", "OutSegs"),
+        ("snmp", "Tcp", "RetransSegs"),
+        ("netstat", "TcpExt", "TCPLossProbes"),
+        ("netstat", "TcpExt", "TCPTimeouts"),
+        ("netstat", "TcpExt", "TCPFastRetrans"),
+        ("netstat", "TcpExt", "TCPSpuriousRTOs"),
+    ];
+    let mut out = Vec::new();
+    for (file, table, name) in WANTED {
+        let text =
+            std::fs::read_to_string(format!("/proc/thread-self/net/{file}")).unwrap_or_default();
+        if let Some(v) = proc_net_value(&text, table, name) {
+            out.push((name, v));
+        }
+    }
+    out
+}
+
+/// One value of a `/proc/net/snmp`-style file: a header line `Table: names...`
+/// followed by a line `Table: values...`.
+fn proc_net_value(text: &str, table: &str, name: &str) -> Option<u64> {
+    let prefix = format!("{table}:");
+    let mut lines = text.lines().filter(|l| l.starts_with(&prefix));
+    let (head, vals) = (lines.next()?, lines.next()?);
+    let i = head.split_whitespace().position(|n| n == name)?;
+    vals.split_whitespace().nth(i)?.parse().ok()
 }
 
 /// Send and delivery stamps of every message of a run (µs since `t0`, 0 = not yet).
@@ -149,7 +212,7 @@ pub(crate) fn run_peer(
     net: &EmuNet,
     plan: &Arc<Plan>,
     book: &Arc<Book>,
-) -> Result<u64, EmuError> {
+) -> Result<HostReport, EmuError> {
     let cert = Arc::new(match peer {
         RealPeer::QuicStreams => Some(QuicCert::generate().map_err(|e| perr(&peer.name(), e))?),
         _ => None,
@@ -161,7 +224,9 @@ pub(crate) fn run_peer(
             let client = (host > 0).then(|| host as u32 - 1);
             match &peer2 {
                 RealPeer::Tcp { thin } => tcp_host(*thin, client, &plan, &book),
-                RealPeer::Kcp { fast } => kcp_host(*fast, client, &plan, &book),
+                RealPeer::Kcp { fast } => {
+                    kcp_host(*fast, client, &plan, &book).map(HostReport::sent)
+                }
                 RealPeer::Thinwire(t) => thinwire_host(*t, client, &plan, &book),
                 RealPeer::QuicStreams => match cert.as_ref() {
                     Some(cert) => quic_host(cert, client, &plan, &book),
@@ -169,26 +234,30 @@ pub(crate) fn run_peer(
                 },
                 RealPeer::Enet { unsequenced } => {
                     super::enet_peer::enet_host(*unsequenced, client, &plan, &book)
+                        .map(HostReport::sent)
                 }
             }
             .map_err(|e| perr(&peer2.name(), e))
         })?);
     }
     let mut first_err = None;
-    let mut sent = 0;
+    let mut total = HostReport::default();
     for h in handles {
         let r = h
             .join()
             .map_err(|_| perr(&peer.name(), "thread panicked"))
             .and_then(|r| r);
         match r {
-            Ok(n) => sent += n,
+            Ok(h) => {
+                total.payload_bytes_sent += h.payload_bytes_sent;
+                merge_counters(&mut total.counters, &h.counters);
+            }
             Err(e) => {
                 first_err.get_or_insert(e);
             }
         }
     }
-    first_err.map_or(Ok(sent), Err)
+    first_err.map_or(Ok(total), Err)
 }
 
 // ---------------------------------------------------------------- TCP
@@ -197,6 +266,12 @@ const TCP_PORT: u16 = 7100;
 
 fn tcp_setup(s: &TcpStream, thin: bool) -> std::io::Result<()> {
     s.set_nodelay(true)?;
+    // CUBIC, Linux's built-in default, whatever the host's sysctl says: a
+    // namespace inherits the host's choice, and with BBR (this machine's)
+    // pacing spreads the two segments of a 2 KB message over tens of
+    // milliseconds on a thin stream. Where the kernel lacks CUBIC the
+    // namespace's default stays.
+    let _ = socket2::SockRef::from(s).set_tcp_congestion(b"cubic");
     if thin {
         // TCP_THIN_LINEAR_TIMEOUTS (option 16 on Linux).
         socket2::SockRef::from(s).set_thin_linear_timeouts(true)?;
@@ -225,7 +300,12 @@ fn tcp_write(s: &mut TcpStream, data: &[u8]) -> std::io::Result<()> {
     s.write_all(&frame)
 }
 
-fn tcp_host(thin: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> Result<u64, String> {
+fn tcp_host(
+    thin: bool,
+    client: Option<u32>,
+    plan: &Plan,
+    book: &Arc<Book>,
+) -> Result<HostReport, String> {
     let server = SocketAddr::from((host_addr(0), TCP_PORT));
     let e = |e: std::io::Error| e.to_string();
     let mut streams: Vec<Option<TcpStream>> = Vec::new();
@@ -282,13 +362,27 @@ fn tcp_host(thin: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> R
         }
     }
     sleep_until(book.t0 + plan.end);
+    let mut counters = kernel_tcp_counters();
+    let cubic = streams
+        .iter()
+        .flatten()
+        .filter(|s| {
+            socket2::SockRef::from(*s)
+                .tcp_congestion()
+                .is_ok_and(|ca| ca.starts_with(b"cubic"))
+        })
+        .count();
+    counters.push(("sockets_cubic", cubic as u64));
     for s in streams.iter().flatten() {
         let _ = s.shutdown(std::net::Shutdown::Both);
     }
     for r in readers {
         let _ = r.join();
     }
-    Ok(sent)
+    Ok(HostReport {
+        payload_bytes_sent: sent,
+        counters,
+    })
 }
 
 // ---------------------------------------------------------------- KCP
@@ -431,7 +525,7 @@ fn thinwire_host(
     client: Option<u32>,
     plan: &Arc<Plan>,
     book: &Arc<Book>,
-) -> Result<u64, String> {
+) -> Result<HostReport, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -532,14 +626,28 @@ fn thinwire_host(
             };
         }
         tokio::time::sleep_until(tokio::time::Instant::from_std(book.t0 + plan.end)).await;
-        let sent: u64 = conns
-            .iter()
-            .flatten()
-            .filter_map(|c| c.stats())
-            .map(|s| s.payload_bytes_sent())
-            .sum();
+        let mut report = HostReport::default();
+        for st in conns.iter().flatten().filter_map(|c| c.stats()) {
+            report.payload_bytes_sent += st.payload_bytes_sent();
+            merge_counters(
+                &mut report.counters,
+                &[
+                    ("packets_sent", st.packets_sent),
+                    ("packets_lost", st.packets_lost),
+                    ("thin_fast_losses", st.thin_fast_losses),
+                    ("rto_expirations", st.rto_expirations),
+                    ("spurious_losses", st.spurious_losses),
+                    (
+                        "payload_bytes_retransmitted",
+                        st.payload_bytes_retransmitted,
+                    ),
+                    ("payload_bytes_bundled", st.payload_bytes_bundled),
+                    ("payload_bytes_parity", st.payload_bytes_parity),
+                ],
+            );
+        }
         ep.close(0, b"done");
-        Ok(sent)
+        Ok(report)
     })
 }
 
@@ -657,7 +765,7 @@ fn quic_host(
     client: Option<u32>,
     plan: &Arc<Plan>,
     book: &Arc<Book>,
-) -> Result<u64, String> {
+) -> Result<HostReport, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -737,7 +845,54 @@ fn quic_host(
             sent += u64::from(ev.msg.size);
         }
         tokio::time::sleep_until(tokio::time::Instant::from_std(book.t0 + plan.end)).await;
+        let mut report = HostReport::sent(sent);
+        for c in conns.iter().flatten() {
+            let st = c.conn.stats();
+            merge_counters(
+                &mut report.counters,
+                &[
+                    ("udp_datagrams_sent", st.udp_tx.datagrams),
+                    ("lost_packets", st.path.lost_packets),
+                    ("lost_bytes", st.path.lost_bytes),
+                ],
+            );
+        }
         ep.close(0u32.into(), b"done");
-        Ok(sent)
+        Ok(report)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SNMP: &str = "\
+Ip: Forwarding DefaultTTL InReceives
+Ip: 1 64 1234
+Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens OutSegs RetransSegs
+Tcp: 1 200 120000 -1 3 4417 87
+Udp: InDatagrams NoPorts
+Udp: 10 0
+";
+
+    #[test]
+    fn reads_proc_net_tables_by_column_name() {
+        assert_eq!(proc_net_value(SNMP, "Tcp", "OutSegs"), Some(4417));
+        assert_eq!(proc_net_value(SNMP, "Tcp", "RetransSegs"), Some(87));
+        assert_eq!(proc_net_value(SNMP, "Ip", "InReceives"), Some(1234));
+        // absent column, absent table, a negative value, truncated text
+        assert_eq!(proc_net_value(SNMP, "Tcp", "TCPLossProbes"), None);
+        assert_eq!(proc_net_value(SNMP, "TcpExt", "OutSegs"), None);
+        assert_eq!(proc_net_value(SNMP, "Tcp", "MaxConn"), None);
+        assert_eq!(proc_net_value("Tcp: OutSegs\n", "Tcp", "OutSegs"), None);
+        assert_eq!(proc_net_value("", "Tcp", "OutSegs"), None);
+    }
+
+    #[test]
+    fn counters_merge_by_name_in_first_seen_order() {
+        let mut total = Vec::new();
+        merge_counters(&mut total, &[("a", 1), ("b", 2)]);
+        merge_counters(&mut total, &[("b", 10), ("c", 5), ("a", 1)]);
+        assert_eq!(total, [("a", 2), ("b", 12), ("c", 5)]);
+    }
 }

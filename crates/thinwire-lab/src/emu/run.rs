@@ -22,15 +22,56 @@ pub struct EmuOptions {
     pub seed: Option<u64>,
     /// Overrides the scenario's duration.
     pub duration: Option<Duration>,
+    /// Run the peers one after another instead of side by side.
+    ///
+    /// By default every peer of a sweep point runs at the same time, each in
+    /// its own emulated network (its own namespaces, TUN devices and relay
+    /// thread), so a run takes the scenario's duration once instead of once
+    /// per peer. Game workloads are a few hundred packets per second per
+    /// peer, far below what the relays sustain, so the peers do not perturb
+    /// each other measurably; `serial` is there to check that claim (see
+    /// `docs/EMULATOR.md`).
+    pub serial: bool,
 }
 
-/// The outcome of an emulated run (re-exported for callers that want it whole).
+/// The outcome of an emulated run.
 #[derive(Debug, Clone)]
 pub struct EmuRun {
     /// The results (`engine: "emu"`, every run `"model": false`).
     pub results: Results,
     /// Latency samples for the report.
     pub samples: Samples,
+    /// The stacks' own counters, one entry per peer run, in the order of the runs.
+    pub counters: Vec<PeerCounters>,
+}
+
+/// The counters a real stack keeps about itself, summed over the hosts of one
+/// peer run: for kernel TCP the namespaces' `OutSegs`, `RetransSegs`,
+/// `TCPLossProbes`, `TCPTimeouts`, `TCPFastRetrans`, `TCPSpuriousRTOs`, and
+/// `sockets_cubic`, the sockets that ran CUBIC; for
+/// QUIC quinn's datagrams sent and lost packets and bytes; for thinwire its
+/// `ConnectionStats` (packets sent and lost, losses found after one indication,
+/// RTO expirations, spurious losses, payload bytes retransmitted, bundled and
+/// sent as parity). KCP and ENet report none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerCounters {
+    /// Peer label (with the sweep point), as in the results.
+    pub peer: String,
+    /// `(name, value)` in the stack's own naming.
+    pub counters: Vec<(String, u64)>,
+}
+
+impl PeerCounters {
+    /// `name value, name value, ...`, or `None` without counters.
+    pub fn summary(&self) -> Option<String> {
+        (!self.counters.is_empty()).then(|| {
+            self.counters
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    }
 }
 
 /// The real peers for a scenario: kernel TCP (plain and thin) when it lists
@@ -70,10 +111,7 @@ pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
 /// application wrote, so their redundancy reads 0 (their retransmissions are
 /// not counted; the wire bytes show them). Not supported: bottlenecks with cross traffic and server
 /// fan-out (they return [`EmuError::Unsupported`]).
-pub fn run_emulated(
-    scenario: &Scenario,
-    opts: &EmuOptions,
-) -> Result<(Results, Samples), EmuError> {
+pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
     super::check_capabilities()?;
     let mut scn = scenario.clone();
     if let Some(s) = opts.seed {
@@ -87,6 +125,7 @@ pub fn run_emulated(
     }
     let peers = opts.peers.clone().unwrap_or_else(|| default_peers(&scn));
     let mut rec = Recorder::new();
+    let mut counters = Vec::new();
     for point in scn.points() {
         let setup = scn
             .setup(&point)
@@ -117,12 +156,7 @@ pub fn run_emulated(
             clients,
             end: scn.duration + scn.drain,
         });
-        for peer in &peers {
-            let name = if label.is_empty() {
-                peer.name()
-            } else {
-                format!("{}[{label}]", peer.name())
-            };
+        let run_one = |peer: &RealPeer| -> Result<PeerOutcome, EmuError> {
             let (up, down) = (setup.access_up.clone(), setup.access_down.clone());
             let pick = |v: &[thinwire_proto::netmodel::LinkConfig], c: usize| {
                 v.get(c).or_else(|| v.first()).cloned().unwrap_or_default()
@@ -145,27 +179,76 @@ pub fn run_emulated(
             ));
             let result = run_peer(peer, &net, &plan, &book);
             let stats = net.shutdown();
-            let payload_bytes_sent = result?;
-            rec.set_protocol_info(ProtocolInfo {
-                name: name.clone(),
-                model: false,
-            });
-            record(&mut rec, &name, &plan, &book);
+            let report = result?;
             let (bytes, packets) = stats
                 .links
                 .iter()
                 .fold((0, 0), |(b, p), (_, l)| (b + l.bytes, p + l.sent));
-            rec.add_wire(
-                &name,
-                WireCounters {
+            Ok(PeerOutcome {
+                book,
+                wire: WireCounters {
                     bytes,
                     packets,
-                    payload_bytes_sent,
+                    payload_bytes_sent: report.payload_bytes_sent,
                 },
-            );
+                counters: report.counters,
+            })
+        };
+        let outcomes: Vec<Result<PeerOutcome, EmuError>> = if opts.serial {
+            peers.iter().map(run_one).collect()
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = peers.iter().map(|peer| s.spawn(|| run_one(peer))).collect();
+                handles
+                    .into_iter()
+                    .zip(&peers)
+                    .map(|(h, peer)| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(EmuError::Peer {
+                                peer: peer.name(),
+                                msg: "panicked".into(),
+                            })
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for (peer, outcome) in peers.iter().zip(outcomes) {
+            let outcome = outcome?;
+            let name = if label.is_empty() {
+                peer.name()
+            } else {
+                format!("{}[{label}]", peer.name())
+            };
+            rec.set_protocol_info(ProtocolInfo {
+                name: name.clone(),
+                model: false,
+            });
+            record(&mut rec, &name, &plan, &outcome.book);
+            rec.add_wire(&name, outcome.wire);
+            counters.push(PeerCounters {
+                peer: name,
+                counters: outcome
+                    .counters
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect(),
+            });
         }
     }
-    Ok(rec.finish(&scn.name, Engine::Emu, scn.seed))
+    let (results, samples) = rec.finish(&scn.name, Engine::Emu, scn.seed);
+    Ok(EmuRun {
+        results,
+        samples,
+        counters,
+    })
+}
+
+/// What one peer's run leaves behind.
+struct PeerOutcome {
+    book: Arc<Book>,
+    wire: WireCounters,
+    counters: Vec<(&'static str, u64)>,
 }
 
 fn record(rec: &mut Recorder, name: &str, plan: &Plan, book: &Book) {

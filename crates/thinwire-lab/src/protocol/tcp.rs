@@ -243,10 +243,18 @@ impl TcpConn {
         if ack > self.snd_una && ack <= self.snd_max {
             // New data acknowledged.
             let mut acked_segs = 0u32;
+            // Karn's rule as Linux applies it without timestamps: the RTT is sampled from
+            // the oldest segment this acknowledgement covers, and not at all when it covers
+            // a retransmitted one (its later segments were sent long before the
+            // retransmission that this acknowledgement answers, so their "RTT" would include
+            // the timeout, inflate the RTO, and feed on itself).
             let mut sample = None;
+            let mut retransmitted_acked = false;
             while let Some(s) = self.segs.front() {
                 if s.end <= ack {
-                    if s.tx_count == 1 {
+                    if s.tx_count > 1 {
+                        retransmitted_acked = true;
+                    } else if sample.is_none() {
                         sample = Some(now - s.last_sent);
                     }
                     acked_segs += 1;
@@ -265,7 +273,7 @@ impl TcpConn {
             while self.msgs.front().is_some_and(|m| m.end <= ack) {
                 self.msgs.pop_front();
             }
-            if let Some(r) = sample {
+            if let Some(r) = sample.filter(|_| !retransmitted_acked) {
                 self.rtt_sample(r);
             }
             // New acknowledgement: the backoff is cleared.

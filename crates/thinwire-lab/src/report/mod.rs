@@ -63,6 +63,39 @@ pub fn render_report_with_baseline(
     scenario_params: &[(String, String)],
     baseline: Option<&str>,
 ) -> Result<String, MetricsError> {
+    render(results, samples, scenario_params, baseline, None)
+}
+
+/// The report of an emulated run (`results`, `samples`) with a section that
+/// puts the simulator's results for the same scenario (`sim`, `sim_samples`)
+/// beside it: a table pairing each simulated protocol with the real peer that
+/// implements it (see [`crate::emu::compare`]), rows where the two engines
+/// disagree at p99 flagged, and the tail of every pair in one figure
+/// (`plot-sim-emu`).
+pub fn render_report_side_by_side(
+    results: &Results,
+    samples: &Samples,
+    scenario_params: &[(String, String)],
+    sim: &Results,
+    sim_samples: &Samples,
+) -> String {
+    render(
+        results,
+        samples,
+        scenario_params,
+        None,
+        Some((sim, sim_samples)),
+    )
+    .unwrap_or_default()
+}
+
+fn render(
+    results: &Results,
+    samples: &Samples,
+    scenario_params: &[(String, String)],
+    baseline: Option<&str>,
+    sim: Option<(&Results, &Samples)>,
+) -> Result<String, MetricsError> {
     let ratios = results.satisfaction_ratios(baseline)?;
     let mut html = String::with_capacity(256 * 1024);
     head(&mut html, results);
@@ -70,7 +103,10 @@ pub fn render_report_with_baseline(
     summary_section(&mut html, results, &ratios);
     gsi_section(&mut html, results, &ratios);
     plots_sections(&mut html, results, samples);
-    definitions_section(&mut html);
+    if let Some((sim, sim_samples)) = sim {
+        side_by_side_section(&mut html, results, samples, sim, sim_samples);
+    }
+    definitions_section(&mut html, results.engine);
     html.push_str("</main>\n</body>\n</html>\n");
     Ok(html)
 }
@@ -671,7 +707,124 @@ fn wire_table(html: &mut String, panels: &[Panel<'_>]) {
     html.push_str("</table>\n");
 }
 
-fn definitions_section(html: &mut String) {
+/// `name` (or `name [point]`) with `prefix` in front of the base name, in the
+/// lab's sweep-label form so that the figure splits it like any other sweep.
+fn prefixed(prefix: &str, name: &str) -> String {
+    let (base, point) = match name.find('[') {
+        Some(i) => (name[..i].trim_end(), name[i..].trim_matches(['[', ']'])),
+        None => (name, ""),
+    };
+    if point.is_empty() {
+        format!("{prefix}{base}")
+    } else {
+        format!("{prefix}{base} [{point}]")
+    }
+}
+
+fn side_by_side_section(
+    html: &mut String,
+    emu: &Results,
+    emu_samples: &Samples,
+    sim: &Results,
+    sim_samples: &Samples,
+) {
+    let cmp = crate::emu::compare(sim, emu);
+    html.push_str("<h2 id=\"sim-vs-emu\">Simulator and emulator side by side</h2>\n");
+    let _ = writeln!(
+        html,
+        "<p class=\"note\">The same scenario (workload, seed, link models) run by the \
+         deterministic simulator and by the real-kernel emulator. Each simulated protocol is \
+         paired with the real peer that implements it: every thinwire configuration with \
+         itself over real UDP sockets, the TCP model with kernel TCP. Cells read \
+         <b>simulator / emulator</b>; rows where p99 differs by more than {:.0}% are marked \
+         <b>DISAGREE</b>: there the model and the real stack behave differently, and the \
+         emulator is the one to believe.</p>",
+        crate::emu::DISAGREE_AT_P99 * 100.0
+    );
+    if cmp.rows.is_empty() {
+        html.push_str("<p class=\"note\">No protocol ran in both engines.</p>\n");
+        return;
+    }
+    html.push_str(
+        "<div class=\"wide\"><table class=\"sim-emu\">\n<tr><th>simulator</th><th>emulator</th>\
+         <th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>wire bytes</th>\
+         <th>p99 emu vs sim</th></tr>\n",
+    );
+    let pair = |a: f64, b: f64| format!("{} / {}", plots_num(a), plots_num(b));
+    for r in &cmp.rows {
+        let (a, b) = (&r.sim_latency_ms, &r.emu_latency_ms);
+        let diff = match r.p99_rel_diff {
+            Some(d) => format!("{:+.0}%", d * 100.0),
+            None => "n/a".to_owned(),
+        };
+        let flag = if r.disagree {
+            " <span class=\"badge\">DISAGREE</span>"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td class=\"proto\">{}</td><td class=\"proto\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{} / {}</td><td class=\"num\">{diff}{flag}</td></tr>",
+            escape(&r.sim),
+            escape(&r.emu),
+            pair(a.p50, b.p50),
+            pair(a.p99, b.p99),
+            pair(a.p999, b.p999),
+            pair(a.max, b.max),
+            r.sim_wire_bytes,
+            r.emu_wire_bytes,
+        );
+    }
+    html.push_str("</table></div>\n");
+
+    // One figure with both engines: simulator runs dashed ("sim: ..."), real peers solid.
+    let mut runs = Vec::new();
+    let mut series = Vec::new();
+    let mut add = |prefix: &str, model: bool, results: &Results, samples: &Samples, name: &str| {
+        let Some(run) = results.protocol_runs().find(|r| r.protocol == name) else {
+            return;
+        };
+        let renamed = prefixed(prefix, name);
+        if runs.iter().any(|r: &RunResult| r.protocol == renamed) {
+            return;
+        }
+        let mut run = run.clone();
+        run.protocol = renamed.clone();
+        run.model = model;
+        runs.push(run);
+        if let Some(s) = samples.get(name, None) {
+            let mut s = s.clone();
+            s.protocol = renamed;
+            s.model = model;
+            series.push(s);
+        }
+    };
+    for r in &cmp.rows {
+        add("sim: ", true, sim, sim_samples, &r.sim);
+        add("emu: ", false, emu, emu_samples, &r.emu);
+    }
+    let merged = Results {
+        scenario: emu.scenario.clone(),
+        engine: emu.engine,
+        seed: emu.seed,
+        runs,
+    };
+    let merged_samples = Samples::from_series(series);
+    let labels = Labels::new(&merged);
+    let panels = panels(&merged, &merged_samples, &labels);
+    figure(
+        html,
+        "plot-sim-emu",
+        plots::latency_tail(&panels),
+        "Complementary CDF of latency, P(latency &gt; x), of each simulated protocol (dashed, \
+         \"sim:\") and the real peer paired with it (solid, \"emu:\"), same scenario and seed. \
+         Where a pair's curves part, the model and the real stack disagree.",
+    );
+}
+
+fn definitions_section(html: &mut String, engine: crate::metrics::Engine) {
     html.push_str(
         "<h2 id=\"definitions\">Definitions</h2>\n<dl>\n\
          <dt>Latency</dt><dd>From the sender's send call to delivery to the receiving \
@@ -687,8 +840,19 @@ fn definitions_section(html: &mut String) {
          <dt>Redundancy</dt><dd>Payload bytes sent (retransmissions, bundled copies and parity \
          included) divided by unique payload bytes, minus one; per protocol.</dd>\n\
          <dt>Model</dt><dd>A protocol simulated by the lab's own model, not a real \
-         implementation.</dd>\n</dl>\n",
+         implementation.</dd>\n",
     );
+    if engine == crate::metrics::Engine::Emu {
+        html.push_str(
+            "<dt>Redundancy of real peers</dt><dd>Only thinwire counts the payload bytes it \
+             sends (retransmissions, bundled copies, parity). For kernel TCP, KCP, QUIC and ENet \
+             the lab sees only what the application wrote, so their redundancy reads 0; their \
+             retransmissions are in their wire bytes, and the stacks' own counters (kernel TCP: \
+             segments retransmitted, loss probes, timeouts; QUIC: packets and bytes lost) are \
+             listed as <i>measured</i> in the scenario parameters.</dd>\n",
+        );
+    }
+    html.push_str("</dl>\n");
 }
 
 #[cfg(test)]

@@ -414,12 +414,20 @@ impl Connection {
     }
 
     /// One stage of a deadline message lasts one round trip plus an RTO-like margin,
-    /// `SRTT + max(G, 4 * RTTVAR)` (no minimum, no backoff): the shards of a stage leave back
-    /// to back and on a jittery FIFO path the last one's acknowledgement comes late, so a
-    /// tighter stage would count shards that arrived as missing and repair them needlessly.
+    /// `SRTT + max(G, min(4 * RTTVAR, SRTT / 4))` (no minimum, no backoff): the shards of a
+    /// stage leave back to back and on a jittery FIFO path the last one's acknowledgement
+    /// comes late, so a tighter stage would count shards that arrived as missing and repair
+    /// them needlessly. The cap matters right after the handshake, when RTTVAR is still about
+    /// half the RTT: without it the first messages of a connection would get stages of 3 RTTs,
+    /// too long to repair anything in time. It is `SRTT / 4` rather than the thin RTO's
+    /// `SRTT / 2` because a deadline of two round trips (Pangolin's 500 ms at 250 ms) leaves
+    /// `2 RTT - RTT/2` for the stages: two stages fit only if a stage is under 1.5 RTT, and a
+    /// stage too long costs a missed deadline while one too short costs a spare shard.
     fn stage_context(&self) -> StageContext {
         let srtt = self.rtt.srtt();
-        let var = (self.rtt.rttvar() * 4).max(self.config.timer_granularity);
+        let var = (self.rtt.rttvar() * 4)
+            .min(srtt / 4)
+            .max(self.config.timer_granularity);
         StageContext {
             stage_len: srtt + var,
             one_way: srtt / 2,

@@ -40,6 +40,20 @@ fn deadline_msgs(p: &mut Pair) -> Vec<crate::Message> {
     out
 }
 
+/// Makes the client drop the first shard-sized datagram it sends (the first data
+/// shard of the next deadline message), once.
+fn drop_first_shard_once(p: &mut Pair) {
+    let mut dropped = false;
+    p.client.filter = Some(Box::new(move |_, _, d| {
+        if d.len() > 500 && !dropped {
+            dropped = true;
+            Verdict::Drop
+        } else {
+            Verdict::Pass
+        }
+    }));
+}
+
 fn opts(parity: ParityMode) -> DeadlineOptions {
     DeadlineOptions {
         parity,
@@ -82,17 +96,7 @@ fn two_kilobyte_message_travels_as_four_shards() {
 #[test]
 fn parity_repairs_a_lost_data_shard_within_the_stage() {
     let (mut p, c) = pair(125, 0.0, 2);
-    // drop the first data shard (index 0) once
-    let mut dropped = false;
-    p.client.filter = Some(Box::new(move |_, _, d| {
-        let is_first_shard = d.len() > 500 && !dropped;
-        if is_first_shard {
-            dropped = true;
-            Verdict::Drop
-        } else {
-            Verdict::Pass
-        }
-    }));
+    drop_first_shard_once(&mut p);
     let data = msg(2000, 2);
     let t0 = p.time;
     p.client
@@ -116,15 +120,7 @@ fn parity_repairs_a_lost_data_shard_within_the_stage() {
 #[test]
 fn retransmission_only_repairs_in_the_next_stage() {
     let (mut p, c) = pair(125, 0.0, 3);
-    let mut dropped = false;
-    p.client.filter = Some(Box::new(move |_, _, d| {
-        if d.len() > 500 && !dropped {
-            dropped = true;
-            Verdict::Drop
-        } else {
-            Verdict::Pass
-        }
-    }));
+    drop_first_shard_once(&mut p);
     let data = msg(2048, 3);
     let t0 = p.time;
     p.client
@@ -336,5 +332,46 @@ fn channel_default_makes_plain_sends_deadline_messages() {
     assert_eq!(
         p.client.endpoint.set_channel_deadline(c, 5, Some(o)),
         Err(crate::SendError::UnknownChannel(5))
+    );
+}
+
+#[test]
+fn first_message_after_the_handshake_gets_a_repair_stage() {
+    // Right after the handshake the RTT estimate is the initial one, or one
+    // sample, and RTTVAR is half the RTT either way, so 4 * RTTVAR alone would
+    // make a stage 3 RTTs long: one stage for a 500 ms deadline, no time to
+    // repair. With the margin capped at SRTT / 4 a stage lasts 1.25 SRTT, two
+    // stages fit, and the lost shard is repaired in time on this 252 ms path.
+    // (A cap of SRTT / 2 would resend at 1.5 SRTT = 375 ms, arriving at 501 ms.)
+    let l = LinkConfig::default().with_delay(Duration::from_millis(126));
+    let mut p = Pair::builder(8).link(l).build();
+    let (c, _) = p.connect(&[ChannelKind::Unreliable]).expect("connects");
+    let st = p.client.endpoint.connection_stats(c).unwrap();
+    assert!(st.rttvar * 4 > st.srtt, "{st:?}");
+    let stage = st.srtt + st.srtt / 4;
+    p.client.log_sent = true;
+    drop_first_shard_once(&mut p);
+    let t0 = p.time;
+    p.client
+        .endpoint
+        .send_deadline(t0, c, 0, msg(2048, 3), opts(ParityMode::None))
+        .unwrap();
+    p.run_for(Duration::from_millis(600));
+    let shard_times: Vec<Duration> = p
+        .client
+        .sent_log
+        .iter()
+        .filter(|(_, d)| d.len() > 500)
+        .map(|(t, _)| *t - t0)
+        .collect();
+    assert_eq!(shard_times.len(), 5, "{shard_times:?}");
+    assert_eq!(shard_times[4], stage, "{shard_times:?}");
+    let got = deadline_msgs(&mut p);
+    assert_eq!(got.len(), 1);
+    let status = got[0].deadline.unwrap();
+    assert!(!status.late, "{status:?}");
+    assert!(
+        status.age <= stage + Duration::from_millis(126),
+        "{status:?}"
     );
 }

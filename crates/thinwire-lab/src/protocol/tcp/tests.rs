@@ -194,3 +194,38 @@ fn corrupted_segments_are_dropped() {
     c.on_segment(now, s);
     assert_eq!(c.poll_message(), None);
 }
+
+#[test]
+fn an_ack_covering_a_retransmission_gives_no_rtt_sample() {
+    let mut p = Pair::new(10 * MS);
+    let t0 = p.now;
+    p.a.send_message(&msg(1, 50));
+    p.run_until(t0);
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t0 + 1000 * MS);
+    assert_eq!(p.a.rto(), 200 * MS, "20 ms RTT under the 200 ms floor");
+
+    // Message 3 is lost; message 4 follows 50 ms later and waits out of order.
+    // The RTO (200 ms) resends 3, and the acknowledgement that answers the
+    // resend covers 4 as well: 4 was sent once, 170 ms before that ack. Taking that as
+    // an RTT sample would lift the RTO above its floor.
+    let t1 = p.now;
+    p.drop_a_data = vec![2];
+    p.a.send_message(&msg(3, 50));
+    p.run_until(t1 + 50 * MS);
+    p.a.send_message(&msg(4, 50));
+    p.run_until(t1 + 1000 * MS);
+    assert_eq!(p.a.stats().timeouts, 1);
+    let ids: Vec<u64> = p.delivered_b.iter().map(|d| d.1).collect();
+    assert_eq!(ids, [1, 2, 3, 4]);
+    assert_eq!(
+        p.delivered_b[3].0 - t1,
+        210 * MS,
+        "4 delivered with the resent 3"
+    );
+    assert_eq!(
+        p.a.rto(),
+        200 * MS,
+        "no sample from the ambiguous acknowledgement"
+    );
+}
