@@ -134,11 +134,7 @@ pub fn run_scenario(
     for (pi, p) in points.iter().enumerate() {
         let label = p.label(&scn.sweep);
         for &spec in &scn.protocols {
-            let name = if label.is_empty() {
-                spec.name()
-            } else {
-                format!("{} [{label}]", spec.name())
-            };
+            let name = crate::metrics::sweep_name(&spec.name(), &label);
             jobs.push((pi, spec, name));
         }
     }

@@ -1,6 +1,6 @@
 //! The `thinwire` command line: listing, running, and clear errors on bad input.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn thinwire(args: &[&str]) -> Output {
@@ -8,6 +8,14 @@ fn thinwire(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("runs the binary")
+}
+
+/// `thinwire lab run SCENARIO --out OUT EXTRA...`.
+fn lab_run(scenario: &str, out: &Path, extra: &[&str]) -> Output {
+    let out = out.to_str().expect("utf-8");
+    let mut args = vec!["lab", "run", scenario, "--out", out];
+    args.extend_from_slice(extra);
+    thinwire(&args)
 }
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -49,15 +57,7 @@ fn run_writes_results_and_report() {
     )
     .expect("write");
     let out = dir.join("out");
-    let o = thinwire(&[
-        "lab",
-        "run",
-        scn.to_str().expect("utf-8"),
-        "--out",
-        out.to_str().expect("utf-8"),
-        "--seed",
-        "3",
-    ]);
+    let o = lab_run(scn.to_str().expect("utf-8"), &out, &["--seed", "3"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("tcp-model (model)"), "{stdout}");
@@ -71,13 +71,7 @@ fn run_writes_results_and_report() {
 
 #[test]
 fn unknown_scenario_fails_clearly() {
-    let o = thinwire(&[
-        "lab",
-        "run",
-        "no-such-scenario",
-        "--out",
-        tmpdir("unknown").to_str().expect("utf-8"),
-    ]);
+    let o = lab_run("no-such-scenario", &tmpdir("unknown"), &[]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("unknown scenario `no-such-scenario`"), "{e}");
@@ -92,13 +86,7 @@ fn malformed_toml_names_file_and_line() {
         "protocols = [\"tcp-model\"]\n\n[access]\ndelay_ms = \"soon\"\n",
     )
     .expect("write");
-    let o = thinwire(&[
-        "lab",
-        "run",
-        scn.to_str().expect("utf-8"),
-        "--out",
-        dir.to_str().expect("utf-8"),
-    ]);
+    let o = lab_run(scn.to_str().expect("utf-8"), &dir, &[]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains(&format!("{}:4:", scn.display())), "{e}");
@@ -119,13 +107,7 @@ fn bad_trace_rows_name_the_trace_file_and_line() {
         "protocols = [\"udp-model\"]\n[[workload]]\nkind = \"trace\"\npath = \"game.csv\"\n",
     )
     .expect("write");
-    let o = thinwire(&[
-        "lab",
-        "run",
-        scn.to_str().expect("utf-8"),
-        "--out",
-        dir.to_str().expect("utf-8"),
-    ]);
+    let o = lab_run(scn.to_str().expect("utf-8"), &dir, &[]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("game.csv:3:"), "{e}");
@@ -136,15 +118,7 @@ fn bad_trace_rows_name_the_trace_file_and_line() {
 fn bad_flags_fail() {
     let o = thinwire(&["lab", "run", "--duration", "-5"]);
     assert!(!o.status.success());
-    let o = thinwire(&[
-        "lab",
-        "run",
-        "default",
-        "--duration",
-        "0",
-        "--out",
-        tmpdir("dur").to_str().expect("utf-8"),
-    ]);
+    let o = lab_run("default", &tmpdir("dur"), &["--duration", "0"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--duration"), "{}", stderr(&o));
     let o = thinwire(&["lab", "frobnicate"]);
@@ -318,16 +292,11 @@ fn policy_bad_arguments_fail_clearly() {
 #[test]
 fn unknown_emulator_peer_names_the_available_ones() {
     // Refused before any namespace is created, so this runs without root too.
-    let o = thinwire(&[
-        "lab",
-        "run",
+    let o = lab_run(
         "default",
-        "--emulate",
-        "--peers",
-        "tcp-nodelay,quic-fast",
-        "--out",
-        tmpdir("peers").to_str().expect("utf-8"),
-    ]);
+        &tmpdir("peers"),
+        &["--emulate", "--peers", "tcp-nodelay,quic-fast"],
+    );
     assert!(!o.status.success());
     let err = stderr(&o);
     assert!(err.contains("\"quic-fast\""), "{err}");

@@ -1,5 +1,7 @@
 //! `results.json` follows the contract of issue 4 exactly.
 
+use rand::{Rng as _, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use thinwire_lab::metrics::{Engine, MessageRecord, ProtocolInfo, Recorder, Results, WireCounters};
 
@@ -164,15 +166,8 @@ fn json_is_deterministic() {
 
 #[test]
 fn random_results_round_trip_exactly() {
-    // splitmix64
-    let mut state = 0x5eed_u64;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
+    let mut next = move || rng.random::<u64>();
     for round in 0..30 {
         let mut r = Recorder::new();
         let n = 1 + next() % 2000;

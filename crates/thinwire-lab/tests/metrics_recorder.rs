@@ -1,5 +1,7 @@
 //! Recorder aggregation: rows, counts, deadlines, redundancy, wire, samples, GSI, table.
 
+use rand::{Rng as _, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use thinwire_lab::metrics::{
     game_satisfaction_index, split_sweep_label, Engine, MessageRecord, MetricsError, ProtocolInfo,
     Recorder, Results, Samples, WireCounters,
@@ -23,21 +25,9 @@ fn msg(
     }
 }
 
-/// splitmix64 for seeded property loops.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
+/// A seeded generator for property loops.
+fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
 }
 
 fn finish(rec: Recorder) -> (Results, Samples) {
@@ -218,19 +208,26 @@ fn redundancy_and_wire_arithmetic() {
 
 #[test]
 fn random_records_aggregate_consistently() {
-    let mut rng = Rng(0xfeed);
+    let mut rng = rng(0xfeed);
     let protocols = ["a", "b", "c"];
     let classes = ["move", "attack", "talk"];
     for round in 0..40 {
         let mut r = Recorder::new();
         let mut expected_sent = std::collections::BTreeMap::new();
-        let n = 1 + rng.below(3000);
+        let n = 1 + rng.random_range(0..3000);
         for i in 0..n {
-            let p = protocols[rng.below(3) as usize];
-            let c = classes[rng.below(3) as usize];
-            let lat = (rng.below(10) != 0).then(|| rng.below(400));
+            let p = protocols[rng.random_range(0..3) as usize];
+            let c = classes[rng.random_range(0..3) as usize];
+            let lat = (rng.random_range(0..10) != 0).then(|| rng.random_range(0..400));
             let deadline = (c != "move").then_some(200);
-            r.record(msg(p, c, i, lat, 1 + rng.below(100) as u32, deadline));
+            r.record(msg(
+                p,
+                c,
+                i,
+                lat,
+                1 + rng.random_range(0..100) as u32,
+                deadline,
+            ));
             *expected_sent.entry((p, c)).or_insert(0u64) += 1;
         }
         let (res, samples) = r.finish("prop", Engine::Emu, round);
@@ -288,13 +285,13 @@ fn random_records_aggregate_consistently() {
 #[test]
 fn same_records_give_identical_output() {
     let build = || {
-        let mut rng = Rng(5);
+        let mut rng = rng(5);
         let mut r = Recorder::new();
         for i in 0..5000 {
-            let lat = (rng.below(20) != 0).then(|| 50 + rng.below(300));
+            let lat = (rng.random_range(0..20) != 0).then(|| 50 + rng.random_range(0..300));
             r.record(msg(
-                ["x", "y"][rng.below(2) as usize],
-                ["m", "n"][rng.below(2) as usize],
+                ["x", "y"][rng.random_range(0..2) as usize],
+                ["m", "n"][rng.random_range(0..2) as usize],
                 i,
                 lat,
                 24,

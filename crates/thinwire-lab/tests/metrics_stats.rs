@@ -1,22 +1,12 @@
 //! Percentile and summary definitions of `thinwire_lab::metrics`.
 
+use rand::{Rng as _, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use thinwire_lab::metrics::{latency_summary, nearest_rank, Quantile};
 
-/// splitmix64: a tiny deterministic generator for seeded property loops.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
+/// A seeded generator for property loops.
+fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
 }
 
 #[test]
@@ -49,7 +39,7 @@ fn nearest_rank_on_known_samples() {
 
 #[test]
 fn nearest_rank_matches_its_definition_on_random_samples() {
-    let mut rng = Rng(0x7417_3e11);
+    let mut rng = rng(0x7417_3e11);
     let qs = [
         Quantile::P50,
         Quantile::P90,
@@ -59,8 +49,8 @@ fn nearest_rank_matches_its_definition_on_random_samples() {
         Quantile { num: 1, den: 1 },
     ];
     for _ in 0..500 {
-        let n = 1 + rng.below(3000) as usize;
-        let mut s: Vec<u64> = (0..n).map(|_| rng.below(500)).collect();
+        let n = 1 + rng.random_range(0..3000) as usize;
+        let mut s: Vec<u64> = (0..n).map(|_| rng.random_range(0..500)).collect();
         s.sort_unstable();
         for q in qs {
             let got = nearest_rank(&s, q).unwrap();
@@ -102,10 +92,10 @@ fn summary_mean_jitter_and_percentiles() {
 
 #[test]
 fn summary_on_random_samples_is_consistent() {
-    let mut rng = Rng(99);
+    let mut rng = rng(99);
     for _ in 0..200 {
-        let n = 1 + rng.below(2000) as usize;
-        let mut s: Vec<u64> = (0..n).map(|_| rng.below(1_000_000)).collect();
+        let n = 1 + rng.random_range(0..2000) as usize;
+        let mut s: Vec<u64> = (0..n).map(|_| rng.random_range(0..1_000_000)).collect();
         s.sort_unstable();
         let l = latency_summary(&s);
         let min = s[0] as f64 / 1000.0;

@@ -1,30 +1,33 @@
 //! The HTML report: structure, self-containment, determinism, and a sample for eyeballing.
 
+use rand::{Rng as _, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp};
 use thinwire_lab::metrics::{
     Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples, WireCounters,
 };
 use thinwire_lab::report::{render_report, render_report_with_baseline, write_report};
 
-/// splitmix64.
-struct Rng(u64);
+/// Seeded randomness for the synthetic sessions.
+struct Rng(ChaCha8Rng);
 
 impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(ChaCha8Rng::seed_from_u64(seed))
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.random()
     }
 
     /// Uniform in [0, 1).
     fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.random()
     }
 
     /// Exponential with the given mean.
     fn exp(&mut self, mean: f64) -> f64 {
-        -mean * (1.0 - self.unit()).ln()
+        Exp::new(1.0 / mean).map_or(0.0, |e| e.sample(&mut self.0))
     }
 }
 
@@ -73,7 +76,7 @@ fn synthetic_points(
                 name: name.into(),
                 model,
             });
-            let mut rng = Rng(0xC0FFEE);
+            let mut rng = Rng::new(0xC0FFEE);
             let mut t = 0.0f64;
             let mut last_delivery_ordered = 0.0f64;
             let mut last_delivery_class = [0.0f64; 3];

@@ -66,6 +66,12 @@ pub struct EndpointStats {
     pub connections_accepted: u64,
 }
 
+/// The peer's advertised max ack delay, capped at 10 s so that a hostile value cannot stall our
+/// retransmission timer.
+fn peer_max_ack_delay(us: u64) -> Duration {
+    Duration::from_micros(us.min(10_000_000))
+}
+
 /// A thinwire endpoint: the sans-IO heart of one UDP socket.
 ///
 /// # Call order
@@ -197,7 +203,7 @@ impl Endpoint {
         remote: SocketAddr,
         channels: &[ChannelKind],
     ) -> Result<ConnectionHandle, ConnectError> {
-        if channels.is_empty() || channels.len() > 64 {
+        if channels.is_empty() || channels.len() > wire::MAX_CHANNELS {
             return Err(ConnectError::ChannelCount(channels.len()));
         }
         let cid = self.fresh_cid().ok_or(ConnectError::NoConnectionId)?;
@@ -454,7 +460,7 @@ impl Endpoint {
                 max_ack_delay_us,
                 ..
             } => {
-                let delay = Duration::from_micros(max_ack_delay_us.min(10_000_000));
+                let delay = peer_max_ack_delay(max_ack_delay_us);
                 let ok = self.with_conn(dst_cid, |c| c.on_accept(now, from, nonce, src_cid, delay));
                 if ok {
                     if let Some(&h) = self.by_cid.get(&dst_cid) {
@@ -544,10 +550,6 @@ impl Endpoint {
             self.stats.dropped_connection_limit += 1;
             return;
         }
-        if channels.is_empty() || channels.len() > 64 {
-            self.stats.dropped_malformed += 1;
-            return;
-        }
         let Some(cid) = self.fresh_cid() else {
             self.stats.dropped_connection_limit += 1;
             return;
@@ -563,7 +565,7 @@ impl Endpoint {
             channels,
             instance,
             nonce,
-            Duration::from_micros(max_ack_delay_us.min(10_000_000)),
+            peer_max_ack_delay(max_ack_delay_us),
             (!rtt.is_zero()).then_some(rtt),
             self.transport.clone(),
         );

@@ -43,7 +43,9 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
 }
 
-/// `name[label]` or `name [label]` into (`name`, `label`).
+/// `name [label]` (how both engines name sweep runs, see
+/// [`crate::metrics::sweep_name`]) into (`name`, `label`); also accepts
+/// `name[label]`, the emulator's former form.
 fn split(name: &str) -> (&str, &str) {
     match name.find('[') {
         Some(i) => (name[..i].trim_end(), name[i..].trim_matches(['[', ']'])),

@@ -178,7 +178,8 @@ pub fn host_addr(i: usize) -> Ipv4Addr {
     Ipv4Addr::new(10, 77, (i / 250) as u8, (i % 250 + 1) as u8)
 }
 
-fn host_index(a: [u8; 4]) -> Option<usize> {
+/// The index of the emulated host with address `a` (the inverse of [`host_addr`]).
+pub(super) fn host_index(a: [u8; 4]) -> Option<usize> {
     if a[0] != 10 || a[1] != 77 || a[3] == 0 || a[3] > 250 {
         return None;
     }
@@ -291,10 +292,9 @@ impl EmuNet {
                 links.push((a != b).then(|| Link::new((spec.link)(a, b), derive(spec.seed, a, b))));
             }
         }
-        let relay_stop = stop.clone();
         let relay = std::thread::Builder::new()
             .name("emu-relay".into())
-            .spawn(move || relay_loop(rx, writers, links, hosts, &relay_stop))
+            .spawn(move || relay_loop(rx, writers, links, hosts))
             .map_err(EmuError::Io)?;
         Ok(EmuNet {
             prefix,
@@ -377,34 +377,31 @@ fn relay_loop(
     mut writers: Vec<tun::Writer>,
     mut links: Vec<Option<Link<Vec<u8>>>>,
     hosts: usize,
-    stop: &AtomicBool,
 ) -> RelayStats {
     let mut stats = RelayStats::default();
     let mut next_due: Option<Instant> = None;
-    let deliver = |links: &mut Vec<Option<Link<Vec<u8>>>>,
-                   writers: &mut Vec<tun::Writer>,
-                   stats: &mut RelayStats,
-                   now: Instant|
-     -> Option<Instant> {
-        let mut next: Option<Instant> = None;
-        for (idx, l) in links.iter_mut().enumerate() {
-            let Some(l) = l else { continue };
-            let dst = idx % hosts;
-            while let Some(p) = l.poll_deliver(now) {
-                if writers[dst].write(&p).is_ok() {
-                    stats.packets_out += 1;
-                }
-            }
-            if let Some(t) = l.next_delivery() {
-                next = Some(next.map_or(t, |n: Instant| n.min(t)));
-            }
-        }
-        next
-    };
+    // Indices of the links holding packets: only these need polling (most of
+    // the hosts² links, e.g. client to client, never carry any).
+    let mut busy: Vec<usize> = Vec::new();
     loop {
         let now = Instant::now();
         if next_due.is_some_and(|t| t <= now) {
-            next_due = deliver(&mut links, &mut writers, &mut stats, now);
+            next_due = None;
+            busy.retain(|&idx| {
+                let Some(l) = links[idx].as_mut() else {
+                    return false;
+                };
+                while let Some(p) = l.poll_deliver(now) {
+                    if writers[idx % hosts].write(&p).is_ok() {
+                        stats.packets_out += 1;
+                    }
+                }
+                let next = l.next_delivery();
+                if let Some(t) = next {
+                    next_due = Some(next_due.map_or(t, |n| n.min(t)));
+                }
+                next.is_some()
+            });
         }
         let timeout = match next_due {
             Some(t) => t.saturating_duration_since(Instant::now()),
@@ -423,10 +420,8 @@ fn relay_loop(
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         };
+        // On stop this keeps draining until the readers (being joined) hang up.
         let Some(first) = first else {
-            if stop.load(Ordering::Relaxed) && next_due.is_none() {
-                // Readers are being joined; keep draining until they hang up.
-            }
             continue;
         };
         let now = Instant::now();
@@ -439,11 +434,16 @@ fn relay_loop(
             match dst {
                 Some(dst) if dst < hosts && dst != src => {
                     let size = pkt.len();
-                    if let Some(l) = links[src * hosts + dst].as_mut() {
+                    let idx = src * hosts + dst;
+                    if let Some(l) = links[idx].as_mut() {
+                        let was_idle = l.next_delivery().is_none();
                         if let thinwire_proto::netmodel::SendOutcome::Scheduled(t) =
                             l.send(now, pkt, size)
                         {
                             next_due = Some(next_due.map_or(t, |n| n.min(t)));
+                        }
+                        if was_idle && l.next_delivery().is_some() {
+                            busy.push(idx);
                         }
                     }
                 }

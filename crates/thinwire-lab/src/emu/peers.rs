@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::net::host_index;
 use super::{host_addr, EmuError, EmuNet};
-use crate::protocol::{ChannelSemantics, Mapping};
+use crate::protocol::ChannelSemantics;
 use crate::scenario::ProtocolSpec;
 use crate::workload::{AppEvent, ClassSpec, Direction};
 
@@ -491,34 +492,18 @@ fn kcp_host(fast: bool, client: Option<u32>, plan: &Plan, book: &Arc<Book>) -> R
     Ok(sent)
 }
 
+/// The 0-based client index of a peer that connected to the server from an
+/// emulated client host (host `i + 1` is client `i`), if it is one.
+fn client_slot(addr: SocketAddr) -> Option<usize> {
+    match addr.ip() {
+        std::net::IpAddr::V4(ip) => host_index(ip.octets())?.checked_sub(1),
+        std::net::IpAddr::V6(_) => None,
+    }
+}
+
 // ---------------------------------------------------------------- thinwire
 
 const THINWIRE_PORT: u16 = 7300;
-
-fn channel_kind(s: ChannelSemantics) -> thinwire::ChannelKind {
-    match s {
-        ChannelSemantics::ReliableOrdered => thinwire::ChannelKind::ReliableOrdered,
-        ChannelSemantics::ReliableUnordered => thinwire::ChannelKind::ReliableUnordered,
-        ChannelSemantics::LatestReliable => thinwire::ChannelKind::LatestReliable,
-    }
-}
-
-fn thinwire_channels(
-    mapping: Mapping,
-    classes: &[ClassSpec],
-) -> (Vec<thinwire::ChannelKind>, Vec<(u8, ChannelSemantics)>) {
-    let per_class = mapping.channels(classes);
-    let n = per_class
-        .iter()
-        .map(|(c, _)| usize::from(*c) + 1)
-        .max()
-        .unwrap_or(1);
-    let mut kinds = vec![thinwire::ChannelKind::ReliableOrdered; n];
-    for (ch, s) in &per_class {
-        kinds[usize::from(*ch)] = channel_kind(*s);
-    }
-    (kinds, per_class)
-}
 
 fn thinwire_host(
     t: crate::protocol::ThinwireProtocol,
@@ -530,12 +515,8 @@ fn thinwire_host(
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let (kinds, per_class) = thinwire_channels(t.mapping, &plan.classes);
-    let transport = if t.thin {
-        thinwire::TransportConfig::default()
-    } else {
-        thinwire::TransportConfig::tcp_like()
-    };
+    let (kinds, per_class) = t.channels(&plan.classes);
+    let transport = t.transport();
     let plan = plan.clone();
     let book = book.clone();
     rt.block_on(async move {
@@ -552,12 +533,9 @@ fn thinwire_host(
                 conns.resize_with(plan.clients as usize, || None);
                 for _ in 0..plan.clients {
                     let c = ep.accept().await.ok_or("endpoint closed")?;
-                    let std::net::IpAddr::V4(ip) = c.remote_address().ip() else {
-                        return Err("IPv6 peer".into());
-                    };
-                    let o = ip.octets();
-                    let host = usize::from(o[2]) * 250 + usize::from(o[3]) - 1;
-                    if let Some(slot) = conns.get_mut(host.wrapping_sub(1)) {
+                    if let Some(slot) =
+                        client_slot(c.remote_address()).and_then(|i| conns.get_mut(i))
+                    {
                         *slot = Some(c);
                     }
                 }
@@ -793,13 +771,10 @@ fn quic_host(
                 for _ in 0..plan.clients {
                     let inc = ep.accept().await.ok_or("endpoint closed")?;
                     let c = inc.await.map_err(|e| s(&e))?;
-                    let std::net::IpAddr::V4(ip) = c.remote_address().ip() else {
-                        return Err("IPv6 peer".into());
-                    };
-                    let o = ip.octets();
-                    let host = usize::from(o[2]) * 250 + usize::from(o[3]) - 1;
                     quic_receive(c.clone(), book.clone());
-                    if let Some(slot) = conns.get_mut(host.wrapping_sub(1)) {
+                    if let Some(slot) =
+                        client_slot(c.remote_address()).and_then(|i| conns.get_mut(i))
+                    {
                         *slot = Some(QuicSender::new(c, plan.classes.len()));
                     }
                 }

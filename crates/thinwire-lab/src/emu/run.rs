@@ -215,11 +215,7 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
         };
         for (peer, outcome) in peers.iter().zip(outcomes) {
             let outcome = outcome?;
-            let name = if label.is_empty() {
-                peer.name()
-            } else {
-                format!("{}[{label}]", peer.name())
-            };
+            let name = crate::metrics::sweep_name(&peer.name(), &label);
             rec.set_protocol_info(ProtocolInfo {
                 name: name.clone(),
                 model: false,

@@ -76,7 +76,9 @@ pub use gsi::{
 };
 pub use recorder::{MessageRecord, ProtocolInfo, Recorder, WireCounters};
 pub(crate) use results::display_protocol;
-pub use results::{split_sweep_label, Engine, LatencyMs, Messages, Results, RunResult, Wire};
+pub use results::{
+    split_sweep_label, sweep_name, Engine, LatencyMs, Messages, Results, RunResult, Wire,
+};
 pub use samples::{SampleSeries, Samples};
 pub use stats::{latency_summary, nearest_rank, Quantile};
 pub(crate) use table::format_ratio;

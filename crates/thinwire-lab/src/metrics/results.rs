@@ -139,6 +139,16 @@ pub fn split_sweep_label(name: &str) -> (&str, Option<&str>) {
     (name, None)
 }
 
+/// The name of a run at a sweep point: `base [point]`, or `base` when `point` is empty
+/// (the inverse of [`split_sweep_label`]).
+pub fn sweep_name(base: &str, point: &str) -> String {
+    if point.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base} [{point}]")
+    }
+}
+
 /// `name`, with ` (model)` appended when `model` is true.
 pub(crate) fn display_protocol(name: &str, model: bool) -> String {
     if model {

@@ -158,15 +158,39 @@ impl Snapshot {
 }
 
 impl ThinwireProtocol {
-    fn transport(&self) -> Arc<TransportConfig> {
-        Arc::new(if self.thin {
+    /// The transport configuration: thin-stream defaults, or TCP-like.
+    pub(crate) fn transport(&self) -> TransportConfig {
+        if self.thin {
             TransportConfig::default()
         } else {
             TransportConfig::tcp_like()
-        })
+        }
     }
 
-    fn channels(&self, classes: &[ClassSpec]) -> (Vec<ChannelKind>, Vec<(u8, ChannelSemantics)>) {
+    /// A client or server endpoint around `ep`, not connected yet.
+    fn endpoint(&self, ep: Endpoint, is_server: bool, classes: &[ClassSpec]) -> ThinwireEndpoint {
+        let (channels, class_channel) = self.channels(classes);
+        ThinwireEndpoint {
+            ep,
+            is_server,
+            deadline: self.deadline,
+            channels,
+            class_channel,
+            conn: None,
+            by_client: HashMap::new(),
+            by_conn: HashMap::new(),
+            waiting: HashMap::new(),
+            buf: Vec::with_capacity(1500),
+            delivered: VecDeque::new(),
+            payload: HashMap::new(),
+        }
+    }
+
+    /// The channels to open and, for each class, its channel and kind.
+    pub(crate) fn channels(
+        &self,
+        classes: &[ClassSpec],
+    ) -> (Vec<ChannelKind>, Vec<(u8, ChannelSemantics)>) {
         let per_class = self.mapping.channels(classes);
         let n = per_class
             .iter()
@@ -415,26 +439,16 @@ impl Protocol for ThinwireProtocol {
         now: Instant,
         classes: &[ClassSpec],
     ) -> ThinwireEndpoint {
-        let (channels, class_channel) = self.channels(classes);
         let mut cfg = EndpointConfig::new(seed_bytes(seed));
-        cfg.transport = self.transport();
-        let mut ep =
+        cfg.transport = Arc::new(self.transport());
+        let ep =
             Endpoint::new(cfg, None, now).expect("the default thinwire configuration is valid");
-        let conn = ep.connect(now, server_addr(), &channels).ok();
-        ThinwireEndpoint {
-            ep,
-            is_server: false,
-            deadline: self.deadline,
-            channels,
-            class_channel,
-            conn,
-            by_client: HashMap::new(),
-            by_conn: HashMap::new(),
-            waiting: HashMap::new(),
-            buf: Vec::with_capacity(1500),
-            delivered: VecDeque::new(),
-            payload: HashMap::new(),
-        }
+        let mut endpoint = self.endpoint(ep, false, classes);
+        endpoint.conn = endpoint
+            .ep
+            .connect(now, server_addr(), &endpoint.channels)
+            .ok();
+        endpoint
     }
     fn new_server(
         &self,
@@ -443,9 +457,8 @@ impl Protocol for ThinwireProtocol {
         now: Instant,
         classes: &[ClassSpec],
     ) -> ThinwireEndpoint {
-        let (channels, class_channel) = self.channels(classes);
         let mut cfg = EndpointConfig::new(seed_bytes(seed));
-        cfg.transport = self.transport();
+        cfg.transport = Arc::new(self.transport());
         cfg.cid_len = if clients > 60_000 { 4 } else { 2 };
         let server = ServerConfig {
             max_connections: (clients as usize).saturating_mul(2).max(16),
@@ -454,20 +467,7 @@ impl Protocol for ThinwireProtocol {
         };
         let ep = Endpoint::new(cfg, Some(server), now)
             .expect("the default thinwire configuration is valid");
-        ThinwireEndpoint {
-            ep,
-            is_server: true,
-            deadline: self.deadline,
-            channels,
-            class_channel,
-            conn: None,
-            by_client: HashMap::new(),
-            by_conn: HashMap::new(),
-            waiting: HashMap::new(),
-            buf: Vec::with_capacity(1500),
-            delivered: VecDeque::new(),
-            payload: HashMap::new(),
-        }
+        self.endpoint(ep, true, classes)
     }
 }
 

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::metrics::{
-    display_protocol, split_sweep_label, MetricsError, Results, RunResult, Samples,
+    display_protocol, split_sweep_label, sweep_name, MetricsError, Results, RunResult, Samples,
     SatisfactionRatios,
 };
 
@@ -205,6 +205,25 @@ fn protocol_cell(name: &str, model: bool) -> String {
     }
 }
 
+/// The `<td>`s of one table row: the first cell is the protocol (shown as
+/// `name` with its model badge), the rest of the first `text_columns` cells
+/// are text and the others numbers.
+fn table_cells(html: &mut String, name: &str, model: bool, cells: &[String], text_columns: usize) {
+    for (i, cell) in cells.iter().enumerate() {
+        if i == 0 {
+            let _ = write!(
+                html,
+                "<td class=\"proto\">{}</td>",
+                protocol_cell(name, model)
+            );
+        } else if i < text_columns {
+            let _ = write!(html, "<td>{}</td>", escape(cell));
+        } else {
+            let _ = write!(html, "<td class=\"num\">{}</td>", escape(cell));
+        }
+    }
+}
+
 fn summary_section(html: &mut String, results: &Results, ratios: &SatisfactionRatios) {
     use crate::metrics::table::{single_class, summary_rows, GSI_HEADER, HEADERS, TEXT_COLUMNS};
     html.push_str("<h2 id=\"summary\">Summary</h2>\n");
@@ -228,19 +247,7 @@ fn summary_section(html: &mut String, results: &Results, ratios: &SatisfactionRa
             " class=\"class-row\""
         };
         let _ = write!(html, "<tr{class}>");
-        for (i, cell) in row.cells.iter().enumerate() {
-            if i == 0 {
-                let _ = write!(
-                    html,
-                    "<td class=\"proto\">{}</td>",
-                    protocol_cell(&row.protocol, row.model)
-                );
-            } else if i < TEXT_COLUMNS {
-                let _ = write!(html, "<td>{}</td>", escape(cell));
-            } else {
-                let _ = write!(html, "<td class=\"num\">{}</td>", escape(cell));
-            }
-        }
+        table_cells(html, &row.protocol, row.model, &row.cells, TEXT_COLUMNS);
         html.push_str("</tr>\n");
     }
     html.push_str("</table></div>\n");
@@ -651,19 +658,13 @@ fn deadline_summary_table(html: &mut String, results: &Results, samples: &Sample
     html.push_str("</tr>\n");
     for r in &rows {
         html.push_str("<tr>");
-        for (i, cell) in crate::metrics::deadline_cells(r).iter().enumerate() {
-            if i == 0 {
-                let _ = write!(
-                    html,
-                    "<td class=\"proto\">{}</td>",
-                    protocol_cell(&r.protocol, r.model)
-                );
-            } else if i == 1 {
-                let _ = write!(html, "<td>{}</td>", escape(cell));
-            } else {
-                let _ = write!(html, "<td class=\"num\">{}</td>", escape(cell));
-            }
-        }
+        table_cells(
+            html,
+            &r.protocol,
+            r.model,
+            &crate::metrics::deadline_cells(r),
+            2,
+        );
         html.push_str("</tr>\n");
     }
     html.push_str("</table></div>\n");
@@ -710,15 +711,8 @@ fn wire_table(html: &mut String, panels: &[Panel<'_>]) {
 /// `name` (or `name [point]`) with `prefix` in front of the base name, in the
 /// lab's sweep-label form so that the figure splits it like any other sweep.
 fn prefixed(prefix: &str, name: &str) -> String {
-    let (base, point) = match name.find('[') {
-        Some(i) => (name[..i].trim_end(), name[i..].trim_matches(['[', ']'])),
-        None => (name, ""),
-    };
-    if point.is_empty() {
-        format!("{prefix}{base}")
-    } else {
-        format!("{prefix}{base} [{point}]")
-    }
+    let (base, point) = split_sweep_label(name);
+    sweep_name(&format!("{prefix}{base}"), point.unwrap_or(""))
 }
 
 fn side_by_side_section(

@@ -201,6 +201,18 @@ impl<'a, P: Protocol> Sim<'a, P> {
         }
     }
 
+    /// The client whose flow endpoint `e` serves for a packet to or from `peer`
+    /// (the inverse of [`Sim::server_ep`] on the server side).
+    fn client_of(&self, e: usize, peer: u32) -> u32 {
+        if e < self.clients as usize {
+            e as u32
+        } else if self.per_client_server {
+            e as u32 - self.clients
+        } else {
+            peer
+        }
+    }
+
     fn arm_link(&mut self, l: usize) {
         if let Some(t) = self.links[l].next_delivery() {
             if self.link_armed[l].is_none_or(|a| t < a) {
@@ -235,55 +247,26 @@ impl<'a, P: Protocol> Sim<'a, P> {
                 if let Some(p) = tx.payload_bytes {
                     self.wire.payload_bytes_sent += p as u64;
                 }
-                if is_client {
-                    let c = e as u32;
-                    let l = self.link_up(c);
-                    let size = tx.wire_bytes as u32;
-                    self.send_on(
-                        now,
-                        l,
-                        Frame::Proto {
-                            client: c,
-                            up: true,
-                            size,
-                            pkt: tx.packet,
-                        },
-                    );
+                let client = self.client_of(e, tx.peer);
+                let l = if is_client {
+                    self.link_up(client)
+                } else if client >= self.clients {
+                    continue;
+                } else if self.has_bottleneck {
+                    self.bottleneck_down()
                 } else {
-                    let c = if self.per_client_server {
-                        e as u32 - self.clients
-                    } else {
-                        tx.peer
-                    };
-                    if c >= self.clients {
-                        continue;
-                    }
-                    let l = if self.has_bottleneck {
-                        self.bottleneck_down()
-                    } else {
-                        self.link_down(c)
-                    };
-                    let size = tx.wire_bytes as u32;
-                    self.send_on(
-                        now,
-                        l,
-                        Frame::Proto {
-                            client: c,
-                            up: false,
-                            size,
-                            pkt: tx.packet,
-                        },
-                    );
-                }
+                    self.link_down(client)
+                };
+                let frame = Frame::Proto {
+                    client,
+                    up: is_client,
+                    size: tx.wire_bytes as u32,
+                    pkt: tx.packet,
+                };
+                self.send_on(now, l, frame);
             }
             while let Some((peer, id)) = self.endpoints[e].poll_delivered() {
-                let client = if is_client {
-                    e as u32
-                } else if self.per_client_server {
-                    e as u32 - self.clients
-                } else {
-                    peer
-                };
+                let client = self.client_of(e, peer);
                 self.delivered(now, id, client, !is_client);
             }
             self.arm_timer(now, e);
@@ -407,39 +390,30 @@ impl<'a, P: Protocol> Sim<'a, P> {
             else {
                 continue;
             };
-            if up {
-                if self.has_bottleneck && l == self.link_up(client) {
-                    let b = self.bottleneck_up();
-                    self.send_on(
-                        now,
-                        b,
-                        Frame::Proto {
-                            client,
-                            up,
-                            size,
-                            pkt,
-                        },
-                    );
-                } else {
-                    let (e, peer) = self.server_ep(client);
-                    self.endpoints[e].receive(now, peer, pkt);
-                    self.service(now, e);
-                }
-            } else if self.has_bottleneck && l == self.bottleneck_down() {
-                let d = self.link_down(client);
-                self.send_on(
-                    now,
-                    d,
-                    Frame::Proto {
-                        client,
-                        up,
-                        size,
-                        pkt,
-                    },
-                );
+            // With a bottleneck, packets leaving the access link up (or the
+            // bottleneck down) take the next hop; otherwise they have arrived.
+            let next_hop = if !self.has_bottleneck {
+                None
+            } else if up {
+                (l == self.link_up(client)).then(|| self.bottleneck_up())
             } else {
-                let e = client as usize;
-                self.endpoints[e].receive(now, 0, pkt);
+                (l == self.bottleneck_down()).then(|| self.link_down(client))
+            };
+            if let Some(next) = next_hop {
+                let frame = Frame::Proto {
+                    client,
+                    up,
+                    size,
+                    pkt,
+                };
+                self.send_on(now, next, frame);
+            } else {
+                let (e, peer) = if up {
+                    self.server_ep(client)
+                } else {
+                    (client as usize, 0)
+                };
+                self.endpoints[e].receive(now, peer, pkt);
                 self.service(now, e);
             }
         }
@@ -638,19 +612,14 @@ pub fn run<P: Protocol>(
     }
     progress(1.0);
     let mut wire = sim.wire;
-    let own: Option<u64> = sim
+    // Endpoints that count their payload bytes themselves (all or none do).
+    let own: Option<Vec<u64>> = sim
         .endpoints
         .iter()
         .map(|e| e.payload_bytes_sent())
-        .try_fold(0u64, |acc, v| v.map(|v| acc + v));
-    if let Some(p) = own {
-        if sim
-            .endpoints
-            .iter()
-            .any(|e| e.payload_bytes_sent().is_some())
-        {
-            wire.payload_bytes_sent = p;
-        }
+        .collect();
+    if let Some(own) = own.filter(|v| !v.is_empty()) {
+        wire.payload_bytes_sent = own.iter().sum();
     }
     let mut deadline: Option<DeadlineCounters> = None;
     for c in sim.endpoints.iter().filter_map(|e| e.deadline_counters()) {

@@ -147,10 +147,7 @@ impl RecvChannel {
         if self.is_stale(seq, key) {
             return RecvOutcome::Duplicate;
         }
-        if self
-            .window_base()
-            .is_some_and(|b| seq >= b.saturating_add(RECV_WINDOW))
-        {
+        if !self.in_window(seq) {
             return RecvOutcome::Refused;
         }
         let data = match fragment {

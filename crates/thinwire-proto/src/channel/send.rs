@@ -120,6 +120,11 @@ impl SendChannel {
         Some(msg)
     }
 
+    /// The state of fragment `frag` of message `seq`, if the message is still held.
+    pub(crate) fn frag(&self, seq: u64, frag: u32) -> Option<&FragState> {
+        self.msgs.get(&seq)?.frags.get(frag as usize)
+    }
+
     /// Fragment `frag` of `seq` reached the peer. Returns true if that completed the message
     /// (which is then removed).
     pub(crate) fn on_chunk_acked(&mut self, seq: u64, frag: u32) -> bool {

@@ -103,6 +103,8 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
+    /// The state both sides start from; the caller sets its side's specifics, then calls
+    /// `update_timers`.
     #[allow(clippy::too_many_arguments)]
     fn new(
         side: Side,
@@ -112,15 +114,23 @@ impl Connection {
         local_cid: ConnectionId,
         remote_cid: Option<ConnectionId>,
         channels: Vec<ChannelKind>,
-        handshake: HandshakeInfo,
+        instance: u64,
+        nonce: u64,
         config: Arc<TransportConfig>,
     ) -> Self {
+        let handshake = HandshakeInfo {
+            instance,
+            nonce,
+            sent_at: None,
+            retransmitted: false,
+            started: now,
+        };
         let send = channels.iter().map(|k| SendChannel::new(*k)).collect();
         let recv = channels
             .iter()
             .map(|k| RecvChannel::new(*k, config.max_latest_keys))
             .collect();
-        let mut conn = Self {
+        Self {
             side,
             state,
             remote,
@@ -159,9 +169,7 @@ impl Connection {
             stats: ConnectionStats::default(),
             delivered_scratch: Vec::new(),
             config,
-        };
-        conn.update_timers();
-        conn
+        }
     }
 
     /// A client connection that will send its Hello at the next transmit.
@@ -174,13 +182,6 @@ impl Connection {
         nonce: u64,
         config: Arc<TransportConfig>,
     ) -> Self {
-        let hs = HandshakeInfo {
-            instance,
-            nonce,
-            sent_at: None,
-            retransmitted: false,
-            started: now,
-        };
         let mut c = Self::new(
             Side::Client,
             State::AwaitingChallenge,
@@ -189,7 +190,8 @@ impl Connection {
             local_cid,
             None,
             channels,
-            hs,
+            instance,
+            nonce,
             config,
         );
         c.handshake_due = true;
@@ -211,13 +213,6 @@ impl Connection {
         handshake_rtt: Option<Duration>,
         config: Arc<TransportConfig>,
     ) -> Self {
-        let hs = HandshakeInfo {
-            instance,
-            nonce,
-            sent_at: None,
-            retransmitted: false,
-            started: now,
-        };
         let mut c = Self::new(
             Side::Server,
             State::Established,
@@ -226,7 +221,8 @@ impl Connection {
             local_cid,
             Some(remote_cid),
             channels,
-            hs,
+            instance,
+            nonce,
             config,
         );
         c.peer_max_ack_delay = peer_max_ack_delay;
@@ -425,11 +421,11 @@ impl Connection {
     /// stage too long costs a missed deadline while one too short costs a spare shard.
     fn stage_context(&self) -> StageContext {
         let srtt = self.rtt.srtt();
-        let var = (self.rtt.rttvar() * 4)
-            .min(srtt / 4)
-            .max(self.config.timer_granularity);
         StageContext {
-            stage_len: srtt + var,
+            stage_len: srtt
+                + self
+                    .rtt
+                    .variance_margin(srtt / 4, self.config.timer_granularity),
             one_way: srtt / 2,
             loss: self.stats.loss_estimate,
         }
@@ -785,15 +781,12 @@ impl Connection {
         for (pn, packet) in &acked {
             if packet.lost {
                 self.stats.spurious_losses += 1;
-            } else if packet.ack_eliciting {
+            } else {
                 new_data_acked = true;
                 self.cc.on_ack(packet.time_sent);
                 self.note_loss_sample(false);
             }
-            if *pn == ack.largest
-                && largest_before.is_none_or(|l| ack.largest > l)
-                && packet.ack_eliciting
-            {
+            if *pn == ack.largest && largest_before.is_none_or(|l| ack.largest > l) {
                 let sample = now.saturating_duration_since(packet.time_sent);
                 self.rtt
                     .update(sample, Duration::from_micros(ack.ack_delay_us));

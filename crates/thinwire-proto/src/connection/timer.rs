@@ -44,8 +44,9 @@ impl TimerTable {
         self.at.iter().flatten().min().copied()
     }
 
-    /// Timers due at `now`, in table order; they are cleared.
-    pub(crate) fn take_expired(&mut self, now: Instant) -> Vec<Timer> {
+    /// Timers due at `now`, in table order; they are cleared at once (the iterator does not
+    /// borrow the table, and allocates nothing).
+    pub(crate) fn take_expired(&mut self, now: Instant) -> impl Iterator<Item = Timer> {
         const ALL: [Timer; COUNT] = [
             Timer::LossDetection,
             Timer::Ack,
@@ -57,13 +58,13 @@ impl TimerTable {
             Timer::Drain,
             Timer::Deadline,
         ];
-        let mut due = Vec::new();
+        let mut due = [false; COUNT];
         for t in ALL {
             if self.at[t as usize].is_some_and(|at| at <= now) {
                 self.at[t as usize] = None;
-                due.push(t);
+                due[t as usize] = true;
             }
         }
-        due
+        ALL.into_iter().filter(move |t| due[*t as usize])
     }
 }

@@ -150,7 +150,6 @@ impl Connection {
             pn,
             SentPacket {
                 time_sent: now,
-                ack_eliciting: true,
                 lost: false,
                 indicated_at: None,
                 chunks: Vec::new(),
@@ -187,21 +186,19 @@ impl Connection {
             }
         }
         let mut ack_eliciting = !chunks.is_empty();
-        if !ack_eliciting && (want_ping || self.probe_due) {
+        if !ack_eliciting && want_ping {
             wire::encode_ping(buf);
             ack_eliciting = true;
         }
+        self.next_pn += 1;
         if ack_eliciting {
             self.ping_due = false;
             self.probe_due = false;
-        }
-        self.next_pn += 1;
-        if ack_eliciting {
+            // only ack-eliciting packets are recorded (an ACK-only packet is never acknowledged)
             self.sent.on_sent(
                 pn,
                 SentPacket {
                     time_sent: now,
-                    ack_eliciting,
                     lost: false,
                     indicated_at: None,
                     chunks,
@@ -210,6 +207,14 @@ impl Connection {
             );
         }
         true
+    }
+
+    /// Whether chunk `c` still awaits its acknowledgement (its message neither acknowledged nor
+    /// replaced).
+    fn chunk_unacked(&self, c: ChunkRef) -> bool {
+        self.send[c.channel as usize]
+            .frag(c.seq, c.frag)
+            .is_some_and(|f| !f.acked)
     }
 
     /// Places chunks from the retransmit queue (`retransmit`) or the new-data queue, in order,
@@ -222,30 +227,24 @@ impl Connection {
         max: usize,
         chunks: &mut Vec<ChunkRef>,
     ) {
+        let origin = if retransmit {
+            Origin::Retransmit
+        } else {
+            Origin::First
+        };
         loop {
             let queue = if retransmit {
-                &mut self.retransmit
+                &self.retransmit
             } else {
-                &mut self.pending
+                &self.pending
             };
             let Some(&c) = queue.front() else { return };
-            // skip chunks whose message was acknowledged or replaced meanwhile
-            let live = self.send[c.channel as usize]
-                .msgs
-                .get(&c.seq)
-                .and_then(|m| m.frags.get(c.frag as usize))
-                .is_some_and(|f| !f.acked);
-            if !live {
-                queue.pop_front();
-                continue;
-            }
-            let origin = if retransmit {
-                Origin::Retransmit
-            } else {
-                Origin::First
-            };
-            if !self.place_chunk(pn, c, origin, buf, max) {
-                return;
+            // chunks whose message was acknowledged or replaced meanwhile are dropped unsent
+            if self.chunk_unacked(c) {
+                if !self.place_chunk(pn, c, origin, buf, max) {
+                    return;
+                }
+                chunks.push(c);
             }
             let queue = if retransmit {
                 &mut self.retransmit
@@ -253,7 +252,6 @@ impl Connection {
                 &mut self.pending
             };
             queue.pop_front();
-            chunks.push(c);
         }
     }
 
@@ -262,13 +260,8 @@ impl Connection {
         let budget_end = buf.len() + self.config.bundle_budget;
         let limit = max.min(budget_end);
         // drop acknowledged entries from the front
-        while let Some(c) = self.unacked_order.front() {
-            let live = self.send[c.channel as usize]
-                .msgs
-                .get(&c.seq)
-                .and_then(|m| m.frags.get(c.frag as usize))
-                .is_some_and(|f| !f.acked);
-            if live {
+        while let Some(&c) = self.unacked_order.front() {
+            if self.chunk_unacked(c) {
                 break;
             }
             self.unacked_order.pop_front();
@@ -280,11 +273,7 @@ impl Connection {
             if buf.len() >= limit {
                 break;
             }
-            let Some(f) = self.send[c.channel as usize]
-                .msgs
-                .get(&c.seq)
-                .and_then(|m| m.frags.get(c.frag as usize))
-            else {
+            let Some(f) = self.send[c.channel as usize].frag(c.seq, c.frag) else {
                 continue;
             };
             if f.acked

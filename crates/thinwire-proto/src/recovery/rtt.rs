@@ -91,13 +91,19 @@ impl RttEstimator {
         granularity: Duration,
         peer_max_ack_delay: Duration,
     ) -> Duration {
-        let var4 = self.rttvar * 4;
-        let var = if thin_form {
-            var4.min(self.srtt / 2)
+        let cap = if thin_form {
+            self.srtt / 2
         } else {
-            var4
+            Duration::MAX
         };
-        self.srtt + var.max(granularity) + peer_max_ack_delay
+        self.srtt + self.variance_margin(cap, granularity) + peer_max_ack_delay
+    }
+
+    /// The margin a timer allows past SRTT for RTT variance: `max(G, min(cap, 4 * RTTVAR))`.
+    /// The RTO uses it (capped at `SRTT / 2` in thin form) and so do deadline stages (capped at
+    /// `SRTT / 4`).
+    pub fn variance_margin(&self, cap: Duration, granularity: Duration) -> Duration {
+        (self.rttvar * 4).min(cap).max(granularity)
     }
 }
 

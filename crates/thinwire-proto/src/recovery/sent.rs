@@ -13,11 +13,11 @@ pub(crate) struct ChunkRef {
     pub(crate) frag: u32,
 }
 
-/// What the sender remembers of a packet until it is acknowledged or given up.
+/// What the sender remembers of an ack-eliciting packet until it is acknowledged or given up
+/// (packets carrying only ACK or padding are not recorded).
 #[derive(Debug, Clone)]
 pub(crate) struct SentPacket {
     pub(crate) time_sent: Instant,
-    pub(crate) ack_eliciting: bool,
     /// Declared lost (kept a while to detect spurious retransmissions).
     pub(crate) lost: bool,
     /// When an acknowledgement of a later packet first indicated this one may be lost.
@@ -26,6 +26,21 @@ pub(crate) struct SentPacket {
     pub(crate) chunks: Vec<ChunkRef>,
     /// A deadline-message shard carried, if any.
     pub(crate) shard: Option<crate::deadline::ShardRef>,
+}
+
+impl SentPacket {
+    /// Marks the packet lost, keeping the entry (for spurious-loss detection) but handing its
+    /// chunks to the caller in the returned copy.
+    fn declare_lost(&mut self) -> SentPacket {
+        self.lost = true;
+        SentPacket {
+            time_sent: self.time_sent,
+            lost: true,
+            indicated_at: self.indicated_at,
+            chunks: std::mem::take(&mut self.chunks),
+            shard: self.shard,
+        }
+    }
 }
 
 /// How losses are declared; filled by the connection from its configuration and RTT.
@@ -51,12 +66,13 @@ pub(crate) struct LossRule {
 #[derive(Debug, Default)]
 pub(crate) struct SentPackets {
     map: BTreeMap<u64, SentPacket>,
+    /// Entries not declared lost.
     in_flight: usize,
     largest_acked: Option<u64>,
 }
 
 impl SentPackets {
-    /// Ack-eliciting packets neither acknowledged nor declared lost.
+    /// Packets neither acknowledged nor declared lost.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight
     }
@@ -66,32 +82,26 @@ impl SentPackets {
     }
 
     pub(crate) fn on_sent(&mut self, pn: u64, packet: SentPacket) {
-        if packet.ack_eliciting {
-            self.in_flight += 1;
-        }
+        self.in_flight += 1;
         self.map.insert(pn, packet);
     }
 
     /// Send time of the oldest packet in flight (the RTO is armed from it).
     pub(crate) fn oldest_in_flight(&self) -> Option<Instant> {
-        self.map
-            .values()
-            .find(|p| p.ack_eliciting && !p.lost)
-            .map(|p| p.time_sent)
+        self.map.values().find(|p| !p.lost).map(|p| p.time_sent)
     }
 
     /// Removes and returns the packets newly acknowledged by `ack`, oldest first.
     pub(crate) fn on_ack(&mut self, ack: &AckFrame) -> Vec<(u64, SentPacket)> {
         let mut acked = Vec::new();
         for range in ack.ranges.iter().rev() {
-            let pns: Vec<u64> = self.map.range(range.clone()).map(|(pn, _)| *pn).collect();
-            for pn in pns {
-                if let Some(p) = self.map.remove(&pn) {
-                    if p.ack_eliciting && !p.lost {
-                        self.in_flight -= 1;
-                    }
-                    acked.push((pn, p));
+            // one lookup per acknowledged packet, no list of keys to collect first
+            while let Some(pn) = self.map.range(range.clone()).next().map(|(pn, _)| *pn) {
+                let p = self.map.remove(&pn).expect("just found");
+                if !p.lost {
+                    self.in_flight -= 1;
                 }
+                acked.push((pn, p));
             }
         }
         if self.largest_acked.is_none_or(|l| ack.largest > l) {
@@ -111,7 +121,7 @@ impl SentPackets {
         let mut next: Option<Instant> = None;
         if let Some(largest) = self.largest_acked {
             for (&pn, p) in self.map.range_mut(..largest) {
-                if p.lost || !p.ack_eliciting {
+                if p.lost {
                     continue;
                 }
                 let indicated = *p.indicated_at.get_or_insert(now);
@@ -124,23 +134,16 @@ impl SentPackets {
                 };
                 let Some(due) = due else { continue };
                 if due <= now {
-                    p.lost = true;
                     self.in_flight -= 1;
-                    let taken = SentPacket {
-                        chunks: std::mem::take(&mut p.chunks),
-                        ..p.clone()
-                    };
-                    lost.push((pn, taken));
+                    lost.push((pn, p.declare_lost()));
                 } else {
                     next = Some(next.map_or(due, |n: Instant| n.min(due)));
                 }
             }
         }
-        // forget old lost packets and stale non-eliciting entries
-        let horizon = now.checked_sub(rule.retention);
-        if let Some(horizon) = horizon {
-            self.map
-                .retain(|_, p| !((p.lost || !p.ack_eliciting) && p.time_sent < horizon));
+        // forget old lost packets
+        if let Some(horizon) = now.checked_sub(rule.retention) {
+            self.map.retain(|_, p| !(p.lost && p.time_sent < horizon));
         }
         (lost, next)
     }
@@ -149,18 +152,11 @@ impl SentPackets {
     pub(crate) fn expire(&mut self, cutoff: Instant) -> Vec<(u64, SentPacket)> {
         let mut lost = Vec::new();
         for (&pn, p) in self.map.iter_mut() {
-            if p.lost || !p.ack_eliciting || p.time_sent > cutoff {
+            if p.lost || p.time_sent > cutoff {
                 continue;
             }
-            p.lost = true;
             self.in_flight -= 1;
-            lost.push((
-                pn,
-                SentPacket {
-                    chunks: std::mem::take(&mut p.chunks),
-                    ..p.clone()
-                },
-            ));
+            lost.push((pn, p.declare_lost()));
         }
         lost
     }
