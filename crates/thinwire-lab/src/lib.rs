@@ -5,7 +5,6 @@
 //! as a library, [`runner::run_scenario`] runs a parsed [`scenario::Scenario`].
 #![forbid(unsafe_code)]
 
-pub mod emu;
 pub mod error;
 pub mod metrics;
 pub mod policy;

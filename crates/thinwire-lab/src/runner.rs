@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use crate::error::LabError;
 use crate::metrics::{Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples};
+use crate::protocol::ProtocolSpec;
 use crate::protocol::{DeadlineCounters, TcpModel, UdpModel};
-use crate::scenario::{ProtocolSpec, Scenario};
+use crate::scenario::Scenario;
 use crate::sim::{self, RunOutput, SimSetup};
 use crate::workload::WorkloadSpec;
 

@@ -43,7 +43,7 @@ fn exchange(pair: &mut Pair, channel: u8, latest: bool) -> u64 {
 
 fn setup(kind: ChannelKind) -> Pair {
     let mut pair = Pair::builder(1)
-        .link(thinwire_proto::netmodel::LinkConfig::default().with_delay(Duration::from_millis(1)))
+        .link(thinwire_netmodel::LinkConfig::default().with_delay(Duration::from_millis(1)))
         .build();
     pair.connect(&[kind]).expect("connects");
     pair

@@ -29,7 +29,6 @@ mod endpoint;
 mod error;
 mod event;
 pub mod fec;
-pub mod netmodel;
 mod recovery;
 pub mod testing;
 pub mod wire;

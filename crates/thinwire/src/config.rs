@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use thinwire_proto::netmodel::{LinkConfig, LossModel};
+use thinwire_netmodel::{LinkConfig, LossModel};
 use thinwire_proto::{ServerConfig, TransportConfig};
 
 /// Configuration of an [`Endpoint`](crate::Endpoint) or a [`Host`](crate::Host).
@@ -79,7 +79,7 @@ impl Config {
 /// libraries: drop, delay, jitter and duplicate this endpoint's datagrams to test a game under
 /// a bad network on a good one.
 ///
-/// Each direction is a [`thinwire_proto::netmodel::Link`] (the same model the lab's simulator
+/// Each direction is a [`thinwire_netmodel::Link`] (the same model the lab's simulator
 /// uses) with its own seeded random generator, so a seed reproduces the same decisions for the
 /// same sequence of datagrams. The builder methods apply to both directions; set
 /// [`outbound`](Self::outbound) and [`inbound`](Self::inbound) directly for anything else

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use rand::Rng;
-use thinwire_proto::netmodel::Link;
+use thinwire_netmodel::Link;
 use thinwire_proto::{EndpointConfig, Transmit};
 
 use crate::config::{Config, FaultConfig};

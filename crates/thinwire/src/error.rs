@@ -74,7 +74,7 @@ pub enum BindError {
     Config(#[from] thinwire_proto::ConfigError),
     /// The fault-injection configuration is unusable.
     #[error("fault injection: {0}")]
-    Faults(#[from] thinwire_proto::netmodel::ConfigError),
+    Faults(#[from] thinwire_netmodel::ConfigError),
     /// [`Endpoint::bind`](crate::Endpoint::bind) needs a running tokio runtime.
     #[error("Endpoint::bind must be called inside a tokio runtime")]
     NoRuntime,

@@ -58,7 +58,7 @@ pub use error::{BindError, ConnectError, ConnectionError, SendError};
 pub use host::{Host, HostEvent};
 pub use stats::{EndpointStats, FaultStats, IoStats};
 
-pub use thinwire_proto::netmodel::{LinkConfig, LinkStats, LossModel};
+pub use thinwire_netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
     ChannelKind, ChannelStats, ConnectionHandle, ConnectionStats, DeadlineOptions, DeadlineStatus,
     DisconnectReason, Message, ParityMode, PeerError, ServerConfig, TransportConfig,

@@ -1,7 +1,7 @@
 //! Endpoint-wide counters: the protocol's (drops by reason), the socket's and the fault
 //! injector's.
 
-use thinwire_proto::netmodel::LinkStats;
+use thinwire_netmodel::LinkStats;
 
 /// A snapshot of an endpoint's counters, from [`Endpoint::stats`](crate::Endpoint::stats) or
 /// [`Host::stats`](crate::Host::stats).

@@ -60,6 +60,7 @@
 //!   baseline protocol's row of the same class and, for sweeps (protocols named
 //!   `base [point]`, see [`split_sweep_label`]), of the same sweep point.
 
+mod compare;
 mod deadline;
 mod gsi;
 mod recorder;
@@ -68,6 +69,7 @@ mod samples;
 mod stats;
 pub(crate) mod table;
 
+pub use compare::{compare, CompareRow, Comparison, DISAGREE_AT_P99};
 pub(crate) use deadline::{deadline_cells, DEADLINE_HEADERS, DEADLINE_NOTE};
 pub use deadline::{deadline_rows, deadline_table, DeadlineRow};
 pub use gsi::{

@@ -7,14 +7,16 @@
 //! simulator hands them application messages, packets and timeouts, and polls
 //! them for packets to transmit and messages delivered to the application.
 
+mod spec;
 mod tcp;
 mod thinwire;
 mod udp;
 
 use std::time::{Duration, Instant};
 
-use thinwire_proto::netmodel::Corruptible;
+use thinwire_netmodel::Corruptible;
 
+pub use spec::{ProtocolSpec, MAX_FIXED_PARITY};
 pub use tcp::{TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats};
 pub use thinwire::{DeadlineCounters, ThinwireEndpoint, ThinwireProtocol};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};

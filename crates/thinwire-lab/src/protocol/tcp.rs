@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use thinwire_proto::netmodel::Corruptible;
+use thinwire_netmodel::Corruptible;
 
 use super::{OutMessage, Protocol, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;

@@ -159,7 +159,7 @@ impl Snapshot {
 
 impl ThinwireProtocol {
     /// The transport configuration: thin-stream defaults, or TCP-like.
-    pub(crate) fn transport(&self) -> TransportConfig {
+    pub fn transport(&self) -> TransportConfig {
         if self.thin {
             TransportConfig::default()
         } else {
@@ -187,7 +187,7 @@ impl ThinwireProtocol {
     }
 
     /// The channels to open and, for each class, its channel and kind.
-    pub(crate) fn channels(
+    pub fn channels(
         &self,
         classes: &[ClassSpec],
     ) -> (Vec<ChannelKind>, Vec<(u8, ChannelSemantics)>) {
@@ -423,7 +423,7 @@ impl Protocol for ThinwireProtocol {
     type Endpoint = ThinwireEndpoint;
 
     fn name(&self) -> String {
-        crate::scenario::ProtocolSpec::Thinwire(*self).name()
+        super::ProtocolSpec::Thinwire(*self).name()
     }
     fn model(&self) -> bool {
         false

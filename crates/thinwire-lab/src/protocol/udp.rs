@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use thinwire_proto::netmodel::Corruptible;
+use thinwire_netmodel::Corruptible;
 
 use super::{OutMessage, Protocol, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;

@@ -69,7 +69,7 @@ pub fn render_report_with_baseline(
 /// The report of an emulated run (`results`, `samples`) with a section that
 /// puts the simulator's results for the same scenario (`sim`, `sim_samples`)
 /// beside it: a table pairing each simulated protocol with the real peer that
-/// implements it (see [`crate::emu::compare`]), rows where the two engines
+/// implements it (see [`crate::metrics::compare`]), rows where the two engines
 /// disagree at p99 flagged, and the tail of every pair in one figure
 /// (`plot-sim-emu`).
 pub fn render_report_side_by_side(
@@ -722,7 +722,7 @@ fn side_by_side_section(
     sim: &Results,
     sim_samples: &Samples,
 ) {
-    let cmp = crate::emu::compare(sim, emu);
+    let cmp = crate::metrics::compare(sim, emu);
     html.push_str("<h2 id=\"sim-vs-emu\">Simulator and emulator side by side</h2>\n");
     let _ = writeln!(
         html,
@@ -733,7 +733,7 @@ fn side_by_side_section(
          <b>simulator / emulator</b>; rows where p99 differs by more than {:.0}% are marked \
          <b>DISAGREE</b>: there the model and the real stack behave differently, and the \
          emulator is the one to believe.</p>",
-        crate::emu::DISAGREE_AT_P99 * 100.0
+        crate::metrics::DISAGREE_AT_P99 * 100.0
     );
     if cmp.rows.is_empty() {
         html.push_str("<p class=\"note\">No protocol ran in both engines.</p>\n");

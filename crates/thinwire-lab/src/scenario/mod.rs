@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use thinwire_proto::netmodel::{
+use thinwire_netmodel::{
     GilbertElliott, JitterDistribution, LinkConfig, LossModel, QueueLimit, Trace, TraceLoadError,
 };
 
@@ -22,7 +22,7 @@ pub use builtin::{builtin, BUILTIN};
 pub use per_client::{with_mean_loss, PerClient, ValueDist, MAX_CLIENT_LOSS};
 
 use crate::error::LabError;
-use crate::protocol::{DeadlineParity, Mapping, ThinwireProtocol};
+use crate::protocol::ProtocolSpec;
 use crate::sim::{calibrate_rate, derive_seed, Background, CrossShape, CrossTraffic, SimSetup};
 use crate::workload::{
     load_pcap, load_trace_csv, mean_load, Direction, GameProfile, InstanceParams,
@@ -30,110 +30,6 @@ use crate::workload::{
     DEFAULT_DEADLINE_TARGET, PROFILES,
 };
 use toml_types::{LinkToml, LossToml, ScenarioToml, WorkloadToml};
-
-/// A transport to compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProtocolSpec {
-    /// The TCP NewReno model.
-    TcpModel,
-    /// The plain UDP model.
-    UdpModel,
-    /// thinwire itself, in a configuration.
-    Thinwire(ThinwireProtocol),
-}
-
-/// Largest `N` of the `thinwire-fec+N` configurations.
-pub const MAX_FIXED_PARITY: u8 = 8;
-
-impl ProtocolSpec {
-    /// Every accepted protocol name (`thinwire-fec+N` is accepted for `N` in
-    /// `1..=`[`MAX_FIXED_PARITY`]).
-    pub const NAMES: &'static [&'static str] = &[
-        "tcp-model",
-        "udp-model",
-        "thinwire",
-        "thinwire-thin-off",
-        "thinwire-all-ordered",
-        "thinwire-reliable-unordered",
-        "thinwire-full-mapping",
-        "thinwire-deadline",
-        "thinwire-rtx-only",
-        "thinwire-fec+1",
-        "thinwire-fec+2",
-        "thinwire-fec+3",
-    ];
-
-    /// Parses a protocol name.
-    ///
-    /// The deadline configurations (`thinwire-deadline`, `thinwire-rtx-only`,
-    /// `thinwire-fec+N`) are `thinwire` (thin-stream features on, one ordered
-    /// channel) whose messages with a deadline go through deadline delivery
-    /// with adaptive parity, no parity, or `N` parity shards per stage.
-    pub fn parse(name: &str) -> Option<ProtocolSpec> {
-        let tw = |thin: bool, mapping: Mapping, deadline: Option<DeadlineParity>| {
-            ProtocolSpec::Thinwire(ThinwireProtocol {
-                thin,
-                mapping,
-                deadline,
-            })
-        };
-        Some(match name {
-            "tcp-model" => ProtocolSpec::TcpModel,
-            "udp-model" => ProtocolSpec::UdpModel,
-            "thinwire" => tw(true, Mapping::SingleOrdered, None),
-            "thinwire-thin-off" => tw(false, Mapping::SingleOrdered, None),
-            "thinwire-all-ordered" => tw(true, Mapping::AllOrdered, None),
-            "thinwire-reliable-unordered" => tw(true, Mapping::ReliableUnordered, None),
-            "thinwire-full-mapping" => tw(true, Mapping::FullMapping, None),
-            "thinwire-deadline" => tw(true, Mapping::SingleOrdered, Some(DeadlineParity::Adaptive)),
-            "thinwire-rtx-only" => tw(
-                true,
-                Mapping::SingleOrdered,
-                Some(DeadlineParity::RetransmitOnly),
-            ),
-            other => {
-                let n = other.strip_prefix("thinwire-fec+")?;
-                // Plain decimal digits only (no sign, no leading zero).
-                if n.starts_with('0') || !n.bytes().all(|b| b.is_ascii_digit()) {
-                    return None;
-                }
-                let n: u8 = n.parse().ok()?;
-                if !(1..=MAX_FIXED_PARITY).contains(&n) {
-                    return None;
-                }
-                tw(true, Mapping::SingleOrdered, Some(DeadlineParity::Fixed(n)))
-            }
-        })
-    }
-
-    /// The name of this protocol configuration.
-    pub fn name(&self) -> String {
-        match self {
-            ProtocolSpec::TcpModel => "tcp-model".into(),
-            ProtocolSpec::UdpModel => "udp-model".into(),
-            ProtocolSpec::Thinwire(t) => {
-                let base = match (t.thin, t.mapping) {
-                    (true, Mapping::SingleOrdered) => "thinwire".into(),
-                    (false, Mapping::SingleOrdered) => "thinwire-thin-off".into(),
-                    (true, m) => format!("thinwire-{}", m.as_str()),
-                    (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
-                };
-                match t.deadline {
-                    None => base,
-                    Some(d) => {
-                        let full = d.protocol_name();
-                        if base == "thinwire" {
-                            full
-                        } else {
-                            let suffix = full.strip_prefix("thinwire-").unwrap_or(&full);
-                            format!("{base}-{suffix}")
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
 
 /// An access-link direction, possibly with per-client parameters.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal, Normal};
-use thinwire_proto::netmodel::{LinkConfig, LossModel};
+use thinwire_netmodel::{LinkConfig, LossModel};
 
 use super::toml_types::{DistTableToml, DistToml, PerClientToml};
 use crate::sim::derive_seed;
@@ -421,10 +421,9 @@ mod tests {
 
     #[test]
     fn gilbert_elliott_keeps_burst_and_matches_mean() {
-        let base: LossModel =
-            thinwire_proto::netmodel::GilbertElliott::from_mean_and_burst(0.02, 3.0)
-                .expect("valid")
-                .into();
+        let base: LossModel = thinwire_netmodel::GilbertElliott::from_mean_and_burst(0.02, 3.0)
+            .expect("valid")
+            .into();
         for mean in [0.0, 0.01, 0.1, 0.3] {
             let m = with_mean_loss(&base, mean);
             assert!((m.mean_loss() - mean).abs() < 1e-12, "{mean}: {m:?}");

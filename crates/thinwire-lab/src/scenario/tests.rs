@@ -1,6 +1,7 @@
 //! Scenario parsing tests.
 
 use super::*;
+use crate::protocol::{DeadlineParity, Mapping, ThinwireProtocol};
 
 fn parse(text: &str) -> Result<Scenario, LabError> {
     Scenario::parse(text, Path::new("test.toml"), "test")

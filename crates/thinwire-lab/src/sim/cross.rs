@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use thinwire_proto::netmodel::{Link, LinkConfig, QueueLimit};
+use thinwire_netmodel::{Link, LinkConfig, QueueLimit};
 
 use crate::error::LabError;
 

@@ -4,7 +4,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use thinwire_proto::netmodel::{Corruptible, Link, LinkConfig, LinkStats};
+use thinwire_netmodel::{Corruptible, Link, LinkConfig, LinkStats};
 
 use super::cross::{CrossGen, CrossTraffic};
 use super::derive_seed;

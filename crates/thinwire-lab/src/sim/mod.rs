@@ -4,7 +4,7 @@
 //! simulated [`Instant`](std::time::Instant)s (`base + offset`, with `base` captured once per
 //! run); every output is expressed as offsets from `base`, so results never
 //! depend on the wall clock. Topology: one server, `N` clients, each client
-//! with an access link pair (up/down, [`thinwire_proto::netmodel::Link`]) and
+//! with an access link pair (up/down, [`thinwire_netmodel::Link`]) and
 //! optionally a shared bottleneck link pair (a dumbbell) loaded by cross
 //! traffic. Each protocol runs in its own simulation with identical
 //! application traffic and link seeds.

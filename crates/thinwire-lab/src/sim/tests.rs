@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use thinwire_proto::netmodel::{LinkConfig, QueueLimit};
+use thinwire_netmodel::{LinkConfig, QueueLimit};
 
 use super::*;
 use crate::protocol::{TcpModel, UdpModel};
@@ -154,7 +154,7 @@ fn server_relays_attacks_and_talk_to_the_zone() {
 #[test]
 fn a_newer_latest_value_satisfies_older_lost_ones() {
     // Three moves; the link loses the second datagram only.
-    let trace = thinwire_proto::netmodel::Trace::parse("10,0\n10,1\n10,0\n").expect("trace");
+    let trace = thinwire_netmodel::Trace::parse("10,0\n10,1\n10,0\n").expect("trace");
     let up = LinkConfig::default().with_trace(Arc::new(trace));
     let s = setup(1, up, LinkConfig::default());
     let w = [rows(&[

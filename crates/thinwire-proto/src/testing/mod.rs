@@ -1,4 +1,4 @@
-//! A two-endpoint harness in simulated time over the [`netmodel`](crate::netmodel) links.
+//! A two-endpoint harness in simulated time over the [`thinwire_netmodel`] links.
 //!
 //! One client [`Endpoint`] and one server [`Endpoint`] are joined by two one-way
 //! [`Link`]s (delay, jitter, loss, duplication, reordering, corruption, bandwidth and queues);
@@ -11,10 +11,10 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::netmodel::{Link, LinkConfig};
 use crate::{
     ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig, TransportConfig,
 };
+use thinwire_netmodel::{Link, LinkConfig};
 
 /// The payload [`Pair::warm_up`] sends.
 pub const WARM_UP: &[u8] = b"warm-up";

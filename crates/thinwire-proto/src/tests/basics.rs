@@ -16,7 +16,7 @@ const ALL: [ChannelKind; 5] = [
 #[test]
 fn connect_and_exchange_on_every_class() {
     let mut pair = Pair::builder(1)
-        .link(crate::netmodel::LinkConfig::default().with_delay(Duration::from_millis(20)))
+        .link(thinwire_netmodel::LinkConfig::default().with_delay(Duration::from_millis(20)))
         .build();
     let (c, s) = pair.connect(&ALL).expect("connects");
     let now = pair.time;
@@ -71,7 +71,7 @@ fn connect_and_exchange_on_every_class() {
 #[test]
 fn lossless_reliable_burst_arrives_in_order() {
     let mut pair = Pair::builder(2)
-        .link(crate::netmodel::LinkConfig::default().with_delay(Duration::from_millis(5)))
+        .link(thinwire_netmodel::LinkConfig::default().with_delay(Duration::from_millis(5)))
         .build();
     let (c, _s) = pair
         .connect(&[ChannelKind::ReliableOrdered])
@@ -94,7 +94,7 @@ fn lossless_reliable_burst_arrives_in_order() {
 
 #[test]
 fn many_connections_share_one_endpoint() {
-    let l = crate::netmodel::LinkConfig::default()
+    let l = thinwire_netmodel::LinkConfig::default()
         .with_delay(Duration::from_millis(15))
         .with_bernoulli_loss(0.02);
     let mut pair = Pair::builder(3).link(l).build();
@@ -131,7 +131,7 @@ fn many_connections_share_one_endpoint() {
 
 /// Runs a lossy exchange and returns a transcript of everything the server saw.
 fn transcript(seed: u64) -> Vec<String> {
-    let l = crate::netmodel::LinkConfig::default()
+    let l = thinwire_netmodel::LinkConfig::default()
         .with_delay(Duration::from_millis(30))
         .with_jitter(Duration::from_millis(10))
         .with_reorder(true)

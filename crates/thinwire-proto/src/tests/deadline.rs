@@ -5,10 +5,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use proptest::prelude::*;
 
-use crate::netmodel::LinkConfig;
 use crate::testing::{Pair, Verdict};
 use crate::wire::{self, ChannelKind, Frame, ShardFrame};
 use crate::{DeadlineOptions, Event, ParityMode, TransportConfig};
+use thinwire_netmodel::LinkConfig;
 
 fn msg(len: usize, seed: u8) -> Bytes {
     Bytes::from(

@@ -7,10 +7,10 @@ use bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::netmodel::LinkConfig;
 use crate::testing::{Pair, Verdict};
 use crate::wire::{self, ConnectionId, LongPacket};
 use crate::{ChannelKind, DisconnectReason, Endpoint, EndpointConfig, SendError, ServerConfig};
+use thinwire_netmodel::LinkConfig;
 
 fn link() -> LinkConfig {
     LinkConfig::default().with_delay(Duration::from_millis(10))

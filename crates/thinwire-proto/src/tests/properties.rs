@@ -10,9 +10,9 @@ use bytes::Bytes;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 
-use crate::netmodel::{LinkConfig, LossModel};
 use crate::testing::Pair;
 use crate::{ChannelKind, TransportConfig};
+use thinwire_netmodel::{LinkConfig, LossModel};
 
 const CHANNELS: [ChannelKind; 5] = [
     ChannelKind::ReliableOrdered,
@@ -59,7 +59,7 @@ fn link(max_loss: f64) -> impl Strategy<Value = (LinkConfig, u64)> {
     )
         .prop_map(|(loss, delay, jitter, dup, bursty, seed)| {
             let loss = if bursty && loss > 0.01 {
-                let ge = crate::netmodel::GilbertElliott::from_mean_and_burst(loss.min(0.3), 3.0)
+                let ge = thinwire_netmodel::GilbertElliott::from_mean_and_burst(loss.min(0.3), 3.0)
                     .expect("valid burst model");
                 LossModel::GilbertElliott {
                     p_good_to_bad: ge.p_good_to_bad,

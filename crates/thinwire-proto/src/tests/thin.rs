@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::netmodel::LinkConfig;
 use crate::testing::{Pair, Verdict};
 use crate::{ChannelKind, TransportConfig};
+use thinwire_netmodel::LinkConfig;
 
 const MARK_A: &[u8] = b"AAAAAAAAAAAAAAAAAAAAAAAA";
 const MARK_B: &[u8] = b"BBBBBBBBBBBBBBBBBBBBBBBB";

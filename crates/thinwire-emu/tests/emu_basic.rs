@@ -6,8 +6,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
-use thinwire_lab::emu::{check_capabilities, host_addr, EmuNet, NetSpec};
-use thinwire_proto::netmodel::LinkConfig;
+use thinwire_emu::{check_capabilities, host_addr, EmuNet, NetSpec};
+use thinwire_netmodel::LinkConfig;
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));

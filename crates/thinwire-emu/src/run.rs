@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use super::peers::{run_peer, Book, Plan};
 use super::{EmuError, EmuNet, NetSpec, RealPeer};
-use crate::metrics::{
+use thinwire_lab::metrics::{
     Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples, WireCounters,
 };
-use crate::scenario::{ProtocolSpec, Scenario};
-use crate::workload::{instantiate_all, InstanceParams, Semantics};
+use thinwire_lab::protocol::ProtocolSpec;
+use thinwire_lab::scenario::Scenario;
+use thinwire_lab::workload::{instantiate_all, InstanceParams, Semantics};
 
 /// Options of an emulated run.
 #[derive(Debug, Clone, Default)]
@@ -158,7 +159,7 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
         });
         let run_one = |peer: &RealPeer| -> Result<PeerOutcome, EmuError> {
             let (up, down) = (setup.access_up.clone(), setup.access_down.clone());
-            let pick = |v: &[thinwire_proto::netmodel::LinkConfig], c: usize| {
+            let pick = |v: &[thinwire_netmodel::LinkConfig], c: usize| {
                 v.get(c).or_else(|| v.first()).cloned().unwrap_or_default()
             };
             let net = EmuNet::start(NetSpec {
@@ -215,7 +216,7 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
         };
         for (peer, outcome) in peers.iter().zip(outcomes) {
             let outcome = outcome?;
-            let name = crate::metrics::sweep_name(&peer.name(), &label);
+            let name = thinwire_lab::metrics::sweep_name(&peer.name(), &label);
             rec.set_protocol_info(ProtocolInfo {
                 name: name.clone(),
                 model: false,
@@ -265,7 +266,7 @@ fn record(rec: &mut Recorder, name: &str, plan: &Plan, book: &Book) {
         }
         let k = (
             e.client,
-            e.dir == crate::workload::Direction::Up,
+            e.dir == thinwire_lab::workload::Direction::Up,
             e.msg.class,
             e.msg.key,
         );

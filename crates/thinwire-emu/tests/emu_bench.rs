@@ -1,11 +1,11 @@
 //! Relay throughput benchmark (ignored by default; needs root and TUN):
-//! `cargo test --release -p thinwire-lab --test emu_bench -- --ignored --nocapture`
+//! `cargo test --release -p thinwire-emu --test emu_bench -- --ignored --nocapture`
 
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use thinwire_lab::emu::{check_capabilities, host_addr, EmuNet, NetSpec};
-use thinwire_proto::netmodel::LinkConfig;
+use thinwire_emu::{check_capabilities, host_addr, EmuNet, NetSpec};
+use thinwire_netmodel::LinkConfig;
 
 #[test]
 #[ignore = "benchmark; needs root"]

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use super::net::host_index;
 use super::{host_addr, EmuError, EmuNet};
-use crate::protocol::ChannelSemantics;
-use crate::scenario::ProtocolSpec;
-use crate::workload::{AppEvent, ClassSpec, Direction};
+use thinwire_lab::protocol::ChannelSemantics;
+use thinwire_lab::protocol::ProtocolSpec;
+use thinwire_lab::workload::{AppEvent, ClassSpec, Direction};
 
 /// A real transport stack run by the emulator.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +33,7 @@ pub enum RealPeer {
         fast: bool,
     },
     /// thinwire over real UDP (the `thinwire` runtime) in a lab configuration.
-    Thinwire(crate::protocol::ThinwireProtocol),
+    Thinwire(thinwire_lab::protocol::ThinwireProtocol),
     /// QUIC (`quinn`, rustls with `ring`, a self-signed certificate): one
     /// unidirectional stream per reliable class, datagrams for classes that
     /// allow loss (latest-value classes).
@@ -506,7 +506,7 @@ fn client_slot(addr: SocketAddr) -> Option<usize> {
 const THINWIRE_PORT: u16 = 7300;
 
 fn thinwire_host(
-    t: crate::protocol::ThinwireProtocol,
+    t: thinwire_lab::protocol::ThinwireProtocol,
     client: Option<u32>,
     plan: &Arc<Plan>,
     book: &Arc<Book>,
@@ -753,7 +753,7 @@ fn quic_host(
     let lossy: Vec<bool> = plan
         .classes
         .iter()
-        .map(|c| c.semantics == crate::workload::Semantics::Latest)
+        .map(|c| c.semantics == thinwire_lab::workload::Semantics::Latest)
         .collect();
     let (plan, book) = (plan.clone(), book.clone());
     rt.block_on(async move {

@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use std::time::{Duration, Instant};
-//! use thinwire_proto::netmodel::{Link, LinkConfig, LossModel};
+//! use thinwire_netmodel::{Link, LinkConfig, LossModel};
 //!
 //! let cfg = LinkConfig::default()
 //!     .with_delay(Duration::from_millis(50))

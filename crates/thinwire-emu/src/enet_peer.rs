@@ -16,7 +16,7 @@ use thinwire_enet::{Event, Host, PeerId};
 
 use super::net::host_addr;
 use super::peers::{payload, Book, Plan};
-use crate::workload::{Direction, Semantics};
+use thinwire_lab::workload::{Direction, Semantics};
 
 const ENET_PORT: u16 = 7500;
 

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nix::sched::{setns, CloneFlags};
-use thinwire_proto::netmodel::{Link, LinkConfig, LinkStats};
+use thinwire_netmodel::{Link, LinkConfig, LinkStats};
 
 use super::EmuError;
 
@@ -437,8 +437,7 @@ fn relay_loop(
                     let idx = src * hosts + dst;
                     if let Some(l) = links[idx].as_mut() {
                         let was_idle = l.next_delivery().is_none();
-                        if let thinwire_proto::netmodel::SendOutcome::Scheduled(t) =
-                            l.send(now, pkt, size)
+                        if let thinwire_netmodel::SendOutcome::Scheduled(t) = l.send(now, pkt, size)
                         {
                             next_due = Some(next_due.map_or(t, |n| n.min(t)));
                         }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use thinwire_lab::emu::{check_capabilities, run_emulated, EmuOptions};
+use thinwire_emu::{check_capabilities, run_emulated, EmuOptions};
 use thinwire_lab::scenario::Scenario;
 
 #[test]
@@ -103,7 +103,7 @@ fn all_peers_on_short_ao_run() {
 }
 
 /// The full `emu-ao` scenario with every real peer, printed as a table:
-/// `EMU_AO_SECS=60 cargo test --release -p thinwire-lab --test emu_peers -- --ignored --nocapture`
+/// `EMU_AO_SECS=60 cargo test --release -p thinwire-emu --test emu_peers -- --ignored --nocapture`
 #[test]
 #[ignore = "long run (about 80 s, all peers side by side); needs root"]
 fn emu_ao_table() {

@@ -118,7 +118,7 @@ fn run_emulated(
     let peers = if flags.peers.is_empty() {
         None
     } else {
-        let all = thinwire_lab::emu::default_peers(scn);
+        let all = thinwire_emu::default_peers(scn);
         let mut chosen = Vec::new();
         for name in &flags.peers {
             match all.iter().find(|p| p.name() == *name) {
@@ -135,7 +135,7 @@ fn run_emulated(
         }
         Some(chosen)
     };
-    let opts = thinwire_lab::emu::EmuOptions {
+    let opts = thinwire_emu::EmuOptions {
         peers,
         seed,
         duration,
@@ -143,7 +143,7 @@ fn run_emulated(
     };
     let compare_sim = flags.compare_sim;
     eprintln!("emulating {} (real stacks, real time)...", scn.name);
-    let run = thinwire_lab::emu::run_emulated(scn, &opts).map_err(|e| e.to_string())?;
+    let run = thinwire_emu::run_emulated(scn, &opts).map_err(|e| e.to_string())?;
     let (results, samples) = (run.results, run.samples);
     let mut params = scn.params();
     params.push(("engine".to_owned(), "real-kernel emulator".to_owned()));
@@ -186,7 +186,7 @@ fn run_emulated(
     println!("wrote {}", out.join("results.json").display());
     println!("wrote {}", out.join("report.html").display());
     if let Some(sim) = &lab.simulated {
-        let cmp = thinwire_lab::emu::compare(&sim.results, &lab.results);
+        let cmp = thinwire_lab::metrics::compare(&sim.results, &lab.results);
         let text = cmp.to_text();
         std::fs::write(out.join("compare.txt"), &text).map_err(|e| e.to_string())?;
         std::fs::write(out.join("compare.json"), cmp.to_json_pretty() + "\n")

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::metrics::{LatencyMs, Results};
+use super::{LatencyMs, Results};
 
 /// Relative difference at p99 above which a row is flagged.
 pub const DISAGREE_AT_P99: f64 = 0.20;

@@ -1,4 +1,4 @@
-//! The real-kernel emulator (`thinwire lab run SCENARIO --emulate`).
+//! thinwire-emu: the real-kernel emulator (`thinwire lab run SCENARIO --emulate`).
 //!
 //! # Design
 //!
@@ -12,7 +12,7 @@
 //! reads whole IP packets and hands them to a single relay thread, which
 //! looks only at the IPv4 destination (parsed with `etherparse`; nothing is
 //! rewritten, so no checksum changes), offers the packet to the
-//! [`thinwire_proto::netmodel::Link`] of that directed host pair — the same
+//! [`thinwire_netmodel::Link`] of that directed host pair — the same
 //! link model the simulator uses (delay, jitter, loss processes, bandwidth,
 //! queues, traces) — with real time (`Instant::now()`), and writes it into
 //! the destination's TUN device when the model delivers it.
@@ -42,13 +42,11 @@
 //! [`EmuNet::start`] fails at once with [`EmuError::NotRoot`] or
 //! [`EmuError::NoTun`].
 
-mod compare;
 mod enet_peer;
 mod net;
 mod peers;
 mod run;
 
-pub use compare::{compare, CompareRow, Comparison, DISAGREE_AT_P99};
 pub use net::{check_capabilities, host_addr, spawn_in_netns, EmuNet, NetSpec, RelayStats};
 pub use peers::RealPeer;
 pub use run::{default_peers, run_emulated, EmuOptions, EmuRun, PeerCounters};
