@@ -1,4 +1,7 @@
-//! Deterministic, sans-IO network model.
+//! # thinwire-netmodel
+//!
+//! Deterministic, sans-IO network model, shared by thinwire's protocol tests, the runtime's fault
+//! injection, the lab's simulator and the real-kernel emulator.
 //!
 //! A [`Link`] models one direction of a network path: a bandwidth-limited
 //! queue (byte- or time-limited), random or bursty loss, propagation delay with
@@ -31,7 +34,10 @@
 //! assert_eq!(link.poll_deliver(t0 + Duration::from_millis(50)), Some(vec![1, 2, 3]));
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod config;
+mod error;
 mod link;
 mod loss;
 mod queue;
@@ -40,7 +46,8 @@ mod trace;
 #[cfg(test)]
 mod tests;
 
-pub use config::{ConfigError, JitterDistribution, LinkConfig, QueueLimit};
+pub use config::{JitterDistribution, LinkConfig, QueueLimit};
+pub use error::ConfigError;
 pub use link::{Corruptible, Link, LinkStats, SendOutcome};
 pub use loss::{GilbertElliott, LossModel};
 pub use trace::{Trace, TraceEntry, TraceError, TraceLoadError};

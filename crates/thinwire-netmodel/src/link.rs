@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::config::{ConfigError, JitterDistribution, LinkConfig};
+use super::config::{JitterDistribution, LinkConfig};
+use super::error::ConfigError;
 use super::loss::LossState;
 use super::queue::{Admission, Serializer};
 

@@ -2,7 +2,7 @@
 
 use rand::Rng;
 
-use super::config::{check_prob, ConfigError};
+use super::error::{check_prob, ConfigError};
 
 /// Random loss applied to packets that made it through the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
