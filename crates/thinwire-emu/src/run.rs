@@ -133,7 +133,7 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
             .setup(&point)
             .map_err(|e| EmuError::Setup(e.to_string()))?;
         let label = point.label(&scn.sweep);
-        let plan = Arc::new(plan(&scn, setup.clients)?);
+        let plan = Arc::new(plan_of(&scn, setup.clients)?);
         let (up, down) = (&setup.access_up, &setup.access_down);
         let one = |peer: &RealPeer| run_one(peer, up, down, &plan, scn.seed);
         let outcomes: Vec<Result<PeerOutcome, EmuError>> = if opts.serial {
@@ -184,7 +184,7 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
 
 /// The messages of one sweep point with `clients` clients: the scenario's
 /// workloads instantiated with its seed, in time order.
-fn plan(scn: &Scenario, clients: u32) -> Result<Plan, EmuError> {
+fn plan_of(scn: &Scenario, clients: u32) -> Result<Plan, EmuError> {
     let mut inst = instantiate_all(
         &scn.workloads,
         &InstanceParams {

@@ -87,7 +87,7 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    pub(crate) fn ids(&self, dir: Direction, client: Option<u32>) -> Vec<usize> {
+    fn ids(&self, dir: Direction, client: Option<u32>) -> Vec<usize> {
         (0..self.events.len())
             .filter(|&i| {
                 let e = &self.events[i];
