@@ -1,52 +1,34 @@
-//! thinwire-emu: the real-kernel emulator (`thinwire lab run SCENARIO --emulate`).
+//! thinwire-emu: the real-kernel emulator behind
+//! `thinwire lab run SCENARIO --emulate`.
 //!
-//! # Design
+//! Real stacks ([`RealPeer`]: kernel TCP, KCP, QUIC, ENet, thinwire over UDP)
+//! run as threads of this process, each host in its own network namespace
+//! with a TUN device; one relay thread carries every IP packet between the
+//! devices through the simulator's link model ([`thinwire_netmodel::Link`])
+//! in real time:
 //!
-//! Every host of a scenario (host 0 the server, hosts `1..=n` the clients)
-//! gets its own Linux network namespace, named `twemu-<pid>-<run>-<host>`
-//! so that concurrent runs never collide. Inside it a TUN device `tw0`
-//! carries the host's address `10.77.x.y/16` (see [`host_addr`]); every
-//! packet a host sends to another emulated host therefore leaves its kernel
-//! through the TUN device. The file descriptors of all TUN devices are held
-//! by this process in the root namespace: one reader thread per device
-//! reads whole IP packets and hands them to a single relay thread, which
-//! looks only at the IPv4 destination (parsed with `etherparse`; nothing is
-//! rewritten, so no checksum changes), offers the packet to the
-//! [`thinwire_netmodel::Link`] of that directed host pair — the same
-//! link model the simulator uses (delay, jitter, loss processes, bandwidth,
-//! queues, traces) — with real time (`Instant::now()`), and writes it into
-//! the destination's TUN device when the model delivers it.
+//! ```text
+//!  host a (netns)              this process                  host b (netns)
+//!  peer: Book::sent(id)                                      peer: Book::delivered(id)
+//!  socket -> kernel -> tw0 --> reader -> relay: Link(a->b) --> tw0 -> kernel -> socket
+//!                                (delay, loss, bandwidth, queues; real time)
+//! ```
 //!
-//! # Peers and namespaces
+//! Call order: [`run_and_write`] (the command) calls [`run_emulated`], which
+//! for every sweep point and peer starts an [`EmuNet`], runs the peer's hosts
+//! in it ([`EmuNet::spawn_in`]) and records the stamps as lab results. The
+//! namespaces go when the [`EmuNet`] is dropped or the process is
+//! interrupted. Without root or `/dev/net/tun` it fails at once
+//! ([`EmuError::NotRoot`], [`EmuError::NoTun`]).
 //!
-//! Peers are threads of this process, not child processes: a thread calls
-//! `setns(2)` (through `nix`) into its host's namespace before creating any
-//! socket ([`spawn_in_netns`]); sockets stay in the namespace they were
-//! created in, and threads it spawns (e.g. a tokio runtime's workers)
-//! inherit it.
-//!
-//! # Clock
-//!
-//! Because every host is a thread of one process, send and delivery
-//! timestamps are `std::time::Instant`s (`CLOCK_MONOTONIC`) of one clock:
-//! one-way latency is delivery instant minus send instant, exact up to the
-//! scheduling of the two threads, with no clock synchronisation involved.
-//!
-//! # Cleanup
-//!
-//! Namespaces are deleted (which destroys their TUN devices and sockets)
-//! when the [`EmuNet`] is dropped — at the end of a run, on error and on
-//! panic unwinding — and a SIGINT/SIGTERM handler (installed once per
-//! process with `ctrlc`) deletes the namespaces of every live emulation
-//! before exiting with status 130. Without root or `/dev/net/tun`,
-//! [`EmuNet::start`] fails at once with [`EmuError::NotRoot`] or
-//! [`EmuError::NoTun`].
+//! How the emulator works, what it measures and its limits: `docs/EMULATOR.md`.
 
-mod enet_peer;
+mod lab;
 mod net;
 mod peers;
 mod run;
 
+pub use lab::{run_and_write, LabRunOptions};
 pub use net::{check_capabilities, host_addr, spawn_in_netns, EmuNet, NetSpec, RelayStats};
 pub use peers::RealPeer;
 pub use run::{default_peers, run_emulated, EmuOptions, EmuRun, PeerCounters};
@@ -74,6 +56,19 @@ pub enum EmuError {
         /// What went wrong.
         msg: String,
     },
+    /// No real peer of that name for the scenario (the caller's choice).
+    #[error("no real peer {name:?} for scenario {scenario}; it has: {}", .available.join(", "))]
+    UnknownPeer {
+        /// The name asked for.
+        name: String,
+        /// Scenario name.
+        scenario: String,
+        /// The names of the scenario's real peers.
+        available: Vec<String>,
+    },
+    /// The simulator run beside the emulator, or writing the outputs, failed.
+    #[error(transparent)]
+    Lab(#[from] thinwire_lab::LabError),
     /// I/O error.
     #[error(transparent)]
     Io(#[from] std::io::Error),

@@ -195,6 +195,33 @@ fn derive(seed: u64, a: usize, b: usize) -> u64 {
 
 type Packet = (usize, Vec<u8>);
 
+/// In the new namespace `ns` of host `i`: the TUN device `tw0` with the
+/// host's address, up, and a UDP socket to poke the device on shutdown.
+fn host_device(ns: &str, i: usize) -> Result<(tun::Device, UdpSocket), EmuError> {
+    let dev = "tw0".to_string();
+    let dev2 = dev.clone();
+    let device = spawn_in_netns(ns, move || {
+        let mut cfg = tun::Configuration::default();
+        cfg.tun_name(&dev2);
+        cfg.platform_config(|p| {
+            p.ensure_root_privileges(false);
+        });
+        tun::Device::new(&cfg).map_err(|e| EmuError::NoTun(e.to_string()))
+    })
+    .map_err(EmuError::Io)?
+    .join()
+    .map_err(|_| EmuError::Setup("TUN thread panicked".into()))??;
+    let addr = format!("{}/16", host_addr(i));
+    run_ip(&["-n", ns, "addr", "add", &addr, "dev", &dev])?;
+    run_ip(&["-n", ns, "link", "set", "dev", &dev, "up", "mtu", "1500"])?;
+    run_ip(&["-n", ns, "link", "set", "dev", "lo", "up"])?;
+    let poker = spawn_in_netns(ns, || UdpSocket::bind("0.0.0.0:0").map_err(EmuError::Io))
+        .map_err(EmuError::Io)?
+        .join()
+        .map_err(|_| EmuError::Setup("socket thread panicked".into()))??;
+    Ok((device, poker))
+}
+
 impl EmuNet {
     /// Creates the namespaces, TUN devices and relay. Fails at once (no
     /// hang) without root or TUN.
@@ -227,27 +254,7 @@ impl EmuNet {
             }
             run_ip(&["netns", "add", ns])?;
             guard.names.push(ns.clone());
-            let dev = "tw0".to_string();
-            let dev2 = dev.clone();
-            let device = spawn_in_netns(ns, move || {
-                let mut cfg = tun::Configuration::default();
-                cfg.tun_name(&dev2);
-                cfg.platform_config(|p| {
-                    p.ensure_root_privileges(false);
-                });
-                tun::Device::new(&cfg).map_err(|e| EmuError::NoTun(e.to_string()))
-            })
-            .map_err(EmuError::Io)?
-            .join()
-            .map_err(|_| EmuError::Setup("TUN thread panicked".into()))??;
-            let addr = format!("{}/16", host_addr(i));
-            run_ip(&["-n", ns, "addr", "add", &addr, "dev", &dev])?;
-            run_ip(&["-n", ns, "link", "set", "dev", &dev, "up", "mtu", "1500"])?;
-            run_ip(&["-n", ns, "link", "set", "dev", "lo", "up"])?;
-            let poker = spawn_in_netns(ns, || UdpSocket::bind("0.0.0.0:0").map_err(EmuError::Io))
-                .map_err(EmuError::Io)?
-                .join()
-                .map_err(|_| EmuError::Setup("socket thread panicked".into()))??;
+            let (device, poker) = host_device(ns, i)?;
             pokers.push(poker);
             devices.push(device);
         }

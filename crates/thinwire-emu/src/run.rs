@@ -13,6 +13,7 @@ use thinwire_lab::metrics::{
 use thinwire_lab::protocol::ProtocolSpec;
 use thinwire_lab::scenario::Scenario;
 use thinwire_lab::workload::{instantiate_all, InstanceParams, Semantics};
+use thinwire_netmodel::LinkConfig;
 
 /// Options of an emulated run.
 #[derive(Debug, Clone, Default)]
@@ -132,74 +133,14 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
             .setup(&point)
             .map_err(|e| EmuError::Setup(e.to_string()))?;
         let label = point.label(&scn.sweep);
-        let clients = setup.clients;
-        let mut inst = instantiate_all(
-            &scn.workloads,
-            &InstanceParams {
-                clients,
-                duration: scn.duration,
-                seed: scn.seed,
-            },
-        );
-        if inst.fanout.is_some() {
-            return Err(EmuError::Unsupported("server fan-out".into()));
-        }
-        let mut events = Vec::new();
-        for s in &mut inst.sources {
-            while let Some(e) = s.next_event() {
-                events.push(e);
-            }
-        }
-        events.sort_by_key(|e| e.at);
-        let plan = Arc::new(Plan {
-            events,
-            classes: inst.classes.clone(),
-            clients,
-            end: scn.duration + scn.drain,
-        });
-        let run_one = |peer: &RealPeer| -> Result<PeerOutcome, EmuError> {
-            let (up, down) = (setup.access_up.clone(), setup.access_down.clone());
-            let pick = |v: &[thinwire_netmodel::LinkConfig], c: usize| {
-                v.get(c).or_else(|| v.first()).cloned().unwrap_or_default()
-            };
-            let net = EmuNet::start(NetSpec {
-                hosts: clients as usize + 1,
-                link: Box::new(move |a, b| {
-                    if a == 0 {
-                        pick(&down, b - 1)
-                    } else {
-                        pick(&up, a - 1)
-                    }
-                }),
-                seed: scn.seed,
-            })?;
-            // Connections are set up during the first second; the workload starts at t0.
-            let book = Arc::new(Book::new(
-                Instant::now() + Duration::from_millis(1500),
-                plan.events.len(),
-            ));
-            let result = run_peer(peer, &net, &plan, &book);
-            let stats = net.shutdown();
-            let report = result?;
-            let (bytes, packets) = stats
-                .links
-                .iter()
-                .fold((0, 0), |(b, p), (_, l)| (b + l.bytes, p + l.sent));
-            Ok(PeerOutcome {
-                book,
-                wire: WireCounters {
-                    bytes,
-                    packets,
-                    payload_bytes_sent: report.payload_bytes_sent,
-                },
-                counters: report.counters,
-            })
-        };
+        let plan = Arc::new(plan_of(&scn, setup.clients)?);
+        let (up, down) = (&setup.access_up, &setup.access_down);
+        let one = |peer: &RealPeer| run_one(peer, up, down, &plan, scn.seed);
         let outcomes: Vec<Result<PeerOutcome, EmuError>> = if opts.serial {
-            peers.iter().map(run_one).collect()
+            peers.iter().map(one).collect()
         } else {
             std::thread::scope(|s| {
-                let handles: Vec<_> = peers.iter().map(|peer| s.spawn(|| run_one(peer))).collect();
+                let handles: Vec<_> = peers.iter().map(|peer| s.spawn(|| one(peer))).collect();
                 handles
                     .into_iter()
                     .zip(&peers)
@@ -238,6 +179,82 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
         results,
         samples,
         counters,
+    })
+}
+
+/// The messages of one sweep point with `clients` clients: the scenario's
+/// workloads instantiated with its seed, in time order.
+fn plan_of(scn: &Scenario, clients: u32) -> Result<Plan, EmuError> {
+    let mut inst = instantiate_all(
+        &scn.workloads,
+        &InstanceParams {
+            clients,
+            duration: scn.duration,
+            seed: scn.seed,
+        },
+    );
+    if inst.fanout.is_some() {
+        return Err(EmuError::Unsupported("server fan-out".into()));
+    }
+    let mut events = Vec::new();
+    for s in &mut inst.sources {
+        while let Some(e) = s.next_event() {
+            events.push(e);
+        }
+    }
+    events.sort_by_key(|e| e.at);
+    Ok(Plan {
+        events,
+        classes: inst.classes.clone(),
+        clients,
+        end: scn.duration + scn.drain,
+    })
+}
+
+/// Runs `peer` once in a fresh emulated network: host 0 the server, host
+/// `c + 1` client `c`, with client `c`'s access links `up[c]` and `down[c]`
+/// (the first entry when there is none for `c`).
+fn run_one(
+    peer: &RealPeer,
+    up: &[LinkConfig],
+    down: &[LinkConfig],
+    plan: &Arc<Plan>,
+    seed: u64,
+) -> Result<PeerOutcome, EmuError> {
+    let (up, down) = (up.to_vec(), down.to_vec());
+    let pick =
+        |v: &[LinkConfig], c: usize| v.get(c).or_else(|| v.first()).cloned().unwrap_or_default();
+    let net = EmuNet::start(NetSpec {
+        hosts: plan.clients as usize + 1,
+        link: Box::new(move |a, b| {
+            if a == 0 {
+                pick(&down, b - 1)
+            } else {
+                pick(&up, a - 1)
+            }
+        }),
+        seed,
+    })?;
+    // Connections are set up during the first second; the workload starts at t0.
+    let book = Arc::new(Book::new(
+        Instant::now() + Duration::from_millis(1500),
+        plan.events.len(),
+    ));
+    let result = run_peer(peer, &net, plan, &book);
+    let stats = net.shutdown();
+    let report = result?;
+    let (bytes, packets) = stats
+        .links
+        .iter()
+        .fold((0, 0), |(b, p), (_, l)| (b + l.bytes, p + l.sent));
+    Ok(PeerOutcome {
+        book,
+        wire: WireCounters {
+            bytes,
+            packets,
+            payload_bytes_sent: report.payload_bytes_sent,
+        },
+        counters: report.counters,
     })
 }
 

@@ -14,9 +14,9 @@ use std::time::Instant;
 
 use thinwire_enet::{Event, Host, PeerId};
 
-use super::net::host_addr;
-use super::peers::{payload, Book, Plan};
-use thinwire_lab::workload::{Direction, Semantics};
+use super::book::{payload, Book, Plan};
+use crate::net::host_addr;
+use thinwire_lab::workload::Semantics;
 
 const ENET_PORT: u16 = 7500;
 
@@ -46,10 +46,7 @@ pub(crate) fn enet_host(
         let p = host.connect(server, channels).map_err(e)?;
         hello_pending = Some((p, c));
     }
-    let ids = match client {
-        None => plan.ids(Direction::Down, None),
-        Some(c) => plan.ids(Direction::Up, Some(c)),
-    };
+    let ids = plan.ids_of(client);
     let mut waiting: Vec<usize> = Vec::new();
     let mut next = 0;
     let mut sent = 0u64;

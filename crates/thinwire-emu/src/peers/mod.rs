@@ -1,0 +1,144 @@
+//! Real transport peers driven by the lab's workloads.
+//!
+//! Every peer runs as threads inside the hosts' namespaces (see
+//! [`crate::EmuNet::spawn_in`]), one file per stack: [`tcp`] (kernel TCP),
+//! [`kcp`], [`quic`] (quinn), [`enet`] (libenet) and [`thinwire`]. Messages
+//! carry their index in the run's event list, and the [`Book`] stamps send
+//! and delivery `Instant`s of the one process clock ([`book`]).
+
+mod book;
+mod enet;
+mod kcp;
+mod quic;
+mod tcp;
+mod thinwire;
+
+use std::sync::Arc;
+
+pub(crate) use book::{Book, Plan};
+
+use self::book::{merge_counters, HostReport};
+use self::quic::QuicCert;
+use crate::{EmuError, EmuNet};
+use thinwire_lab::protocol::ProtocolSpec;
+
+/// A real transport stack run by the emulator.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RealPeer {
+    /// Kernel TCP with `TCP_NODELAY` and CUBIC congestion control (where the
+    /// kernel has it); with `thin`, also `TCP_THIN_LINEAR_TIMEOUTS`.
+    Tcp {
+        /// Set `TCP_THIN_LINEAR_TIMEOUTS`.
+        thin: bool,
+    },
+    /// KCP (`kcp` crate, the original protocol) over UDP; `fast`:
+    /// `nodelay(true, 10, 2, true)`, otherwise KCP's defaults.
+    Kcp {
+        /// Fast mode.
+        fast: bool,
+    },
+    /// thinwire over real UDP (the `thinwire` runtime) in a lab configuration.
+    Thinwire(thinwire_lab::protocol::ThinwireProtocol),
+    /// QUIC (`quinn`, rustls with `ring`, a self-signed certificate): one
+    /// unidirectional stream per reliable class, datagrams for classes that
+    /// allow loss (latest-value classes).
+    QuicStreams,
+    /// ENet (Debian's C library through `thinwire-enet`), one channel per class; with
+    /// `unsequenced`, latest-value classes use unsequenced packets, otherwise everything is
+    /// reliable.
+    Enet {
+        /// Unsequenced packets for latest-value classes.
+        unsequenced: bool,
+    },
+}
+
+impl RealPeer {
+    /// Label in `results.json`.
+    pub fn name(&self) -> String {
+        match self {
+            RealPeer::Tcp { thin: false } => "tcp-nodelay".into(),
+            RealPeer::Tcp { thin: true } => "tcp-thin-linear".into(),
+            RealPeer::Kcp { fast: false } => "kcp".into(),
+            RealPeer::Kcp { fast: true } => "kcp-fast".into(),
+            RealPeer::Thinwire(t) => ProtocolSpec::Thinwire(*t).name(),
+            RealPeer::QuicStreams => "quic-streams".into(),
+            RealPeer::Enet { unsequenced: false } => "enet-reliable".into(),
+            RealPeer::Enet { unsequenced: true } => "enet-unsequenced".into(),
+        }
+    }
+}
+
+fn perr(peer: &str, e: impl std::fmt::Display) -> EmuError {
+    EmuError::Peer {
+        peer: peer.into(),
+        msg: e.to_string(),
+    }
+}
+
+/// Runs host `client` (`None`: the server) of `peer`; the calling thread is
+/// in that host's namespace.
+fn run_host(
+    peer: &RealPeer,
+    cert: Option<&QuicCert>,
+    client: Option<u32>,
+    plan: &Arc<Plan>,
+    book: &Arc<Book>,
+) -> Result<HostReport, String> {
+    match peer {
+        RealPeer::Tcp { thin } => tcp::tcp_host(*thin, client, plan, book),
+        RealPeer::Kcp { fast } => kcp::kcp_host(*fast, client, plan, book).map(HostReport::sent),
+        RealPeer::Thinwire(t) => thinwire::thinwire_host(*t, client, plan, book),
+        RealPeer::QuicStreams => match cert {
+            Some(cert) => quic::quic_host(cert, client, plan, book),
+            None => Err("no certificate".into()),
+        },
+        RealPeer::Enet { unsequenced } => {
+            enet::enet_host(*unsequenced, client, plan, book).map(HostReport::sent)
+        }
+    }
+}
+
+/// Runs `peer` over `net` (host 0 server, host `c + 1` client `c`) until
+/// `plan.end`; stamps go to `book`. Returns the payload bytes the peers
+/// sent: for thinwire the transport's own count (`payload_bytes_sent`:
+/// retransmissions and parity included); for TCP and KCP the bytes the
+/// application handed over (retransmissions are not counted, so their
+/// redundancy reads 0).
+pub(crate) fn run_peer(
+    peer: &RealPeer,
+    net: &EmuNet,
+    plan: &Arc<Plan>,
+    book: &Arc<Book>,
+) -> Result<HostReport, EmuError> {
+    let cert = Arc::new(match peer {
+        RealPeer::QuicStreams => Some(QuicCert::generate().map_err(|e| perr(&peer.name(), e))?),
+        _ => None,
+    });
+    let mut handles = Vec::new();
+    for host in 0..=plan.clients as usize {
+        let (peer2, plan, book, cert) = (peer.clone(), plan.clone(), book.clone(), cert.clone());
+        handles.push(net.spawn_in(host, move || {
+            let client = (host > 0).then(|| host as u32 - 1);
+            run_host(&peer2, cert.as_ref().as_ref(), client, &plan, &book)
+                .map_err(|e| perr(&peer2.name(), e))
+        })?);
+    }
+    let mut first_err = None;
+    let mut total = HostReport::default();
+    for h in handles {
+        let r = h
+            .join()
+            .map_err(|_| perr(&peer.name(), "thread panicked"))
+            .and_then(|r| r);
+        match r {
+            Ok(h) => {
+                total.payload_bytes_sent += h.payload_bytes_sent;
+                merge_counters(&mut total.counters, &h.counters);
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    first_err.map_or(Ok(total), Err)
+}
