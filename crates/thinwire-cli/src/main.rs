@@ -11,9 +11,10 @@ use clap::{Args, Parser, Subcommand};
 use thinwire_lab::runner::RunOptions;
 use thinwire_lab::scenario::Scenario;
 
-/// thinwire: a UDP transport for online-game thin streams, and its lab.
+/// thinwire: a UDP transport for online-game thin streams; its lab (simulator, real-kernel
+/// emulator, reports) and deadline policy tables.
 #[derive(Debug, Parser)]
-#[command(name = "thinwire", version, about)]
+#[command(name = "thinwire", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
