@@ -59,14 +59,6 @@ fn client_of(addr: SocketAddr) -> Option<u32> {
     }
 }
 
-fn seed_bytes(seed: u64) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    for (i, chunk) in out.chunks_mut(8).enumerate() {
-        chunk.copy_from_slice(&crate::sim::derive_seed(seed, 0x5457, i as u64).to_le_bytes());
-    }
-    out
-}
-
 fn kind(s: ChannelSemantics) -> ChannelKind {
     match s {
         ChannelSemantics::ReliableOrdered => ChannelKind::ReliableOrdered,
@@ -439,7 +431,7 @@ impl Protocol for ThinwireProtocol {
         now: Instant,
         classes: &[ClassSpec],
     ) -> ThinwireEndpoint {
-        let mut cfg = EndpointConfig::new(seed_bytes(seed));
+        let mut cfg = EndpointConfig::new(crate::seed::bytes32(seed, crate::seed::THINWIRE_KEY));
         cfg.transport = Arc::new(self.transport());
         let ep =
             Endpoint::new(cfg, None, now).expect("the default thinwire configuration is valid");
@@ -457,7 +449,7 @@ impl Protocol for ThinwireProtocol {
         now: Instant,
         classes: &[ClassSpec],
     ) -> ThinwireEndpoint {
-        let mut cfg = EndpointConfig::new(seed_bytes(seed));
+        let mut cfg = EndpointConfig::new(crate::seed::bytes32(seed, crate::seed::THINWIRE_KEY));
         cfg.transport = Arc::new(self.transport());
         cfg.cid_len = if clients > 60_000 { 4 } else { 2 };
         let server = ServerConfig {

@@ -23,7 +23,8 @@ pub use per_client::{with_mean_loss, PerClient, ValueDist, MAX_CLIENT_LOSS};
 
 use crate::error::LabError;
 use crate::protocol::ProtocolSpec;
-use crate::sim::{calibrate_rate, derive_seed, Background, CrossShape, CrossTraffic, SimSetup};
+use crate::seed;
+use crate::sim::{calibrate_rate, Background, CrossShape, CrossTraffic, SimSetup};
 use crate::workload::{
     load_pcap, load_trace_csv, mean_load, Direction, GameProfile, InstanceParams,
     MessagingWorkload, MmorpgWorkload, PcapOptions, ProfileWorkload, ReplayWorkload, WorkloadSpec,
@@ -742,8 +743,7 @@ impl Scenario {
             .map(|c| {
                 let mut cfg = base.clone();
                 if let Some((lo, hi)) = spec.bandwidth_kbps {
-                    let u = (derive_seed(self.seed, tag, u64::from(c)) >> 11) as f64
-                        / (1u64 << 53) as f64;
+                    let u = seed::unit(self.seed, tag, u64::from(c));
                     cfg.bandwidth_bps =
                         Some(((lo + (hi - lo) * u) * 1000.0).round().max(1.0) as u64);
                 }
@@ -807,7 +807,7 @@ impl Scenario {
                     base,
                     l,
                     load[dir as usize],
-                    derive_seed(self.seed, 0x0043_414c, dir),
+                    seed::derive(self.seed, seed::CROSS_CALIBRATION, dir),
                 )?,
             };
             Ok(Some(CrossTraffic { rate_pps, ..base }))
@@ -822,8 +822,8 @@ impl Scenario {
         };
         Ok(SimSetup {
             clients: p.clients,
-            access_up: self.access(&self.access_up, p, p.clients, 0x0042_5755),
-            access_down: self.access(&self.access_down, p, p.clients, 0x0042_5744),
+            access_up: self.access(&self.access_up, p, p.clients, seed::BANDWIDTH_UP),
+            access_down: self.access(&self.access_down, p, p.clients, seed::BANDWIDTH_DOWN),
             bottleneck,
             cross: (cross_up, cross_down),
             duration: self.duration,
@@ -837,8 +837,8 @@ impl Scenario {
     /// as median / p90 / max, and the share of clients with 5% loss or more.
     pub fn drawn_summary(&self) -> Option<String> {
         let p = self.points().into_iter().next()?;
-        let up = self.access(&self.access_up, &p, p.clients, 0x0042_5755);
-        let down = self.access(&self.access_down, &p, p.clients, 0x0042_5744);
+        let up = self.access(&self.access_up, &p, p.clients, seed::BANDWIDTH_UP);
+        let down = self.access(&self.access_down, &p, p.clients, seed::BANDWIDTH_DOWN);
         let n = p.clients as usize;
         let at = |v: &[LinkConfig], c: usize| v[c % v.len().max(1)].clone();
         let rtt: Vec<f64> = (0..n)

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use thinwire_netmodel::{Corruptible, Link, LinkConfig, LinkStats};
 
 use super::cross::{CrossGen, CrossTraffic};
-use super::derive_seed;
 use crate::metrics::WireCounters;
 use crate::protocol::{DeadlineCounters, OutMessage, Protocol, SimEndpoint};
+use crate::seed;
 use crate::workload::{
     instantiate_all, AppEvent, Direction, InstanceParams, Semantics, WorkloadInstance, WorkloadSpec,
 };
@@ -496,20 +496,26 @@ pub fn run<P: Protocol>(
         let cfg = setup.access_up[c as usize % setup.access_up.len().max(1)].clone();
         links.push(Link::new(
             cfg,
-            derive_seed(setup.seed, 0x4c55, u64::from(c)),
+            seed::derive(setup.seed, seed::ACCESS_UP, u64::from(c)),
         ));
     }
     for c in 0..clients {
         let cfg = setup.access_down[c as usize % setup.access_down.len().max(1)].clone();
         links.push(Link::new(
             cfg,
-            derive_seed(setup.seed, 0x4c44, u64::from(c)),
+            seed::derive(setup.seed, seed::ACCESS_DOWN, u64::from(c)),
         ));
     }
     let has_bottleneck = setup.bottleneck.is_some();
     if let Some((up, down)) = &setup.bottleneck {
-        links.push(Link::new(up.clone(), derive_seed(setup.seed, 0x4255, 0)));
-        links.push(Link::new(down.clone(), derive_seed(setup.seed, 0x4244, 0)));
+        links.push(Link::new(
+            up.clone(),
+            seed::derive(setup.seed, seed::BOTTLENECK_UP, 0),
+        ));
+        links.push(Link::new(
+            down.clone(),
+            seed::derive(setup.seed, seed::BOTTLENECK_DOWN, 0),
+        ));
     }
     let per_client_server = proto.server_per_client();
     let mut endpoints = Vec::new();
@@ -517,7 +523,7 @@ pub fn run<P: Protocol>(
         endpoints.push(proto.new_client(
             c,
             clients,
-            derive_seed(setup.seed, 0x0045_5043, u64::from(c)),
+            seed::derive(setup.seed, seed::CLIENT_ENDPOINT, u64::from(c)),
             base,
             &inst.classes,
         ));
@@ -526,7 +532,7 @@ pub fn run<P: Protocol>(
         for c in 0..clients {
             endpoints.push(proto.new_server(
                 1,
-                derive_seed(setup.seed, 0x0045_5053, u64::from(c)),
+                seed::derive(setup.seed, seed::SERVER_ENDPOINT, u64::from(c)),
                 base,
                 &inst.classes,
             ));
@@ -534,7 +540,7 @@ pub fn run<P: Protocol>(
     } else {
         endpoints.push(proto.new_server(
             clients,
-            derive_seed(setup.seed, 0x0045_5053, 0),
+            seed::derive(setup.seed, seed::SERVER_ENDPOINT, 0),
             base,
             &inst.classes,
         ));
@@ -550,11 +556,11 @@ pub fn run<P: Protocol>(
             setup
                 .cross
                 .0
-                .map(|c| CrossGen::new(c, derive_seed(setup.seed, 0x0043_5255, 0))),
+                .map(|c| CrossGen::new(c, seed::derive(setup.seed, seed::CROSS_UP, 0))),
             setup
                 .cross
                 .1
-                .map(|c| CrossGen::new(c, derive_seed(setup.seed, 0x0043_5244, 0))),
+                .map(|c| CrossGen::new(c, seed::derive(setup.seed, seed::CROSS_DOWN, 0))),
         ]
     } else {
         [None, None]
