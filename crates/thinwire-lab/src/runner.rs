@@ -103,9 +103,7 @@ fn simulate(
     match spec {
         ProtocolSpec::TcpModel => Ok(sim::run(&TcpModel::default(), setup, workloads, progress)),
         ProtocolSpec::UdpModel => Ok(sim::run(&UdpModel, setup, workloads, progress)),
-        ProtocolSpec::Thinwire(config) => {
-            crate::protocol::run_thinwire(config, setup, workloads, progress)
-        }
+        ProtocolSpec::Thinwire(config) => Ok(sim::run(&config, setup, workloads, progress)),
     }
 }
 

@@ -414,8 +414,27 @@ impl Protocol for ThinwireProtocol {
     type Packet = Vec<u8>;
     type Endpoint = ThinwireEndpoint;
 
+    /// `thinwire`, `thinwire-thin-off`, `thinwire-{mapping}`, with the deadline
+    /// configuration's suffix (`thinwire-deadline`, `thinwire-fec+2`, ...).
     fn name(&self) -> String {
-        super::ProtocolSpec::Thinwire(*self).name()
+        let base = match (self.thin, self.mapping) {
+            (true, Mapping::SingleOrdered) => "thinwire".into(),
+            (false, Mapping::SingleOrdered) => "thinwire-thin-off".into(),
+            (true, m) => format!("thinwire-{}", m.as_str()),
+            (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
+        };
+        match self.deadline {
+            None => base,
+            Some(d) => {
+                let full = d.protocol_name();
+                if base == "thinwire" {
+                    full
+                } else {
+                    let suffix = full.strip_prefix("thinwire-").unwrap_or(&full);
+                    format!("{base}-{suffix}")
+                }
+            }
+        }
     }
     fn model(&self) -> bool {
         false
