@@ -11,9 +11,35 @@
 
 mod cross;
 mod engine;
+mod output;
+mod setup;
 
 pub use cross::{calibrate_rate, cross_loss, Background, CrossGen, CrossShape, CrossTraffic};
-pub use engine::{run, LinkSummary, MessageOutcome, RunOutput, SimSetup};
+pub use output::{LinkSummary, MessageOutcome, RunOutput};
+pub use setup::SimSetup;
+
+use crate::protocol::Protocol;
+use crate::workload::WorkloadSpec;
+use engine::Sim;
+
+/// Runs one protocol through the scenario's network and workload.
+///
+/// `progress` is called now and then with the fraction of simulated time done.
+pub fn run<P: Protocol>(
+    proto: &P,
+    setup: &SimSetup,
+    workload: &[WorkloadSpec],
+    progress: &mut dyn FnMut(f64),
+) -> RunOutput {
+    let mut sim = Sim::new(proto, setup, workload);
+    while let Some(done) = sim.step() {
+        if sim.events() % 8192 == 0 {
+            progress(done);
+        }
+    }
+    progress(1.0);
+    sim.finish()
+}
 
 #[cfg(test)]
 mod tests;
