@@ -4,7 +4,7 @@
 //! the same links, workload and per-client draws, and adding a stream changes
 //! no other.
 //!
-//! [`derive`] is the mixer (the SplitMix64 finaliser); the other functions are
+//! [`derive`](fn@derive) is the mixer (the SplitMix64 finaliser); the other functions are
 //! the forms the lab consumes it in. [`salted`] and [`pair`] are two older
 //! mixers kept as they are because results depend on their exact values.
 //!
@@ -77,17 +77,17 @@ pub fn derive(seed: u64, tag: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// A random generator on stream [`derive`]`(seed, tag, index)`.
+/// A random generator on stream [`derive`](fn@derive)`(seed, tag, index)`.
 pub fn rng(seed: u64, tag: u64, index: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(derive(seed, tag, index))
 }
 
-/// A number in `[0, 1)` from the top 53 bits of [`derive`]`(seed, tag, index)`.
+/// A number in `[0, 1)` from the top 53 bits of [`derive`](fn@derive)`(seed, tag, index)`.
 pub fn unit(seed: u64, tag: u64, index: u64) -> f64 {
     (derive(seed, tag, index) >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// 32 bytes: [`derive`]`(seed, tag, i)` for `i` in `0..4`, little-endian.
+/// 32 bytes: [`derive`](fn@derive)`(seed, tag, i)` for `i` in `0..4`, little-endian.
 pub fn bytes32(seed: u64, tag: u64) -> [u8; 32] {
     let mut out = [0u8; 32];
     for (i, chunk) in out.chunks_mut(8).enumerate() {
@@ -97,13 +97,13 @@ pub fn bytes32(seed: u64, tag: u64) -> [u8; 32] {
 }
 
 /// `seed` XOR `salt`: the cross-traffic calibration's side streams (its
-/// background load and its link), which predate [`derive`].
+/// background load and its link), which predate [`derive`](fn@derive).
 pub fn salted(seed: u64, salt: u64) -> u64 {
     seed ^ salt
 }
 
 /// The emulator's per-link mixer for the link from host `a` to host `b`: a
-/// single SplitMix64-style round with other shifts than [`derive`].
+/// single SplitMix64-style round with other shifts than [`derive`](fn@derive).
 pub fn pair(seed: u64, a: u64, b: u64) -> u64 {
     let x = seed ^ (a << 32 | b).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let x = (x ^ (x >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

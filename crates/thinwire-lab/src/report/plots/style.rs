@@ -157,6 +157,13 @@ pub(super) const MULTI: PanelStyle = PanelStyle {
     y_area: 58,
 };
 
+/// A chart drawn into an SVG, over the coordinates that the ranges `X` and `Y` give.
+pub(super) type Chart<'a, 'b, X, Y> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
+>;
+
 /// A chart on `area` with the caption and label areas of `st`, `margin`
 /// pixels around it, over `x` by `y`.
 pub(super) fn chart<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
@@ -166,8 +173,7 @@ pub(super) fn chart<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
     margin: u32,
     x: X,
     y: Y,
-) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>, String>
-{
+) -> Result<Chart<'a, 'b, X, Y>, String> {
     ChartBuilder::on(area)
         .caption(caption, (FONT, st.caption))
         .margin(margin)
