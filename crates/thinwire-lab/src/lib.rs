@@ -12,6 +12,7 @@ pub mod protocol;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod seed;
 pub mod sim;
 pub mod workload;
 

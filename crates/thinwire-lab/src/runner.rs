@@ -4,13 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 use crate::error::LabError;
-use crate::metrics::{Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples};
-use crate::protocol::ProtocolSpec;
-use crate::protocol::{DeadlineCounters, TcpModel, UdpModel};
+use crate::metrics::{sweep_name, Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples};
+use crate::protocol::{DeadlineCounters, ProtocolSpec, TcpModel, UdpModel};
 use crate::scenario::Scenario;
 use crate::sim::{self, RunOutput, SimSetup};
 use crate::workload::WorkloadSpec;
@@ -94,27 +93,68 @@ pub struct LabRun {
     pub simulated: Option<Box<LabRun>>,
 }
 
-fn simulate(
-    spec: ProtocolSpec,
-    setup: &SimSetup,
-    workloads: &[WorkloadSpec],
-    progress: &mut dyn FnMut(f64),
-) -> Result<RunOutput, LabError> {
-    match spec {
-        ProtocolSpec::TcpModel => Ok(sim::run(&TcpModel::default(), setup, workloads, progress)),
-        ProtocolSpec::UdpModel => Ok(sim::run(&UdpModel, setup, workloads, progress)),
-        ProtocolSpec::Thinwire(config) => {
-            crate::protocol::run_thinwire(config, setup, workloads, progress)
-        }
-    }
-}
-
 /// Runs a scenario.
 pub fn run_scenario(
     scenario: &Scenario,
     opts: &RunOptions,
     progress: &dyn Progress,
 ) -> Result<LabRun, LabError> {
+    let scn = with_options(scenario, opts)?;
+    let points = scn.points();
+    let mut setups = Vec::with_capacity(points.len());
+    for p in &points {
+        setups.push(scn.setup(p)?);
+    }
+    // Jobs in output order: point-major, then protocol.
+    let mut jobs = Vec::new();
+    for (point, p) in points.iter().enumerate() {
+        let label = p.label(&scn.sweep);
+        for &spec in &scn.protocols {
+            let name = sweep_name(&spec.name(), &label);
+            jobs.push(Job { point, spec, name });
+        }
+    }
+    let threads = if opts.jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        opts.jobs
+    }
+    .clamp(1, jobs.len().max(1));
+    let mut recorder = Recorder::new();
+    let mut notes = Vec::new();
+    let plan = Plan {
+        jobs: &jobs,
+        setups: &setups,
+        workloads: &scn.workloads,
+    };
+    plan.run(threads, progress, |i, out| {
+        let job = &jobs[i];
+        record(&mut recorder, &job.name, &out);
+        notes.push(RunNote {
+            protocol: job.name.clone(),
+            access_drop_rate: out.access.drop_rate(),
+            bottleneck_drop_rate: setups[job.point]
+                .bottleneck
+                .as_ref()
+                .map(|_| out.bottleneck.drop_rate()),
+            events: out.events,
+            deadline: out.deadline,
+        });
+    });
+    let (results, samples) = recorder.finish(&scn.name, Engine::Sim, scn.seed);
+    let mut params = scn.params();
+    params.extend(notes.iter().map(measured));
+    Ok(LabRun {
+        results,
+        samples,
+        params,
+        notes,
+        simulated: None,
+    })
+}
+
+/// The scenario with the options' seed and duration.
+fn with_options(scenario: &Scenario, opts: &RunOptions) -> Result<Scenario, LabError> {
     let mut scn = scenario.clone();
     if let Some(seed) = opts.seed {
         scn.seed = seed;
@@ -125,123 +165,105 @@ pub fn run_scenario(
         }
         scn.duration = d;
     }
-    let points = scn.points();
-    let mut setups = Vec::with_capacity(points.len());
-    for p in &points {
-        setups.push(scn.setup(p)?);
-    }
-    // Jobs in output order: point-major, then protocol.
-    let mut jobs = Vec::new();
-    for (pi, p) in points.iter().enumerate() {
-        let label = p.label(&scn.sweep);
-        for &spec in &scn.protocols {
-            let name = crate::metrics::sweep_name(&spec.name(), &label);
-            jobs.push((pi, spec, name));
-        }
-    }
-    let threads = if opts.jobs == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        opts.jobs
-    }
-    .clamp(1, jobs.len().max(1));
+    Ok(scn)
+}
 
-    let mut recorder = Recorder::new();
-    let mut notes = Vec::new();
-    let next = AtomicUsize::new(0);
-    let done: Vec<std::sync::Mutex<f64>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(0.0)).collect();
-    let total = jobs.len() as f64;
-    let report = |i: usize, f: f64| {
-        if let Ok(mut d) = done[i].lock() {
-            *d = f;
-        }
-        let sum: f64 = done.iter().map(|d| d.lock().map_or(0.0, |v| *v)).sum();
-        progress.update(sum / total);
-    };
-    let (tx, rx) = mpsc::channel::<(usize, Result<RunOutput, LabError>)>();
-    let mut first_error = None;
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            let tx = tx.clone();
-            let (jobs, setups, next, report, workloads) =
-                (&jobs, &setups, &next, &report, &scn.workloads);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some((pi, spec, _)) = jobs.get(i) else {
-                    break;
-                };
-                let mut last = 0.0;
-                let mut cb = |f: f64| {
-                    if f - last >= 0.01 || f >= 1.0 {
-                        last = f;
-                        report(i, f);
+/// One simulation: a protocol at a sweep point.
+struct Job {
+    /// Index of the sweep point (and of its setup).
+    point: usize,
+    /// The protocol.
+    spec: ProtocolSpec,
+    /// Its name in the results (with the sweep point).
+    name: String,
+}
+
+/// Every simulation of a run.
+struct Plan<'a> {
+    jobs: &'a [Job],
+    setups: &'a [SimSetup],
+    workloads: &'a [WorkloadSpec],
+}
+
+impl Plan<'_> {
+    /// Runs the jobs on `threads` threads, reporting overall progress, and
+    /// hands each output to `done` in job order (so that what is recorded does
+    /// not depend on timing), as soon as the jobs before it are done.
+    fn run(&self, threads: usize, progress: &dyn Progress, mut done: impl FnMut(usize, RunOutput)) {
+        let next = AtomicUsize::new(0);
+        let fractions: Vec<Mutex<f64>> = self.jobs.iter().map(|_| Mutex::new(0.0)).collect();
+        let total = self.jobs.len() as f64;
+        let report = |i: usize, f: f64| {
+            if let Ok(mut d) = fractions[i].lock() {
+                *d = f;
+            }
+            let sum: f64 = fractions.iter().map(|d| d.lock().map_or(0.0, |v| *v)).sum();
+            progress.update(sum / total);
+        };
+        let (tx, rx) = mpsc::channel::<(usize, RunOutput)>();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (next, report) = (&next, &report);
+                s.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(job) = self.jobs.get(i) else {
+                        break;
+                    };
+                    let mut last = 0.0;
+                    let mut cb = |f: f64| {
+                        if f - last >= 0.01 || f >= 1.0 {
+                            last = f;
+                            report(i, f);
+                        }
+                    };
+                    let out = simulate(job.spec, &self.setups[job.point], self.workloads, &mut cb);
+                    if tx.send((i, out)).is_err() {
+                        break;
                     }
-                };
-                let out = simulate(*spec, &setups[*pi], workloads, &mut cb);
-                let failed = out.is_err();
-                if tx.send((i, out)).is_err() || failed {
-                    // Stop taking work after an error.
-                    next.store(usize::MAX / 2, Ordering::SeqCst);
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        // Record in job order so that the output does not depend on timing.
-        let mut pending: BTreeMap<usize, RunOutput> = BTreeMap::new();
-        let mut next_record = 0usize;
-        for (i, out) in rx {
-            match out {
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-                Ok(out) => {
-                    pending.insert(i, out);
-                    while let Some(out) = pending.remove(&next_record) {
-                        let label = &jobs[next_record].2;
-                        record(&mut recorder, label, &out);
-                        notes.push(RunNote {
-                            protocol: label.clone(),
-                            access_drop_rate: out.access.drop_rate(),
-                            bottleneck_drop_rate: setups[jobs[next_record].0]
-                                .bottleneck
-                                .as_ref()
-                                .map(|_| out.bottleneck.drop_rate()),
-                            events: out.events,
-                            deadline: out.deadline,
-                        });
-                        next_record += 1;
-                    }
+                });
+            }
+            drop(tx);
+            let mut pending: BTreeMap<usize, RunOutput> = BTreeMap::new();
+            let mut next_done = 0usize;
+            for (i, out) in rx {
+                pending.insert(i, out);
+                while let Some(out) = pending.remove(&next_done) {
+                    done(next_done, out);
+                    next_done += 1;
                 }
             }
-        }
-    });
-    if let Some(e) = first_error {
-        return Err(e);
+        });
     }
-    let (results, samples) = recorder.finish(&scn.name, Engine::Sim, scn.seed);
-    let mut params = scn.params();
-    for n in &notes {
-        let mut v = format!("access drops {:.2}%", n.access_drop_rate * 100.0);
-        if let Some(b) = n.bottleneck_drop_rate {
-            v.push_str(&format!(
-                ", bottleneck drops {:.2}% (cross traffic included)",
-                b * 100.0
-            ));
-        }
-        if let Some(d) = n.deadline_summary() {
-            v.push_str(&format!("; {d}"));
-        }
-        params.push((format!("measured: {}", n.protocol), v));
+}
+
+/// Runs one protocol in the simulator.
+fn simulate(
+    spec: ProtocolSpec,
+    setup: &SimSetup,
+    workloads: &[WorkloadSpec],
+    progress: &mut dyn FnMut(f64),
+) -> RunOutput {
+    match spec {
+        ProtocolSpec::TcpModel => sim::run(&TcpModel::default(), setup, workloads, progress),
+        ProtocolSpec::UdpModel => sim::run(&UdpModel, setup, workloads, progress),
+        ProtocolSpec::Thinwire(config) => sim::run(&config, setup, workloads, progress),
     }
-    Ok(LabRun {
-        results,
-        samples,
-        params,
-        notes,
-        simulated: None,
-    })
+}
+
+/// The report parameter with what one simulation measured.
+fn measured(n: &RunNote) -> (String, String) {
+    let mut v = format!("access drops {:.2}%", n.access_drop_rate * 100.0);
+    if let Some(b) = n.bottleneck_drop_rate {
+        v.push_str(&format!(
+            ", bottleneck drops {:.2}% (cross traffic included)",
+            b * 100.0
+        ));
+    }
+    if let Some(d) = n.deadline_summary() {
+        v.push_str(&format!("; {d}"));
+    }
+    (format!("measured: {}", n.protocol), v)
 }
 
 fn record(recorder: &mut Recorder, label: &str, out: &RunOutput) {

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::{LatencyMs, Results};
+use super::{split_sweep_label, LatencyMs, Results};
 
 /// Relative difference at p99 above which a row is flagged.
 pub const DISAGREE_AT_P99: f64 = 0.20;
@@ -43,14 +43,11 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
 }
 
-/// `name [label]` (how both engines name sweep runs, see
-/// [`crate::metrics::sweep_name`]) into (`name`, `label`); also accepts
-/// `name[label]`, the emulator's former form.
+/// `name [label]` into (`name`, `label`), `label` empty outside a sweep (see
+/// [`split_sweep_label`]).
 fn split(name: &str) -> (&str, &str) {
-    match name.find('[') {
-        Some(i) => (name[..i].trim_end(), name[i..].trim_matches(['[', ']'])),
-        None => (name, ""),
-    }
+    let (base, point) = split_sweep_label(name);
+    (base, point.unwrap_or(""))
 }
 
 /// The real peers that implement a simulator protocol.

@@ -125,13 +125,15 @@ impl RunResult {
 }
 
 /// Splits a protocol name of the form `base [point]` (how the lab names the runs of a
-/// sweep, e.g. `tcp-model [n=50]`) into `("tcp-model", Some("n=50"))`; any other name
-/// gives `(name, None)`.
+/// sweep, e.g. `tcp-model [n=50]`, see [`sweep_name`]) into `("tcp-model", Some("n=50"))`;
+/// also accepts `base[point]`, the emulator's former form. Any other name gives
+/// `(name, None)`. This is the one parser of run labels.
 pub fn split_sweep_label(name: &str) -> (&str, Option<&str>) {
     if let Some(inner) = name.strip_suffix(']') {
-        if let Some(i) = inner.rfind(" [") {
-            let (base, point) = (&inner[..i], &inner[i + 2..]);
-            if !base.is_empty() && !point.is_empty() && !point.contains('[') {
+        if let Some(i) = inner.rfind('[') {
+            let (base, point) = (&inner[..i], &inner[i + 1..]);
+            let base = base.strip_suffix(' ').unwrap_or(base);
+            if !base.is_empty() && !point.is_empty() {
                 return (base, Some(point));
             }
         }

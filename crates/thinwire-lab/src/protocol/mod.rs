@@ -218,14 +218,3 @@ impl Mapping {
         }
     }
 }
-
-/// Runs thinwire (the real protocol core, `thinwire_proto::Endpoint`) in the
-/// simulator, in the configuration `config`.
-pub fn run_thinwire(
-    config: ThinwireProtocol,
-    setup: &crate::sim::SimSetup,
-    workloads: &[crate::workload::WorkloadSpec],
-    progress: &mut dyn FnMut(f64),
-) -> Result<crate::sim::RunOutput, crate::error::LabError> {
-    Ok(crate::sim::run(&config, setup, workloads, progress))
-}

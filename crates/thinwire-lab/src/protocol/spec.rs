@@ -1,6 +1,6 @@
 //! [`ProtocolSpec`]: a transport to compare, named as in scenario files and results.
 
-use super::{DeadlineParity, Mapping, ThinwireProtocol};
+use super::{DeadlineParity, Mapping, Protocol, ThinwireProtocol};
 
 /// A transport to compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,26 +82,7 @@ impl ProtocolSpec {
         match self {
             ProtocolSpec::TcpModel => "tcp-model".into(),
             ProtocolSpec::UdpModel => "udp-model".into(),
-            ProtocolSpec::Thinwire(t) => {
-                let base = match (t.thin, t.mapping) {
-                    (true, Mapping::SingleOrdered) => "thinwire".into(),
-                    (false, Mapping::SingleOrdered) => "thinwire-thin-off".into(),
-                    (true, m) => format!("thinwire-{}", m.as_str()),
-                    (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
-                };
-                match t.deadline {
-                    None => base,
-                    Some(d) => {
-                        let full = d.protocol_name();
-                        if base == "thinwire" {
-                            full
-                        } else {
-                            let suffix = full.strip_prefix("thinwire-").unwrap_or(&full);
-                            format!("{base}-{suffix}")
-                        }
-                    }
-                }
-            }
+            ProtocolSpec::Thinwire(t) => t.name(),
         }
     }
 }

@@ -59,14 +59,6 @@ fn client_of(addr: SocketAddr) -> Option<u32> {
     }
 }
 
-fn seed_bytes(seed: u64) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    for (i, chunk) in out.chunks_mut(8).enumerate() {
-        chunk.copy_from_slice(&crate::sim::derive_seed(seed, 0x5457, i as u64).to_le_bytes());
-    }
-    out
-}
-
 fn kind(s: ChannelSemantics) -> ChannelKind {
     match s {
         ChannelSemantics::ReliableOrdered => ChannelKind::ReliableOrdered,
@@ -422,8 +414,27 @@ impl Protocol for ThinwireProtocol {
     type Packet = Vec<u8>;
     type Endpoint = ThinwireEndpoint;
 
+    /// `thinwire`, `thinwire-thin-off`, `thinwire-{mapping}`, with the deadline
+    /// configuration's suffix (`thinwire-deadline`, `thinwire-fec+2`, ...).
     fn name(&self) -> String {
-        super::ProtocolSpec::Thinwire(*self).name()
+        let base = match (self.thin, self.mapping) {
+            (true, Mapping::SingleOrdered) => "thinwire".into(),
+            (false, Mapping::SingleOrdered) => "thinwire-thin-off".into(),
+            (true, m) => format!("thinwire-{}", m.as_str()),
+            (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
+        };
+        match self.deadline {
+            None => base,
+            Some(d) => {
+                let full = d.protocol_name();
+                if base == "thinwire" {
+                    full
+                } else {
+                    let suffix = full.strip_prefix("thinwire-").unwrap_or(&full);
+                    format!("{base}-{suffix}")
+                }
+            }
+        }
     }
     fn model(&self) -> bool {
         false
@@ -439,7 +450,7 @@ impl Protocol for ThinwireProtocol {
         now: Instant,
         classes: &[ClassSpec],
     ) -> ThinwireEndpoint {
-        let mut cfg = EndpointConfig::new(seed_bytes(seed));
+        let mut cfg = EndpointConfig::new(crate::seed::bytes32(seed, crate::seed::THINWIRE_KEY));
         cfg.transport = Arc::new(self.transport());
         let ep =
             Endpoint::new(cfg, None, now).expect("the default thinwire configuration is valid");
@@ -457,7 +468,7 @@ impl Protocol for ThinwireProtocol {
         now: Instant,
         classes: &[ClassSpec],
     ) -> ThinwireEndpoint {
-        let mut cfg = EndpointConfig::new(seed_bytes(seed));
+        let mut cfg = EndpointConfig::new(crate::seed::bytes32(seed, crate::seed::THINWIRE_KEY));
         cfg.transport = Arc::new(self.transport());
         cfg.cid_len = if clients > 60_000 { 4 } else { 2 };
         let server = ServerConfig {

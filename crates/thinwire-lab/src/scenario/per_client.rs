@@ -11,18 +11,12 @@
 
 use std::time::Duration;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use rand::Rng;
 use rand_distr::{Distribution, LogNormal, Normal};
 use thinwire_netmodel::{LinkConfig, LossModel};
 
 use super::toml_types::{DistTableToml, DistToml, PerClientToml};
-use crate::sim::derive_seed;
-
-/// Seed tag of the per-client one-way delay draws.
-const TAG_DELAY: u64 = 0x5043_444c;
-/// Seed tag of the per-client loss-rate draws.
-const TAG_LOSS: u64 = 0x5043_4c53;
+use crate::seed;
 
 /// Largest per-client loss rate a draw can give (draws are clamped to it).
 pub const MAX_CLIENT_LOSS: f64 = 0.95;
@@ -190,11 +184,11 @@ impl PerClient {
     /// Applies client `client`'s draws (run seed `seed`) to `config`.
     pub fn apply(&self, config: &mut LinkConfig, seed: u64, client: u32) {
         if let Some(d) = &self.delay_ms {
-            let v = draw(d, seed, TAG_DELAY, client).clamp(0.0, 1e7);
+            let v = draw(d, seed, seed::PER_CLIENT_DELAY, client).clamp(0.0, 1e7);
             config.delay = Duration::from_secs_f64(v / 1000.0);
         }
         if let Some(d) = &self.loss {
-            let v = draw(d, seed, TAG_LOSS, client).clamp(0.0, MAX_CLIENT_LOSS);
+            let v = draw(d, seed, seed::PER_CLIENT_LOSS, client).clamp(0.0, MAX_CLIENT_LOSS);
             config.loss = with_mean_loss(&config.loss, v);
         }
     }
@@ -212,8 +206,8 @@ impl PerClient {
     }
 }
 
-fn draw(d: &ValueDist, seed: u64, tag: u64, client: u32) -> f64 {
-    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, tag, u64::from(client)));
+fn draw(d: &ValueDist, run_seed: u64, tag: u64, client: u32) -> f64 {
+    let mut rng = seed::rng(run_seed, tag, u64::from(client));
     d.sample(&mut rng)
 }
 
@@ -370,6 +364,9 @@ pub(crate) fn quantiles(mut v: Vec<f64>) -> Option<(f64, f64, f64)> {
 
 #[cfg(test)]
 mod tests {
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
     use super::*;
 
     fn sample_many(d: &ValueDist, n: usize) -> Vec<f64> {

@@ -1,6 +1,11 @@
 //! Scenario parsing tests.
 
+use std::path::Path;
+
+use thinwire_netmodel::LossModel;
+
 use super::*;
+use crate::error::LabError;
 use crate::protocol::{DeadlineParity, Mapping, ThinwireProtocol};
 
 fn parse(text: &str) -> Result<Scenario, LabError> {

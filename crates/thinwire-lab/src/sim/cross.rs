@@ -122,11 +122,11 @@ pub fn cross_loss(
                 packet_bytes: b.packet_bytes,
                 shape: CrossShape::Poisson,
             },
-            seed ^ 0x5bd1_e995,
+            crate::seed::salted(seed, 0x5bd1_e995),
         );
         (g, b.packet_bytes)
     });
-    let mut l: Link<Vec<u8>> = Link::new(link.clone(), seed ^ 0x9e37);
+    let mut l: Link<Vec<u8>> = Link::new(link.clone(), crate::seed::salted(seed, 0x9e37));
     let base = Instant::now();
     let mut next_cross = gen.next_arrival();
     let mut next_bg = bg.as_mut().and_then(|(g, _)| g.next_arrival());

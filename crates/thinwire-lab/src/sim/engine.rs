@@ -1,112 +1,23 @@
-//! The event loop.
+//! The event loop: [`Sim`] holds the links, endpoints, workload sources and
+//! the event queue of one simulation; [`Sim::new`] builds and primes it,
+//! [`Sim::step`] handles one event, [`Sim::finish`] sums up.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use thinwire_netmodel::{Corruptible, Link, LinkConfig, LinkStats};
+use thinwire_netmodel::{Corruptible, Link};
 
 use super::cross::{CrossGen, CrossTraffic};
-use super::derive_seed;
+use super::output::{LinkSummary, MessageOutcome, RunOutput};
+use super::setup::SimSetup;
 use crate::metrics::WireCounters;
 use crate::protocol::{DeadlineCounters, OutMessage, Protocol, SimEndpoint};
+use crate::seed;
 use crate::workload::{
-    instantiate_all, AppEvent, Direction, InstanceParams, Semantics, WorkloadInstance, WorkloadSpec,
+    instantiate_all, AppEvent, ClassSpec, Direction, InstanceParams, Semantics, WorkloadInstance,
+    WorkloadSpec,
 };
-
-/// Network and run parameters of one simulation.
-#[derive(Debug, Clone)]
-pub struct SimSetup {
-    /// Number of clients.
-    pub clients: u32,
-    /// Access link client to server, per client.
-    pub access_up: Vec<LinkConfig>,
-    /// Access link server to client, per client.
-    pub access_down: Vec<LinkConfig>,
-    /// Shared bottleneck (up, down), if any.
-    pub bottleneck: Option<(LinkConfig, LinkConfig)>,
-    /// Cross traffic on the bottleneck (up, down).
-    pub cross: (Option<CrossTraffic>, Option<CrossTraffic>),
-    /// Application traffic stops after this time.
-    pub duration: Duration,
-    /// Extra simulated time after `duration` for messages in flight.
-    pub drain: Duration,
-    /// Run seed.
-    pub seed: u64,
-}
-
-/// What happened to one application message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MessageOutcome {
-    /// Send time, µs since the start.
-    pub sent_us: u64,
-    /// Delivery time, µs since the start.
-    pub delivered_us: Option<u64>,
-    /// Payload size.
-    pub size: u32,
-    /// Class index.
-    pub class: u16,
-    /// Deadline in µs.
-    pub deadline_us: Option<u64>,
-    /// Client whose flow carried it.
-    pub client: u32,
-    /// Direction.
-    pub dir: Direction,
-}
-
-/// Counters of a group of links.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LinkSummary {
-    /// Summed counters.
-    pub stats: LinkStats,
-}
-
-impl LinkSummary {
-    fn add(&mut self, s: &LinkStats) {
-        let t = &mut self.stats;
-        t.sent += s.sent;
-        t.bytes += s.bytes;
-        t.delivered += s.delivered;
-        t.bytes_delivered += s.bytes_delivered;
-        t.lost += s.lost;
-        t.dropped_queue += s.dropped_queue;
-        t.duplicated += s.duplicated;
-        t.corrupted += s.corrupted;
-    }
-
-    /// Fraction of packets dropped (loss model plus queue).
-    pub fn drop_rate(&self) -> f64 {
-        if self.stats.sent == 0 {
-            0.0
-        } else {
-            (self.stats.lost + self.stats.dropped_queue) as f64 / self.stats.sent as f64
-        }
-    }
-}
-
-/// Result of one simulation.
-#[derive(Debug, Clone)]
-pub struct RunOutput {
-    /// Protocol name.
-    pub protocol: String,
-    /// Whether the protocol is a model.
-    pub model: bool,
-    /// Class names by index.
-    pub classes: Vec<String>,
-    /// Every application message.
-    pub messages: Vec<MessageOutcome>,
-    /// Wire counters of the protocol's packets (cross traffic excluded).
-    pub wire: WireCounters,
-    /// Access links.
-    pub access: LinkSummary,
-    /// Bottleneck links.
-    pub bottleneck: LinkSummary,
-    /// Events processed.
-    pub events: u64,
-    /// Deadline-delivery counters summed over all endpoints, for protocols
-    /// that report them and when some message used deadline delivery.
-    pub deadline: Option<DeadlineCounters>,
-}
 
 #[derive(Debug, Clone)]
 enum Frame<P> {
@@ -146,7 +57,8 @@ struct Msg {
     key: u64,
 }
 
-struct Sim<'a, P: Protocol> {
+/// One simulation of one protocol.
+pub(super) struct Sim<'a, P: Protocol> {
     proto: &'a P,
     base: Instant,
     end: Instant,
@@ -175,6 +87,123 @@ fn us(d: Duration) -> u64 {
 }
 
 impl<'a, P: Protocol> Sim<'a, P> {
+    /// A simulation of `proto` through `setup`'s network carrying `workload`,
+    /// primed: every endpoint serviced once, the first application messages
+    /// and cross-traffic packets scheduled.
+    pub(super) fn new(proto: &'a P, setup: &SimSetup, workload: &[WorkloadSpec]) -> Self {
+        let base = Instant::now();
+        let clients = setup.clients;
+        let inst = instantiate_all(
+            workload,
+            &InstanceParams {
+                clients,
+                duration: setup.duration,
+                seed: setup.seed,
+            },
+        );
+        let links = links(setup);
+        let endpoints = endpoints(proto, setup, base, &inst.classes);
+        let (cross, cross_size) = cross(setup);
+        let (n_links, n_eps, n_sources) = (links.len(), endpoints.len(), inst.sources.len());
+        let mut sim = Sim {
+            proto,
+            base,
+            end: base + setup.duration + setup.drain,
+            clients,
+            per_client_server: proto.server_per_client(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            links,
+            link_armed: vec![None; n_links],
+            has_bottleneck: setup.bottleneck.is_some(),
+            endpoints,
+            timer_armed: vec![None; n_eps],
+            inst,
+            pending_app: (0..n_sources).map(|_| None).collect(),
+            cross,
+            cross_size,
+            msgs: Vec::new(),
+            latest: HashMap::new(),
+            wire: WireCounters::default(),
+            events: 0,
+            dirty: Vec::new(),
+        };
+        for e in 0..n_eps {
+            sim.service(base, e);
+        }
+        for s in 0..n_sources {
+            sim.next_app(s);
+        }
+        for d in 0..2 {
+            sim.next_cross(d);
+        }
+        sim
+    }
+
+    /// Handles the next event. Returns the fraction of simulated time done at
+    /// it, or `None` when the run is over (nothing left before its end).
+    pub(super) fn step(&mut self) -> Option<f64> {
+        let Reverse((at, _, ev)) = self.heap.pop()?;
+        if at > self.end {
+            return None;
+        }
+        self.events += 1;
+        match ev {
+            Ev::App(s) => self.on_app(at, s as usize),
+            Ev::Link(l) => self.on_link(at, l as usize),
+            Ev::Timer(e) => self.on_timer(at, e as usize),
+            Ev::Cross(d) => self.on_cross(at, d as usize),
+        }
+        let total = (self.end - self.base).as_secs_f64().max(1e-9);
+        Some((at - self.base).as_secs_f64() / total)
+    }
+
+    /// Events handled so far.
+    pub(super) fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// The outcome: every message, the wire and link counters.
+    pub(super) fn finish(self) -> RunOutput {
+        let mut wire = self.wire;
+        // Endpoints that count their payload bytes themselves (all or none do).
+        let own: Option<Vec<u64>> = self
+            .endpoints
+            .iter()
+            .map(|e| e.payload_bytes_sent())
+            .collect();
+        if let Some(own) = own.filter(|v| !v.is_empty()) {
+            wire.payload_bytes_sent = own.iter().sum();
+        }
+        let mut deadline: Option<DeadlineCounters> = None;
+        for c in self.endpoints.iter().filter_map(|e| e.deadline_counters()) {
+            deadline
+                .get_or_insert_with(DeadlineCounters::default)
+                .add(&c);
+        }
+        // Nothing to say when no message went through deadline delivery.
+        let deadline = deadline.filter(|d| d.messages > 0 || d.delivered > 0);
+        let mut access = LinkSummary::default();
+        let mut bottleneck = LinkSummary::default();
+        for (i, l) in self.links.iter().enumerate() {
+            if i < 2 * self.clients as usize {
+                access.add(l.stats());
+            } else {
+                bottleneck.add(l.stats());
+            }
+        }
+        RunOutput {
+            protocol: self.proto.name(),
+            model: self.proto.model(),
+            classes: self.inst.classes.iter().map(|c| c.name.clone()).collect(),
+            messages: self.msgs.into_iter().map(|m| m.out).collect(),
+            wire,
+            access,
+            bottleneck,
+            events: self.events,
+            deadline,
+        }
+    }
     fn push(&mut self, at: Instant, ev: Ev) {
         self.seq += 1;
         self.heap.push(Reverse((at, self.seq, ev)));
@@ -471,182 +500,96 @@ impl<'a, P: Protocol> Sim<'a, P> {
     }
 }
 
-/// Runs one protocol through the scenario's network and workload.
-///
-/// `progress` is called now and then with the fraction of simulated time done.
-pub fn run<P: Protocol>(
-    proto: &P,
-    setup: &SimSetup,
-    workload: &[WorkloadSpec],
-    progress: &mut dyn FnMut(f64),
-) -> RunOutput {
-    let base = Instant::now();
-    let end = base + setup.duration + setup.drain;
+/// The links: every client's access link up, then down, then the
+/// bottleneck's up and down (if any).
+fn links<Pk: Clone + Corruptible>(setup: &SimSetup) -> Vec<Link<Frame<Pk>>> {
     let clients = setup.clients;
-    let inst = instantiate_all(
-        workload,
-        &InstanceParams {
-            clients,
-            duration: setup.duration,
-            seed: setup.seed,
-        },
-    );
     let mut links = Vec::with_capacity(2 * clients as usize + 2);
     for c in 0..clients {
         let cfg = setup.access_up[c as usize % setup.access_up.len().max(1)].clone();
         links.push(Link::new(
             cfg,
-            derive_seed(setup.seed, 0x4c55, u64::from(c)),
+            seed::derive(setup.seed, seed::ACCESS_UP, u64::from(c)),
         ));
     }
     for c in 0..clients {
         let cfg = setup.access_down[c as usize % setup.access_down.len().max(1)].clone();
         links.push(Link::new(
             cfg,
-            derive_seed(setup.seed, 0x4c44, u64::from(c)),
+            seed::derive(setup.seed, seed::ACCESS_DOWN, u64::from(c)),
         ));
     }
-    let has_bottleneck = setup.bottleneck.is_some();
     if let Some((up, down)) = &setup.bottleneck {
-        links.push(Link::new(up.clone(), derive_seed(setup.seed, 0x4255, 0)));
-        links.push(Link::new(down.clone(), derive_seed(setup.seed, 0x4244, 0)));
+        links.push(Link::new(
+            up.clone(),
+            seed::derive(setup.seed, seed::BOTTLENECK_UP, 0),
+        ));
+        links.push(Link::new(
+            down.clone(),
+            seed::derive(setup.seed, seed::BOTTLENECK_DOWN, 0),
+        ));
     }
-    let per_client_server = proto.server_per_client();
+    links
+}
+
+/// The endpoints: every client's, then the server's (one per client, or one).
+fn endpoints<P: Protocol>(
+    proto: &P,
+    setup: &SimSetup,
+    now: Instant,
+    classes: &[ClassSpec],
+) -> Vec<P::Endpoint> {
+    let clients = setup.clients;
     let mut endpoints = Vec::new();
     for c in 0..clients {
         endpoints.push(proto.new_client(
             c,
             clients,
-            derive_seed(setup.seed, 0x0045_5043, u64::from(c)),
-            base,
-            &inst.classes,
+            seed::derive(setup.seed, seed::CLIENT_ENDPOINT, u64::from(c)),
+            now,
+            classes,
         ));
     }
-    if per_client_server {
+    if proto.server_per_client() {
         for c in 0..clients {
             endpoints.push(proto.new_server(
                 1,
-                derive_seed(setup.seed, 0x0045_5053, u64::from(c)),
-                base,
-                &inst.classes,
+                seed::derive(setup.seed, seed::SERVER_ENDPOINT, u64::from(c)),
+                now,
+                classes,
             ));
         }
     } else {
         endpoints.push(proto.new_server(
             clients,
-            derive_seed(setup.seed, 0x0045_5053, 0),
-            base,
-            &inst.classes,
+            seed::derive(setup.seed, seed::SERVER_ENDPOINT, 0),
+            now,
+            classes,
         ));
     }
-    let cross_size = [setup.cross.0, setup.cross.1]
+    endpoints
+}
+
+/// The cross-traffic generators (up, down; only with a bottleneck) and their
+/// packet size.
+fn cross(setup: &SimSetup) -> ([Option<CrossGen>; 2], usize) {
+    let size = [setup.cross.0, setup.cross.1]
         .iter()
         .flatten()
         .map(|c| c.packet_bytes as usize)
         .next()
         .unwrap_or(1000);
-    let cross = if has_bottleneck {
+    if setup.bottleneck.is_none() {
+        return ([None, None], size);
+    }
+    let gen = |c: Option<CrossTraffic>, tag| {
+        c.map(|c| CrossGen::new(c, seed::derive(setup.seed, tag, 0)))
+    };
+    (
         [
-            setup
-                .cross
-                .0
-                .map(|c| CrossGen::new(c, derive_seed(setup.seed, 0x0043_5255, 0))),
-            setup
-                .cross
-                .1
-                .map(|c| CrossGen::new(c, derive_seed(setup.seed, 0x0043_5244, 0))),
-        ]
-    } else {
-        [None, None]
-    };
-    let n_links = links.len();
-    let n_eps = endpoints.len();
-    let n_sources = inst.sources.len();
-    let mut sim = Sim {
-        proto,
-        base,
-        end,
-        clients,
-        per_client_server,
-        heap: BinaryHeap::new(),
-        seq: 0,
-        links,
-        link_armed: vec![None; n_links],
-        has_bottleneck,
-        endpoints,
-        timer_armed: vec![None; n_eps],
-        inst,
-        pending_app: (0..n_sources).map(|_| None).collect(),
-        cross,
-        cross_size,
-        msgs: Vec::new(),
-        latest: HashMap::new(),
-        wire: WireCounters::default(),
-        events: 0,
-        dirty: Vec::new(),
-    };
-    for e in 0..n_eps {
-        sim.service(base, e);
-    }
-    for s in 0..n_sources {
-        sim.next_app(s);
-    }
-    for d in 0..2 {
-        sim.next_cross(d);
-    }
-    let total = (end - base).as_secs_f64().max(1e-9);
-    while let Some(Reverse((at, _, ev))) = sim.heap.pop() {
-        if at > end {
-            break;
-        }
-        sim.events += 1;
-        if sim.events % 8192 == 0 {
-            progress((at - base).as_secs_f64() / total);
-        }
-        match ev {
-            Ev::App(s) => sim.on_app(at, s as usize),
-            Ev::Link(l) => sim.on_link(at, l as usize),
-            Ev::Timer(e) => sim.on_timer(at, e as usize),
-            Ev::Cross(d) => sim.on_cross(at, d as usize),
-        }
-    }
-    progress(1.0);
-    let mut wire = sim.wire;
-    // Endpoints that count their payload bytes themselves (all or none do).
-    let own: Option<Vec<u64>> = sim
-        .endpoints
-        .iter()
-        .map(|e| e.payload_bytes_sent())
-        .collect();
-    if let Some(own) = own.filter(|v| !v.is_empty()) {
-        wire.payload_bytes_sent = own.iter().sum();
-    }
-    let mut deadline: Option<DeadlineCounters> = None;
-    for c in sim.endpoints.iter().filter_map(|e| e.deadline_counters()) {
-        deadline
-            .get_or_insert_with(DeadlineCounters::default)
-            .add(&c);
-    }
-    // Nothing to say when no message went through deadline delivery.
-    let deadline = deadline.filter(|d| d.messages > 0 || d.delivered > 0);
-    let mut access = LinkSummary::default();
-    let mut bottleneck = LinkSummary::default();
-    for (i, l) in sim.links.iter().enumerate() {
-        if i < 2 * clients as usize {
-            access.add(l.stats());
-        } else {
-            bottleneck.add(l.stats());
-        }
-    }
-    RunOutput {
-        protocol: sim.proto.name(),
-        model: sim.proto.model(),
-        classes: sim.inst.classes.iter().map(|c| c.name.clone()).collect(),
-        messages: sim.msgs.into_iter().map(|m| m.out).collect(),
-        wire,
-        access,
-        bottleneck,
-        events: sim.events,
-        deadline,
-    }
+            gen(setup.cross.0, seed::CROSS_UP),
+            gen(setup.cross.1, seed::CROSS_DOWN),
+        ],
+        size,
+    )
 }

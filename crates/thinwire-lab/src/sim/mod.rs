@@ -11,20 +11,34 @@
 
 mod cross;
 mod engine;
+mod output;
+mod setup;
 
 pub use cross::{calibrate_rate, cross_loss, Background, CrossGen, CrossShape, CrossTraffic};
-pub use engine::{run, LinkSummary, MessageOutcome, RunOutput, SimSetup};
+pub use output::{LinkSummary, MessageOutcome, RunOutput};
+pub use setup::SimSetup;
 
-/// Derives an independent seed for a component (`tag`) and index from a run
-/// seed (SplitMix64 finaliser over the combination).
-pub fn derive_seed(seed: u64, tag: u64, index: u64) -> u64 {
-    let mut z = seed
-        .wrapping_add(tag.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-        .wrapping_add(index.wrapping_mul(0xD1B5_4A32_D192_ED03))
-        .wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+use crate::protocol::Protocol;
+use crate::workload::WorkloadSpec;
+use engine::Sim;
+
+/// Runs one protocol through the scenario's network and workload.
+///
+/// `progress` is called now and then with the fraction of simulated time done.
+pub fn run<P: Protocol>(
+    proto: &P,
+    setup: &SimSetup,
+    workload: &[WorkloadSpec],
+    progress: &mut dyn FnMut(f64),
+) -> RunOutput {
+    let mut sim = Sim::new(proto, setup, workload);
+    while let Some(done) = sim.step() {
+        if sim.events() % 8192 == 0 {
+            progress(done);
+        }
+    }
+    progress(1.0);
+    sim.finish()
 }
 
 #[cfg(test)]

@@ -3,9 +3,6 @@
 
 use std::time::Duration;
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-
 use super::dist::Clamped;
 use super::{
     ms, AppEvent, ClassId, Direction, InstanceParams, MessageSpec, Semantics, Source,
@@ -59,8 +56,7 @@ impl MessagingWorkload {
         let class = inst.class(&self.class, Semantics::Ordered);
         let interval_ms = self.interval.as_secs_f64() * 1000.0;
         for client in 0..p.clients {
-            let seed = crate::sim::derive_seed(p.seed, 0x4d53_4753, u64::from(client));
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut rng = crate::seed::rng(p.seed, crate::seed::MESSAGING, u64::from(client));
             let phase = if self.synchronized {
                 0.0
             } else {

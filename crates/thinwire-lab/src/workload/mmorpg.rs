@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::dist::Clamped;
@@ -68,8 +68,7 @@ impl MmorpgWorkload {
         let state = inst.class("state", Semantics::Latest);
         let end_ms = p.duration.as_secs_f64() * 1000.0;
         for client in 0..p.clients {
-            let seed = crate::sim::derive_seed(p.seed, 0x4d4d_4f55, u64::from(client));
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut rng = crate::seed::rng(p.seed, crate::seed::MMORPG_UP, u64::from(client));
             let gap = Clamped::exponential(1000.0 / self.client_rate.max(1e-6));
             let t_ms = gap.sample(&mut rng);
             inst.sources.push(Box::new(ClientSource {
@@ -82,8 +81,7 @@ impl MmorpgWorkload {
                 end_ms,
                 rng,
             }));
-            let seed = crate::sim::derive_seed(p.seed, 0x4d4d_4f44, u64::from(client));
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut rng = crate::seed::rng(p.seed, crate::seed::MMORPG_DOWN, u64::from(client));
             let interval = self.update_interval.as_secs_f64() * 1000.0;
             let j = self.update_jitter.clamp(0.0, 1.0);
             let gap = Clamped::uniform(interval * (1.0 - j), interval * (1.0 + j));

@@ -203,7 +203,7 @@ pub enum WorkloadSpec {
 impl WorkloadSpec {
     /// Adds this workload's classes and sources to `inst`.
     pub fn instantiate(&self, inst: &mut WorkloadInstance, p: &InstanceParams, index: u64) {
-        let seed = crate::sim::derive_seed(p.seed, 0x5752_4b4c, index);
+        let seed = crate::seed::derive(p.seed, crate::seed::WORKLOAD, index);
         let p = InstanceParams { seed, ..*p };
         match self {
             WorkloadSpec::Profile(w) => w.instantiate(inst, &p),

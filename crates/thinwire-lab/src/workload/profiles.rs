@@ -18,7 +18,6 @@
 //! before quoting them as published values. The Counter-Strike row is the least
 //! certain one.
 
-use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::dist::Clamped;
@@ -205,9 +204,9 @@ impl ProfileWorkload {
     pub(super) fn instantiate(&self, inst: &mut WorkloadInstance, p: &InstanceParams) {
         let class = inst.class(&self.class, Semantics::Ordered);
         for client in 0..p.clients {
-            let seed = crate::sim::derive_seed(p.seed, 0x50524f46, u64::from(client));
+            let rng = crate::seed::rng(p.seed, crate::seed::PROFILE, u64::from(client));
             inst.sources
-                .push(Box::new(ProfileSource::new(self, class, client, p, seed)));
+                .push(Box::new(ProfileSource::new(self, class, client, p, rng)));
         }
     }
 
@@ -244,9 +243,8 @@ impl ProfileSource {
         class: ClassId,
         client: u32,
         p: &InstanceParams,
-        seed: u64,
+        mut rng: ChaCha8Rng,
     ) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let iat = w.profile.interarrival();
         // Random phase so that clients are not synchronised.
         let t_ms = Clamped::uniform(0.0, w.profile.iat_avg).sample(&mut rng);

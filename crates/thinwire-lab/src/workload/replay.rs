@@ -5,9 +5,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-
 use super::dist::Clamped;
 use super::{
     AppEvent, ClassId, Direction, InstanceParams, MessageSpec, Semantics, Source, WorkloadInstance,
@@ -160,8 +157,7 @@ impl ReplayWorkload {
         let span = self.rows.last().map_or(Duration::ZERO, |r| r.at);
         let period = span + span / (self.rows.len() as u32).max(1) + Duration::from_millis(1);
         for client in 0..p.clients {
-            let seed = crate::sim::derive_seed(p.seed, 0x5250_4c59, u64::from(client));
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut rng = crate::seed::rng(p.seed, crate::seed::REPLAY, u64::from(client));
             let offset = if self.phase.is_zero() {
                 Duration::ZERO
             } else {

@@ -1,0 +1,77 @@
+//! Sweeps: the swept parameters of a scenario, expanded into points (their
+//! cartesian product), each labelled for the protocol names of its runs.
+
+use super::Scenario;
+
+/// Swept parameters (cartesian product).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sweep {
+    /// Client counts.
+    pub clients: Vec<u32>,
+    /// One-way access delays in ms (both directions).
+    pub delay_ms: Vec<f64>,
+    /// Bernoulli access loss rates (both directions).
+    pub loss: Vec<f64>,
+}
+
+/// One point of a sweep.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepPoint {
+    /// Client count.
+    pub clients: u32,
+    /// Access delay override (ms).
+    pub delay_ms: Option<f64>,
+    /// Access loss override.
+    pub loss: Option<f64>,
+}
+
+impl SweepPoint {
+    /// Label appended to protocol names (`""` without a sweep).
+    pub fn label(&self, sweep: &Sweep) -> String {
+        let mut parts = Vec::new();
+        if sweep.clients.len() > 1 {
+            parts.push(format!("n={}", self.clients));
+        }
+        if let Some(d) = self.delay_ms {
+            parts.push(format!("delay={d}ms"));
+        }
+        if let Some(l) = self.loss {
+            parts.push(format!("loss={}%", l * 100.0));
+        }
+        parts.join(",")
+    }
+}
+
+impl Scenario {
+    /// The sweep points (one when nothing is swept).
+    pub fn points(&self) -> Vec<SweepPoint> {
+        let clients: Vec<u32> = if self.sweep.clients.is_empty() {
+            vec![self.clients]
+        } else {
+            self.sweep.clients.clone()
+        };
+        let delays: Vec<Option<f64>> = if self.sweep.delay_ms.is_empty() {
+            vec![None]
+        } else {
+            self.sweep.delay_ms.iter().map(|&d| Some(d)).collect()
+        };
+        let losses: Vec<Option<f64>> = if self.sweep.loss.is_empty() {
+            vec![None]
+        } else {
+            self.sweep.loss.iter().map(|&l| Some(l)).collect()
+        };
+        let mut out = Vec::new();
+        for &c in &clients {
+            for &d in &delays {
+                for &l in &losses {
+                    out.push(SweepPoint {
+                        clients: c,
+                        delay_ms: d,
+                        loss: l,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
