@@ -186,13 +186,6 @@ pub(super) fn host_index(a: [u8; 4]) -> Option<usize> {
     Some(usize::from(a[2]) * 250 + usize::from(a[3]) - 1)
 }
 
-fn derive(seed: u64, a: usize, b: usize) -> u64 {
-    let mut x = seed ^ ((a as u64) << 32 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    x ^= x >> 31;
-    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^ (x >> 29)
-}
-
 type Packet = (usize, Vec<u8>);
 
 /// In the new namespace `ns` of host `i`: the TUN device `tw0` with the
@@ -296,7 +289,12 @@ impl EmuNet {
         let mut links: Vec<Option<Link<Vec<u8>>>> = Vec::with_capacity(hosts * hosts);
         for a in 0..hosts {
             for b in 0..hosts {
-                links.push((a != b).then(|| Link::new((spec.link)(a, b), derive(spec.seed, a, b))));
+                links.push((a != b).then(|| {
+                    Link::new(
+                        (spec.link)(a, b),
+                        thinwire_lab::seed::pair(spec.seed, a as u64, b as u64),
+                    )
+                }));
             }
         }
         let relay = std::thread::Builder::new()
