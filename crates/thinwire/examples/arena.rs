@@ -287,6 +287,49 @@ async fn bot(
     Ok(())
 }
 
+/// Prints the interval table every `every` until aborted.
+async fn report_every(stats: Shared, every: Duration) {
+    let start = Instant::now();
+    loop {
+        tokio::time::sleep(every).await;
+        let mut s = lock(&stats);
+        print_table(
+            &format!(
+                "-- t = {:.0} s (last {:?})",
+                start.elapsed().as_secs_f64(),
+                every
+            ),
+            &s.interval,
+        );
+        for h in &mut s.interval {
+            h.reset();
+        }
+    }
+}
+
+/// The whole run's table, the message mix and the server's counters.
+fn print_summary(s: &Stats, server: &Endpoint) {
+    print_table("== whole run", &s.total);
+    let sent: u64 = s.sent.iter().sum();
+    let pct = |v: u64| 100.0 * v as f64 / sent.max(1) as f64;
+    println!(
+        "bots sent {sent} messages: {:.1}% moves, {:.1}% attacks, {:.1}% chat",
+        pct(s.sent[0]),
+        pct(s.sent[1]),
+        pct(s.sent[2])
+    );
+    let st = server.stats();
+    println!(
+        "server: {} datagrams in, {} out, {} recv calls, {} send calls, drops: malformed {}, unknown connection {}",
+        st.io.datagrams_received,
+        st.io.datagrams_sent,
+        st.io.recv_calls,
+        st.io.send_calls,
+        st.protocol.dropped_malformed,
+        st.protocol.dropped_unknown_connection
+    );
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Arc::new(Args::parse());
@@ -327,28 +370,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         world.clone(),
         Duration::from_millis(args.tick_ms),
     ));
-    let reporter = {
-        let stats = stats.clone();
-        let every = Duration::from_secs(args.report_every.max(1));
-        tokio::spawn(async move {
-            let start = Instant::now();
-            loop {
-                tokio::time::sleep(every).await;
-                let mut s = lock(&stats);
-                print_table(
-                    &format!(
-                        "-- t = {:.0} s (last {:?})",
-                        start.elapsed().as_secs_f64(),
-                        every
-                    ),
-                    &s.interval,
-                );
-                for h in &mut s.interval {
-                    h.reset();
-                }
-            }
-        })
-    };
+    let reporter = tokio::spawn(report_every(
+        stats.clone(),
+        Duration::from_secs(args.report_every.max(1)),
+    ));
 
     let n = args.clients as u32;
     let mut bots = Vec::new();
@@ -375,26 +400,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     reporter.abort();
     let _ = tokio::time::timeout(Duration::from_secs(3), server.wait_idle()).await;
 
-    let s = lock(&stats);
-    print_table("== whole run", &s.total);
-    let sent: u64 = s.sent.iter().sum();
-    let pct = |v: u64| 100.0 * v as f64 / sent.max(1) as f64;
-    println!(
-        "bots sent {sent} messages: {:.1}% moves, {:.1}% attacks, {:.1}% chat",
-        pct(s.sent[0]),
-        pct(s.sent[1]),
-        pct(s.sent[2])
-    );
-    let st = server.stats();
-    println!(
-        "server: {} datagrams in, {} out, {} recv calls, {} send calls, drops: malformed {}, unknown connection {}",
-        st.io.datagrams_received,
-        st.io.datagrams_sent,
-        st.io.recv_calls,
-        st.io.send_calls,
-        st.protocol.dropped_malformed,
-        st.protocol.dropped_unknown_connection
-    );
+    print_summary(&lock(&stats), &server);
     if failed > 0 {
         return Err(format!("{failed} bots failed").into());
     }

@@ -45,17 +45,22 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod connection;
+mod driver;
 mod endpoint;
 mod engine;
 mod error;
 mod host;
 mod io;
+mod shared;
 mod stats;
 
 pub use config::{Config, FaultConfig};
-pub use endpoint::{Connection, Endpoint, DROP_CLOSE_CODE};
+pub use connection::Connection;
+pub use endpoint::Endpoint;
 pub use error::{BindError, ConnectError, ConnectionError, SendError};
 pub use host::{Host, HostEvent};
+pub use shared::DROP_CLOSE_CODE;
 pub use stats::{EndpointStats, FaultStats, IoStats};
 
 pub use thinwire_netmodel::{LinkConfig, LinkStats, LossModel};

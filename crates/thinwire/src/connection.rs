@@ -1,0 +1,314 @@
+//! The async [`Connection`]: one peer of an [`Endpoint`](crate::Endpoint), its send calls,
+//! its message queue and how it ended.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use thinwire_proto::{ChannelKind, ConnectionHandle, ConnectionStats, Message};
+use tokio::sync::Notify;
+
+use crate::error::{ConnectError, ConnectionError, SendError};
+use crate::shared::{EndpointRef, Shared, Slot, DROP_CLOSE_CODE};
+
+struct ConnInner {
+    ep: Arc<EndpointRef>,
+    handle: ConnectionHandle,
+    remote: SocketAddr,
+    notify: Arc<Notify>,
+    channels: Vec<ChannelKind>,
+}
+
+impl Drop for ConnInner {
+    fn drop(&mut self) {
+        let shared = &self.ep.0;
+        let mut st = shared.lock();
+        let ended = match st.conns.get_mut(&self.handle) {
+            Some(s) => {
+                s.owned = false;
+                s.messages.clear();
+                s.end.is_some()
+            }
+            None => return,
+        };
+        if ended {
+            st.conns.remove(&self.handle);
+        } else if st.stopped.is_none() {
+            st.engine.core.close(
+                Instant::now(),
+                self.handle,
+                DROP_CLOSE_CODE,
+                b"connection dropped",
+            );
+            shared.dispatch(&mut st);
+            drop(st);
+            shared.wake.notify_one();
+        }
+    }
+}
+
+/// A connection to one peer. Cheap to clone (all clones are the same connection); closed
+/// gracefully with code [`DROP_CLOSE_CODE`] when the last clone is dropped.
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<ConnInner>,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("handle", &self.inner.handle)
+            .field("remote", &self.inner.remote)
+            .finish()
+    }
+}
+
+impl Connection {
+    pub(crate) fn new(
+        ep: Arc<EndpointRef>,
+        handle: ConnectionHandle,
+        remote: SocketAddr,
+        notify: Arc<Notify>,
+        channels: Vec<ChannelKind>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(ConnInner {
+                ep,
+                handle,
+                remote,
+                notify,
+                channels,
+            }),
+        }
+    }
+
+    /// Waits for the handshake of a connection this side opened; dropping the future (or an
+    /// error) drops `self`, which closes the half-open connection.
+    pub(crate) async fn established(self) -> Result<Connection, ConnectError> {
+        let shared = self.shared();
+        let notify = self.inner.notify.clone();
+        loop {
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            // decide under the lock, act (and maybe drop `self`, which locks) after it
+            let outcome = {
+                let st = shared.lock();
+                match (st.conns.get(&self.inner.handle), &st.stopped) {
+                    (Some(s), _) if s.connected => Some(Ok(())),
+                    (Some(Slot { end: Some(r), .. }), _) => {
+                        Some(Err(ConnectError::Handshake(r.clone())))
+                    }
+                    (_, Some(e)) => Some(Err(ConnectError::Endpoint(e.clone()))),
+                    (None, None) => {
+                        Some(Err(ConnectError::Endpoint(ConnectionError::EndpointClosed)))
+                    }
+                    _ => None,
+                }
+            };
+            match outcome {
+                Some(Ok(())) => return Ok(self),
+                Some(Err(e)) => return Err(e),
+                None => notified.await,
+            }
+        }
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.inner.ep.0
+    }
+
+    /// The connection's handle within its endpoint.
+    pub fn handle(&self) -> ConnectionHandle {
+        self.inner.handle
+    }
+
+    /// The peer's address when the connection was opened.
+    pub fn remote_address(&self) -> SocketAddr {
+        self.inner.remote
+    }
+
+    /// The channel classes, indexed by channel number.
+    pub fn channels(&self) -> &[ChannelKind] {
+        &self.inner.channels
+    }
+
+    fn queue(&self, channel: u8, key: Option<u64>, data: Bytes) -> Result<(), SendError> {
+        self.queue_with(|core, now, h| match key {
+            Some(k) => core.send_latest(now, h, channel, k, data),
+            None => core.send(now, h, channel, data),
+        })
+    }
+
+    /// Runs one send call of the core on this connection, then wakes the driver.
+    fn queue_with<T>(
+        &self,
+        call: impl FnOnce(
+            &mut thinwire_proto::Endpoint,
+            Instant,
+            thinwire_proto::ConnectionHandle,
+        ) -> Result<T, thinwire_proto::SendError>,
+    ) -> Result<T, SendError> {
+        let shared = self.shared();
+        let mut st = shared.lock();
+        if let Some(reason) = st.conns.get(&self.inner.handle).and_then(|s| s.end.clone()) {
+            return Err(ConnectionError::Disconnected(reason).into());
+        }
+        if let Some(e) = &st.stopped {
+            return Err(e.clone().into());
+        }
+        let now = Instant::now();
+        let h = self.inner.handle;
+        let out = call(&mut st.engine.core, now, h)?;
+        drop(st);
+        shared.wake.notify_one();
+        Ok(out)
+    }
+
+    /// Makes every later [`send`](Self::send) on `channel` a deadline message with `opts`
+    /// (`None`: back to the channel's own class).
+    pub fn set_channel_deadline(
+        &self,
+        channel: u8,
+        opts: Option<thinwire_proto::DeadlineOptions>,
+    ) -> Result<(), SendError> {
+        self.queue_with(|core, _, h| core.set_channel_deadline(h, channel, opts))
+    }
+
+    /// Queues a deadline message: erasure-coded shards sent in stages so that it arrives
+    /// within `opts.deadline` with probability `opts.target` (see
+    /// [`thinwire_proto::DeadlineOptions`]). It is delivered whatever `channel`'s class, with
+    /// [`Message::deadline`](thinwire_proto::Message::deadline) set. Returns the message id.
+    pub fn send_deadline(
+        &self,
+        channel: u8,
+        data: impl Into<Bytes>,
+        opts: thinwire_proto::DeadlineOptions,
+    ) -> Result<u64, SendError> {
+        let data = data.into();
+        self.queue_with(|core, now, h| core.send_deadline(now, h, channel, data, opts))
+    }
+
+    /// Queues a message on `channel` (any class but LatestReliable). It leaves with the next
+    /// datagram the driver sends, bundled with whatever else is queued.
+    pub fn send(&self, channel: u8, data: impl Into<Bytes>) -> Result<(), SendError> {
+        self.queue(channel, None, data.into())
+    }
+
+    /// Queues the newest value for `key` on a LatestReliable `channel`; an older value for the
+    /// same key that the peer has not acknowledged is superseded, not retransmitted.
+    pub fn send_latest(
+        &self,
+        channel: u8,
+        key: u64,
+        data: impl Into<Bytes>,
+    ) -> Result<(), SendError> {
+        self.queue(channel, Some(key), data.into())
+    }
+
+    /// The next message (its channel and the message). Messages already received are returned
+    /// even after the connection ended; then the error says why it ended.
+    ///
+    /// Delivered messages wait in a per-connection queue without bound until read: read
+    /// continuously (a task per connection, or [`try_recv`](Self::try_recv) every tick).
+    pub async fn recv(&self) -> Result<(u8, Message), ConnectionError> {
+        loop {
+            let notified = self.inner.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(m) = self.try_recv()? {
+                return Ok(m);
+            }
+            notified.await;
+        }
+    }
+
+    /// The next message if one is waiting, without waiting.
+    pub fn try_recv(&self) -> Result<Option<(u8, Message)>, ConnectionError> {
+        let mut st = self.shared().lock();
+        let stopped = st.stopped.clone();
+        match st.conns.get_mut(&self.inner.handle) {
+            Some(s) => {
+                if let Some(m) = s.messages.pop_front() {
+                    return Ok(Some(m));
+                }
+                if let Some(r) = &s.end {
+                    return Err(ConnectionError::Disconnected(r.clone()));
+                }
+                match stopped {
+                    Some(e) => Err(e),
+                    None => Ok(None),
+                }
+            }
+            None => Err(stopped.unwrap_or(ConnectionError::EndpointClosed)),
+        }
+    }
+
+    /// Waits until the connection has ended and says why.
+    pub async fn closed(&self) -> ConnectionError {
+        loop {
+            let notified = self.inner.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let st = self.shared().lock();
+                match st.conns.get(&self.inner.handle) {
+                    Some(Slot { end: Some(r), .. }) => {
+                        return ConnectionError::Disconnected(r.clone())
+                    }
+                    None => {
+                        return st
+                            .stopped
+                            .clone()
+                            .unwrap_or(ConnectionError::EndpointClosed)
+                    }
+                    _ => {}
+                }
+                if let Some(e) = &st.stopped {
+                    return e.clone();
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Why the connection ended, if it has.
+    pub fn close_reason(&self) -> Option<ConnectionError> {
+        let st = self.shared().lock();
+        match st.conns.get(&self.inner.handle) {
+            Some(Slot { end: Some(r), .. }) => Some(ConnectionError::Disconnected(r.clone())),
+            Some(_) => st.stopped.clone(),
+            None => Some(
+                st.stopped
+                    .clone()
+                    .unwrap_or(ConnectionError::EndpointClosed),
+            ),
+        }
+    }
+
+    /// A snapshot of the connection's statistics (RTT, losses, retransmissions, queues);
+    /// `None` once the connection is gone.
+    pub fn stats(&self) -> Option<ConnectionStats> {
+        self.shared()
+            .lock()
+            .engine
+            .core
+            .connection_stats(self.inner.handle)
+    }
+
+    /// Closes the connection gracefully: queued reliable data is delivered first (up to the
+    /// transport's close timeout), then the peer is told `code` and `reason`. [`recv`](Self::recv)
+    /// then reports [`DisconnectReason::LocallyClosed`](thinwire_proto::DisconnectReason::LocallyClosed).
+    pub fn close(&self, code: u64, reason: &[u8]) {
+        let shared = self.shared();
+        let mut st = shared.lock();
+        st.engine
+            .core
+            .close(Instant::now(), self.inner.handle, code, reason);
+        shared.dispatch(&mut st);
+        drop(st);
+        shared.wake.notify_one();
+    }
+}

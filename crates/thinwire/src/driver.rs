@@ -1,0 +1,148 @@
+//! The driver task of an async endpoint: timers, transmits and events under the lock, then
+//! the socket: receive what is readable, send what the core produced, sleep until the next
+//! timer or a wake-up from the application.
+
+use std::io;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quinn_udp::UdpSockRef;
+use tokio::io::Interest;
+
+use crate::error::ConnectionError;
+use crate::io::{RecvBuf, TxBatch};
+use crate::shared::Shared;
+
+/// Most receive batches handled per wake-up before timers and transmits get a turn.
+const RECV_BATCHES_PER_WAKE: usize = 16;
+/// Consecutive failed receives after which the socket is considered broken.
+const MAX_RECV_ERRORS: u32 = 64;
+
+/// The task: runs until the endpoint shuts down or its socket fails.
+pub(crate) async fn drive(shared: Arc<Shared>) {
+    // The guard also runs when the task is dropped without finishing (its runtime shut down):
+    // waiters learn the endpoint is gone instead of waiting forever.
+    let guard = DriverGuard {
+        shared,
+        result: None,
+    };
+    let mut rx = RecvBuf::new();
+    let mut tx = TxBatch::default();
+    let result = run(&guard.shared, &mut rx, &mut tx).await;
+    let mut guard = guard;
+    guard.result = Some(result);
+}
+
+struct DriverGuard {
+    shared: Arc<Shared>,
+    result: Option<io::Result<()>>,
+}
+
+impl Drop for DriverGuard {
+    fn drop(&mut self) {
+        let shared = &self.shared;
+        let mut st = shared.lock();
+        st.stopped = Some(match self.result.take() {
+            Some(Err(e)) => ConnectionError::EndpointFailed(Arc::new(e)),
+            Some(Ok(())) | None => ConnectionError::EndpointClosed,
+        });
+        for s in st.conns.values() {
+            s.notify.notify_waiters();
+        }
+        drop(st);
+        shared.accept.notify_waiters();
+        shared.idle.notify_waiters();
+    }
+}
+
+async fn run(shared: &Shared, rx: &mut RecvBuf, tx: &mut TxBatch) -> io::Result<()> {
+    let mut recv_errors = 0u32;
+    loop {
+        let (deadline, done) = {
+            let mut st = shared.lock();
+            let now = Instant::now();
+            st.engine.io.wakeups += 1;
+            st.engine.on_timeout(now);
+            st.engine.collect(now, tx, shared.udp.max_gso_segments());
+            shared.dispatch(&mut st);
+            let done = st
+                .shutdown
+                .is_some_and(|limit| st.engine.core.connection_count() == 0 || now >= limit);
+            (st.engine.next_wakeup(), done)
+        };
+        send_all(shared, tx).await;
+        if done {
+            return Ok(());
+        }
+        let sleep_to = deadline.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+        tokio::select! {
+            biased;
+            r = shared.socket.readable() => {
+                r?;
+                receive(shared, rx, &mut recv_errors)?;
+            }
+            _ = shared.wake.notified() => {}
+            _ = tokio::time::sleep_until(sleep_to.into()) => {}
+        }
+    }
+}
+
+/// Reads what the socket holds (a bounded number of batches) and feeds it to the core.
+fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<()> {
+    for _ in 0..RECV_BATCHES_PER_WAKE {
+        let r = shared.socket.try_io(Interest::READABLE, || {
+            rx.recv(&shared.udp, UdpSockRef::from(&shared.socket))
+        });
+        match r {
+            Ok(_) => {
+                *errors = 0;
+                let mut st = shared.lock();
+                let now = Instant::now();
+                st.engine.io.recv_calls += 1;
+                for (from, d) in rx.datagrams() {
+                    st.engine.on_datagram(now, from, d);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => {
+                shared.lock().engine.io.recv_errors += 1;
+                *errors += 1;
+                if *errors >= MAX_RECV_ERRORS {
+                    return Err(e);
+                }
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Hands every queued train to the socket, waiting for writability when the socket is full.
+/// Send errors lose the datagrams (counted); the protocol recovers as from any loss.
+async fn send_all(shared: &Shared, tx: &mut TxBatch) {
+    let (mut calls, mut datagrams, mut bytes, mut errors) = (0u64, 0u64, 0u64, 0u64);
+    while let Some((t, count)) = tx.next() {
+        let r = shared
+            .socket
+            .async_io(Interest::WRITABLE, || {
+                shared.udp.try_send(UdpSockRef::from(&shared.socket), &t)
+            })
+            .await;
+        match r {
+            Ok(()) => {
+                calls += 1;
+                datagrams += count as u64;
+                bytes += t.contents.len() as u64;
+            }
+            Err(_) => errors += 1,
+        }
+        tx.advance();
+    }
+    if calls + errors > 0 {
+        let mut st = shared.lock();
+        st.engine.io.send_calls += calls;
+        st.engine.io.datagrams_sent += datagrams;
+        st.engine.io.bytes_sent += bytes;
+        st.engine.io.send_errors += errors;
+    }
+}
