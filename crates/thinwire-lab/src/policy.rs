@@ -19,8 +19,8 @@
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
-use thinwire_proto::fec::policy::{MAX_LOSS, MAX_PACKETS, MAX_STAGES};
 use thinwire_proto::fec::{Policy, PolicyError, PolicyParams};
+use thinwire_proto::fec::{MAX_LOSS, MAX_PACKETS, MAX_STAGES};
 
 /// One state of a policy in the JSON output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,7 +81,7 @@ pub fn solve(packets: u16, stages: u16, loss: f64, target: f64) -> Result<Policy
              loss {loss} within the per-stage cap of {} extra packets: the most reliable one \
              still misses with probability {best_miss_probability:.3e}; lower the target or \
              allow more stages",
-            thinwire_proto::fec::policy::max_extra(packets)
+            thinwire_proto::fec::max_extra(packets)
         ),
     })
 }

@@ -83,9 +83,6 @@ pub enum ConnectError {
 /// The peer broke the protocol; the connection was closed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum PeerError {
-    /// The peer's handshake offered an unusable channel list.
-    #[error("invalid channel list in handshake")]
-    BadChannels,
     /// The peer only speaks other protocol versions.
     #[error("no common protocol version (peer supports {0:?})")]
     VersionMismatch(Vec<u32>),

@@ -30,8 +30,15 @@ mod error;
 mod event;
 pub mod fec;
 mod recovery;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
+#[cfg(feature = "fuzzing")]
 pub mod wire;
+// Without `fuzzing` the codec is private; parts of it (full encoders of every field, views)
+// serve only the tests, the fuzz targets and the wire benchmark.
+#[cfg(not(feature = "fuzzing"))]
+#[allow(unreachable_pub, dead_code, unused_imports)]
+mod wire;
 
 pub use config::{EndpointConfig, ServerConfig, TransportConfig};
 pub use connection::{ChannelStats, ConnectionStats};
@@ -39,7 +46,6 @@ pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};
 pub use error::{ConfigError, ConnectError, DisconnectReason, PeerError, SendError};
 pub use event::{Event, Message};
-pub use recovery::{Congestion, RttEstimator};
 pub use wire::ChannelKind;
 
 #[cfg(test)]

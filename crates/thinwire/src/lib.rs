@@ -69,7 +69,7 @@ pub use thinwire_proto::{
     DisconnectReason, Message, ParityMode, PeerError, ServerConfig, TransportConfig,
 };
 
-/// The sans-IO core, re-exported for its wire format, test harness and link models.
+/// The sans-IO core, re-exported for the types its errors and events carry.
 pub use thinwire_proto as proto;
 
 /// The README's example, compiled and run as a doctest.

@@ -12,8 +12,8 @@ use std::time::Duration;
 use common::{within, ALL};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use thinwire::proto::wire::{self, ConnectionId, LongPacket};
 use thinwire::{ChannelKind, Config, Endpoint};
+use thinwire_proto::wire::{self, ConnectionId, LongPacket};
 
 const FLOOD_SOCKETS: usize = 50;
 const HELLOS_PER_SOCKET: usize = 20;

@@ -62,11 +62,11 @@
 //! use or all at once, one byte per state.
 
 mod model;
-pub mod policy;
-pub mod table;
+mod policy;
+mod table;
 
-pub use policy::{evaluate, transition_probability, Evaluation, Policy, PolicyError, PolicyParams};
-pub use table::{loss_bucket, PolicyTables};
+pub use policy::{max_extra, Policy, PolicyError, PolicyParams, MAX_LOSS, MAX_PACKETS, MAX_STAGES};
+pub use table::PolicyTables;
 
 #[cfg(test)]
 mod tests;

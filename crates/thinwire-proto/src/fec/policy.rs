@@ -99,7 +99,8 @@ pub enum PolicyError {
 
 /// Exact expected cost and miss probability of a policy (see [`evaluate`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Evaluation {
+#[cfg(test)]
+pub(crate) struct Evaluation {
     /// Expected number of packets (data and parity) sent over all stages.
     pub expected_packets: f64,
     /// Probability that the message is still incomplete after the last stage.
@@ -253,7 +254,8 @@ impl Policy {
 ///
 /// Defined for every input: `q_next > q` has probability 0; `a < q` is allowed (then `q'` is at
 /// least `q - a`); `loss` is clamped to `[0, 1]`, and a NaN `loss` gives NaN.
-pub fn transition_probability(q: u16, a: u16, q_next: u16, loss: f64) -> f64 {
+#[cfg(test)]
+pub(crate) fn transition_probability(q: u16, a: u16, q_next: u16, loss: f64) -> f64 {
     if loss.is_nan() {
         return f64::NAN;
     }
@@ -283,7 +285,8 @@ pub fn transition_probability(q: u16, a: u16, q_next: u16, loss: f64) -> f64 {
 ///
 /// # Errors
 /// `packets`, `stages` or `loss` out of range.
-pub fn evaluate(
+#[cfg(test)]
+pub(crate) fn evaluate(
     params: &PolicyParams,
     mut send: impl FnMut(u16, u16) -> u16,
 ) -> Result<Evaluation, PolicyError> {

@@ -14,13 +14,13 @@ use super::model::trivial_miss;
 use super::policy::{Policy, PolicyError, PolicyParams, MAX_LOSS, MAX_PACKETS, MAX_STAGES};
 
 /// Number of loss buckets: 0 %, 1 %, ..., 50 %.
-pub const LOSS_BUCKETS: u8 = 51;
+pub(crate) const LOSS_BUCKETS: u8 = 51;
 
 /// The loss bucket for an estimate, rounded *up* to the next whole percent so the table used is
 /// never more optimistic than the estimate: 0.0 -> 0, 0.001 -> 1, 0.02 -> 2, 0.0201 -> 3.
 ///
 /// Estimates above 50 % (and NaN) use the 50 % bucket; negative estimates use bucket 0.
-pub fn loss_bucket(loss: f64) -> u8 {
+pub(crate) fn loss_bucket(loss: f64) -> u8 {
     if loss.is_nan() {
         return LOSS_BUCKETS - 1;
     }
@@ -36,7 +36,7 @@ pub fn loss_bucket(loss: f64) -> u8 {
 }
 
 /// The loss probability a bucket stands for (`bucket / 100`, at most 0.5).
-pub fn bucket_loss(bucket: u8) -> f64 {
+pub(crate) fn bucket_loss(bucket: u8) -> f64 {
     (f64::from(bucket.min(LOSS_BUCKETS - 1)) / 100.0).min(MAX_LOSS)
 }
 

@@ -4,7 +4,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 
 use super::model::{self, Model};
-use super::policy::{max_extra, MAX_PACKETS, MAX_STAGES};
+use super::policy::{
+    evaluate, max_extra, transition_probability, Evaluation, MAX_PACKETS, MAX_STAGES,
+};
 use super::table::{bucket_loss, loss_bucket, TableEntry, LOSS_BUCKETS};
 use super::*;
 

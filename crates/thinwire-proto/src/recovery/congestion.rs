@@ -10,7 +10,7 @@ use std::time::Instant;
 
 /// Congestion window state.
 #[derive(Debug, Clone)]
-pub struct Congestion {
+pub(crate) struct Congestion {
     window: f64,
     ssthresh: f64,
     min_window: f64,
@@ -20,7 +20,7 @@ pub struct Congestion {
 
 impl Congestion {
     /// A controller with the given initial, minimum and maximum windows (packets).
-    pub fn new(initial: u32, min: u32, max: u32) -> Self {
+    pub(crate) fn new(initial: u32, min: u32, max: u32) -> Self {
         Self {
             window: initial.max(min) as f64,
             ssthresh: f64::INFINITY,
@@ -31,17 +31,17 @@ impl Congestion {
     }
 
     /// The current window in whole packets.
-    pub fn window(&self) -> u32 {
+    pub(crate) fn window(&self) -> u32 {
         self.window as u32
     }
 
     /// Whether another packet may be sent with `in_flight` packets outstanding.
-    pub fn can_send(&self, in_flight: usize) -> bool {
+    pub(crate) fn can_send(&self, in_flight: usize) -> bool {
         (in_flight as f64) < self.window.floor()
     }
 
     /// One packet sent at `sent` was acknowledged.
-    pub fn on_ack(&mut self, sent: Instant) {
+    pub(crate) fn on_ack(&mut self, sent: Instant) {
         if self.recovery_start.is_some_and(|start| sent <= start) {
             return; // acks of packets sent before the loss do not grow the window
         }
@@ -54,7 +54,7 @@ impl Congestion {
     }
 
     /// A packet sent at `sent` was declared lost at `now`; reacts once per recovery period.
-    pub fn on_loss(&mut self, sent: Instant, now: Instant) {
+    pub(crate) fn on_loss(&mut self, sent: Instant, now: Instant) {
         if self.recovery_start.is_some_and(|start| sent <= start) {
             return;
         }
@@ -64,7 +64,7 @@ impl Congestion {
     }
 
     /// A retransmission timeout fired on a non-thin connection: collapse to the minimum window.
-    pub fn on_timeout(&mut self, now: Instant) {
+    pub(crate) fn on_timeout(&mut self, now: Instant) {
         self.ssthresh = (self.window / 2.0).max(self.min_window);
         self.window = self.min_window;
         self.recovery_start = Some(now);

@@ -7,6 +7,6 @@ mod rtt;
 mod sent;
 
 pub(crate) use ack::ReceivedPackets;
-pub use congestion::Congestion;
-pub use rtt::RttEstimator;
+pub(crate) use congestion::Congestion;
+pub(crate) use rtt::RttEstimator;
 pub(crate) use sent::{ChunkRef, LossRule, SentPacket, SentPackets};

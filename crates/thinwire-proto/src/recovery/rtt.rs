@@ -7,7 +7,7 @@ use std::time::Duration;
 /// Samples are corrected by the peer's reported ack delay when that does not push them below the
 /// minimum RTT seen (as in RFC 9002 section 5.3), so delayed acks do not inflate the estimate.
 #[derive(Debug, Clone)]
-pub struct RttEstimator {
+pub(crate) struct RttEstimator {
     srtt: Duration,
     rttvar: Duration,
     min_rtt: Option<Duration>,
@@ -18,7 +18,7 @@ pub struct RttEstimator {
 impl RttEstimator {
     /// A new estimator seeded with `initial_rtt` (used until the first sample: SRTT = initial,
     /// RTTVAR = initial / 2, as RFC 6298 section 2.1 does for its first sample).
-    pub fn new(initial_rtt: Duration) -> Self {
+    pub(crate) fn new(initial_rtt: Duration) -> Self {
         Self {
             srtt: initial_rtt,
             rttvar: initial_rtt / 2,
@@ -29,7 +29,7 @@ impl RttEstimator {
     }
 
     /// Feeds one RTT sample measured as `ack arrival - send time`, with the peer's `ack_delay`.
-    pub fn update(&mut self, sample: Duration, ack_delay: Duration) {
+    pub(crate) fn update(&mut self, sample: Duration, ack_delay: Duration) {
         let min = *self.min_rtt.get_or_insert(sample);
         if sample < min {
             self.min_rtt = Some(sample);
@@ -54,28 +54,23 @@ impl RttEstimator {
         }
     }
 
-    /// Whether at least one sample has been taken.
-    pub fn has_sample(&self) -> bool {
-        self.has_sample
-    }
-
     /// The smoothed RTT.
-    pub fn srtt(&self) -> Duration {
+    pub(crate) fn srtt(&self) -> Duration {
         self.srtt
     }
 
     /// The RTT variation.
-    pub fn rttvar(&self) -> Duration {
+    pub(crate) fn rttvar(&self) -> Duration {
         self.rttvar
     }
 
     /// The latest (ack-delay corrected) sample.
-    pub fn latest(&self) -> Duration {
+    pub(crate) fn latest(&self) -> Duration {
         self.latest
     }
 
     /// The smallest sample seen, if any.
-    pub fn min_rtt(&self) -> Option<Duration> {
+    pub(crate) fn min_rtt(&self) -> Option<Duration> {
         self.min_rtt
     }
 
@@ -85,7 +80,7 @@ impl RttEstimator {
     /// Thin-stream form: `SRTT + max(G, min(SRTT / 2, 4 * RTTVAR))`, which keeps a burst of RTT variance
     /// from doubling the timeout of a stream that can only recover by timeout.
     /// In both, the peer's maximum ack delay is added (the peer may hold its ack that long).
-    pub fn rto(
+    pub(crate) fn rto(
         &self,
         thin_form: bool,
         granularity: Duration,
@@ -102,7 +97,7 @@ impl RttEstimator {
     /// The margin a timer allows past SRTT for RTT variance: `max(G, min(cap, 4 * RTTVAR))`.
     /// The RTO uses it (capped at `SRTT / 2` in thin form) and so do deadline stages (capped at
     /// `SRTT / 4`).
-    pub fn variance_margin(&self, cap: Duration, granularity: Duration) -> Duration {
+    pub(crate) fn variance_margin(&self, cap: Duration, granularity: Duration) -> Duration {
         (self.rttvar * 4).min(cap).max(granularity)
     }
 }
