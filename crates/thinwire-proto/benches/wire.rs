@@ -8,7 +8,7 @@
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use thinwire_proto::wire::{
     encode_ack, encode_message, frames, message_frame_len, AckFrame, ChannelKind, ConnectionId,
-    Frame, ShortHeader,
+    Frame, MessageHeader, ShortHeader,
 };
 
 const CHANNELS: [ChannelKind; 5] = ChannelKind::ALL;
@@ -30,7 +30,15 @@ fn encode_packet(cid: &ConnectionId, pn: u64, ack: &AckFrame, payload: &[u8], ou
         let channel = (i % 5) as u8;
         let kind = CHANNELS[usize::from(channel)];
         let key = kind.has_key().then_some(i * 7);
-        encode_message(channel, kind, 500 + i, true, key, None, payload, out);
+        let header = MessageHeader {
+            channel,
+            kind,
+            seq: 500 + i,
+            compact_seq: true,
+            key,
+            fragment: None,
+        };
+        encode_message(&header, payload, out);
     }
 }
 
@@ -46,14 +54,15 @@ fn bench_wire(c: &mut Criterion) {
         + (0..10u64)
             .map(|i| {
                 let kind = CHANNELS[(i % 5) as usize];
-                message_frame_len(
+                let header = MessageHeader {
+                    channel: (i % 5) as u8,
                     kind,
-                    500 + i,
-                    true,
-                    kind.has_key().then_some(i * 7),
-                    None,
-                    24,
-                )
+                    seq: 500 + i,
+                    compact_seq: true,
+                    key: kind.has_key().then_some(i * 7),
+                    fragment: None,
+                };
+                message_frame_len(&header, 24)
             })
             .sum::<usize>();
     assert_eq!(packet.len(), expected_len);

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::deadline::PolicyCache;
 use crate::error::ConfigError;
 
 /// Transport behaviour of every connection of an endpoint: thin-stream recovery, acks, timers.
@@ -185,6 +186,9 @@ pub struct EndpointConfig {
     /// Seed of the endpoint's random numbers (connection ids, nonces, cookie key). A runtime
     /// seeds it from the operating system; tests and simulations fix it.
     pub rng_seed: [u8; 32],
+    /// Where the connections' deadline policies are looked up. A fresh cache by default; pass
+    /// a clone of one cache to several endpoints to solve each policy once.
+    pub policy_cache: PolicyCache,
 }
 
 impl EndpointConfig {
@@ -194,6 +198,7 @@ impl EndpointConfig {
             transport: Arc::new(TransportConfig::default()),
             cid_len: 2,
             rng_seed,
+            policy_cache: PolicyCache::default(),
         }
     }
 

@@ -42,7 +42,7 @@ mod wire;
 
 pub use config::{EndpointConfig, ServerConfig, TransportConfig};
 pub use connection::{ChannelStats, ConnectionStats};
-pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode};
+pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode, PolicyCache};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};
 pub use error::{ConfigError, ConnectError, DisconnectReason, PeerError, SendError};
 pub use event::{Event, Message};

@@ -37,10 +37,11 @@ impl Engine {
         // The core's randomness (connection ids, nonces, cookie key) is seeded from the OS.
         let mut os = rand::rng();
         let seed: [u8; 32] = os.random();
+        // a fresh policy cache: this endpoint's connections share it
         let ep_config = EndpointConfig {
             transport: config.transport.clone(),
             cid_len: config.cid_len,
-            rng_seed: seed,
+            ..EndpointConfig::new(seed)
         };
         let core = thinwire_proto::Endpoint::new(ep_config, config.server.clone(), now)?;
         let faults = match &config.faults {

@@ -2,6 +2,10 @@
 
 use std::time::Instant;
 
+use super::{Connection, Side, State};
+use crate::error::DisconnectReason;
+use crate::event::Event;
+
 /// Every timer a connection has. See `docs/PROTOCOL.md` section "Timers" for what each does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Timer {
@@ -66,5 +70,103 @@ impl TimerTable {
             }
         }
         ALL.into_iter().filter(move |t| due[*t as usize])
+    }
+}
+
+// The connection's side: which timers run in which state, and what each does when it fires.
+impl Connection {
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        for t in self.timers.take_expired(now) {
+            match t {
+                Timer::LossDetection => self.on_loss_timer(now),
+                Timer::Ack => self.rx.immediate = true,
+                Timer::Keepalive => self.ping_due = true,
+                Timer::Idle => self.finish(DisconnectReason::TimedOut),
+                Timer::Handshake => {
+                    self.handshake_due = true;
+                    self.handshake.retransmitted = true;
+                }
+                Timer::HandshakeTimeout => self.finish(DisconnectReason::HandshakeTimedOut),
+                Timer::Close => {
+                    if let State::Closing { code, reason } = &self.state {
+                        let (code, reason) = (*code, reason.clone());
+                        self.enter_draining(
+                            now,
+                            Some(DisconnectReason::LocallyClosed),
+                            code,
+                            reason,
+                        );
+                    }
+                }
+                Timer::Deadline => {
+                    let ctx = self.stage_context();
+                    self.deadline_tx.on_timeout(now, ctx);
+                }
+                Timer::Drain => {
+                    if let State::Draining {
+                        report: Some(r), ..
+                    } = std::mem::replace(&mut self.state, State::Closed)
+                    {
+                        self.events.push(Event::Disconnected { reason: r });
+                    }
+                }
+            }
+            if self.state == State::Closed {
+                break;
+            }
+        }
+        self.update_timers();
+    }
+
+    pub(super) fn update_timers(&mut self) {
+        let cfg = &self.config;
+        let mut t = TimerTable::default();
+        match &self.state {
+            State::AwaitingChallenge | State::AwaitingAccept { .. } => {
+                if !self.handshake_due {
+                    t.set(
+                        Timer::Handshake,
+                        self.handshake.sent_at.map(|s| s + cfg.handshake_retry),
+                    );
+                }
+                t.set(
+                    Timer::HandshakeTimeout,
+                    Some(self.handshake.started + cfg.handshake_timeout),
+                );
+            }
+            State::Established | State::Closing { .. } => {
+                let loss = match (self.loss_time, self.rto_deadline()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                t.set(Timer::LossDetection, loss);
+                if !self.rx.immediate {
+                    t.set(Timer::Ack, self.rx.deadline);
+                }
+                // Any packet (an ACK too) keeps NAT mappings and the peer's idle timer alive, and
+                // with data in flight the retransmission timer probes the path already. The
+                // server waits a quarter longer, so in a spell of silence only the client pings
+                // (the server's ACK of it resets the server's own keepalive).
+                if !self.ping_due && self.sent.in_flight() == 0 {
+                    let interval = match self.side {
+                        Side::Client => cfg.keepalive_interval,
+                        Side::Server => cfg.keepalive_interval * 5 / 4,
+                    };
+                    t.set(Timer::Keepalive, Some(self.last_tx + interval));
+                }
+                t.set(Timer::Idle, Some(self.last_rx + cfg.idle_timeout));
+                t.set(Timer::Deadline, self.deadline_tx.next_timeout());
+                if let (State::Closing { .. }, Some(s)) = (&self.state, self.close_started) {
+                    t.set(Timer::Close, Some(s + cfg.close_timeout));
+                }
+            }
+            State::Draining { until, .. } => t.set(Timer::Drain, Some(*until)),
+            State::Closed => {}
+        }
+        self.timers = t;
     }
 }

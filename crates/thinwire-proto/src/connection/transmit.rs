@@ -310,13 +310,18 @@ impl Connection {
             count,
         });
         let payload = msg.frag_payload(c.frag);
-        let len = wire::message_frame_len(kind, c.seq, compact, msg.key, fragment, payload.len());
-        if buf.len() + len > limit {
+        let header = wire::MessageHeader {
+            channel: c.channel,
+            kind,
+            seq: c.seq,
+            compact_seq: compact,
+            key: msg.key,
+            fragment,
+        };
+        if buf.len() + wire::message_frame_len(&header, payload.len()) > limit {
             return false;
         }
-        wire::encode_message(
-            c.channel, kind, c.seq, compact, msg.key, fragment, &payload, buf,
-        );
+        wire::encode_message(&header, &payload, buf);
         let f = &mut msg.frags[c.frag as usize];
         f.last_pn = Some(pn);
         f.queued = false;

@@ -19,6 +19,7 @@ mod send;
 
 use std::time::Duration;
 
+pub use policy::PolicyCache;
 pub(crate) use recv::{DeadlineReceiver, ShardOutcome};
 pub(crate) use send::{DeadlineSender, ShardRef, StageContext};
 
@@ -56,6 +57,12 @@ impl DeadlineOptions {
             parity: ParityMode::Adaptive,
             shard_size: None,
         }
+    }
+
+    /// Whether the options can be met at all: a deadline above zero and a target strictly
+    /// between 0 and 1.
+    pub fn is_valid(&self) -> bool {
+        !self.deadline.is_zero() && self.target > 0.0 && self.target < 1.0
     }
 }
 

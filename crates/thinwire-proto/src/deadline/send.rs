@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::policy::PolicyCache;
 use super::{DeadlineOptions, ParityMode};
 use crate::wire::ShardFrame;
 
@@ -61,37 +62,46 @@ pub(crate) struct StageContext {
 }
 
 /// All deadline messages a connection is sending.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct DeadlineSender {
     next_id: u64,
     msgs: BTreeMap<u64, OutDeadline>,
+    policies: PolicyCache,
     pub(crate) stats: DeadlineSendStats,
 }
 
-/// Shards a stage sends for `missing` shards, by parity mode.
-fn stage_send(
-    opts: &DeadlineOptions,
-    k: u8,
-    stages: u16,
-    stage: u16,
-    missing: u8,
-    loss: f64,
-) -> u16 {
-    let q = u16::from(missing);
-    if stage > stages {
-        // past the deadline: keep repairing, without parity, until given up
-        return q;
-    }
-    match opts.parity {
-        ParityMode::None => q,
-        ParityMode::Fixed(n) => q + u16::from(n),
-        ParityMode::Adaptive => {
-            super::policy::send_count(k, stages, loss, opts.target, stage, missing).max(q)
+impl OutDeadline {
+    /// Shards the current stage sends for `missing` shards, by parity mode.
+    fn stage_send(&self, policies: &PolicyCache, missing: u8, loss: f64) -> u16 {
+        let q = u16::from(missing);
+        if self.stage > self.stages {
+            // past the deadline: keep repairing, without parity, until given up
+            return q;
+        }
+        match self.opts.parity {
+            ParityMode::None => q,
+            ParityMode::Fixed(n) => q + u16::from(n),
+            ParityMode::Adaptive => {
+                let (target, shape) = (self.opts.target, (self.k, self.stages));
+                policies
+                    .send_count(shape, loss, target, self.stage, missing)
+                    .max(q)
+            }
         }
     }
 }
 
 impl DeadlineSender {
+    /// A sender that looks its adaptive policies up in `policies`.
+    pub(crate) fn new(policies: PolicyCache) -> Self {
+        Self {
+            next_id: 0,
+            msgs: BTreeMap::new(),
+            policies,
+            stats: DeadlineSendStats::default(),
+        }
+    }
+
     /// Queues a deadline message; returns its id. `data` must fit in 64 shards of
     /// `shard_size` (checked by the caller).
     pub(crate) fn push(
@@ -138,7 +148,7 @@ impl DeadlineSender {
             to_send: 0,
             give_up: now + opts.deadline * 4,
         };
-        m.to_send = stage_send(&m.opts, m.k, m.stages, 1, m.k, ctx.loss);
+        m.to_send = m.stage_send(&self.policies, m.k, ctx.loss);
         self.stats.messages += 1;
         self.msgs.insert(id, m);
         id
@@ -238,7 +248,7 @@ impl DeadlineSender {
             }
             m.stage += 1;
             let missing = m.k - m.acked_count.min(m.k);
-            m.to_send = stage_send(&m.opts, m.k, m.stages, m.stage, missing, ctx.loss);
+            m.to_send = m.stage_send(&self.policies, missing, ctx.loss);
             m.stage_end = now + ctx.stage_len;
         }
         for id in abandoned {

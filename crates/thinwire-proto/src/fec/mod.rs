@@ -16,7 +16,7 @@
 //! equivalents are still missing, and sends `a >= q` packets (the missing ones, or fresh parity
 //! standing in for them, plus `a - q` extra parity). Each packet is lost independently with
 //! probability `p`, so after the stage `q' = max(0, q - R)` with `R ~ Binomial(a, 1 - p)`
-//! ([`policy::transition_probability`]).
+//! (`transition_probability` (in `policy.rs`)).
 //!
 //! The policy minimises the expected number of packets sent subject to
 //! `P(still incomplete after stage I) <= 1 - target`. The constraint is relaxed with a price
@@ -30,7 +30,7 @@
 //! gives, for every `lambda`, a deterministic policy minimising `lambda * E[packets] + P(miss)`.
 //! Large prices give the trivial policy (send exactly what is missing), price zero the most
 //! reliable one. [`policy::Policy::solve`] searches `lambda` for the boundary where the target
-//! starts to be met; [`policy::evaluate`] computes any policy's exact expected cost and miss
+//! starts to be met; `evaluate` (in `policy.rs`, used by the tests) computes any policy's exact expected cost and miss
 //! probability by forward recursion.
 //!
 //! # Choices
@@ -53,7 +53,7 @@
 //!   single stage may send and the solver's work; targets needing more are
 //!   [`policy::PolicyError::Unreachable`] (or best effort with the miss reported, via
 //!   [`policy::Policy::solve_best_effort`]; the tables store that best effort and flag it).
-//! - **Quantisation** ([`table::loss_bucket`]): the loss estimate is rounded *up* to the next
+//! - **Quantisation** (`loss_bucket` in `table.rs`): the loss estimate is rounded *up* to the next
 //!   whole percent, so the table used assumes at least the estimated loss.
 //!
 //! # Tables

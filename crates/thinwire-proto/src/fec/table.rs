@@ -87,7 +87,7 @@ pub struct BuildReport {
 /// Decision policies for every `(k, I, loss bucket)` and one target, with an O(1) lookup.
 ///
 /// ```
-/// use thinwire_proto::fec::table::PolicyTables;
+/// use thinwire_proto::fec::PolicyTables;
 /// let tables = PolicyTables::new(0.999).unwrap();
 /// // 4-packet message, two stages, 2 % loss: stage 1 sends the 4 data packets...
 /// assert_eq!(tables.lookup(4, 2, 0.02, 1, 4), 4);
@@ -206,8 +206,7 @@ impl PolicyTables {
     ///
     /// O(1) once the cell is built (two index reads and an array read); the first lookup of a
     /// non-trivial `(packets, stages, bucket)` solves and stores it (milliseconds), unless
-    /// [`PolicyTables::build_all`] ran. `loss` is rounded up to the next percent
-    /// ([`loss_bucket`]).
+    /// [`PolicyTables::build_all`] ran. `loss` is rounded up to the next percent.
     ///
     /// Never panics. Outside the tables it falls back to plain retransmission (`missing`):
     /// `packets` outside `1..=64`, `missing > packets`, `stage` outside `1..=stages`; and for

@@ -66,16 +66,15 @@ impl MessageFrame<'_> {
             Some(f) => (f.value, f.is_truncated()),
             None => (0, true),
         };
-        encode_message(
-            self.channel,
+        let header = MessageHeader {
+            channel: self.channel,
             kind,
             seq,
             compact_seq,
-            self.key,
-            self.fragment,
-            self.payload,
-            out,
-        );
+            key: self.key,
+            fragment: self.fragment,
+        };
+        encode_message(&header, self.payload, out);
     }
 }
 
@@ -119,29 +118,42 @@ fn use_compact(
     (compact_seq || !kind.has_seq()) && fragment.is_none() && payload_len <= COMPACT_MAX_PAYLOAD
 }
 
+/// What a sender writes ahead of a message frame's payload.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MessageHeader {
+    /// Channel index (0..64).
+    pub channel: u8,
+    /// The channel's kind: which of `seq` and `key` are written.
+    pub kind: ChannelKind,
+    /// Sequence number (ignored when the kind has none).
+    pub seq: u64,
+    /// The 8-bit compact seq is enough (decide with [`seq_compact_ok`](super::seq_compact_ok)).
+    pub compact_seq: bool,
+    /// Key (ignored when the kind has none).
+    pub key: Option<u64>,
+    /// Fragment position, if the message is fragmented.
+    pub fragment: Option<Fragment>,
+}
+
 /// Append a message frame.
 ///
 /// Uses the compact form (`01cccccc`, 8-bit seq, 1-byte length) iff
 /// `compact_seq` (ignored for kinds without seq), `fragment` is `None` and
 /// the payload is at most 255 bytes; otherwise the full form (`10cccccc`,
-/// flags, varint seq, varint length). Decide `compact_seq` with
-/// [`seq_compact_ok`](super::seq_compact_ok). `seq` is ignored when the kind
-/// has no seq, `key` when it has no key.
+/// flags, varint seq, varint length).
 ///
 /// Caller bugs trip a debug assertion and are patched in release builds:
 /// `channel >= 64` is masked to 6 bits, a missing key on a keyed channel is
 /// written as 0, an invalid fragment is written as is (the peer rejects it).
-#[allow(clippy::too_many_arguments)]
-pub fn encode_message(
-    channel: u8,
-    kind: ChannelKind,
-    seq: u64,
-    compact_seq: bool,
-    key: Option<u64>,
-    fragment: Option<Fragment>,
-    payload: &[u8],
-    out: &mut Vec<u8>,
-) {
+pub fn encode_message(header: &MessageHeader, payload: &[u8], out: &mut Vec<u8>) {
+    let MessageHeader {
+        channel,
+        kind,
+        seq,
+        compact_seq,
+        key,
+        fragment,
+    } = *header;
     debug_assert!(
         usize::from(channel) < MAX_CHANNELS,
         "channel {channel} >= 64"
@@ -183,14 +195,15 @@ pub fn encode_message(
 }
 
 /// Exact number of bytes [`encode_message`] writes for these arguments.
-pub fn message_frame_len(
-    kind: ChannelKind,
-    seq: u64,
-    compact_seq: bool,
-    key: Option<u64>,
-    fragment: Option<Fragment>,
-    payload_len: usize,
-) -> usize {
+pub fn message_frame_len(header: &MessageHeader, payload_len: usize) -> usize {
+    let MessageHeader {
+        kind,
+        seq,
+        compact_seq,
+        key,
+        fragment,
+        ..
+    } = *header;
     let key_len = if kind.has_key() {
         varint::encoded_len(key.unwrap_or(0))
     } else {

@@ -38,7 +38,8 @@ pub use cid::ConnectionId;
 pub use error::DecodeError;
 pub use frame::{
     close_frame_len, encode_close, encode_message, encode_padding, encode_ping, frames,
-    message_frame_len, Fragment, Frame, FrameIter, MessageFrame, COMPACT_MAX_PAYLOAD,
+    message_frame_len, Fragment, Frame, FrameIter, MessageFrame, MessageHeader,
+    COMPACT_MAX_PAYLOAD,
 };
 pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader};
 pub use packet_number::{pn_decode, pn_encode_len, pn_truncate};

@@ -101,8 +101,13 @@ impl<'a> Reader<'a> {
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
     }
 
-    /// Consume a QUIC variable-length integer (see [`varint`](super::varint)).
+    /// Consume a QUIC variable-length integer of any length form (see
+    /// [`varint`](super::varint)).
     pub fn varint(&mut self) -> Result<u64, DecodeError> {
-        super::varint::read(self)
+        let first = self.peek_u8().ok_or(DecodeError::Truncated)?;
+        let len = 1usize << (first >> 6);
+        let raw = self.uint_n(len)?;
+        // Strip the two length bits from the top of the `len`-byte value.
+        Ok(raw & (u64::MAX >> (64 - (8 * len as u32 - 2))))
     }
 }

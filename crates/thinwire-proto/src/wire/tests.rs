@@ -9,6 +9,24 @@ use proptest::prelude::*;
 
 use super::*;
 
+/// A header without fragment, for the length checks.
+fn header(
+    channel: u8,
+    kind: ChannelKind,
+    seq: u64,
+    compact_seq: bool,
+    key: Option<u64>,
+) -> MessageHeader {
+    MessageHeader {
+        channel,
+        kind,
+        seq,
+        compact_seq,
+        key,
+        fragment: None,
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Golden packets. These exact bytes are quoted in docs/PROTOCOL.md.
 // ---------------------------------------------------------------------------
@@ -239,22 +257,26 @@ fn golden_sample_data_packet() {
     ShortHeader::encode(&cid(&[0xAB, 0xCD]), 7, 1, &mut out);
     encode_ack(&sample_ack(), &mut out);
     encode_message(
-        0,
-        ChannelKind::ReliableOrdered,
-        3,
-        true,
-        None,
-        None,
+        &MessageHeader {
+            channel: 0,
+            kind: ChannelKind::ReliableOrdered,
+            seq: 3,
+            compact_seq: true,
+            key: None,
+            fragment: None,
+        },
         b"hi",
         &mut out,
     );
     encode_message(
-        2,
-        ChannelKind::Unreliable,
-        0,
-        true,
-        None,
-        None,
+        &MessageHeader {
+            channel: 2,
+            kind: ChannelKind::Unreliable,
+            seq: 0,
+            compact_seq: true,
+            key: None,
+            fragment: None,
+        },
         b"ok",
         &mut out,
     );
@@ -325,33 +347,44 @@ fn compact_message_costs_three_bytes_of_framing() {
     let payload = [0x5A; 20];
     let mut out = Vec::new();
     encode_message(
-        7,
-        ChannelKind::ReliableOrdered,
-        1234,
-        true,
-        None,
-        None,
+        &MessageHeader {
+            channel: 7,
+            kind: ChannelKind::ReliableOrdered,
+            seq: 1234,
+            compact_seq: true,
+            key: None,
+            fragment: None,
+        },
         &payload,
         &mut out,
     );
     assert_eq!(out.len(), 3 + 20);
     assert_eq!(
-        message_frame_len(ChannelKind::ReliableOrdered, 1234, true, None, None, 20),
+        message_frame_len(
+            &header(0, ChannelKind::ReliableOrdered, 1234, true, None),
+            20
+        ),
         23
     );
     // A 25-byte game message: 3 bytes of framing.
     assert_eq!(
-        message_frame_len(ChannelKind::UnreliableSequenced, 9, true, None, None, 25),
+        message_frame_len(
+            &header(0, ChannelKind::UnreliableSequenced, 9, true, None),
+            25
+        ),
         28
     );
     // Unreliable has no seq: 2 bytes.
     assert_eq!(
-        message_frame_len(ChannelKind::Unreliable, 0, false, None, None, 25),
+        message_frame_len(&header(0, ChannelKind::Unreliable, 0, false, None), 25),
         27
     );
     // Latest: plus the key varint.
     assert_eq!(
-        message_frame_len(ChannelKind::LatestReliable, 9, true, Some(63), None, 25),
+        message_frame_len(
+            &header(0, ChannelKind::LatestReliable, 9, true, Some(63)),
+            25
+        ),
         29
     );
 }
@@ -388,20 +421,17 @@ fn varint_known_values() {
     ] {
         let bytes = hex(h);
         let mut r = Reader::new(&bytes);
-        assert_eq!(varint::read(&mut r), Ok(v));
+        assert_eq!(r.varint(), Ok(v));
         assert!(r.is_empty());
     }
     let mut out = Vec::new();
     varint::write(varint::MAX, &mut out);
     assert_eq!(out, hex("ffffffffffffffff"));
     assert_eq!(
-        varint::read(&mut Reader::new(&hex("40"))),
+        Reader::new(&hex("40")).varint(),
         Err(DecodeError::Truncated)
     );
-    assert_eq!(
-        varint::read(&mut Reader::new(&[])),
-        Err(DecodeError::Truncated)
-    );
+    assert_eq!(Reader::new(&[]).varint(), Err(DecodeError::Truncated));
 }
 
 #[test]
@@ -898,7 +928,7 @@ proptest! {
         prop_assert_eq!(r.remaining(), trailing.len());
         // Decoders accept the longest form too.
         let long = (v | 0xC000_0000_0000_0000).to_be_bytes();
-        prop_assert_eq!(varint::read(&mut Reader::new(&long)), Ok(v));
+        prop_assert_eq!(Reader::new(&long).varint(), Ok(v));
     }
 
     #[test]
@@ -1077,9 +1107,10 @@ proptest! {
                     let ch = channel % channels.len();
                     let kind = channels[ch];
                     let key = kind.has_key().then_some(*key);
-                    encode_message(ch as u8, kind, *seq, *compact_seq, key, *fragment, payload, &mut out);
+                    let header = MessageHeader { channel: ch as u8, kind, seq: *seq, compact_seq: *compact_seq, key, fragment: *fragment };
+                    encode_message(&header, payload, &mut out);
                     let len = out.len() - before;
-                    prop_assert_eq!(len, message_frame_len(kind, *seq, *compact_seq, key, *fragment, payload.len()));
+                    prop_assert_eq!(len, message_frame_len(&header, payload.len()));
                     let compact = (*compact_seq || !kind.has_seq()) && fragment.is_none() && payload.len() <= 255;
                     if compact {
                         // The compact-form framing budget.

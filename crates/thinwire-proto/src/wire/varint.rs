@@ -3,9 +3,8 @@
 //! The two most significant bits of the first byte give the encoded length:
 //! `00` = 1 byte (6-bit value), `01` = 2 bytes (14 bits), `10` = 4 bytes
 //! (30 bits), `11` = 8 bytes (62 bits). The rest is the value, big-endian.
-//! Encoders always use the shortest form; [`read`] accepts any form.
-
-use super::{DecodeError, Reader};
+//! Encoders always use the shortest form; [`Reader::varint`](super::Reader::varint) accepts
+//! any form.
 
 /// The largest encodable value, 2^62 - 1.
 pub const MAX: u64 = (1 << 62) - 1;
@@ -39,13 +38,4 @@ pub fn write(v: u64, out: &mut Vec<u8>) {
         4 => out.extend_from_slice(&(v as u32 | 0x8000_0000).to_be_bytes()),
         _ => out.extend_from_slice(&(v | 0xC000_0000_0000_0000).to_be_bytes()),
     }
-}
-
-/// Consume one varint (of any length form) from `r`.
-pub fn read(r: &mut Reader<'_>) -> Result<u64, DecodeError> {
-    let first = r.peek_u8().ok_or(DecodeError::Truncated)?;
-    let len = 1usize << (first >> 6);
-    let raw = r.uint_n(len)?;
-    // Strip the two length bits from the top of the `len`-byte value.
-    Ok(raw & (u64::MAX >> (64 - (8 * len as u32 - 2))))
 }

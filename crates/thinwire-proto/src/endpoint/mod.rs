@@ -1,21 +1,25 @@
 //! The endpoint: owns every connection of one socket, routes datagrams to them, answers
-//! handshakes statelessly, and merges their timers, transmits and events.
+//! handshakes statelessly (`handshake.rs`), and merges their timers, transmits and events.
+
+mod handshake;
+mod stats;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::{EndpointConfig, ServerConfig, TransportConfig};
-use crate::connection::{Connection, ConnectionStats};
-use crate::cookie::{self, CookieInput};
+use crate::connection::{Connection, ConnectionStats, Setup};
 use crate::error::{ConfigError, ConnectError, SendError};
 use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
+
+pub use stats::EndpointStats;
 
 /// Identifies a connection within its endpoint. Never reused by the same endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,41 +39,6 @@ pub struct Transmit {
     pub destination: SocketAddr,
     /// Its length.
     pub size: usize,
-}
-
-/// Counters of the endpoint as a whole: what arrived that no connection took, and why.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EndpointStats {
-    /// Datagrams handed to `handle_datagram`.
-    pub datagrams_received: u64,
-    /// Datagrams produced by `poll_transmit`.
-    pub datagrams_sent: u64,
-    /// Dropped: the packet did not parse.
-    pub dropped_malformed: u64,
-    /// Dropped: short header for a connection id this endpoint does not know.
-    pub dropped_unknown_connection: u64,
-    /// Dropped: handshake packet of another protocol version.
-    pub dropped_version: u64,
-    /// Dropped: Connect whose cookie was forged, expired or bound to someone else.
-    pub dropped_bad_cookie: u64,
-    /// Dropped: handshake packet this endpoint cannot use (not a server, wrong state, wrong sender).
-    pub dropped_unexpected: u64,
-    /// Dropped: a Connect arrived while `max_connections` were held.
-    pub dropped_connection_limit: u64,
-    /// Dropped: a stateless reply was due but the reply queue was full.
-    pub dropped_reply_queue_full: u64,
-    /// Challenges sent (one per Hello, no state kept).
-    pub challenges_sent: u64,
-    /// Resets sent for unknown connection ids.
-    pub resets_sent: u64,
-    /// Connections accepted.
-    pub connections_accepted: u64,
-}
-
-/// The peer's advertised max ack delay, capped at 10 s so that a hostile value cannot stall our
-/// retransmission timer.
-fn peer_max_ack_delay(us: u64) -> Duration {
-    Duration::from_micros(us.min(10_000_000))
 }
 
 /// A thinwire endpoint: the sans-IO heart of one UDP socket.
@@ -162,7 +131,7 @@ impl Endpoint {
 
     /// The peer address of a connection (it follows NAT rebinding).
     pub fn remote_address(&self, conn: ConnectionHandle) -> Option<SocketAddr> {
-        self.conns.get(&conn).map(|c| c.remote)
+        self.conns.get(&conn).map(Connection::remote)
     }
 
     /// The channel classes of a connection.
@@ -188,6 +157,25 @@ impl Endpoint {
         None
     }
 
+    /// What a new connection of this endpoint starts from.
+    fn setup(
+        &self,
+        remote: SocketAddr,
+        local_cid: ConnectionId,
+        channels: Vec<ChannelKind>,
+        (instance, nonce): (u64, u64),
+    ) -> Setup {
+        Setup {
+            remote,
+            local_cid,
+            channels,
+            instance,
+            nonce,
+            config: self.transport.clone(),
+            policies: self.config.policy_cache.clone(),
+        }
+    }
+
     fn new_handle(&mut self) -> ConnectionHandle {
         let h = ConnectionHandle(self.next_handle);
         self.next_handle += 1;
@@ -208,15 +196,8 @@ impl Endpoint {
         }
         let cid = self.fresh_cid().ok_or(ConnectError::NoConnectionId)?;
         let nonce = self.rng.random();
-        let conn = Connection::new_client(
-            now,
-            remote,
-            cid,
-            channels.to_vec(),
-            self.instance,
-            nonce,
-            self.transport.clone(),
-        );
+        let setup = self.setup(remote, cid, channels.to_vec(), (self.instance, nonce));
+        let conn = Connection::new_client(now, setup);
         let h = self.new_handle();
         self.by_cid.insert(cid, h);
         self.conns.insert(h, conn);
@@ -334,7 +315,7 @@ impl Endpoint {
         let Some(conn) = self.conns.get_mut(&h) else {
             return;
         };
-        let old_remote = conn.remote;
+        let old_remote = conn.remote();
         conn.handle_packet(
             now,
             from,
@@ -343,238 +324,12 @@ impl Endpoint {
             &datagram[offset..],
             datagram.len(),
         );
-        if conn.remote != old_remote {
-            if let Some(rc) = conn.remote_cid {
+        if conn.remote() != old_remote {
+            if let Some(rc) = conn.remote_cid() {
                 self.by_remote.remove(&(old_remote, rc));
-                self.by_remote.insert((conn.remote, rc), h);
+                self.by_remote.insert((conn.remote(), rc), h);
             }
         }
-        self.touched(h);
-    }
-
-    fn queue_reply(&mut self, to: SocketAddr, bytes: Vec<u8>) -> bool {
-        let max = self.server.as_ref().map_or(1024, |s| s.max_stateless_queue);
-        if self.replies.len() >= max {
-            self.stats.dropped_reply_queue_full += 1;
-            return false;
-        }
-        self.replies.push_back((to, bytes));
-        true
-    }
-
-    fn send_reset(&mut self, to: SocketAddr, cid: ConnectionId, received_len: usize) {
-        let mut out = Vec::new();
-        LongPacket::Reset {
-            version: wire::VERSION,
-            cid,
-        }
-        .encode(&mut out);
-        // A Reset (8-15 bytes) may exceed a tiny packet such as a keepalive; like QUIC's
-        // stateless reset it is capped below three times the packet that triggered it, so a
-        // spoofed flood gains an attacker little.
-        if out.len() < 3 * received_len && self.queue_reply(to, out) {
-            self.stats.resets_sent += 1;
-        }
-    }
-
-    fn handle_long(&mut self, now: Instant, from: SocketAddr, packet: LongPacket, len: usize) {
-        match packet {
-            LongPacket::Hello {
-                version,
-                src_cid,
-                instance,
-                nonce,
-            } => {
-                if self.server.is_none() {
-                    self.stats.dropped_unexpected += 1;
-                    return;
-                }
-                if version != wire::VERSION {
-                    self.stats.dropped_version += 1;
-                    let mut out = Vec::new();
-                    LongPacket::VersionNegotiation {
-                        dst_cid: src_cid,
-                        supported: vec![wire::VERSION],
-                    }
-                    .encode(&mut out);
-                    if out.len() <= len {
-                        self.queue_reply(from, out);
-                    }
-                    return;
-                }
-                let input = CookieInput {
-                    addr: from,
-                    cid: &src_cid,
-                    instance,
-                    nonce,
-                };
-                let cookie = cookie::mint(&self.cookie_key, &input, self.now_ms(now));
-                let mut out = Vec::new();
-                LongPacket::Challenge {
-                    version: wire::VERSION,
-                    dst_cid: src_cid,
-                    nonce,
-                    cookie,
-                }
-                .encode(&mut out);
-                if out.len() <= len && self.queue_reply(from, out) {
-                    self.stats.challenges_sent += 1;
-                }
-            }
-            LongPacket::Connect {
-                version,
-                src_cid,
-                instance,
-                nonce,
-                cookie,
-                max_ack_delay_us,
-                channels,
-            } => {
-                self.handle_connect(
-                    now,
-                    from,
-                    version,
-                    src_cid,
-                    instance,
-                    nonce,
-                    &cookie,
-                    max_ack_delay_us,
-                    channels,
-                );
-            }
-            LongPacket::Challenge {
-                dst_cid,
-                nonce,
-                cookie,
-                ..
-            } => {
-                let ok = self.with_conn(dst_cid, |c| c.on_challenge(now, from, nonce, cookie));
-                if !ok {
-                    self.stats.dropped_unexpected += 1;
-                }
-            }
-            LongPacket::Accept {
-                dst_cid,
-                src_cid,
-                nonce,
-                max_ack_delay_us,
-                ..
-            } => {
-                let delay = peer_max_ack_delay(max_ack_delay_us);
-                let ok = self.with_conn(dst_cid, |c| c.on_accept(now, from, nonce, src_cid, delay));
-                if ok {
-                    if let Some(&h) = self.by_cid.get(&dst_cid) {
-                        self.by_remote.insert((from, src_cid), h);
-                    }
-                } else {
-                    self.stats.dropped_unexpected += 1;
-                }
-            }
-            LongPacket::Reset { cid, .. } => match self.by_remote.get(&(from, cid)).copied() {
-                Some(h) => {
-                    if let Some(c) = self.conns.get_mut(&h) {
-                        c.on_reset();
-                    }
-                    self.touched(h);
-                }
-                None => self.stats.dropped_unexpected += 1,
-            },
-            LongPacket::VersionNegotiation { dst_cid, supported } => {
-                self.with_conn(dst_cid, |c| {
-                    c.on_version_negotiation(from, supported);
-                    true
-                });
-            }
-        }
-    }
-
-    fn with_conn(&mut self, cid: ConnectionId, f: impl FnOnce(&mut Connection) -> bool) -> bool {
-        let Some(&h) = self.by_cid.get(&cid) else {
-            return false;
-        };
-        let Some(c) = self.conns.get_mut(&h) else {
-            return false;
-        };
-        let r = f(c);
-        self.touched(h);
-        r
-    }
-
-    fn now_ms(&self, now: Instant) -> u64 {
-        now.saturating_duration_since(self.epoch).as_millis() as u64
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn handle_connect(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        version: u32,
-        client_cid: ConnectionId,
-        instance: u64,
-        nonce: u64,
-        cookie: &[u8],
-        max_ack_delay_us: u64,
-        channels: Vec<ChannelKind>,
-    ) {
-        let Some(server) = &self.server else {
-            self.stats.dropped_unexpected += 1;
-            return;
-        };
-        if version != wire::VERSION {
-            self.stats.dropped_version += 1;
-            return;
-        }
-        let lifetime = server.cookie_lifetime.as_millis() as u64;
-        let max_conns = server.max_connections;
-        let now_ms = self.now_ms(now);
-        let input = CookieInput {
-            addr: from,
-            cid: &client_cid,
-            instance,
-            nonce,
-        };
-        if cookie::verify(&self.cookie_key, &input, cookie, now_ms, lifetime).is_err() {
-            self.stats.dropped_bad_cookie += 1;
-            return;
-        }
-        if let Some(&h) = self.handshakes.get(&(from, instance, nonce)) {
-            // our Accept was lost: say it again
-            if let Some(c) = self.conns.get_mut(&h) {
-                c.accept_due = true;
-            }
-            self.touched(h);
-            return;
-        }
-        if self.conns.len() >= max_conns {
-            self.stats.dropped_connection_limit += 1;
-            return;
-        }
-        let Some(cid) = self.fresh_cid() else {
-            self.stats.dropped_connection_limit += 1;
-            return;
-        };
-        // the cookie carries its issue time: Challenge -> Connect took one round trip
-        let issued = u64::from_be_bytes(cookie[..8].try_into().expect("verified length"));
-        let rtt = Duration::from_millis(now_ms.saturating_sub(issued));
-        let conn = Connection::new_server(
-            now,
-            from,
-            cid,
-            client_cid,
-            channels,
-            instance,
-            nonce,
-            peer_max_ack_delay(max_ack_delay_us),
-            (!rtt.is_zero()).then_some(rtt),
-            self.transport.clone(),
-        );
-        let h = self.new_handle();
-        self.by_cid.insert(cid, h);
-        self.by_remote.insert((from, client_cid), h);
-        self.handshakes.insert((from, instance, nonce), h);
-        self.conns.insert(h, conn);
-        self.stats.connections_accepted += 1;
         self.touched(h);
     }
 
@@ -651,9 +406,7 @@ impl Endpoint {
         let Some(conn) = self.conns.get_mut(&h) else {
             return;
         };
-        for e in conn.events.drain(..) {
-            self.events.push_back((h, e));
-        }
+        conn.drain_events(|e| self.events.push_back((h, e)));
         let closed = conn.is_closed();
         let next = conn.poll_timeout();
         if let Some(old) = self.timer_of.remove(&h) {
@@ -671,13 +424,14 @@ impl Endpoint {
 
     fn remove(&mut self, h: ConnectionHandle) {
         if let Some(conn) = self.conns.remove(&h) {
-            self.by_cid.remove(&conn.local_cid);
-            if let Some(rc) = conn.remote_cid {
-                if self.by_remote.get(&(conn.remote, rc)) == Some(&h) {
-                    self.by_remote.remove(&(conn.remote, rc));
+            self.by_cid.remove(&conn.local_cid());
+            if let Some(rc) = conn.remote_cid() {
+                if self.by_remote.get(&(conn.remote(), rc)) == Some(&h) {
+                    self.by_remote.remove(&(conn.remote(), rc));
                 }
             }
-            let key = (conn.remote, conn.handshake.instance, conn.handshake.nonce);
+            let (instance, nonce) = conn.handshake_key();
+            let key = (conn.remote(), instance, nonce);
             if self.handshakes.get(&key) == Some(&h) {
                 self.handshakes.remove(&key);
             }

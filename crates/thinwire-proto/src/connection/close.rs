@@ -1,0 +1,81 @@
+//! Ending a connection: the graceful close, draining, resets, and the one place the
+//! application is told why it ended.
+
+use std::time::Instant;
+
+use super::{Connection, State};
+use crate::error::DisconnectReason;
+use crate::event::Event;
+
+impl Connection {
+    /// Starts a graceful close: outstanding reliable data is delivered first (up to the close
+    /// timeout), then CLOSE is sent.
+    pub(crate) fn close(&mut self, now: Instant, code: u64, reason: Vec<u8>) {
+        match self.state {
+            State::Established => {
+                self.state = State::Closing { code, reason };
+                self.close_started = Some(now);
+                self.maybe_finish_close(now);
+            }
+            State::AwaitingChallenge | State::AwaitingAccept { .. } => {
+                // nothing to tell a server that keeps no state yet
+                self.finish(DisconnectReason::LocallyClosed);
+            }
+            _ => {}
+        }
+        self.update_timers();
+    }
+
+    pub(super) fn has_reliable_data(&self) -> bool {
+        self.deadline_tx.len() > 0
+            || !self.retransmit.is_empty()
+            || self
+                .send
+                .iter()
+                .any(|c| c.kind.is_reliable() && !c.msgs.is_empty())
+    }
+
+    pub(super) fn maybe_finish_close(&mut self, now: Instant) {
+        if let State::Closing { code, reason } = &self.state {
+            if !self.has_reliable_data() {
+                let (code, reason) = (*code, reason.clone());
+                self.enter_draining(now, Some(DisconnectReason::LocallyClosed), code, reason);
+            }
+        }
+    }
+
+    pub(super) fn enter_draining(
+        &mut self,
+        now: Instant,
+        report: Option<DisconnectReason>,
+        code: u64,
+        reason: Vec<u8>,
+    ) {
+        let until = now + self.rto() * 3;
+        self.state = State::Draining {
+            report,
+            code,
+            reason,
+            until,
+        };
+        self.close_due = true;
+        self.pending.clear();
+        self.retransmit.clear();
+    }
+
+    /// Ends the connection at once and tells the application why.
+    pub(super) fn finish(&mut self, reason: DisconnectReason) {
+        if self.state != State::Closed {
+            self.state = State::Closed;
+            self.events.push(Event::Disconnected { reason });
+        }
+    }
+
+    /// The peer's endpoint reset the connection (it no longer knows it).
+    pub(crate) fn on_reset(&mut self) {
+        match self.state {
+            State::Draining { .. } | State::Closed => self.state = State::Closed,
+            _ => self.finish(DisconnectReason::PeerReset),
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Incoming short-header packets: one walk validates every frame before any is applied, then
+//! acknowledgements, messages, deadline shards and CLOSE take effect.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use super::{Connection, State};
+use crate::channel::RecvOutcome;
+use crate::deadline::ShardOutcome;
+use crate::error::DisconnectReason;
+use crate::event::{Event, Message};
+use crate::wire::{self, Frame};
+
+/// What the walk over a packet's frames found.
+#[derive(Debug, Default)]
+struct Inspection {
+    /// A message frame frees receive-buffer space: the next in-order message of its channel,
+    /// or one without a sequence number.
+    frees_buffer: bool,
+    ack_eliciting: bool,
+    has_shard: bool,
+}
+
+impl Connection {
+    /// A short-header packet for this connection. `payload` is everything after the header.
+    pub(crate) fn handle_packet(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        pn_truncated: u64,
+        pn_len: usize,
+        payload: &[u8],
+        datagram_len: usize,
+    ) {
+        if !self.state.is_data() && !matches!(self.state, State::Draining { .. }) {
+            // a client still in its handshake cannot answer yet; the data will come again
+            return;
+        }
+        let pn = wire::pn_decode(pn_truncated, pn_len, self.rx.largest());
+        if self.rx.contains(pn) {
+            self.stats.duplicate_packets += 1;
+            self.rx.immediate = true; // our ACK may have been lost
+            self.update_timers();
+            return;
+        }
+        // Parse and validate the whole packet before acting on any of it.
+        let mut frames = Vec::new();
+        let Some(seen) = self.inspect(payload, &mut frames) else {
+            // an honest peer never sends these; most likely corruption that passed UDP's checksum
+            self.stats.malformed_packets += 1;
+            return;
+        };
+        if let State::Draining { .. } = self.state {
+            if frames.iter().any(|f| matches!(f, Frame::Close { .. })) {
+                // both sides closed: done
+                if let State::Draining {
+                    report: Some(r), ..
+                } = std::mem::replace(&mut self.state, State::Closed)
+                {
+                    self.events.push(Event::Disconnected { reason: r });
+                }
+            } else if self.last_close_sent.is_none_or(|t| now >= t + self.rto()) {
+                self.close_due = true;
+            }
+            return;
+        }
+        let buffered: usize = self.recv.iter().map(|c| c.buffered_bytes).sum();
+        if buffered + payload.len() > self.config.recv_buffer && !seen.frees_buffer {
+            // out-of-order data would overflow the receive buffer and frees none of it
+            self.stats.dropped_buffer_full += 1;
+            return;
+        }
+        let out_of_order = self.rx.insert(pn, now);
+        self.last_rx = now;
+        self.stats.packets_received += 1;
+        self.stats.bytes_received += datagram_len as u64;
+        if from != self.remote && self.rx.largest() == Some(pn) {
+            // NAT rebinding: follow the newest packet's source address
+            self.remote = from;
+            self.stats.migrations += 1;
+        }
+        let mut completed = false;
+        for frame in frames {
+            match frame {
+                Frame::Ack(ack) => self.on_ack_frame(now, &ack),
+                Frame::Close { code, reason } => {
+                    let reason = reason.to_vec();
+                    self.events.push(Event::Disconnected {
+                        reason: DisconnectReason::ClosedByPeer {
+                            code,
+                            reason: reason.clone(),
+                        },
+                    });
+                    self.enter_draining(now, None, code, reason);
+                    self.update_timers();
+                    return;
+                }
+                Frame::Message(m) => completed |= self.on_message_frame(m),
+                // acknowledgements of deadline shards are never delayed (seen.has_shard)
+                Frame::Shard(f) => self.on_shard_frame(&f),
+                Frame::Padding(_) | Frame::Ping => {}
+            }
+        }
+        if seen.ack_eliciting {
+            self.rx.unacked_eliciting += 1;
+            let immediate_rule = seen.has_shard || (self.config.immediate_ack && completed);
+            if out_of_order || immediate_rule || self.rx.unacked_eliciting >= 2 {
+                self.rx.immediate = true;
+            } else if self.rx.deadline.is_none() {
+                self.rx.deadline = Some(now + self.config.max_ack_delay);
+            }
+        }
+        self.maybe_finish_close(now);
+        self.update_timers();
+    }
+
+    /// The one walk over a packet's frames: parses them all into `frames` and says what they
+    /// hold, or `None` if the packet is malformed or one an honest peer never sends (it
+    /// acknowledges a packet never sent, or a reliable message lands beyond its channel's
+    /// receive window). Nothing is applied, so a damaged packet cannot move any state.
+    fn inspect<'a>(&self, payload: &'a [u8], frames: &mut Vec<Frame<'a>>) -> Option<Inspection> {
+        let mut seen = Inspection::default();
+        for f in wire::frames(payload, &self.channels) {
+            let f = f.ok()?;
+            match &f {
+                Frame::Ack(a) if a.largest >= self.next_pn => return None,
+                Frame::Message(m) => {
+                    let ch = &self.recv[m.channel as usize];
+                    match m.seq {
+                        Some(s) => {
+                            let seq = wire::seq_expand(s, ch.expected());
+                            if !ch.in_window(seq) {
+                                return None;
+                            }
+                            seen.frees_buffer |= ch.is_next(seq);
+                        }
+                        None => seen.frees_buffer = true,
+                    }
+                }
+                Frame::Shard(_) => seen.has_shard = true,
+                _ => {}
+            }
+            seen.ack_eliciting |= f.is_ack_eliciting();
+            frames.push(f);
+        }
+        Some(seen)
+    }
+
+    /// Returns whether a message was delivered.
+    pub(super) fn on_message_frame(&mut self, m: wire::MessageFrame<'_>) -> bool {
+        let idx = m.channel as usize;
+        let ch = &mut self.recv[idx];
+        let seq = m.seq.map(|s| wire::seq_expand(s, ch.expected()));
+        let frag = m.fragment.map(|f| (f.index, f.count));
+        let mut out = std::mem::take(&mut self.delivered_scratch);
+        match ch.on_frame(seq, m.key, frag, m.payload, &mut out) {
+            RecvOutcome::Accepted => {}
+            RecvOutcome::Duplicate => self.stats.duplicate_frames += 1,
+            RecvOutcome::Refused => self.stats.refused_frames += 1,
+        }
+        let delivered = !out.is_empty();
+        for d in out.drain(..) {
+            self.stats.messages_delivered += 1;
+            self.events.push(Event::Message(Message {
+                channel: m.channel,
+                seq: d.seq,
+                key: d.key,
+                data: d.data,
+                deadline: None,
+            }));
+        }
+        self.delivered_scratch = out;
+        delivered
+    }
+
+    pub(super) fn on_shard_frame(&mut self, f: &wire::ShardFrame<'_>) {
+        match self.deadline_rx.on_shard(f, self.rtt.srtt() / 2) {
+            ShardOutcome::Stored => {}
+            ShardOutcome::Duplicate => self.stats.duplicate_frames += 1,
+            ShardOutcome::Refused => self.stats.refused_frames += 1,
+            ShardOutcome::Decoded {
+                channel,
+                data,
+                status,
+            } => {
+                self.stats.deadline_delivered += 1;
+                if status.late {
+                    self.stats.deadline_late += 1;
+                    if !self.config.deliver_late {
+                        return;
+                    }
+                }
+                self.stats.messages_delivered += 1;
+                self.events.push(Event::Message(Message {
+                    channel,
+                    seq: None,
+                    key: None,
+                    data,
+                    deadline: Some(status),
+                }));
+            }
+        }
+    }
+}

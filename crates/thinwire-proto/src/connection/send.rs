@@ -1,0 +1,177 @@
+//! The application's calls on a connection: sends of every class, deadline sends and the
+//! channel deadline default.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::Connection;
+use crate::channel::SEND_WINDOW;
+use crate::deadline::{DeadlineOptions, StageContext};
+use crate::error::SendError;
+use crate::recovery::ChunkRef;
+use crate::wire;
+
+impl Connection {
+    /// Makes every later `send` on `channel` a deadline message with `opts` (`None`: back to the
+    /// channel's own class). Latest-value channels keep their semantics and refuse a default.
+    pub(crate) fn set_channel_deadline(
+        &mut self,
+        channel: u8,
+        opts: Option<DeadlineOptions>,
+    ) -> Result<(), SendError> {
+        let kind = *self
+            .channels
+            .get(channel as usize)
+            .ok_or(SendError::UnknownChannel(channel))?;
+        if kind.has_key() {
+            return Err(SendError::WrongChannelKind {
+                channel,
+                kind,
+                expected: "send_latest",
+            });
+        }
+        if opts.is_some_and(|o| !o.is_valid()) {
+            return Err(SendError::InvalidDeadline);
+        }
+        if self.channel_deadline.len() < self.channels.len() {
+            self.channel_deadline.resize(self.channels.len(), None);
+        }
+        self.channel_deadline[channel as usize] = opts;
+        Ok(())
+    }
+
+    /// Queues a message. `key` is required on latest-value channels and refused elsewhere.
+    pub(crate) fn send(
+        &mut self,
+        now: Instant,
+        channel: u8,
+        key: Option<u64>,
+        data: Bytes,
+    ) -> Result<(), SendError> {
+        if key.is_none() {
+            if let Some(opts) = self
+                .channel_deadline
+                .get(channel as usize)
+                .copied()
+                .flatten()
+            {
+                return self.send_deadline(now, channel, data, opts).map(|_| ());
+            }
+        }
+        if !self.state.is_open() {
+            return Err(SendError::ConnectionClosed);
+        }
+        let kind = *self
+            .channels
+            .get(channel as usize)
+            .ok_or(SendError::UnknownChannel(channel))?;
+        match (kind.has_key(), key.is_some()) {
+            (true, false) => {
+                return Err(SendError::WrongChannelKind {
+                    channel,
+                    kind,
+                    expected: "send_latest",
+                })
+            }
+            (false, true) => {
+                return Err(SendError::WrongChannelKind {
+                    channel,
+                    kind,
+                    expected: "send",
+                })
+            }
+            _ => {}
+        }
+        if let Some(k) = key.filter(|k| *k > wire::varint::MAX) {
+            return Err(SendError::KeyOutOfRange(k));
+        }
+        let frag_size = self.config.max_unfragmented();
+        let max = if kind.is_reliable() {
+            self.config.max_message_size
+        } else {
+            frag_size
+        };
+        if data.len() > max {
+            return Err(SendError::MessageTooLarge {
+                size: data.len(),
+                max,
+            });
+        }
+        let queued: usize = self.send.iter().map(|c| c.queued_bytes).sum();
+        let ch = &mut self.send[channel as usize];
+        if queued + data.len() > self.config.send_buffer || ch.msgs.len() >= SEND_WINDOW {
+            return Err(SendError::BufferFull);
+        }
+        let (seq, _replaced) = ch.push(data, key, frag_size);
+        let msg = &mut ch.msgs.get_mut(&seq).expect("just pushed");
+        for (frag, state) in msg.frags.iter_mut().enumerate() {
+            state.queued = true;
+            self.pending.push_back(ChunkRef {
+                channel,
+                seq,
+                frag: frag as u32,
+            });
+        }
+        self.update_timers();
+        Ok(())
+    }
+
+    /// Queues a deadline message (see [`crate::deadline`]); returns its id.
+    pub(crate) fn send_deadline(
+        &mut self,
+        now: Instant,
+        channel: u8,
+        data: Bytes,
+        opts: DeadlineOptions,
+    ) -> Result<u64, SendError> {
+        if !self.state.is_open() {
+            return Err(SendError::ConnectionClosed);
+        }
+        if usize::from(channel) >= self.channels.len() {
+            return Err(SendError::UnknownChannel(channel));
+        }
+        if !opts.is_valid() {
+            return Err(SendError::InvalidDeadline);
+        }
+        // a shard frame costs at most ~40 bytes of framing
+        let max_shard = self.config.max_unfragmented().saturating_sub(40).max(2);
+        let shard = opts
+            .shard_size
+            .unwrap_or(self.config.deadline_shard_size)
+            .clamp(2, max_shard);
+        let max = shard * usize::from(wire::MAX_SHARDS_K);
+        if data.len() > max || data.is_empty() {
+            return Err(SendError::MessageTooLarge {
+                size: data.len(),
+                max,
+            });
+        }
+        let ctx = self.stage_context();
+        let id = self.deadline_tx.push(now, channel, &data, opts, shard, ctx);
+        self.update_timers();
+        Ok(id)
+    }
+
+    /// One stage of a deadline message lasts one round trip plus an RTO-like margin,
+    /// `SRTT + max(G, min(4 * RTTVAR, SRTT / 4))` (no minimum, no backoff): the shards of a
+    /// stage leave back to back and on a jittery FIFO path the last one's acknowledgement
+    /// comes late, so a tighter stage would count shards that arrived as missing and repair
+    /// them needlessly. The cap matters right after the handshake, when RTTVAR is still about
+    /// half the RTT: without it the first messages of a connection would get stages of 3 RTTs,
+    /// too long to repair anything in time. It is `SRTT / 4` rather than the thin RTO's
+    /// `SRTT / 2` because a deadline of two round trips (Pangolin's 500 ms at 250 ms) leaves
+    /// `2 RTT - RTT/2` for the stages: two stages fit only if a stage is under 1.5 RTT, and a
+    /// stage too long costs a missed deadline while one too short costs a spare shard.
+    pub(super) fn stage_context(&self) -> StageContext {
+        let srtt = self.rtt.srtt();
+        StageContext {
+            stage_len: srtt
+                + self
+                    .rtt
+                    .variance_margin(srtt / 4, self.config.timer_granularity),
+            one_way: srtt / 2,
+            loss: self.stats.loss_estimate,
+        }
+    }
+}

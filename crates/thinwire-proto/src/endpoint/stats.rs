@@ -1,0 +1,30 @@
+//! [`EndpointStats`]: what arrived that no connection took, and why.
+
+/// Counters of the endpoint as a whole: what arrived that no connection took, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EndpointStats {
+    /// Datagrams handed to `handle_datagram`.
+    pub datagrams_received: u64,
+    /// Datagrams produced by `poll_transmit`.
+    pub datagrams_sent: u64,
+    /// Dropped: the packet did not parse.
+    pub dropped_malformed: u64,
+    /// Dropped: short header for a connection id this endpoint does not know.
+    pub dropped_unknown_connection: u64,
+    /// Dropped: handshake packet of another protocol version.
+    pub dropped_version: u64,
+    /// Dropped: Connect whose cookie was forged, expired or bound to someone else.
+    pub dropped_bad_cookie: u64,
+    /// Dropped: handshake packet this endpoint cannot use (not a server, wrong state, wrong sender).
+    pub dropped_unexpected: u64,
+    /// Dropped: a Connect arrived while `max_connections` were held.
+    pub dropped_connection_limit: u64,
+    /// Dropped: a stateless reply was due but the reply queue was full.
+    pub dropped_reply_queue_full: u64,
+    /// Challenges sent (one per Hello, no state kept).
+    pub challenges_sent: u64,
+    /// Resets sent for unknown connection ids.
+    pub resets_sent: u64,
+    /// Connections accepted.
+    pub connections_accepted: u64,
+}
