@@ -18,6 +18,21 @@
 //! See [`Endpoint`] for the call order, [`ChannelKind`] for the delivery classes,
 //! [`TransportConfig`] for the thin-stream mechanisms, and `docs/PROTOCOL.md` for the wire format,
 //! states and timers.
+//!
+//! # Public API
+//! What a runtime needs, and nothing else:
+//! - the state machine: [`Endpoint`], [`ConnectionHandle`], [`Transmit`];
+//! - configuration: [`EndpointConfig`], [`ServerConfig`], [`TransportConfig`], [`ChannelKind`],
+//!   [`DeadlineOptions`], [`ParityMode`], [`PolicyCache`];
+//! - output: [`Event`], [`Message`], [`DeadlineStatus`], [`ConnectionStats`], [`ChannelStats`],
+//!   [`EndpointStats`];
+//! - errors, by who is at fault: [`ConfigError`], [`ConnectError`], [`SendError`] (the caller),
+//!   [`PeerError`] (the peer), [`DisconnectReason`] (why a connection ended);
+//! - [`fec`]: the deadline policies (`thinwire policy` prints them).
+//!
+//! Two cargo features open more: `testing` (the `testing::Pair` harness in simulated time, for
+//! tests and benchmarks) and `fuzzing` (the `wire` codec, for the fuzz targets and the wire
+//! benchmark).
 #![forbid(unsafe_code)]
 
 mod channel;
