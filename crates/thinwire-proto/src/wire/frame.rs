@@ -108,16 +108,6 @@ impl Frame<'_> {
     }
 }
 
-/// True when [`encode_message`] uses the compact form for these arguments.
-fn use_compact(
-    kind: ChannelKind,
-    compact_seq: bool,
-    fragment: Option<Fragment>,
-    payload_len: usize,
-) -> bool {
-    (compact_seq || !kind.has_seq()) && fragment.is_none() && payload_len <= COMPACT_MAX_PAYLOAD
-}
-
 /// What a sender writes ahead of a message frame's payload.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct MessageHeader {
@@ -135,6 +125,15 @@ pub struct MessageHeader {
     pub fragment: Option<Fragment>,
 }
 
+impl MessageHeader {
+    /// True when [`encode_message`] uses the compact form for this header and payload length.
+    fn is_compact(&self, payload_len: usize) -> bool {
+        (self.compact_seq || !self.kind.has_seq())
+            && self.fragment.is_none()
+            && payload_len <= COMPACT_MAX_PAYLOAD
+    }
+}
+
 /// Append a message frame.
 ///
 /// Uses the compact form (`01cccccc`, 8-bit seq, 1-byte length) iff
@@ -150,9 +149,9 @@ pub fn encode_message(header: &MessageHeader, payload: &[u8], out: &mut Vec<u8>)
         channel,
         kind,
         seq,
-        compact_seq,
         key,
         fragment,
+        ..
     } = *header;
     debug_assert!(
         usize::from(channel) < MAX_CHANNELS,
@@ -167,7 +166,7 @@ pub fn encode_message(header: &MessageHeader, payload: &[u8], out: &mut Vec<u8>)
         "bad fragment {fragment:?}"
     );
     let channel = channel & CHANNEL_MASK;
-    if use_compact(kind, compact_seq, fragment, payload.len()) {
+    if header.is_compact(payload.len()) {
         out.push(COMPACT_MSG | channel);
         if kind.has_seq() {
             out.push(seq as u8);
@@ -199,7 +198,6 @@ pub fn message_frame_len(header: &MessageHeader, payload_len: usize) -> usize {
     let MessageHeader {
         kind,
         seq,
-        compact_seq,
         key,
         fragment,
         ..
@@ -209,7 +207,7 @@ pub fn message_frame_len(header: &MessageHeader, payload_len: usize) -> usize {
     } else {
         0
     };
-    let framing = if use_compact(kind, compact_seq, fragment, payload_len) {
+    let framing = if header.is_compact(payload_len) {
         1 + usize::from(kind.has_seq()) + key_len + 1
     } else {
         let seq_len = if kind.has_seq() {
