@@ -1,7 +1,7 @@
 //! A sans-IO client/server pair exchanging small messages on a perfect link, on one core:
 //! how many messages per second the core moves end to end (encode, route, decode, ack, deliver).
 //!
-//! Run: `cargo bench -p thinwire-proto --bench pair`
+//! Run: `cargo bench -p thinwire-proto --features testing --bench pair`
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]

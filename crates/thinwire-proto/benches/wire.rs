@@ -1,6 +1,7 @@
 //! Wire-format benchmarks: encode and decode of a typical data packet
 //! (short header + ack frame + ten 24-byte compact messages on mixed
-//! channels).
+//! channels). Run: `cargo bench -p thinwire-proto --features fuzzing --bench wire` (the codec is
+//! public only under that feature).
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
