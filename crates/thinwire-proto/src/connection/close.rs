@@ -35,12 +35,30 @@ impl Connection {
                 .any(|c| c.kind.is_reliable() && !c.msgs.is_empty())
     }
 
+    /// A closing connection whose reliable data is all delivered sends its CLOSE.
     pub(super) fn maybe_finish_close(&mut self, now: Instant) {
+        if matches!(self.state, State::Closing { .. }) && !self.has_reliable_data() {
+            self.stop_closing(now);
+        }
+    }
+
+    /// A closing connection stops waiting (data delivered, or the close timeout): it sends its
+    /// CLOSE and drains.
+    pub(super) fn stop_closing(&mut self, now: Instant) {
         if let State::Closing { code, reason } = &self.state {
-            if !self.has_reliable_data() {
-                let (code, reason) = (*code, reason.clone());
-                self.enter_draining(now, Some(DisconnectReason::LocallyClosed), code, reason);
-            }
+            let (code, reason) = (*code, reason.clone());
+            self.enter_draining(now, Some(DisconnectReason::LocallyClosed), code, reason);
+        }
+    }
+
+    /// The draining period is over (or the peer's CLOSE answered ours): forget the connection,
+    /// and tell the application why it ended if that is still to be said.
+    pub(super) fn drained(&mut self) {
+        if let State::Draining {
+            report: Some(r), ..
+        } = std::mem::replace(&mut self.state, State::Closed)
+        {
+            self.events.push(Event::Disconnected { reason: r });
         }
     }
 

@@ -53,12 +53,7 @@ impl Connection {
         if let State::Draining { .. } = self.state {
             if frames.iter().any(|f| matches!(f, Frame::Close { .. })) {
                 // both sides closed: done
-                if let State::Draining {
-                    report: Some(r), ..
-                } = std::mem::replace(&mut self.state, State::Closed)
-                {
-                    self.events.push(Event::Disconnected { reason: r });
-                }
+                self.drained();
             } else if self.last_close_sent.is_none_or(|t| now >= t + self.rto()) {
                 self.close_due = true;
             }

@@ -4,7 +4,6 @@ use std::time::Instant;
 
 use super::{Connection, Side, State};
 use crate::error::DisconnectReason;
-use crate::event::Event;
 
 /// Every timer a connection has. See `docs/PROTOCOL.md` section "Timers" for what each does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,29 +90,12 @@ impl Connection {
                     self.handshake.retransmitted = true;
                 }
                 Timer::HandshakeTimeout => self.finish(DisconnectReason::HandshakeTimedOut),
-                Timer::Close => {
-                    if let State::Closing { code, reason } = &self.state {
-                        let (code, reason) = (*code, reason.clone());
-                        self.enter_draining(
-                            now,
-                            Some(DisconnectReason::LocallyClosed),
-                            code,
-                            reason,
-                        );
-                    }
-                }
+                Timer::Close => self.stop_closing(now),
                 Timer::Deadline => {
                     let ctx = self.stage_context();
                     self.deadline_tx.on_timeout(now, ctx);
                 }
-                Timer::Drain => {
-                    if let State::Draining {
-                        report: Some(r), ..
-                    } = std::mem::replace(&mut self.state, State::Closed)
-                    {
-                        self.events.push(Event::Disconnected { reason: r });
-                    }
-                }
+                Timer::Drain => self.drained(),
             }
             if self.state == State::Closed {
                 break;
