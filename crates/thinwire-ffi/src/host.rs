@@ -1,0 +1,470 @@
+//! The exported host functions: create, connect, service, send, flush, disconnect, statistics,
+//! close and destroy. Each checks its pointers, runs inside [`boundary`], and returns a status.
+
+use std::ffi::{c_char, CStr};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use thinwire::proto::{ConnectionHandle, DeadlineOptions};
+use thinwire::{Config, FaultConfig, Host, HostEvent};
+
+use crate::error::boundary;
+use crate::types::{
+    channel_kind, thinwire_config, thinwire_connection_stats, thinwire_disconnect_reason,
+    thinwire_event, thinwire_event_type, thinwire_message, thinwire_status,
+};
+
+/// A thinwire host (opaque): one UDP socket and its connections, driven by
+/// `thinwire_host_service`. Not thread-safe: use it from one thread at a time (it may move
+/// between threads).
+#[derive(Debug)]
+pub struct thinwire_host {
+    /// `None` once closed.
+    host: Option<Host>,
+}
+
+impl thinwire_host {
+    fn open(&mut self) -> Result<&mut Host, thinwire_status> {
+        self.host.as_mut().ok_or(thinwire_status::HostClosed)
+    }
+}
+
+/// The host behind a caller's pointer.
+///
+/// # Safety
+/// `host` is null or was returned by `thinwire_host_create` and not destroyed.
+unsafe fn host_mut<'a>(host: *mut thinwire_host) -> Result<&'a mut thinwire_host, thinwire_status> {
+    // SAFETY: the caller guarantees a live host or null; null is refused.
+    unsafe { host.as_mut() }.ok_or(thinwire_status::NullPointer)
+}
+
+/// A UTF-8 socket address ("127.0.0.1:7777", "[::1]:0") from a C string.
+///
+/// # Safety
+/// `s` is null or a NUL-terminated string.
+unsafe fn parse_address(s: *const c_char) -> Result<SocketAddr, thinwire_status> {
+    if s.is_null() {
+        return Err(thinwire_status::NullPointer);
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    let text = unsafe { CStr::from_ptr(s) }.to_str();
+    text.ok()
+        .and_then(|t| t.parse().ok())
+        .ok_or(thinwire_status::InvalidArgument)
+}
+
+/// `len` bytes at `data` (which may be null when `len` is 0).
+///
+/// # Safety
+/// `data` is null or points to `len` readable bytes.
+unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8], thinwire_status> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if data.is_null() {
+        return Err(thinwire_status::NullPointer);
+    }
+    // SAFETY: non-null and `len` readable bytes by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(data, len) })
+}
+
+/// Writes `value` through a caller's out-pointer.
+///
+/// # Safety
+/// `out` is null or valid for a write of `T`.
+unsafe fn put<T>(out: *mut T, value: T) -> Result<(), thinwire_status> {
+    if out.is_null() {
+        return Err(thinwire_status::NullPointer);
+    }
+    // SAFETY: non-null and writable by the caller's contract.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// The defaults: a client (`server` false) or a server accepting up to 1024 connections, no
+/// fault injection. Any thread.
+#[no_mangle]
+pub extern "C" fn thinwire_config_default(server: bool) -> thinwire_config {
+    thinwire_config {
+        server,
+        max_connections: 1024,
+        fault_drop_rate: 0.0,
+        fault_delay_ms: 0,
+        fault_jitter_ms: 0,
+        fault_seed: 0,
+    }
+}
+
+fn rust_config(c: &thinwire_config) -> Result<Config, thinwire_status> {
+    let mut config = if c.server {
+        let mut config = Config::server();
+        if let Some(s) = config.server.as_mut() {
+            s.max_connections = c.max_connections as usize;
+        }
+        config
+    } else {
+        Config::client()
+    };
+    if c.fault_drop_rate != 0.0 || c.fault_delay_ms != 0 || c.fault_jitter_ms != 0 {
+        if !(0.0..=1.0).contains(&c.fault_drop_rate) {
+            return Err(thinwire_status::InvalidArgument);
+        }
+        let mut faults = FaultConfig::new()
+            .drop_rate(c.fault_drop_rate)
+            .delay(Duration::from_millis(c.fault_delay_ms.into()))
+            .jitter(Duration::from_millis(c.fault_jitter_ms.into()));
+        if c.fault_seed != 0 {
+            faults = faults.seed(c.fault_seed);
+        }
+        config = config.with_faults(faults);
+    }
+    Ok(config)
+}
+
+/// Creates a host bound to `bind_address` (e.g. `"0.0.0.0:7777"`, `"[::]:0"`; port 0 picks a free
+/// one) with `config` (null: client defaults), and stores it in `*out`. The caller owns the
+/// host and frees it with `thinwire_host_destroy`.
+///
+/// # Safety
+/// `bind_address` is null or a NUL-terminated string; `config` is null or points to a
+/// `thinwire_config`; `out` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_host_create(
+    bind_address: *const c_char,
+    config: *const thinwire_config,
+    out: *mut *mut thinwire_host,
+) -> thinwire_status {
+    boundary(|| {
+        if out.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        // SAFETY: contract of this function.
+        let addr = unsafe { parse_address(bind_address) }?;
+        // SAFETY: `config` is null or points to a thinwire_config.
+        let c = unsafe { config.as_ref() }
+            .copied()
+            .unwrap_or_else(|| thinwire_config_default(false));
+        let host = Host::bind(addr, rust_config(&c)?)?;
+        let boxed = Box::into_raw(Box::new(thinwire_host { host: Some(host) }));
+        // SAFETY: `out` is non-null and writable.
+        unsafe { put(out, boxed) }
+    })
+}
+
+/// Closes the host's socket at once (connections end without telling their peers; call
+/// `thinwire_disconnect` and service the host first for a graceful end). Every later call on
+/// it returns `THINWIRE_STATUS_HOST_CLOSED`, except `thinwire_host_destroy`. Closing twice is
+/// harmless.
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_host_close(host: *mut thinwire_host) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        unsafe { host_mut(host) }?.host = None;
+        Ok(())
+    })
+}
+
+/// Frees a host (closing it first if needed). Null is ignored. The pointer is invalid after.
+///
+/// # Safety
+/// `host` is null or a host from `thinwire_host_create` not yet destroyed.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_host_destroy(host: *mut thinwire_host) {
+    if host.is_null() {
+        return;
+    }
+    let _ = boundary(|| {
+        // SAFETY: a live host, owned by the caller and given back here exactly once.
+        drop(unsafe { Box::from_raw(host) });
+        Ok(())
+    });
+}
+
+/// The UDP port the host is bound to.
+///
+/// # Safety
+/// `host` is null or a live host; `out` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_host_port(
+    host: *mut thinwire_host,
+    out: *mut u16,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let port = unsafe { host_mut(host) }?.open()?.local_addr().port();
+        // SAFETY: contract of this function.
+        unsafe { put(out, port) }
+    })
+}
+
+/// Starts a connection to `address` with `channel_count` channels (1 to 64) whose classes are
+/// `channels[0..channel_count]` (values of `thinwire_channel_kind`), and stores its id in
+/// `*out_conn`. A `THINWIRE_EVENT_TYPE_CONNECTED` or `..._DISCONNECTED` event follows from
+/// `thinwire_host_service`; messages may be queued at once.
+///
+/// # Safety
+/// `host` is null or a live host; `address` is null or NUL-terminated; `channels` is null or
+/// points to `channel_count` values; `out_conn` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_connect(
+    host: *mut thinwire_host,
+    address: *const c_char,
+    channels: *const u32,
+    channel_count: usize,
+    out_conn: *mut u64,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        // SAFETY: contract of this function.
+        let remote = unsafe { parse_address(address) }?;
+        if channels.is_null() || out_conn.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        // SAFETY: `channels` points to `channel_count` values.
+        let raw = unsafe { std::slice::from_raw_parts(channels, channel_count) };
+        let kinds = raw
+            .iter()
+            .map(|&k| channel_kind(k))
+            .collect::<Option<Vec<_>>>()
+            .ok_or(thinwire_status::InvalidArgument)?;
+        let conn = h.connect(remote, &kinds)?;
+        // SAFETY: contract of this function.
+        unsafe { put(out_conn, conn.0) }
+    })
+}
+
+/// Processes the network for at most `timeout_ms` milliseconds (0: only what has arrived)
+/// and writes the first event into `*event` (`THINWIRE_EVENT_TYPE_NONE` when nothing
+/// happened). A message event's `message` belongs to the caller until
+/// `thinwire_message_free`. Call it every frame of the game loop.
+///
+/// # Safety
+/// `host` is null or a live host; `event` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_host_service(
+    host: *mut thinwire_host,
+    timeout_ms: u32,
+    event: *mut thinwire_event,
+) -> thinwire_status {
+    boundary(|| {
+        if event.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        let found = h.service(Duration::from_millis(timeout_ms.into()))?;
+        let out = found.map_or_else(thinwire_event::none, c_event);
+        // SAFETY: `event` is non-null and writable.
+        unsafe { put(event, out) }
+    })
+}
+
+fn c_event(e: HostEvent) -> thinwire_event {
+    let mut out = thinwire_event::none();
+    match e {
+        HostEvent::Connected { conn, incoming, .. } => {
+            out.kind = thinwire_event_type::Connected;
+            out.conn = conn.0;
+            out.incoming = incoming;
+        }
+        HostEvent::Message {
+            conn,
+            channel,
+            message,
+        } => {
+            out.kind = thinwire_event_type::Message;
+            out.conn = conn.0;
+            out.channel = channel;
+            if let Some(d) = message.deadline {
+                out.has_deadline = true;
+                out.deadline_late = d.late;
+                out.deadline_age_ms = u32::try_from(d.age.as_millis()).unwrap_or(u32::MAX);
+            }
+            out.message = Box::into_raw(Box::new(thinwire_message { inner: message }));
+        }
+        HostEvent::Disconnected { conn, reason } => {
+            out.kind = thinwire_event_type::Disconnected;
+            out.conn = conn.0;
+            (out.reason, out.close_code) = thinwire_disconnect_reason::of(&reason);
+        }
+    }
+    out
+}
+
+/// Queues a message of `len` bytes on `channel` (any class but latest-value); it leaves with
+/// the next `thinwire_flush` or `thinwire_host_service`. The bytes are copied.
+///
+/// # Safety
+/// `host` is null or a live host; `data` is null (only with `len` 0) or points to `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_send(
+    host: *mut thinwire_host,
+    conn: u64,
+    channel: u8,
+    data: *const u8,
+    len: usize,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        // SAFETY: contract of this function.
+        let payload = unsafe { bytes(data, len) }?.to_vec();
+        Ok(h.send(ConnectionHandle(conn), channel, payload)?)
+    })
+}
+
+/// Queues the newest value for `key` on a latest-value `channel`; an older value for the same
+/// key that the peer has not acknowledged is superseded. The bytes are copied.
+///
+/// # Safety
+/// As `thinwire_send`.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_send_latest(
+    host: *mut thinwire_host,
+    conn: u64,
+    channel: u8,
+    key: u64,
+    data: *const u8,
+    len: usize,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        // SAFETY: contract of this function.
+        let payload = unsafe { bytes(data, len) }?.to_vec();
+        Ok(h.send_latest(ConnectionHandle(conn), channel, key, payload)?)
+    })
+}
+
+/// What a deadline send asks for.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct thinwire_deadline {
+    /// The deadline, from the send call (milliseconds, above 0).
+    pub deadline_ms: u32,
+    /// The share of messages that must arrive in time, strictly between 0 and 1 (e.g. 0.999).
+    pub target: f64,
+}
+
+/// Queues a deadline message: erasure-coded shards sent in stages so that it arrives within
+/// `deadline->deadline_ms` with probability `deadline->target`, whatever `channel`'s class.
+/// The receiver's event has `has_deadline` set.
+///
+/// # Safety
+/// As `thinwire_send`; `deadline` is null or points to a `thinwire_deadline`.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_send_deadline(
+    host: *mut thinwire_host,
+    conn: u64,
+    channel: u8,
+    data: *const u8,
+    len: usize,
+    deadline: *const thinwire_deadline,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        // SAFETY: `deadline` is null or points to a thinwire_deadline.
+        let d = unsafe { deadline.as_ref() }.ok_or(thinwire_status::NullPointer)?;
+        // SAFETY: contract of this function.
+        let payload = unsafe { bytes(data, len) }?.to_vec();
+        let opts = DeadlineOptions::new(Duration::from_millis(d.deadline_ms.into()), d.target);
+        h.send_deadline(ConnectionHandle(conn), channel, payload, opts)?;
+        Ok(())
+    })
+}
+
+/// Sends everything queued now, without waiting for anything to arrive.
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_flush(host: *mut thinwire_host) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        Ok(unsafe { host_mut(host) }?.open()?.flush()?)
+    })
+}
+
+/// Closes a connection gracefully with `code`: queued reliable data is delivered first, then
+/// the peer is told; a `THINWIRE_EVENT_TYPE_DISCONNECTED` event follows (keep servicing).
+///
+/// # Safety
+/// `host` is null or a live host.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_disconnect(
+    host: *mut thinwire_host,
+    conn: u64,
+    code: u64,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        let conn = ConnectionHandle(conn);
+        if h.connection_stats(conn).is_none() {
+            return Err(thinwire_status::UnknownConnection);
+        }
+        h.close(conn, code, b"");
+        Ok(())
+    })
+}
+
+/// Writes a snapshot of a connection's statistics into `*out`.
+///
+/// # Safety
+/// `host` is null or a live host; `out` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_connection_get_stats(
+    host: *mut thinwire_host,
+    conn: u64,
+    out: *mut thinwire_connection_stats,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        let stats = h
+            .connection_stats(ConnectionHandle(conn))
+            .ok_or(thinwire_status::UnknownConnection)?;
+        // SAFETY: contract of this function.
+        unsafe { put(out, (&stats).into()) }
+    })
+}
+
+/// The bytes of a received message (valid until `thinwire_message_free`; null for null).
+///
+/// # Safety
+/// `message` is null or a message from an event, not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_message_data(message: *const thinwire_message) -> *const u8 {
+    // SAFETY: contract of this function.
+    match unsafe { message.as_ref() } {
+        Some(m) => m.inner.data.as_ptr(),
+        None => std::ptr::null(),
+    }
+}
+
+/// The length in bytes of a received message (0 for null).
+///
+/// # Safety
+/// As `thinwire_message_data`.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_message_len(message: *const thinwire_message) -> usize {
+    // SAFETY: contract of this function.
+    unsafe { message.as_ref() }.map_or(0, |m| m.inner.data.len())
+}
+
+/// Frees a received message. Null is ignored; the pointer is invalid after. Any thread.
+///
+/// # Safety
+/// `message` is null or a message from an event, freed only once.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_message_free(message: *mut thinwire_message) {
+    if !message.is_null() {
+        // SAFETY: the caller owns the message and gives it back once.
+        drop(unsafe { Box::from_raw(message) });
+    }
+}

@@ -1,0 +1,295 @@
+//! The C-visible types: status codes, channel kinds, the configuration, events and statistics,
+//! and their conversions from the Rust API.
+
+use std::time::Duration;
+
+use thinwire::proto::{ConnectionStats, DisconnectReason};
+use thinwire::ChannelKind;
+
+/// What every call returns: `THINWIRE_STATUS_OK`, or who is at fault and why.
+/// `thinwire_error_string` gives a static English description of each.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum thinwire_status {
+    /// Success.
+    Ok = 0,
+    /// The caller passed a null pointer where an object was required.
+    NullPointer = 1,
+    /// The caller passed an argument out of range (a bad enum value, an empty channel list, a
+    /// non-UTF-8 or unparsable string).
+    InvalidArgument = 2,
+    /// The host was closed by `thinwire_host_close`; only `thinwire_host_destroy` is left.
+    HostClosed = 3,
+    /// No connection with this id (it never existed, or it ended and was reported).
+    UnknownConnection = 4,
+    /// The channel number is not one of the connection's channels.
+    UnknownChannel = 5,
+    /// The call does not fit the channel's class (`thinwire_send` on a latest-value channel,
+    /// `thinwire_send_latest` on any other).
+    WrongChannelKind = 6,
+    /// The message is larger than the channel's class allows.
+    MessageTooLarge = 7,
+    /// The connection's send buffer is full: send less often, or wait for acknowledgements.
+    BufferFull = 8,
+    /// The connection is closing or closed.
+    ConnectionClosed = 9,
+    /// A deadline of zero or a target outside (0, 1).
+    InvalidDeadline = 10,
+    /// A latest-value key above 2^62 - 1.
+    KeyOutOfRange = 11,
+    /// The configuration was refused (see the arguments of `thinwire_host_create`).
+    Config = 12,
+    /// The operating system refused a socket call (bind, send, receive).
+    Io = 13,
+    /// No connection id was free (the endpoint holds too many connections).
+    NoConnectionId = 14,
+    /// A bug inside thinwire was caught at the boundary; the host may be inconsistent.
+    Panic = 15,
+}
+
+/// The delivery class of a channel (see the README's table).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum thinwire_channel_kind {
+    /// Every message, in send order.
+    ReliableOrdered = 0,
+    /// Every message, as soon as it arrives.
+    ReliableUnordered = 1,
+    /// At most once, no retransmission.
+    Unreliable = 2,
+    /// At most once, never older than what was delivered.
+    UnreliableSequenced = 3,
+    /// The newest value per key, reliably; superseded values are not retransmitted.
+    LatestReliable = 4,
+}
+
+impl From<thinwire_channel_kind> for ChannelKind {
+    fn from(k: thinwire_channel_kind) -> Self {
+        match k {
+            thinwire_channel_kind::ReliableOrdered => ChannelKind::ReliableOrdered,
+            thinwire_channel_kind::ReliableUnordered => ChannelKind::ReliableUnordered,
+            thinwire_channel_kind::Unreliable => ChannelKind::Unreliable,
+            thinwire_channel_kind::UnreliableSequenced => ChannelKind::UnreliableSequenced,
+            thinwire_channel_kind::LatestReliable => ChannelKind::LatestReliable,
+        }
+    }
+}
+
+/// A channel kind from its C value; `None` for a value outside the enum (C does not stop a
+/// caller from passing one, and a Rust enum must never hold it).
+pub(crate) fn channel_kind(raw: u32) -> Option<ChannelKind> {
+    let k = match raw {
+        0 => thinwire_channel_kind::ReliableOrdered,
+        1 => thinwire_channel_kind::ReliableUnordered,
+        2 => thinwire_channel_kind::Unreliable,
+        3 => thinwire_channel_kind::UnreliableSequenced,
+        4 => thinwire_channel_kind::LatestReliable,
+        _ => return None,
+    };
+    Some(k.into())
+}
+
+/// How a host is set up. Start from `thinwire_config_default` and change what you need.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct thinwire_config {
+    /// Accept incoming connections (a server). A client only connects.
+    pub server: bool,
+    /// A server's most concurrent connections (handshaking ones included).
+    pub max_connections: u32,
+    /// Fault injection for testing a game: probability of dropping each datagram, both ways.
+    pub fault_drop_rate: f64,
+    /// Fault injection: one-way delay added to each datagram, both ways (milliseconds).
+    pub fault_delay_ms: u32,
+    /// Fault injection: random jitter added to the delay (milliseconds).
+    pub fault_jitter_ms: u32,
+    /// Fault injection: seed of the random drops and jitter (0: drawn from the OS).
+    pub fault_seed: u64,
+}
+
+/// What `thinwire_host_service` found.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum thinwire_event_type {
+    /// Nothing happened before the timeout.
+    None = 0,
+    /// A connection completed its handshake (`incoming`: the peer opened it).
+    Connected = 1,
+    /// A message arrived: `message` holds it and must be freed with `thinwire_message_free`.
+    Message = 2,
+    /// A connection ended (`reason`, `close_code`); its id is no longer valid.
+    Disconnected = 3,
+}
+
+/// Why a connection ended.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum thinwire_disconnect_reason {
+    /// Not a disconnect event.
+    None = 0,
+    /// This side closed it (`thinwire_disconnect`).
+    LocallyClosed = 1,
+    /// The peer closed it, with `close_code`.
+    ClosedByPeer = 2,
+    /// Nothing arrived for the idle timeout.
+    TimedOut = 3,
+    /// The handshake did not complete in time.
+    HandshakeTimedOut = 4,
+    /// The peer no longer knew the connection (it restarted).
+    PeerReset = 5,
+    /// The peer broke the protocol or speaks another version.
+    PeerError = 6,
+}
+
+impl thinwire_disconnect_reason {
+    /// The C reason and close code of a Rust one.
+    pub(crate) fn of(reason: &DisconnectReason) -> (Self, u64) {
+        match reason {
+            DisconnectReason::LocallyClosed => (Self::LocallyClosed, 0),
+            DisconnectReason::ClosedByPeer { code, .. } => (Self::ClosedByPeer, *code),
+            DisconnectReason::TimedOut => (Self::TimedOut, 0),
+            DisconnectReason::HandshakeTimedOut => (Self::HandshakeTimedOut, 0),
+            DisconnectReason::PeerReset => (Self::PeerReset, 0),
+            DisconnectReason::Peer(_) => (Self::PeerError, 0),
+        }
+    }
+}
+
+/// A message received (opaque): read it with `thinwire_message_data` and
+/// `thinwire_message_len`, free it with `thinwire_message_free`.
+#[derive(Debug)]
+pub struct thinwire_message {
+    pub(crate) inner: thinwire::proto::Message,
+}
+
+/// One event of `thinwire_host_service`. Fields that do not apply to its `kind` are zero.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct thinwire_event {
+    /// What happened.
+    pub kind: thinwire_event_type,
+    /// The connection it concerns.
+    pub conn: u64,
+    /// Connected: the peer opened the connection.
+    pub incoming: bool,
+    /// Message: the channel it arrived on.
+    pub channel: u8,
+    /// Message: the message, owned by the caller until `thinwire_message_free`.
+    pub message: *mut thinwire_message,
+    /// Message: it was sent with a deadline (`thinwire_send_deadline`).
+    pub has_deadline: bool,
+    /// Message with a deadline: it arrived after its deadline.
+    pub deadline_late: bool,
+    /// Message with a deadline: estimated time from send to delivery (milliseconds).
+    pub deadline_age_ms: u32,
+    /// Disconnected: why.
+    pub reason: thinwire_disconnect_reason,
+    /// Disconnected by the peer: its close code.
+    pub close_code: u64,
+}
+
+impl thinwire_event {
+    /// The "nothing happened" event.
+    pub(crate) fn none() -> Self {
+        Self {
+            kind: thinwire_event_type::None,
+            conn: 0,
+            incoming: false,
+            channel: 0,
+            message: std::ptr::null_mut(),
+            has_deadline: false,
+            deadline_late: false,
+            deadline_age_ms: 0,
+            reason: thinwire_disconnect_reason::None,
+            close_code: 0,
+        }
+    }
+}
+
+/// A snapshot of one connection's statistics.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct thinwire_connection_stats {
+    /// Smoothed round-trip time (microseconds).
+    pub srtt_us: u64,
+    /// Round-trip time variation (microseconds).
+    pub rttvar_us: u64,
+    /// Current retransmission timeout (microseconds).
+    pub rto_us: u64,
+    /// Estimated packet loss rate, 0 to 1.
+    pub loss_estimate: f64,
+    /// Packets sent.
+    pub packets_sent: u64,
+    /// Bytes sent.
+    pub bytes_sent: u64,
+    /// Packets received.
+    pub packets_received: u64,
+    /// Bytes received.
+    pub bytes_received: u64,
+    /// Packets declared lost.
+    pub packets_lost: u64,
+    /// Message frames retransmitted after a loss.
+    pub frames_retransmitted: u64,
+    /// Messages delivered to this side's application.
+    pub messages_delivered: u64,
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+impl From<&ConnectionStats> for thinwire_connection_stats {
+    fn from(s: &ConnectionStats) -> Self {
+        Self {
+            srtt_us: micros(s.srtt),
+            rttvar_us: micros(s.rttvar),
+            rto_us: micros(s.rto),
+            loss_estimate: s.loss_estimate,
+            packets_sent: s.packets_sent,
+            bytes_sent: s.bytes_sent,
+            packets_received: s.packets_received,
+            bytes_received: s.bytes_received,
+            packets_lost: s.packets_lost,
+            frames_retransmitted: s.frames_retransmitted,
+            messages_delivered: s.messages_delivered,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channel_kinds_map_one_to_one_and_refuse_the_rest() {
+        let all = [
+            ChannelKind::ReliableOrdered,
+            ChannelKind::ReliableUnordered,
+            ChannelKind::Unreliable,
+            ChannelKind::UnreliableSequenced,
+            ChannelKind::LatestReliable,
+        ];
+        for (raw, kind) in all.iter().enumerate() {
+            assert_eq!(channel_kind(raw as u32), Some(*kind));
+        }
+        for raw in [5, 6, 255, u32::MAX] {
+            assert_eq!(channel_kind(raw), None);
+        }
+    }
+
+    #[test]
+    fn disconnect_reasons_keep_the_peer_close_code() {
+        let by_peer = DisconnectReason::ClosedByPeer {
+            code: 42,
+            reason: b"bye".to_vec(),
+        };
+        assert_eq!(
+            thinwire_disconnect_reason::of(&by_peer),
+            (thinwire_disconnect_reason::ClosedByPeer, 42)
+        );
+        assert_eq!(
+            thinwire_disconnect_reason::of(&DisconnectReason::TimedOut),
+            (thinwire_disconnect_reason::TimedOut, 0)
+        );
+    }
+}
