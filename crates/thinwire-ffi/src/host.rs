@@ -68,6 +68,22 @@ unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8], thinwire_st
     Ok(unsafe { std::slice::from_raw_parts(data, len) })
 }
 
+/// The open host and a copy of the caller's bytes: the first steps of every send.
+///
+/// # Safety
+/// As [`host_mut`] and [`bytes`].
+unsafe fn sending<'a>(
+    host: *mut thinwire_host,
+    data: *const u8,
+    len: usize,
+) -> Result<(&'a mut Host, Vec<u8>), thinwire_status> {
+    // SAFETY: same contract.
+    let h = unsafe { host_mut(host) }?.open()?;
+    // SAFETY: same contract.
+    let payload = unsafe { bytes(data, len) }?.to_vec();
+    Ok((h, payload))
+}
+
 /// Writes `value` through a caller's out-pointer.
 ///
 /// # Safety
@@ -310,9 +326,7 @@ pub unsafe extern "C" fn thinwire_send(
 ) -> thinwire_status {
     boundary(|| {
         // SAFETY: contract of this function.
-        let h = unsafe { host_mut(host) }?.open()?;
-        // SAFETY: contract of this function.
-        let payload = unsafe { bytes(data, len) }?.to_vec();
+        let (h, payload) = unsafe { sending(host, data, len) }?;
         Ok(h.send(ConnectionHandle(conn), channel, payload)?)
     })
 }
@@ -333,9 +347,7 @@ pub unsafe extern "C" fn thinwire_send_latest(
 ) -> thinwire_status {
     boundary(|| {
         // SAFETY: contract of this function.
-        let h = unsafe { host_mut(host) }?.open()?;
-        // SAFETY: contract of this function.
-        let payload = unsafe { bytes(data, len) }?.to_vec();
+        let (h, payload) = unsafe { sending(host, data, len) }?;
         Ok(h.send_latest(ConnectionHandle(conn), channel, key, payload)?)
     })
 }
