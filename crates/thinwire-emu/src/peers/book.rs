@@ -132,6 +132,14 @@ pub(crate) fn client_slot(addr: SocketAddr) -> Option<usize> {
     }
 }
 
+/// A single-threaded tokio runtime for one host's thread (the QUIC and thinwire peers).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

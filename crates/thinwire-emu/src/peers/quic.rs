@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::book::{client_slot, merge_counters, payload, slot, Book, HostReport, Plan};
+use super::book::{client_slot, merge_counters, payload, runtime, slot, Book, HostReport, Plan};
 use crate::net::host_addr;
 
 const QUIC_PORT: u16 = 7400;
@@ -171,10 +171,7 @@ pub(crate) fn quic_host(
     plan: &Arc<Plan>,
     book: &Arc<Book>,
 ) -> Result<HostReport, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = runtime()?;
     let lossy: Vec<bool> = plan
         .classes
         .iter()

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use super::book::{client_slot, merge_counters, payload, slot, Book, HostReport, Plan};
+use super::book::{client_slot, merge_counters, payload, runtime, slot, Book, HostReport, Plan};
 use crate::net::host_addr;
 use thinwire_lab::protocol::{ChannelSemantics, ThinwireProtocol};
 use thinwire_lab::workload::AppEvent;
@@ -127,10 +127,7 @@ pub(crate) fn thinwire_host(
     plan: &Arc<Plan>,
     book: &Arc<Book>,
 ) -> Result<HostReport, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = runtime()?;
     let (kinds, per_class) = t.channels(&plan.classes);
     let transport = t.transport();
     let plan = plan.clone();
