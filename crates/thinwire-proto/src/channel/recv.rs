@@ -26,11 +26,26 @@ pub(crate) enum RecvOutcome {
     Refused,
 }
 
+/// Receive-budget bytes a stored fragment costs beyond its payload (its map slot and handle).
+/// Counted so that empty fragments cannot grow memory the budget does not see.
+pub(crate) const FRAGMENT_OVERHEAD: usize = 64;
+/// Receive-budget bytes a message under reassembly costs beyond its fragments.
+pub(crate) const PARTIAL_OVERHEAD: usize = 96;
+
+/// A message under reassembly: only the fragments that arrived are stored, so memory grows
+/// with what the peer sent, never with the fragment count it claims.
 #[derive(Debug)]
 struct Partial {
-    parts: Vec<Option<Bytes>>,
-    have: u32,
+    count: u32,
+    parts: BTreeMap<u32, Bytes>,
     bytes: usize,
+}
+
+impl Partial {
+    /// Budget bytes held: payload plus the fixed overheads.
+    fn budget(&self) -> usize {
+        PARTIAL_OVERHEAD + self.bytes + self.parts.len() * FRAGMENT_OVERHEAD
+    }
 }
 
 #[derive(Debug)]
@@ -61,7 +76,8 @@ pub(crate) struct RecvChannel {
     rule: Rule,
     largest_seen: Option<u64>,
     partial: BTreeMap<u64, Partial>,
-    /// Payload bytes held for ordering or reassembly.
+    /// Bytes held for ordering or reassembly: payloads, plus [`FRAGMENT_OVERHEAD`] per stored
+    /// fragment and [`PARTIAL_OVERHEAD`] per message under reassembly.
     pub(crate) buffered_bytes: usize,
 }
 
@@ -184,29 +200,36 @@ impl RecvChannel {
         count: u32,
         payload: &[u8],
     ) -> Result<Option<Bytes>, RecvOutcome> {
-        let entry = self.partial.entry(seq).or_insert_with(|| Partial {
-            parts: vec![None; count as usize],
-            have: 0,
-            bytes: 0,
-        });
-        if entry.parts.len() != count as usize || index >= count {
+        if index >= count {
             return Err(RecvOutcome::Refused);
         }
-        let slot = &mut entry.parts[index as usize];
-        if slot.is_some() {
+        let entry = match self.partial.entry(seq) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                self.buffered_bytes += PARTIAL_OVERHEAD;
+                v.insert(Partial {
+                    count,
+                    parts: BTreeMap::new(),
+                    bytes: 0,
+                })
+            }
+        };
+        if entry.count != count {
+            return Err(RecvOutcome::Refused);
+        }
+        if entry.parts.contains_key(&index) {
             return Err(RecvOutcome::Duplicate);
         }
-        *slot = Some(Bytes::copy_from_slice(payload));
-        entry.have += 1;
+        entry.parts.insert(index, Bytes::copy_from_slice(payload));
         entry.bytes += payload.len();
-        self.buffered_bytes += payload.len();
-        if entry.have < count {
+        self.buffered_bytes += payload.len() + FRAGMENT_OVERHEAD;
+        if (entry.parts.len() as u64) < u64::from(count) {
             return Ok(None);
         }
         let done = self.partial.remove(&seq).expect("entry exists");
-        self.buffered_bytes -= done.bytes;
+        self.buffered_bytes -= done.budget();
         let mut whole = BytesMut::with_capacity(done.bytes);
-        for part in done.parts.into_iter().flatten() {
+        for part in done.parts.into_values() {
             whole.extend_from_slice(&part);
         }
         Ok(Some(whole.freeze()))
@@ -301,6 +324,18 @@ impl RecvChannel {
             Rule::Ordered { next, .. } => seq == *next,
             _ => true,
         }
+    }
+
+    /// What the reassembly state really holds, from its lengths: payload bytes plus one key and
+    /// one handle per stored fragment, and one entry per message. The budget's overheads are
+    /// chosen to cover it (tests check that).
+    #[cfg(test)]
+    pub(crate) fn reassembly_held_bytes(&self) -> usize {
+        let per_fragment = std::mem::size_of::<u32>() + std::mem::size_of::<Bytes>();
+        self.partial
+            .values()
+            .map(|p| std::mem::size_of::<Partial>() + p.bytes + p.parts.len() * per_fragment)
+            .sum()
     }
 
     /// Messages held waiting for an earlier one (ordered channels).

@@ -4,8 +4,14 @@
 use std::time::{Duration, Instant};
 
 use super::Connection;
+
 use crate::recovery::SentPacket;
 use crate::wire::AckFrame;
+
+/// Retransmission timeouts in a row, with nothing acknowledged, that a thin stream takes at a
+/// linear pace before backing off exponentially like any other: Linux's thin-stream linear
+/// timeouts use the same budget (`TCP_THIN_LINEAR_RETRIES`, 6), after Petlund et al.
+const THIN_LINEAR_RTOS: u32 = 6;
 
 impl Connection {
     pub(super) fn on_ack_frame(&mut self, now: Instant, ack: &AckFrame) {
@@ -36,7 +42,9 @@ impl Connection {
         }
         if new_data_acked {
             self.backoff = 0;
+            self.rto_streak = 0;
         }
+
         self.detect_losses(now);
     }
 
@@ -108,12 +116,18 @@ impl Connection {
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.rto_expirations += 1;
             let cutoff = now.checked_sub(self.rto()).unwrap_or(now);
+            self.rto_streak = self.rto_streak.saturating_add(1);
             if !self.is_thin() {
                 // standard behaviour: exponential backoff, window collapse
                 self.backoff = (self.backoff + 1).min(16);
                 self.cc.on_timeout(now);
+            } else if self.rto_streak > THIN_LINEAR_RTOS {
+                // the thin-stream budget is spent and nothing came back: the peer is probably
+                // gone, so stop probing it at a linear pace
+                self.backoff = (self.backoff + 1).min(16);
             }
-            let lost = self.sent.expire(cutoff);
+            let retention = self.loss_rule().retention;
+            let lost = self.sent.expire(now, cutoff, retention);
             for (pn, p) in lost {
                 self.on_packet_lost(now, pn, p);
             }

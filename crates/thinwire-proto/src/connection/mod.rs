@@ -116,6 +116,8 @@ pub(crate) struct Connection {
     rx: ReceivedPackets,
     peer_max_ack_delay: Duration,
     backoff: u32,
+    /// Retransmission timeouts in a row since data was last acknowledged.
+    rto_streak: u32,
     timers: TimerTable,
     loss_time: Option<Instant>,
     last_rx: Instant,
@@ -187,6 +189,7 @@ impl Connection {
             rx: ReceivedPackets::new(config.max_ack_ranges),
             peer_max_ack_delay: Duration::ZERO,
             backoff: 0,
+            rto_streak: 0,
             timers: TimerTable::default(),
             loss_time: None,
             last_rx: now,
@@ -232,6 +235,21 @@ impl Connection {
         });
         c.update_timers();
         c
+    }
+
+    /// Sent packets remembered (tests of the memory bounds).
+    #[cfg(test)]
+    pub(crate) fn sent_tracked(&self) -> usize {
+        self.sent.tracked()
+    }
+
+    /// Bytes the receive channels really hold for reassembly (tests of the memory bounds).
+    #[cfg(test)]
+    pub(crate) fn reassembly_held_bytes(&self) -> usize {
+        self.recv
+            .iter()
+            .map(RecvChannel::reassembly_held_bytes)
+            .sum()
     }
 
     /// The peer's address (it follows NAT rebinding).

@@ -139,6 +139,12 @@ impl Endpoint {
         self.conns.get(&conn).map(Connection::channels)
     }
 
+    /// One connection's state (tests that look inside).
+    #[cfg(test)]
+    pub(crate) fn connection(&self, conn: ConnectionHandle) -> Option<&Connection> {
+        self.conns.get(&conn)
+    }
+
     /// The transport configuration in use.
     pub fn transport_config(&self) -> &TransportConfig {
         &self.transport

@@ -141,15 +141,33 @@ impl SentPackets {
                 }
             }
         }
-        // forget old lost packets
-        if let Some(horizon) = now.checked_sub(rule.retention) {
-            self.map.retain(|_, p| !(p.lost && p.time_sent < horizon));
-        }
+        self.forget_lost(now, rule.retention);
         (lost, next)
     }
 
-    /// Declares lost every packet in flight sent at or before `cutoff` (retransmission timeout).
-    pub(crate) fn expire(&mut self, cutoff: Instant) -> Vec<(u64, SentPacket)> {
+    /// Forgets declared-lost packets sent more than `retention` ago (they are kept until then
+    /// only to recognise spurious losses). Without it, a peer that never acknowledges would
+    /// grow the map by one entry per probe.
+    fn forget_lost(&mut self, now: Instant, retention: Duration) {
+        if let Some(horizon) = now.checked_sub(retention) {
+            self.map.retain(|_, p| !(p.lost && p.time_sent < horizon));
+        }
+    }
+
+    /// Packets remembered: in flight, or declared lost within the retention time.
+    #[cfg(test)]
+    pub(crate) fn tracked(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Declares lost every packet in flight sent at or before `cutoff` (retransmission timeout)
+    /// and forgets lost packets older than `retention`.
+    pub(crate) fn expire(
+        &mut self,
+        now: Instant,
+        cutoff: Instant,
+        retention: Duration,
+    ) -> Vec<(u64, SentPacket)> {
         let mut lost = Vec::new();
         for (&pn, p) in self.map.iter_mut() {
             if p.lost || p.time_sent > cutoff {
@@ -158,6 +176,7 @@ impl SentPackets {
             self.in_flight -= 1;
             lost.push((pn, p.declare_lost()));
         }
+        self.forget_lost(now, retention);
         lost
     }
 }

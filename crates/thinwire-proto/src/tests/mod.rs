@@ -3,5 +3,6 @@
 mod basics;
 mod deadline;
 mod lifecycle;
+mod memory;
 mod properties;
 mod thin;
