@@ -329,7 +329,7 @@ impl RecvChannel {
     /// What the reassembly state really holds, from its lengths: payload bytes plus one key and
     /// one handle per stored fragment, and one entry per message. The budget's overheads are
     /// chosen to cover it (tests check that).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn reassembly_held_bytes(&self) -> usize {
         let per_fragment = std::mem::size_of::<u32>() + std::mem::size_of::<Bytes>();
         self.partial

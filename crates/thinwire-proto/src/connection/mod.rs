@@ -238,13 +238,13 @@ impl Connection {
     }
 
     /// Sent packets remembered (tests of the memory bounds).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn sent_tracked(&self) -> usize {
         self.sent.tracked()
     }
 
     /// Bytes the receive channels really hold for reassembly (tests of the memory bounds).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn reassembly_held_bytes(&self) -> usize {
         self.recv
             .iter()

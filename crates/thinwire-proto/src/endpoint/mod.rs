@@ -140,7 +140,7 @@ impl Endpoint {
     }
 
     /// One connection's state (tests that look inside).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn connection(&self, conn: ConnectionHandle) -> Option<&Connection> {
         self.conns.get(&conn)
     }

@@ -155,7 +155,7 @@ impl SentPackets {
     }
 
     /// Packets remembered: in flight, or declared lost within the retention time.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn tracked(&self) -> usize {
         self.map.len()
     }

@@ -7,6 +7,8 @@
 //!
 //! It is public so the lab and downstream crates can test against the real core.
 
+pub mod fuzz;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -2,6 +2,7 @@
 
 mod basics;
 mod deadline;
+mod fuzz_replay;
 mod lifecycle;
 mod memory;
 mod properties;
