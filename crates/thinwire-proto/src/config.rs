@@ -1,8 +1,10 @@
 //! Configuration of endpoints, servers and the transport behaviour of their connections.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::crypto::{CipherSuite, ServerKey, TokenKey};
 use crate::deadline::PolicyCache;
 use crate::error::ConfigError;
 
@@ -172,20 +174,28 @@ impl TransportConfig {
 }
 
 /// Bytes of a datagram reserved for headers, frame overhead and a piggybacked ACK:
-/// short header (13 at most) + full message framing (27 at most) + an ACK of a few ranges.
-pub(crate) const FRAME_HEADROOM: usize = 100;
+/// short header (13 at most) + full message framing (27 at most) + an ACK of a few ranges,
+/// + the AEAD tag (16).
+pub(crate) const FRAME_HEADROOM: usize = 116;
 
 /// Configuration of an endpoint (one UDP socket's worth of connections).
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
     /// Transport behaviour of this endpoint's connections.
     pub transport: Arc<TransportConfig>,
-    /// Length of the connection ids this endpoint issues (1-8 bytes). Default 2: up to 65 536
-    /// concurrent connections per endpoint, 4-byte short headers.
+    /// Length of the connection ids this endpoint issues (1-8 bytes). Default 8: random ids
+    /// nobody can guess or enumerate. Shorter ids save bytes on trusted networks, but a server
+    /// with ids under 8 bytes sends no stateless resets (an attacker could collect the reset
+    /// token of every id), so its clients learn of a restart only by their idle timeout.
     pub cid_len: usize,
-    /// Seed of the endpoint's random numbers (connection ids, nonces, cookie key). A runtime
-    /// seeds it from the operating system; tests and simulations fix it.
+    /// Seed of the endpoint's random numbers (connection ids, nonces, cookie key, handshake
+    /// ephemeral keys, and the server key when none is configured). A runtime seeds it from the
+    /// operating system; tests and simulations fix it.
     pub rng_seed: [u8; 32],
+    /// Cipher suites this endpoint accepts for its connections' packets, preferred first.
+    /// Default [`CipherSuite::default_preference`]: both encrypted suites.
+    /// [`CipherSuite::InsecureCleartext`] is used only if both ends list it.
+    pub cipher_suites: Vec<CipherSuite>,
     /// Where the connections' deadline policies are looked up. A fresh cache by default; pass
     /// a clone of one cache to several endpoints to solve each policy once.
     pub policy_cache: PolicyCache,
@@ -196,16 +206,28 @@ impl EndpointConfig {
     pub fn new(rng_seed: [u8; 32]) -> Self {
         Self {
             transport: Arc::new(TransportConfig::default()),
-            cid_len: 2,
+            cid_len: 8,
             rng_seed,
+            cipher_suites: CipherSuite::default_preference(),
             policy_cache: PolicyCache::default(),
         }
+    }
+
+    /// **Turns packet encryption off**: data packets travel in cleartext with no
+    /// authentication, so anyone on the path can read, forge, close or hijack a connection.
+    /// For trusted networks and lab comparisons only; both ends must opt out.
+    pub fn insecure_cleartext(mut self) -> Self {
+        self.cipher_suites = vec![CipherSuite::InsecureCleartext];
+        self
     }
 
     /// Checks the values are usable.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=crate::wire::MAX_CID_LEN).contains(&self.cid_len) {
             return Err(ConfigError::CidLen(self.cid_len));
+        }
+        if self.cipher_suites.is_empty() || self.cipher_suites.len() > crate::wire::MAX_SUITES {
+            return Err(ConfigError::CipherSuites);
         }
         self.transport.validate()
     }
@@ -214,20 +236,50 @@ impl EndpointConfig {
 /// What an endpoint needs to accept incoming connections.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
+    /// The server's static key pair; clients must know its public half
+    /// ([`Endpoint::public_key`](crate::Endpoint::public_key)). `None` draws one from the
+    /// endpoint's seed, which suits tests and throwaway servers: a real server keeps its key
+    /// across restarts, so that its clients can pin it and its resets stay valid.
+    pub key: Option<ServerKey>,
     /// How long a handshake cookie stays valid. Default 5 s.
     pub cookie_lifetime: Duration,
-    /// Most connections held at once; further handshakes are dropped and counted. Default 10 000.
+    /// Most connections held at once; a client beyond it is refused explicitly
+    /// ([`RefuseReason::ServerFull`](crate::RefuseReason::ServerFull)). Default 10 000.
     pub max_connections: usize,
-    /// Most stateless replies (challenges, resets) queued at once. Default 1024.
+    /// Most connections held at once for one source: one IPv4 address, or one IPv6 /64.
+    /// Default 64 (a LAN party behind one NAT fits; one host cannot fill the table).
+    pub max_connections_per_source: usize,
+    /// Handshake packets (Hello, Connect) answered per second per source, after a burst of
+    /// twice as many; beyond it they are dropped unanswered. Default 32.
+    pub handshakes_per_second_per_source: u32,
+    /// Most stateless replies (challenges, resets, refusals) queued at once. Default 1024.
     pub max_stateless_queue: usize,
+    /// Admission by connect token: when set, a client without a valid token minted with this
+    /// policy's key is refused before anything is allocated for it.
+    pub connect_tokens: Option<TokenPolicy>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
+            key: None,
             cookie_lifetime: Duration::from_secs(5),
             max_connections: 10_000,
+            max_connections_per_source: 64,
+            handshakes_per_second_per_source: 32,
             max_stateless_queue: 1024,
+            connect_tokens: None,
         }
     }
+}
+
+/// How a server checks connect tokens (see [`ConnectToken`](crate::ConnectToken)).
+#[derive(Debug, Clone)]
+pub struct TokenPolicy {
+    /// The secret shared with the backend that mints the tokens.
+    pub key: TokenKey,
+    /// The server's public addresses: when not empty, a token must list one of them (a token
+    /// minted for another server is refused). Empty: not checked (behind NAT the server may
+    /// not know them).
+    pub public_addresses: Vec<SocketAddr>,
 }

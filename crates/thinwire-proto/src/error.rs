@@ -23,6 +23,9 @@ pub enum ConfigError {
     /// Connection ids are 1 to 8 bytes long.
     #[error("cid_len {0} is outside 1..=8")]
     CidLen(usize),
+    /// The cipher-suite list must hold 1 to 8 suites.
+    #[error("cipher_suites must list 1 to 8 suites")]
+    CipherSuites,
     /// The largest message would need more than 1024 fragments.
     #[error("max_message_size {0} needs more than 1024 fragments at this datagram size")]
     MessageSize(usize),
@@ -78,6 +81,9 @@ pub enum ConnectError {
     /// No free connection id (the endpoint holds as many connections as its id length allows).
     #[error("no free connection id")]
     NoConnectionId,
+    /// The connect token lists no server address.
+    #[error("the connect token lists no server address")]
+    TokenWithoutAddress,
 }
 
 /// The peer broke the protocol; the connection was closed.
@@ -86,6 +92,10 @@ pub enum PeerError {
     /// The peer only speaks other protocol versions.
     #[error("no common protocol version (peer supports {0:?})")]
     VersionMismatch(Vec<u32>),
+    /// The server's authenticated handshake answer is malformed or picks a cipher suite we did
+    /// not offer.
+    #[error("malformed handshake from the server")]
+    BadHandshake,
 }
 
 /// Why a connection ended.
@@ -111,7 +121,59 @@ pub enum DisconnectReason {
     /// The peer no longer knows this connection: it restarted or dropped its state.
     #[error("peer reset the connection (restarted?)")]
     PeerReset,
+    /// The server refused the connection (full, too many from this source, bad token).
+    #[error("refused by the server: {0}")]
+    Refused(RefuseReason),
     /// The peer misbehaved.
     #[error("peer error: {0}")]
     Peer(#[from] PeerError),
+}
+
+/// Why a server refused a connection (carried in a Refuse packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum RefuseReason {
+    /// The server holds `max_connections` already.
+    #[error("server full")]
+    ServerFull,
+    /// The server holds `max_connections_per_source` from this client's address already.
+    #[error("too many connections from this address")]
+    TooManyFromSource,
+    /// The connect token was missing, forged, expired or minted for another server.
+    #[error("invalid connect token")]
+    InvalidToken,
+    /// A connection with the token's client id is open already.
+    #[error("this client id is connected already")]
+    AlreadyConnected,
+    /// The two ends share no cipher suite (e.g. one insists on cleartext).
+    #[error("no common cipher suite")]
+    NoCommonCipherSuite,
+    /// A reason this version does not know.
+    #[error("reason code {0}")]
+    Other(u8),
+}
+
+impl RefuseReason {
+    /// The code on the wire.
+    pub fn code(self) -> u8 {
+        match self {
+            RefuseReason::ServerFull => 1,
+            RefuseReason::TooManyFromSource => 2,
+            RefuseReason::InvalidToken => 3,
+            RefuseReason::AlreadyConnected => 4,
+            RefuseReason::NoCommonCipherSuite => 5,
+            RefuseReason::Other(c) => c,
+        }
+    }
+
+    /// The reason of a wire code.
+    pub fn from_code(code: u8) -> Self {
+        match code {
+            1 => RefuseReason::ServerFull,
+            2 => RefuseReason::TooManyFromSource,
+            3 => RefuseReason::InvalidToken,
+            4 => RefuseReason::AlreadyConnected,
+            5 => RefuseReason::NoCommonCipherSuite,
+            c => RefuseReason::Other(c),
+        }
+    }
 }

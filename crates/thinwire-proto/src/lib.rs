@@ -39,6 +39,7 @@ mod channel;
 mod config;
 mod connection;
 mod cookie;
+mod crypto;
 mod deadline;
 mod endpoint;
 mod error;
@@ -55,11 +56,15 @@ pub mod wire;
 #[allow(unreachable_pub, dead_code, unused_imports)]
 mod wire;
 
-pub use config::{EndpointConfig, ServerConfig, TransportConfig};
+pub use config::{EndpointConfig, ServerConfig, TokenPolicy, TransportConfig};
 pub use connection::{ChannelStats, ConnectionStats};
+pub use crypto::{
+    CipherSuite, ConnectToken, KeyParseError, PublicKey, ServerKey, TokenClaims, TokenError,
+    TokenKey, MAX_TOKEN_ADDRESSES, MAX_USER_DATA,
+};
 pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode, PolicyCache};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};
-pub use error::{ConfigError, ConnectError, DisconnectReason, PeerError, SendError};
+pub use error::{ConfigError, ConnectError, DisconnectReason, PeerError, RefuseReason, SendError};
 pub use event::{Event, Message};
 pub use wire::ChannelKind;
 

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use super::{Connection, State};
+use crate::crypto::{tokens_equal, RESET_TOKEN_LEN};
 use crate::error::DisconnectReason;
 use crate::event::Event;
 
@@ -17,7 +18,7 @@ impl Connection {
                 self.close_started = Some(now);
                 self.maybe_finish_close(now);
             }
-            State::AwaitingChallenge | State::AwaitingAccept { .. } => {
+            State::AwaitingChallenge | State::AwaitingAccept => {
                 // nothing to tell a server that keeps no state yet
                 self.finish(DisconnectReason::LocallyClosed);
             }
@@ -89,11 +90,19 @@ impl Connection {
         }
     }
 
-    /// The peer's endpoint reset the connection (it no longer knows it).
-    pub(crate) fn on_reset(&mut self) {
+    /// A Reset names this connection: the peer's endpoint no longer knows it, if the token is
+    /// the one the server gave us. Returns whether it was believed.
+    pub(crate) fn on_reset(&mut self, token: &[u8; RESET_TOKEN_LEN]) -> bool {
+        let Some(expected) = &self.peer_reset_token else {
+            return false;
+        };
+        if !tokens_equal(expected, token) {
+            return false;
+        }
         match self.state {
             State::Draining { .. } | State::Closed => self.state = State::Closed,
             _ => self.finish(DisconnectReason::PeerReset),
         }
+        true
     }
 }

@@ -1,15 +1,25 @@
-//! The client's side of the handshake after its Hello: Challenge, Accept, version negotiation.
+//! The client's side of the handshake after its Hello: the Challenge (write the Connect with
+//! Noise message 1), the Accept (read Noise message 2, take the keys), a Refuse, and version
+//! negotiation.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::{Connection, State};
-use crate::error::PeerError;
+use crate::crypto::{self, CipherSuite, Initiator, PacketKeys};
+use crate::error::{DisconnectReason, PeerError, RefuseReason};
 use crate::event::Event;
-use crate::wire::{self, ConnectionId};
+use crate::wire::{self, AcceptParams, ConnectParams, LongPacket};
+
+/// The peer's advertised max ack delay, capped at 10 s so that a hostile value cannot stall our
+/// retransmission timer.
+pub(crate) fn peer_max_ack_delay(us: u64) -> Duration {
+    Duration::from_micros(us.min(10_000_000))
+}
 
 impl Connection {
-    /// The server's Challenge arrived (client).
+    /// The server's Challenge arrived (client): write the Connect, which is resent unchanged
+    /// until the Accept comes.
     pub(crate) fn on_challenge(
         &mut self,
         now: Instant,
@@ -23,32 +33,96 @@ impl Connection {
         {
             return false;
         }
+        let Some(connect) = self.write_connect(cookie) else {
+            return false;
+        };
         self.handshake_rtt_sample(now);
-        self.state = State::AwaitingAccept { cookie };
+        self.state = State::AwaitingAccept;
         self.handshake_due = true;
         self.handshake.retransmitted = false;
+        if let Some(c) = self.handshake.client.as_mut() {
+            c.connect = Some(connect);
+        }
         self.update_timers();
         true
     }
 
-    /// The server's Accept arrived (client).
+    /// The Connect datagram: the cookie, and Noise message 1 with our parameters.
+    fn write_connect(&mut self, cookie: Vec<u8>) -> Option<Vec<u8>> {
+        let hs = &self.handshake;
+        let client = hs.client.as_ref()?;
+        let params = ConnectParams {
+            max_ack_delay_us: self.config.max_ack_delay.as_micros() as u64,
+            channels: self.channels.clone(),
+            suites: client.suites.iter().map(|s| s.code()).collect(),
+            token: client.token.clone(),
+        };
+        let mut payload = Vec::new();
+        params.encode(&mut payload);
+        let prologue = crypto::prologue(wire::VERSION, &self.local_cid, hs.instance, hs.nonce);
+        let (initiator, msg) =
+            Initiator::start(&client.server_key, &prologue, self.seed, &payload).ok()?;
+        let mut out = Vec::new();
+        LongPacket::Connect {
+            version: wire::VERSION,
+            src_cid: self.local_cid,
+            instance: hs.instance,
+            nonce: hs.nonce,
+            cookie,
+            handshake: msg,
+        }
+        .encode(&mut out);
+        if let Some(c) = self.handshake.client.as_mut() {
+            c.initiator = Some(initiator);
+        }
+        Some(out)
+    }
+
+    /// The server's Accept arrived (client). It counts only if it proves the server holds
+    /// its key: anything else (forged, damaged, replayed from another handshake) is dropped and
+    /// the genuine Accept can still come.
     pub(crate) fn on_accept(
         &mut self,
         now: Instant,
         from: SocketAddr,
         nonce: u64,
-        server_cid: ConnectionId,
-        peer_max_ack_delay: Duration,
+        handshake: &[u8],
     ) -> bool {
-        if !matches!(self.state, State::AwaitingAccept { .. })
+        if self.state != State::AwaitingAccept
             || from != self.remote
             || nonce != self.handshake.nonce
         {
             return false;
         }
+        let Some(client) = self.handshake.client.as_mut() else {
+            return false;
+        };
+        let Some(initiator) = client.initiator.as_mut() else {
+            return false;
+        };
+        let Some((payload, keys)) = initiator.finish(handshake) else {
+            return false;
+        };
+        // authenticated by the server's key from here on: a bad payload is a broken server
+        let params = match AcceptParams::decode(&payload) {
+            Ok(p) => p,
+            Err(_) => {
+                self.finish(PeerError::BadHandshake.into());
+                return true;
+            }
+        };
+        let suite = CipherSuite::from_code(params.suite).filter(|s| client.suites.contains(s));
+        let Some(suite) = suite else {
+            self.finish(PeerError::BadHandshake.into());
+            return true;
+        };
+        client.initiator = None;
+        client.connect = None;
+        self.keys = Some(PacketKeys::new(suite, &keys.tx, &keys.rx));
+        self.peer_reset_token = Some(params.reset_token);
         self.handshake_rtt_sample(now);
-        self.remote_cid = Some(server_cid);
-        self.peer_max_ack_delay = peer_max_ack_delay;
+        self.remote_cid = Some(params.server_cid);
+        self.peer_max_ack_delay = peer_max_ack_delay(params.max_ack_delay_us);
         self.state = State::Established;
         self.handshake_due = false;
         self.last_rx = now;
@@ -58,6 +132,18 @@ impl Connection {
             incoming: false,
         });
         self.update_timers();
+        true
+    }
+
+    /// The server refused us (client, before the Accept).
+    pub(crate) fn on_refuse(&mut self, from: SocketAddr, nonce: u64, reason: u8) -> bool {
+        if !matches!(self.state, State::AwaitingChallenge | State::AwaitingAccept)
+            || from != self.remote
+            || nonce != self.handshake.nonce
+        {
+            return false;
+        }
+        self.finish(DisconnectReason::Refused(RefuseReason::from_code(reason)));
         true
     }
 

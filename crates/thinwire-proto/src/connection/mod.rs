@@ -9,7 +9,8 @@
 //! | `send.rs` | the application's sends and deadline sends |
 //! | `transmit.rs` | building the next datagram: handshake, ACK, CLOSE, data, bundling |
 //! | `receive.rs` | one validating walk over an incoming packet's frames, then applying them |
-//! | `handshake.rs` | the client's Challenge / Accept / version-negotiation input |
+//! | `handshake.rs` | the client's Challenge / Accept / Refuse / version-negotiation input |
+//! | `path.rs` | validating a new peer address before moving to it |
 //! | `loss.rs` | acknowledgements, loss detection, the retransmission timeout |
 //! | `close.rs` | graceful close, draining, resets, telling the application why it ended |
 //! | `timer.rs` | the timer table and which timers run in which state |
@@ -18,6 +19,7 @@
 mod close;
 mod handshake;
 mod loss;
+mod path;
 mod receive;
 mod send;
 mod state;
@@ -32,11 +34,14 @@ use std::time::{Duration, Instant};
 
 use crate::channel::{Delivered, RecvChannel, SendChannel};
 use crate::config::TransportConfig;
+use crate::crypto::{CipherSuite, Initiator, PacketKeys, PublicKey, RESET_TOKEN_LEN};
 use crate::deadline::{DeadlineOptions, DeadlineReceiver, DeadlineSender, PolicyCache};
 use crate::event::Event;
 use crate::recovery::{ChunkRef, Congestion, ReceivedPackets, RttEstimator, SentPackets};
 use crate::wire::{ChannelKind, ConnectionId};
 
+pub(crate) use handshake::peer_max_ack_delay;
+pub(crate) use receive::IncomingPacket;
 pub(crate) use state::State;
 pub use stats::{ChannelStats, ConnectionStats};
 use timer::TimerTable;
@@ -49,15 +54,33 @@ pub(crate) enum Side {
 }
 
 /// Handshake parameters a client remembers (and a server echoes in its Accept).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct HandshakeInfo {
     instance: u64,
     nonce: u64,
+    /// Client: what it needs to write its Connect (and, once written, the Connect itself,
+    /// resent unchanged, and the Noise state that reads the Accept).
+    client: Option<ClientHandshake>,
     /// When the last Hello/Connect was sent, and whether it was a retransmission (Karn's rule:
     /// no RTT sample from a retransmitted handshake packet).
     sent_at: Option<Instant>,
     retransmitted: bool,
     started: Instant,
+}
+
+/// What a client brings to its handshake.
+#[derive(Debug)]
+pub(crate) struct ClientHandshake {
+    /// The server's static key, which the handshake authenticates.
+    pub(crate) server_key: PublicKey,
+    /// The private part of a connect token, or empty.
+    pub(crate) token: Vec<u8>,
+    /// The cipher suites offered, preferred first.
+    pub(crate) suites: Vec<CipherSuite>,
+    /// The Connect datagram, once the Challenge came (resent as is).
+    pub(crate) connect: Option<Vec<u8>>,
+    /// The Noise state between Connect and Accept.
+    pub(crate) initiator: Option<Initiator>,
 }
 
 /// What a new connection starts from, on either side.
@@ -77,10 +100,13 @@ pub(crate) struct Setup {
     pub(crate) config: Arc<TransportConfig>,
     /// Where deadline policies are looked up.
     pub(crate) policies: PolicyCache,
+    /// This connection's randomness (handshake ephemeral key, path challenges), drawn from the
+    /// endpoint's seeded generator.
+    pub(crate) seed: [u8; 32],
 }
 
 /// What a server learns of the client from its Connect.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(crate) struct ClientParams {
     /// The client's connection id.
     pub(crate) cid: ConnectionId,
@@ -88,6 +114,10 @@ pub(crate) struct ClientParams {
     pub(crate) max_ack_delay: Duration,
     /// The round trip Challenge -> Connect took, if measurable.
     pub(crate) handshake_rtt: Option<Duration>,
+    /// The packet keys the handshake gave.
+    pub(crate) keys: PacketKeys,
+    /// The Accept datagram (resent as is while the client may not have it).
+    pub(crate) accept: Vec<u8>,
 }
 
 /// A connection.
@@ -99,6 +129,15 @@ pub(crate) struct Connection {
     local_cid: ConnectionId,
     remote_cid: Option<ConnectionId>,
     handshake: HandshakeInfo,
+    /// Packet protection, once the handshake is done.
+    keys: Option<PacketKeys>,
+    /// Client: the server's reset token for its connection id (a Reset must carry it).
+    peer_reset_token: Option<[u8; RESET_TOKEN_LEN]>,
+    /// Server: the Accept datagram, kept until the client's first authenticated packet shows
+    /// that it has it.
+    accept_packet: Option<Vec<u8>>,
+    seed: [u8; 32],
+    path: path::PathState,
     config: Arc<TransportConfig>,
     channels: Vec<ChannelKind>,
     send: Vec<SendChannel>,
@@ -156,10 +195,12 @@ impl Connection {
             nonce,
             config,
             policies,
+            seed,
         } = setup;
         let handshake = HandshakeInfo {
             instance,
             nonce,
+            client: None,
             sent_at: None,
             retransmitted: false,
             started: now,
@@ -176,6 +217,11 @@ impl Connection {
             local_cid,
             remote_cid: None,
             handshake,
+            keys: None,
+            peer_reset_token: None,
+            accept_packet: None,
+            seed,
+            path: path::PathState::default(),
             channels,
             send,
             recv,
@@ -213,8 +259,9 @@ impl Connection {
     }
 
     /// A client connection that will send its Hello at the next transmit.
-    pub(crate) fn new_client(now: Instant, setup: Setup) -> Self {
+    pub(crate) fn new_client(now: Instant, setup: Setup, client: ClientHandshake) -> Self {
         let mut c = Self::new(Side::Client, State::AwaitingChallenge, now, setup);
+        c.handshake.client = Some(client);
         c.handshake_due = true;
         c.update_timers();
         c
@@ -228,6 +275,8 @@ impl Connection {
         if let Some(rtt) = client.handshake_rtt {
             c.rtt.update(rtt, Duration::ZERO);
         }
+        c.keys = Some(client.keys);
+        c.accept_packet = Some(client.accept);
         c.accept_due = true;
         c.events.push(Event::Connected {
             remote: c.remote,
@@ -273,9 +322,21 @@ impl Connection {
         (self.handshake.instance, self.handshake.nonce)
     }
 
-    /// The client's Connect came again (our Accept was lost): send the Accept again.
+    /// The client's Connect came again (our Accept was lost): send the Accept again, unless
+    /// the client has shown it has it.
     pub(crate) fn resend_accept(&mut self) {
-        self.accept_due = true;
+        self.accept_due = self.accept_packet.is_some();
+    }
+
+    /// The cipher suite protecting this connection's packets, once the handshake is done.
+    pub(crate) fn cipher_suite(&self) -> Option<CipherSuite> {
+        self.keys.as_ref().map(PacketKeys::suite)
+    }
+
+    /// Bytes of each packet left for frames once the tag is counted.
+    fn frame_room(&self) -> usize {
+        let tag = self.cipher_suite().map_or(0, CipherSuite::overhead);
+        self.config.max_datagram_size.saturating_sub(tag)
     }
 
     /// Hands the events produced since the last call to `f`, oldest first.

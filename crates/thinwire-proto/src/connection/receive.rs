@@ -21,34 +21,54 @@ struct Inspection {
     has_shard: bool,
 }
 
+/// A short-header packet as the endpoint hands it over: parsed header fields, the header
+/// bytes (the associated data of the AEAD) and the sealed body, which is opened in place.
+#[derive(Debug)]
+pub(crate) struct IncomingPacket<'a> {
+    /// Where it came from.
+    pub(crate) from: SocketAddr,
+    /// The truncated packet number and its length in bytes.
+    pub(crate) pn_truncated: u64,
+    pub(crate) pn_len: usize,
+    /// The header bytes.
+    pub(crate) header: &'a [u8],
+    /// Everything after the header: frames then the tag.
+    pub(crate) body: &'a mut [u8],
+}
+
 impl Connection {
-    /// A short-header packet for this connection. `payload` is everything after the header.
-    pub(crate) fn handle_packet(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        pn_truncated: u64,
-        pn_len: usize,
-        payload: &[u8],
-        datagram_len: usize,
-    ) {
+    /// A short-header packet for this connection. Returns false when it does not
+    /// authenticate (forged, damaged, or for keys this side does not have): nothing in it was
+    /// used and no state changed.
+    pub(crate) fn handle_packet(&mut self, now: Instant, packet: IncomingPacket<'_>) -> bool {
+        let datagram_len = packet.header.len() + packet.body.len();
         if !self.state.is_data() && !matches!(self.state, State::Draining { .. }) {
-            // a client still in its handshake cannot answer yet; the data will come again
-            return;
+            // a client still in its handshake cannot open it yet; the data will come again
+            return true;
         }
-        let pn = wire::pn_decode(pn_truncated, pn_len, self.rx.largest());
+        let Some(keys) = &self.keys else {
+            return false;
+        };
+        let pn = wire::pn_decode(packet.pn_truncated, packet.pn_len, self.rx.largest());
+        let Some(len) = keys.open(pn, packet.header, packet.body) else {
+            self.stats.unauthenticated_packets += 1;
+            return false;
+        };
+        let payload = &packet.body[..len];
+        // the client has keys, so it has our Accept
+        self.accept_packet = None;
         if self.rx.contains(pn) {
             self.stats.duplicate_packets += 1;
             self.rx.immediate = true; // our ACK may have been lost
             self.update_timers();
-            return;
+            return true;
         }
         // Parse and validate the whole packet before acting on any of it.
         let mut frames = Vec::new();
         let Some(seen) = self.inspect(payload, &mut frames) else {
-            // an honest peer never sends these; most likely corruption that passed UDP's checksum
+            // authenticated but malformed: a broken or hostile peer, never the network
             self.stats.malformed_packets += 1;
-            return;
+            return true;
         };
         if let State::Draining { .. } = self.state {
             if frames.iter().any(|f| matches!(f, Frame::Close { .. })) {
@@ -57,23 +77,35 @@ impl Connection {
             } else if self.last_close_sent.is_none_or(|t| now >= t + self.rto()) {
                 self.close_due = true;
             }
-            return;
+            return true;
         }
         let buffered: usize = self.recv.iter().map(|c| c.buffered_bytes).sum();
         if buffered + payload.len() > self.config.recv_buffer && !seen.frees_buffer {
             // out-of-order data would overflow the receive buffer and frees none of it
             self.stats.dropped_buffer_full += 1;
-            return;
+            return true;
         }
         let out_of_order = self.rx.insert(pn, now);
         self.last_rx = now;
         self.stats.packets_received += 1;
         self.stats.bytes_received += datagram_len as u64;
-        if from != self.remote && self.rx.largest() == Some(pn) {
-            // NAT rebinding: follow the newest packet's source address
-            self.remote = from;
-            self.stats.migrations += 1;
+        if packet.from != self.remote {
+            let newest = self.rx.largest() == Some(pn);
+            self.on_packet_from_new_address(packet.from, datagram_len, newest);
         }
+        self.apply_frames(now, packet.from, frames, &seen, out_of_order);
+        true
+    }
+
+    /// Applies a validated packet's frames, then decides when to acknowledge it.
+    fn apply_frames(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        frames: Vec<Frame<'_>>,
+        seen: &Inspection,
+        out_of_order: bool,
+    ) {
         let mut completed = false;
         for frame in frames {
             match frame {
@@ -93,6 +125,8 @@ impl Connection {
                 Frame::Message(m) => completed |= self.on_message_frame(m),
                 // acknowledgements of deadline shards are never delayed (seen.has_shard)
                 Frame::Shard(f) => self.on_shard_frame(&f),
+                Frame::PathChallenge(data) => self.on_path_challenge(from, data),
+                Frame::PathResponse(data) => self.on_path_response(data),
                 Frame::Padding(_) | Frame::Ping => {}
             }
         }

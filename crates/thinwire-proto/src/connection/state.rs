@@ -1,9 +1,9 @@
-//! Connection states, named by what each waits for. Transitions happen only in `connection/mod.rs`.
+//! Connection states, named by what each waits for. Transitions happen in the sibling files named by their job (see `connection/mod.rs`).
 //!
 //! | state | side | waits for | leaves to |
 //! |---|---|---|---|
 //! | `AwaitingChallenge` | client | the server's Challenge (cookie) | `AwaitingAccept`, or closed on handshake timeout |
-//! | `AwaitingAccept` | client | the server's Accept | `Established`, or closed on handshake timeout |
+//! | `AwaitingAccept` | client | the server's Accept (Noise message 2) | `Established`; closed on handshake timeout or a Refuse |
 //! | `Established` | both | application data | `Closing` (local close), `Draining` (peer CLOSE), closed (idle timeout, reset) |
 //! | `Closing` | both | acknowledgement of all reliable data | `Draining` (data acked or close timeout) |
 //! | `Draining` | both | the end of the drain period (answering stray packets with CLOSE) | `Closed` |
@@ -17,9 +17,7 @@ use crate::error::DisconnectReason;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum State {
     AwaitingChallenge,
-    AwaitingAccept {
-        cookie: Vec<u8>,
-    },
+    AwaitingAccept,
     Established,
     Closing {
         code: u64,
@@ -40,7 +38,7 @@ impl State {
     pub(crate) fn is_open(&self) -> bool {
         matches!(
             self,
-            State::AwaitingChallenge | State::AwaitingAccept { .. } | State::Established
+            State::AwaitingChallenge | State::AwaitingAccept | State::Established
         )
     }
 

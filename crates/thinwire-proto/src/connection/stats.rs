@@ -55,8 +55,13 @@ pub struct ConnectionStats {
     pub payload_bytes_bundled: u64,
     /// Received packets dropped as duplicates.
     pub duplicate_packets: u64,
-    /// Received packets dropped as malformed.
+    /// Received packets dropped as malformed (they authenticated: the peer sent them).
     pub malformed_packets: u64,
+    /// Received packets for this connection that did not authenticate (forged or damaged);
+    /// nothing in them was used.
+    pub unauthenticated_packets: u64,
+    /// PATH_CHALLENGEs sent to validate a new peer address.
+    pub path_challenges_sent: u64,
     /// Received packets dropped because the receive buffer was full.
     pub dropped_buffer_full: u64,
     /// Received message frames discarded as already delivered (bundled or retransmitted copies).
@@ -65,7 +70,7 @@ pub struct ConnectionStats {
     pub refused_frames: u64,
     /// Messages delivered to the application.
     pub messages_delivered: u64,
-    /// Times the peer's address changed (NAT rebinding).
+    /// Times the peer's address changed (NAT rebinding), each after path validation.
     pub migrations: u64,
     /// Deadline messages queued by the application.
     pub deadline_messages_sent: u64,

@@ -27,9 +27,11 @@ pub(crate) enum Timer {
     Drain = 7,
     /// A stage of a deadline message ends: count what arrived, send the next stage's shards.
     Deadline = 8,
+    /// A PATH_CHALLENGE to a new peer address went unanswered: send it again or give up.
+    PathProbe = 9,
 }
 
-const COUNT: usize = 9;
+const COUNT: usize = 10;
 
 /// Deadlines of all timers.
 #[derive(Debug, Default, Clone)]
@@ -60,6 +62,7 @@ impl TimerTable {
             Timer::Close,
             Timer::Drain,
             Timer::Deadline,
+            Timer::PathProbe,
         ];
         let mut due = [false; COUNT];
         for t in ALL {
@@ -96,6 +99,7 @@ impl Connection {
                     self.deadline_tx.on_timeout(now, ctx);
                 }
                 Timer::Drain => self.drained(),
+                Timer::PathProbe => self.on_path_timeout(),
             }
             if self.state == State::Closed {
                 break;
@@ -108,7 +112,7 @@ impl Connection {
         let cfg = &self.config;
         let mut t = TimerTable::default();
         match &self.state {
-            State::AwaitingChallenge | State::AwaitingAccept { .. } => {
+            State::AwaitingChallenge | State::AwaitingAccept => {
                 if !self.handshake_due {
                     t.set(
                         Timer::Handshake,
@@ -142,6 +146,7 @@ impl Connection {
                 }
                 t.set(Timer::Idle, Some(self.last_rx + cfg.idle_timeout));
                 t.set(Timer::Deadline, self.deadline_tx.next_timeout());
+                t.set(Timer::PathProbe, self.path_timeout());
                 if let (State::Closing { .. }, Some(s)) = (&self.state, self.close_started) {
                     t.set(Timer::Close, Some(s + cfg.close_timeout));
                 }

@@ -20,36 +20,36 @@ impl Connection {
     /// Writes the next datagram into `buf` (cleared first) and returns its destination.
     pub(crate) fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
         buf.clear();
-        let sent = match &self.state {
-            State::Closed => false,
-            State::AwaitingChallenge | State::AwaitingAccept { .. } => {
-                self.write_handshake(now, buf)
+        let to = match &self.state {
+            State::Closed => None,
+            State::AwaitingChallenge | State::AwaitingAccept => {
+                self.write_handshake(now, buf).then_some(self.remote)
             }
             State::Draining { code, reason, .. } => {
                 if self.close_due {
                     let (code, reason) = (*code, reason.clone());
                     self.write_close(now, code, &reason, buf)
+                        .then_some(self.remote)
                 } else {
-                    false
+                    None
                 }
             }
             State::Established | State::Closing { .. } => {
                 if self.accept_due && self.side == Side::Server {
-                    self.write_accept(buf);
-                    true
+                    self.write_accept(buf).then_some(self.remote)
+                } else if let Some(to) = self.write_path_packet(now, buf) {
+                    Some(to)
                 } else {
-                    self.write_data(now, buf)
+                    self.write_data(now, buf).then_some(self.remote)
                 }
             }
         };
-        if !sent {
-            return None;
-        }
+        let to = to?;
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;
         self.last_tx = now;
         self.update_timers();
-        Some(self.remote)
+        Some(to)
     }
 
     fn write_handshake(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
@@ -57,46 +57,44 @@ impl Connection {
             return false;
         }
         let hs = &self.handshake;
-        let packet = match &self.state {
+        match &self.state {
             State::AwaitingChallenge => LongPacket::Hello {
                 version: wire::VERSION,
                 src_cid: self.local_cid,
                 instance: hs.instance,
                 nonce: hs.nonce,
-            },
-            State::AwaitingAccept { cookie } => LongPacket::Connect {
-                version: wire::VERSION,
-                src_cid: self.local_cid,
-                instance: hs.instance,
-                nonce: hs.nonce,
-                cookie: cookie.clone(),
-                max_ack_delay_us: self.config.max_ack_delay.as_micros() as u64,
-                channels: self.channels.clone(),
-            },
+            }
+            .encode(buf),
+            State::AwaitingAccept => {
+                let Some(connect) = hs.client.as_ref().and_then(|c| c.connect.as_ref()) else {
+                    return false;
+                };
+                buf.extend_from_slice(connect);
+            }
             _ => return false,
-        };
-        packet.encode(buf);
+        }
         self.handshake_due = false;
         self.handshake.sent_at = Some(now);
         true
     }
 
-    fn write_accept(&mut self, buf: &mut Vec<u8>) {
-        let Some(remote_cid) = self.remote_cid else {
-            return;
-        };
-        LongPacket::Accept {
-            version: wire::VERSION,
-            dst_cid: remote_cid,
-            src_cid: self.local_cid,
-            nonce: self.handshake.nonce,
-            max_ack_delay_us: self.config.max_ack_delay.as_micros() as u64,
-        }
-        .encode(buf);
+    fn write_accept(&mut self, buf: &mut Vec<u8>) -> bool {
         self.accept_due = false;
+        let Some(accept) = &self.accept_packet else {
+            return false;
+        };
+        buf.extend_from_slice(accept);
+        true
     }
 
-    fn write_header(&mut self, buf: &mut Vec<u8>) -> Option<u64> {
+    /// Seals the packet in `buf` (header of `header_len` bytes, then frames) for `pn`.
+    pub(super) fn seal(&self, pn: u64, header_len: usize, buf: &mut Vec<u8>) {
+        if let Some(keys) = &self.keys {
+            keys.seal(pn, buf, header_len);
+        }
+    }
+
+    pub(super) fn write_header(&mut self, buf: &mut Vec<u8>) -> Option<u64> {
         let cid = self.remote_cid?;
         let pn = self.next_pn;
         let pn_len = wire::pn_encode_len(pn, self.sent.largest_acked());
@@ -117,11 +115,15 @@ impl Connection {
     }
 
     fn write_close(&mut self, now: Instant, code: u64, reason: &[u8], buf: &mut Vec<u8>) -> bool {
-        if self.write_header(buf).is_none() {
+        let Some(pn) = self.write_header(buf) else {
             return false;
-        }
+        };
+        let header_len = buf.len();
         self.next_pn += 1;
-        wire::encode_close(code, reason, buf);
+        // the reason is cut so that the packet fits one datagram
+        let room = self.frame_room().saturating_sub(header_len + 20);
+        wire::encode_close(code, &reason[..reason.len().min(room)], buf);
+        self.seal(pn, header_len, buf);
         self.close_due = false;
         self.last_close_sent = Some(now);
         true
@@ -137,15 +139,17 @@ impl Connection {
         let Some(pn) = self.write_header(buf) else {
             return false;
         };
+        let header_len = buf.len();
         if self.rx.changed || self.rx.ack_due(now) {
             self.write_ack(now, buf);
         }
-        let room = self.config.max_datagram_size.saturating_sub(buf.len());
+        let room = self.frame_room().saturating_sub(buf.len());
         let Some(shard) = self.deadline_tx.write_next(now, buf, room) else {
             buf.clear();
             return false;
         };
         self.next_pn += 1;
+        self.seal(pn, header_len, buf);
         self.sent.on_sent(
             pn,
             SentPacket {
@@ -173,7 +177,8 @@ impl Connection {
         let Some(pn) = self.write_header(buf) else {
             return false;
         };
-        let max = self.config.max_datagram_size;
+        let header_len = buf.len();
+        let max = self.frame_room();
         if want_ack || self.rx.changed {
             self.write_ack(now, buf);
         }
@@ -191,6 +196,7 @@ impl Connection {
             ack_eliciting = true;
         }
         self.next_pn += 1;
+        self.seal(pn, header_len, buf);
         if ack_eliciting {
             self.ping_due = false;
             self.probe_due = false;

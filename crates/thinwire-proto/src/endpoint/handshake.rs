@@ -1,20 +1,18 @@
 //! The endpoint's long-header packets: the stateless cookie handshake on the server side
-//! (Hello → Challenge, Connect → a new connection), the client's Challenge / Accept / version
-//! negotiation routed to its connection, Resets, and the queue of stateless replies.
+//! (Hello → Challenge; Connect → Noise → a new connection, or a Refuse), the client's
+//! Challenge / Accept / Refuse / version negotiation routed to its connection, authenticated
+//! Resets, and the queue of stateless replies.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use super::Endpoint;
-use crate::connection::{ClientParams, Connection};
+use super::limits::Source;
+use super::{ConnectionHandle, Endpoint};
+use crate::connection::{peer_max_ack_delay, ClientParams, Connection};
 use crate::cookie::{self, CookieInput};
-use crate::wire::{self, ChannelKind, ConnectionId, LongPacket};
-
-/// The peer's advertised max ack delay, capped at 10 s so that a hostile value cannot stall our
-/// retransmission timer.
-fn peer_max_ack_delay(us: u64) -> Duration {
-    Duration::from_micros(us.min(10_000_000))
-}
+use crate::crypto::{self, token, CipherSuite, PacketKeys, Responder, TokenClaims};
+use crate::error::RefuseReason;
+use crate::wire::{self, AcceptParams, ConnectParams, ConnectionId, LongPacket, RESET_TOKEN_LEN};
 
 /// Who a handshake packet says the client is: its connection id and the handshake's identity.
 #[derive(Debug, Clone, Copy)]
@@ -40,8 +38,15 @@ impl Client {
 struct ConnectRequest {
     version: u32,
     cookie: Vec<u8>,
-    max_ack_delay_us: u64,
-    channels: Vec<ChannelKind>,
+    handshake: Vec<u8>,
+}
+
+/// What the server decided to admit, from a Connect's authenticated contents.
+struct Admission {
+    params: ConnectParams,
+    suite: CipherSuite,
+    claims: Option<TokenClaims>,
+    responder: Responder,
 }
 
 impl Endpoint {
@@ -55,18 +60,57 @@ impl Endpoint {
         true
     }
 
-    pub(super) fn send_reset(&mut self, to: SocketAddr, cid: ConnectionId, received_len: usize) {
+    /// A Reset naming `cid` with `token` (the real one for an unknown id, a decoy for a live
+    /// one). Only servers whose ids are long enough that nobody can collect the tokens of all
+    /// of them send Resets, within the source's reply budget, and each below three times the
+    /// datagram that caused it (a keepalive is 27 bytes, a Reset 30 with an 8-byte id).
+    pub(super) fn send_reset(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        cid: ConnectionId,
+        token: [u8; RESET_TOKEN_LEN],
+        received_len: usize,
+    ) {
+        if self.server.is_none() || self.config.cid_len < wire::MAX_CID_LEN {
+            return;
+        }
         let mut out = Vec::new();
         LongPacket::Reset {
             version: wire::VERSION,
             cid,
+            token,
         }
         .encode(&mut out);
-        // A Reset (7-14 bytes) may exceed a tiny packet such as a keepalive; like QUIC's
-        // stateless reset it is capped below three times the packet that triggered it, so a
-        // spoofed flood gains an attacker little.
-        if out.len() < 3 * received_len && self.queue_reply(to, out) {
+        if out.len() >= 3 * received_len || !self.allow_source(now, &to) {
+            return;
+        }
+        if self.queue_reply(to, out) {
             self.stats.resets_sent += 1;
+        }
+    }
+
+    /// Takes one stateless reply from the source's budget; counts a refusal.
+    fn allow_source(&mut self, now: Instant, from: &SocketAddr) -> bool {
+        let now_ms = self.now_ms(now);
+        let ok = self.limits.allow_handshake(&Source::of(from), now_ms);
+        if !ok {
+            self.stats.dropped_rate_limited += 1;
+        }
+        ok
+    }
+
+    fn send_refuse(&mut self, to: SocketAddr, client: &Client, reason: RefuseReason) {
+        let mut out = Vec::new();
+        LongPacket::Refuse {
+            version: wire::VERSION,
+            dst_cid: client.cid,
+            nonce: client.nonce,
+            reason: reason.code(),
+        }
+        .encode(&mut out);
+        if self.queue_reply(to, out) {
+            self.stats.refusals_sent += 1;
         }
     }
 
@@ -97,8 +141,7 @@ impl Endpoint {
                 instance,
                 nonce,
                 cookie,
-                max_ack_delay_us,
-                channels,
+                handshake,
             } => {
                 let client = Client {
                     cid: src_cid,
@@ -108,8 +151,7 @@ impl Endpoint {
                 let request = ConnectRequest {
                     version,
                     cookie,
-                    max_ack_delay_us,
-                    channels,
+                    handshake,
                 };
                 self.on_connect(now, from, client, request);
             }
@@ -126,30 +168,47 @@ impl Endpoint {
             }
             LongPacket::Accept {
                 dst_cid,
-                src_cid,
                 nonce,
-                max_ack_delay_us,
+                handshake,
                 ..
             } => {
-                let delay = peer_max_ack_delay(max_ack_delay_us);
-                let ok = self.with_conn(dst_cid, |c| c.on_accept(now, from, nonce, src_cid, delay));
-                if ok {
-                    if let Some(&h) = self.by_cid.get(&dst_cid) {
-                        self.by_remote.insert((from, src_cid), h);
+                let mut server_cid = None;
+                let ok = self.with_conn(dst_cid, |c| {
+                    let ok = c.on_accept(now, from, nonce, &handshake);
+                    server_cid = c.remote_cid();
+                    ok
+                });
+                match (ok, server_cid, self.by_cid.get(&dst_cid)) {
+                    (true, Some(sc), Some(&h)) => {
+                        self.by_remote.insert((from, sc), h);
                     }
-                } else {
+                    (true, ..) => {}
+                    (false, ..) => self.stats.dropped_unexpected += 1,
+                }
+            }
+            LongPacket::Refuse {
+                dst_cid,
+                nonce,
+                reason,
+                ..
+            } => {
+                if !self.with_conn(dst_cid, |c| c.on_refuse(from, nonce, reason)) {
                     self.stats.dropped_unexpected += 1;
                 }
             }
-            LongPacket::Reset { cid, .. } => match self.by_remote.get(&(from, cid)).copied() {
-                Some(h) => {
-                    if let Some(c) = self.conns.get_mut(&h) {
-                        c.on_reset();
+            LongPacket::Reset { cid, token, .. } => {
+                let believed = match self.by_remote.get(&(from, cid)).copied() {
+                    Some(h) => {
+                        let ok = self.conns.get_mut(&h).is_some_and(|c| c.on_reset(&token));
+                        self.touched(h);
+                        ok
                     }
-                    self.touched(h);
+                    None => false,
+                };
+                if !believed {
+                    self.stats.dropped_bad_reset += 1;
                 }
-                None => self.stats.dropped_unexpected += 1,
-            },
+            }
             LongPacket::VersionNegotiation { dst_cid, supported } => {
                 self.with_conn(dst_cid, |c| {
                     c.on_version_negotiation(from, supported);
@@ -160,7 +219,7 @@ impl Endpoint {
     }
 
     /// A Hello: answer with a Challenge carrying a cookie, keeping no state (or with a version
-    /// negotiation), never larger than the Hello.
+    /// negotiation), never larger than the Hello, within the source's handshake budget.
     fn on_hello(
         &mut self,
         now: Instant,
@@ -171,6 +230,9 @@ impl Endpoint {
     ) {
         if self.server.is_none() {
             self.stats.dropped_unexpected += 1;
+            return;
+        }
+        if !self.allow_source(now, &from) {
             return;
         }
         if version != wire::VERSION {
@@ -216,11 +278,13 @@ impl Endpoint {
         r
     }
 
-    fn now_ms(&self, now: Instant) -> u64 {
+    pub(super) fn now_ms(&self, now: Instant) -> u64 {
         now.saturating_duration_since(self.epoch).as_millis() as u64
     }
 
-    /// A Connect: the first state the server keeps, and only once its cookie checks out.
+    /// A Connect: the first state the server keeps, and only once its cookie checks out, the
+    /// source is within its budget and limits, and the Noise message proves the client wrote it
+    /// to this server's key.
     fn on_connect(&mut self, now: Instant, from: SocketAddr, client: Client, req: ConnectRequest) {
         let Some(server) = &self.server else {
             self.stats.dropped_unexpected += 1;
@@ -231,46 +295,179 @@ impl Endpoint {
             return;
         }
         let lifetime = server.cookie_lifetime.as_millis() as u64;
-        let max_conns = server.max_connections;
         let now_ms = self.now_ms(now);
         let input = client.cookie_input(from);
         if cookie::verify(&self.cookie_key, &input, &req.cookie, now_ms, lifetime).is_err() {
             self.stats.dropped_bad_cookie += 1;
             return;
         }
+        // the address is proven from here on: refusals cannot be aimed at a victim
         if let Some(&h) = self.handshakes.get(&(from, client.instance, client.nonce)) {
-            // our Accept was lost: say it again
+            // our Accept was lost: say it again, unchanged
             if let Some(c) = self.conns.get_mut(&h) {
                 c.resend_accept();
             }
             self.touched(h);
             return;
         }
-        if self.conns.len() >= max_conns {
-            self.stats.dropped_connection_limit += 1;
+        if !self.allow_source(now, &from) {
             return;
         }
-        let Some(cid) = self.fresh_cid() else {
+        if let Some(reason) = self.capacity_refusal(&from) {
             self.stats.dropped_connection_limit += 1;
+            self.send_refuse(from, &client, reason);
             return;
+        }
+        let admission = match self.admit(now, &client, &req.handshake) {
+            Ok(a) => a,
+            Err(Some(reason)) => {
+                self.send_refuse(from, &client, reason);
+                return;
+            }
+            Err(None) => {
+                self.stats.dropped_bad_handshake += 1;
+                return;
+            }
         };
         // the cookie carries its issue time: Challenge -> Connect took one round trip
         let issued = u64::from_be_bytes(req.cookie[..8].try_into().expect("verified length"));
         let rtt = Duration::from_millis(now_ms.saturating_sub(issued));
-        let params = ClientParams {
-            cid: client.cid,
-            max_ack_delay: peer_max_ack_delay(req.max_ack_delay_us),
-            handshake_rtt: (!rtt.is_zero()).then_some(rtt),
+        self.accept(now, from, client, admission, rtt);
+    }
+
+    /// Refuses a client the server has no room for, before any cryptography is spent on it.
+    fn capacity_refusal(&self, from: &SocketAddr) -> Option<RefuseReason> {
+        let server = self.server.as_ref()?;
+        if self.conns.len() >= server.max_connections {
+            return Some(RefuseReason::ServerFull);
+        }
+        if self.limits.connections(&Source::of(from)) >= server.max_connections_per_source {
+            return Some(RefuseReason::TooManyFromSource);
+        }
+        None
+    }
+
+    /// Reads Noise message 1 and checks what it carries. `Err(None)`: not written to this
+    /// server's key (dropped silently); `Err(Some(r))`: understood and refused.
+    fn admit(
+        &mut self,
+        now: Instant,
+        client: &Client,
+        msg: &[u8],
+    ) -> Result<Admission, Option<RefuseReason>> {
+        let server_key = self.server_key.as_ref().ok_or(None)?;
+        let prologue = crypto::prologue(wire::VERSION, &client.cid, client.instance, client.nonce);
+        let seed: [u8; 32] = rand::Rng::random(&mut self.rng);
+        let (responder, payload) = Responder::read(server_key, &prologue, seed, msg).ok_or(None)?;
+        let params = ConnectParams::decode(&payload).map_err(|_| None)?;
+        let suite = params
+            .suites
+            .iter()
+            .filter_map(|&c| CipherSuite::from_code(c))
+            .find(|s| self.config.cipher_suites.contains(s))
+            .ok_or(Some(RefuseReason::NoCommonCipherSuite))?;
+        let policy = self.server.as_ref().and_then(|s| s.connect_tokens.as_ref());
+        let claims = match policy {
+            None => None,
+            Some(policy) => {
+                let now_s = self
+                    .unix_now_s(now)
+                    .ok_or(Some(RefuseReason::InvalidToken))?;
+                let opened = token::open(
+                    &policy.key,
+                    &params.token,
+                    &server_key.public().0,
+                    now_s,
+                    &policy.public_addresses,
+                )
+                .map_err(|_| Some(RefuseReason::InvalidToken))?;
+                if self.client_ids.contains_key(&opened.claims.client_id) {
+                    return Err(Some(RefuseReason::AlreadyConnected));
+                }
+                Some(opened.claims)
+            }
         };
-        let setup = self.setup(from, cid, req.channels, (client.instance, client.nonce));
-        let conn = Connection::new_server(now, setup, params);
+        Ok(Admission {
+            params,
+            suite,
+            claims,
+            responder,
+        })
+    }
+
+    /// Creates the server's connection and its Accept (Noise message 2).
+    fn accept(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        client: Client,
+        admission: Admission,
+        rtt: Duration,
+    ) {
+        let Some(cid) = self.fresh_cid() else {
+            self.stats.dropped_connection_limit += 1;
+            self.send_refuse(from, &client, RefuseReason::ServerFull);
+            return;
+        };
+        let Admission {
+            params,
+            suite,
+            claims,
+            responder,
+        } = admission;
+        let accept_params = AcceptParams {
+            server_cid: cid,
+            max_ack_delay_us: self.transport.max_ack_delay.as_micros() as u64,
+            suite: suite.code(),
+            reset_token: self.reset.token(&cid),
+        };
+        let mut payload = Vec::new();
+        accept_params.encode(&mut payload);
+        let Ok((msg, keys)) = responder.finish(&payload) else {
+            self.stats.dropped_bad_handshake += 1;
+            return;
+        };
+        let mut accept = Vec::new();
+        LongPacket::Accept {
+            version: wire::VERSION,
+            dst_cid: client.cid,
+            nonce: client.nonce,
+            handshake: msg,
+        }
+        .encode(&mut accept);
+        let client_params = ClientParams {
+            cid: client.cid,
+            max_ack_delay: peer_max_ack_delay(params.max_ack_delay_us),
+            handshake_rtt: (!rtt.is_zero()).then_some(rtt),
+            keys: PacketKeys::new(suite, &keys.tx, &keys.rx),
+            accept,
+        };
+        let setup = self.setup(from, cid, params.channels, (client.instance, client.nonce));
+        let conn = Connection::new_server(now, setup, client_params);
         let h = self.new_handle();
+        self.register_incoming(h, from, &client, claims);
         self.by_cid.insert(cid, h);
-        self.by_remote.insert((from, client.cid), h);
-        self.handshakes
-            .insert((from, client.instance, client.nonce), h);
         self.conns.insert(h, conn);
         self.stats.connections_accepted += 1;
         self.touched(h);
+    }
+
+    fn register_incoming(
+        &mut self,
+        h: ConnectionHandle,
+        from: SocketAddr,
+        client: &Client,
+        claims: Option<TokenClaims>,
+    ) {
+        self.by_remote.insert((from, client.cid), h);
+        self.handshakes
+            .insert((from, client.instance, client.nonce), h);
+        let source = Source::of(&from);
+        self.limits.add_connection(source);
+        self.source_of.insert(h, source);
+        if let Some(claims) = claims {
+            self.client_ids.insert(claims.client_id, h);
+            self.claims.insert(h, claims);
+        }
     }
 }

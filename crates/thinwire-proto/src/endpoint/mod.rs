@@ -2,22 +2,25 @@
 //! handshakes statelessly (`handshake.rs`), and merges their timers, transmits and events.
 
 mod handshake;
+mod limits;
 mod stats;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::{EndpointConfig, ServerConfig, TransportConfig};
-use crate::connection::{Connection, ConnectionStats, Setup};
+use crate::connection::{ClientHandshake, Connection, ConnectionStats, IncomingPacket, Setup};
+use crate::crypto::{CipherSuite, ConnectToken, PublicKey, ResetKeys, ServerKey, TokenClaims};
 use crate::error::{ConfigError, ConnectError, SendError};
 use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
+use limits::{Source, SourceLimits};
 
 pub use stats::EndpointStats;
 
@@ -64,6 +67,19 @@ pub struct Endpoint {
     epoch: Instant,
     rng: ChaCha8Rng,
     cookie_key: [u8; 32],
+    /// The server's static key pair (servers only).
+    server_key: Option<ServerKey>,
+    reset: ResetKeys,
+    limits: SourceLimits,
+    /// Server connections by the source they were admitted from (for the per-source cap).
+    source_of: HashMap<ConnectionHandle, Source>,
+    /// Connections admitted by connect token: their claims, and the handle per client id.
+    claims: HashMap<ConnectionHandle, TokenClaims>,
+    client_ids: HashMap<u64, ConnectionHandle>,
+    /// Unix time at an instant, once the application said (`set_unix_time`).
+    unix_clock: Option<(Instant, Duration)>,
+    /// Where a received datagram is opened in place.
+    scratch: Vec<u8>,
     instance: u64,
     next_handle: u64,
     conns: HashMap<ConnectionHandle, Connection>,
@@ -91,7 +107,25 @@ impl Endpoint {
         let mut cookie_key = [0u8; 32];
         rng.fill_bytes(&mut cookie_key);
         let instance = rng.random();
+        let mut keys = [[0u8; 32]; 3];
+        keys.iter_mut().for_each(|k| rng.fill_bytes(k));
+        let server_key = server.as_ref().map(|s| {
+            s.key
+                .clone()
+                .unwrap_or_else(|| ServerKey::generate(keys[0]))
+        });
+        let per_second = server
+            .as_ref()
+            .map_or(0, |s| s.handshakes_per_second_per_source);
         Ok(Self {
+            reset: ResetKeys::new(server_key.as_ref(), keys[1]),
+            limits: SourceLimits::new(keys[2], per_second),
+            server_key,
+            source_of: HashMap::new(),
+            claims: HashMap::new(),
+            client_ids: HashMap::new(),
+            unix_clock: None,
+            scratch: Vec::with_capacity(2048),
             transport: config.transport.clone(),
             config,
             server,
@@ -150,6 +184,40 @@ impl Endpoint {
         &self.transport
     }
 
+    /// A server's static public key: what its clients pass to [`connect`](Self::connect).
+    /// `None` for an endpoint that is not a server.
+    pub fn public_key(&self) -> Option<PublicKey> {
+        self.server_key.as_ref().map(ServerKey::public)
+    }
+
+    /// What the connect token of an incoming connection said (client id, user data); `None`
+    /// for connections admitted without a token.
+    pub fn token_claims(&self, conn: ConnectionHandle) -> Option<&TokenClaims> {
+        self.claims.get(&conn)
+    }
+
+    /// The cipher suite protecting a connection's packets, once its handshake is done.
+    pub fn cipher_suite(&self, conn: ConnectionHandle) -> Option<CipherSuite> {
+        self.conns.get(&conn).and_then(Connection::cipher_suite)
+    }
+
+    /// Tells the endpoint the current unix time (seconds since 1970), which only connect-token
+    /// expiry needs; the endpoint keeps it up to date from the `now` of later calls. A server
+    /// with a token policy refuses every token until it is set.
+    pub fn set_unix_time(&mut self, now: Instant, unix: Duration) {
+        self.unix_clock = Some((now, unix));
+    }
+
+    fn unix_now_s(&self, now: Instant) -> Option<u64> {
+        let (at, unix) = self.unix_clock?;
+        let t = if now >= at {
+            unix + (now - at)
+        } else {
+            unix.saturating_sub(at - now)
+        };
+        Some(t.as_secs())
+    }
+
     fn fresh_cid(&mut self) -> Option<ConnectionId> {
         let len = self.config.cid_len;
         for _ in 0..64 {
@@ -165,7 +233,7 @@ impl Endpoint {
 
     /// What a new connection of this endpoint starts from.
     fn setup(
-        &self,
+        &mut self,
         remote: SocketAddr,
         local_cid: ConnectionId,
         channels: Vec<ChannelKind>,
@@ -179,6 +247,7 @@ impl Endpoint {
             nonce,
             config: self.transport.clone(),
             policies: self.config.policy_cache.clone(),
+            seed: self.rng.random(),
         }
     }
 
@@ -188,13 +257,44 @@ impl Endpoint {
         h
     }
 
-    /// Opens a connection to `remote` with the given channel classes (1 to 64; channel `i` of
-    /// the connection is `channels[i]`). Messages may be sent at once; they go out when the
-    /// handshake completes. [`Event::Connected`] or [`Event::Disconnected`] follows.
+    /// Opens a connection to the server at `remote` whose static public key is `server_key`,
+    /// with the given channel classes (1 to 64; channel `i` of the connection is
+    /// `channels[i]`). The handshake proves the server holds the key; an impostor cannot
+    /// complete it. Messages may be sent at once; they go out when the handshake completes.
+    /// [`Event::Connected`] or [`Event::Disconnected`] follows.
     pub fn connect(
         &mut self,
         now: Instant,
         remote: SocketAddr,
+        server_key: &PublicKey,
+        channels: &[ChannelKind],
+    ) -> Result<ConnectionHandle, ConnectError> {
+        self.open(now, remote, *server_key, Vec::new(), channels)
+    }
+
+    /// Opens a connection with a connect token from a matchmaking backend: to the token's first
+    /// server address, authenticating the server by the token's key, and presenting the
+    /// token's sealed claims to the server.
+    pub fn connect_with_token(
+        &mut self,
+        now: Instant,
+        token: &ConnectToken,
+        channels: &[ChannelKind],
+    ) -> Result<ConnectionHandle, ConnectError> {
+        let remote = *token
+            .addresses()
+            .first()
+            .ok_or(ConnectError::TokenWithoutAddress)?;
+        let key = PublicKey(token.server_key());
+        self.open(now, remote, key, token.private_part().to_vec(), channels)
+    }
+
+    fn open(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        server_key: PublicKey,
+        token: Vec<u8>,
         channels: &[ChannelKind],
     ) -> Result<ConnectionHandle, ConnectError> {
         if channels.is_empty() || channels.len() > wire::MAX_CHANNELS {
@@ -203,7 +303,14 @@ impl Endpoint {
         let cid = self.fresh_cid().ok_or(ConnectError::NoConnectionId)?;
         let nonce = self.rng.random();
         let setup = self.setup(remote, cid, channels.to_vec(), (self.instance, nonce));
-        let conn = Connection::new_client(now, setup);
+        let client = ClientHandshake {
+            server_key,
+            token,
+            suites: self.config.cipher_suites.clone(),
+            connect: None,
+            initiator: None,
+        };
+        let conn = Connection::new_client(now, setup, client);
         let h = self.new_handle();
         self.by_cid.insert(cid, h);
         self.conns.insert(h, conn);
@@ -315,26 +422,38 @@ impl Endpoint {
         };
         let Some(&h) = self.by_cid.get(&hdr.dst_cid) else {
             self.stats.dropped_unknown_connection += 1;
-            self.send_reset(from, hdr.dst_cid, datagram.len());
+            let token = self.reset.token(&hdr.dst_cid);
+            self.send_reset(now, from, hdr.dst_cid, token, datagram.len());
             return;
         };
         let Some(conn) = self.conns.get_mut(&h) else {
             return;
         };
+        self.scratch.clear();
+        self.scratch.extend_from_slice(datagram);
+        let (header, body) = self.scratch.split_at_mut(offset);
         let old_remote = conn.remote();
-        conn.handle_packet(
+        let authentic = conn.handle_packet(
             now,
-            from,
-            hdr.pn_truncated,
-            hdr.pn_len as usize,
-            &datagram[offset..],
-            datagram.len(),
+            IncomingPacket {
+                from,
+                pn_truncated: hdr.pn_truncated,
+                pn_len: usize::from(hdr.pn_len),
+                header,
+                body,
+            },
         );
         if conn.remote() != old_remote {
             if let Some(rc) = conn.remote_cid() {
                 self.by_remote.remove(&(old_remote, rc));
                 self.by_remote.insert((conn.remote(), rc), h);
             }
+        }
+        if !authentic {
+            // the same answer as for an unknown id, with a token that resets nothing
+            self.stats.dropped_unauthenticated += 1;
+            let decoy = self.reset.decoy(&hdr.dst_cid);
+            self.send_reset(now, from, hdr.dst_cid, decoy, datagram.len());
         }
         self.touched(h);
     }
@@ -429,6 +548,14 @@ impl Endpoint {
     }
 
     fn remove(&mut self, h: ConnectionHandle) {
+        if let Some(source) = self.source_of.remove(&h) {
+            self.limits.remove_connection(&source);
+        }
+        if let Some(claims) = self.claims.remove(&h) {
+            if self.client_ids.get(&claims.client_id) == Some(&h) {
+                self.client_ids.remove(&claims.client_id);
+            }
+        }
         if let Some(conn) = self.conns.remove(&h) {
             self.by_cid.remove(&conn.local_cid());
             if let Some(rc) = conn.remote_cid() {

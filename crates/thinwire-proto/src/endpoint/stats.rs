@@ -17,14 +17,26 @@ pub struct EndpointStats {
     pub dropped_bad_cookie: u64,
     /// Dropped: handshake packet this endpoint cannot use (not a server, wrong state, wrong sender).
     pub dropped_unexpected: u64,
-    /// Dropped: a Connect arrived while `max_connections` were held.
+    /// Refused: a Connect arrived while `max_connections` (or the source's share) were held.
     pub dropped_connection_limit: u64,
+    /// Dropped unanswered: the source spent its budget of handshake packets and replies.
+    pub dropped_rate_limited: u64,
+    /// Dropped: a Connect whose Noise message was not written to this server's key, or whose
+    /// parameters do not parse.
+    pub dropped_bad_handshake: u64,
+    /// Dropped: a short-header packet for a live connection that did not authenticate
+    /// (answered like one for an unknown id).
+    pub dropped_unauthenticated: u64,
+    /// Dropped: a Reset that named no connection of ours or carried the wrong token.
+    pub dropped_bad_reset: u64,
     /// Dropped: a stateless reply was due but the reply queue was full.
     pub dropped_reply_queue_full: u64,
     /// Challenges sent (one per Hello, no state kept).
     pub challenges_sent: u64,
-    /// Resets sent for unknown connection ids.
+    /// Resets sent (for unknown connection ids, and decoys for unauthenticated packets).
     pub resets_sent: u64,
+    /// Refusals sent (server full, source over its cap, bad token).
+    pub refusals_sent: u64,
     /// Connections accepted.
     pub connections_accepted: u64,
 }

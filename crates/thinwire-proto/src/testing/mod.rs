@@ -14,7 +14,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::{
-    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig, TransportConfig,
+    ChannelKind, CipherSuite, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig,
+    TransportConfig,
 };
 use thinwire_netmodel::{Link, LinkConfig};
 
@@ -107,6 +108,8 @@ pub struct Pair {
     pub client: Side,
     /// The server side.
     pub server: Side,
+    server_static: crate::ServerKey,
+    server_suites: Vec<CipherSuite>,
     buf: Vec<u8>,
 }
 
@@ -118,9 +121,23 @@ pub struct PairBuilder {
     down: LinkConfig,
     transport: TransportConfig,
     server_transport: Option<TransportConfig>,
+    suites: Option<Vec<CipherSuite>>,
+    server_config: ServerConfig,
 }
 
 impl PairBuilder {
+    /// The server's configuration (its `key` is replaced by the pair's).
+    pub fn server_config(mut self, config: ServerConfig) -> Self {
+        self.server_config = config;
+        self
+    }
+
+    /// The cipher suites of both endpoints (default: each endpoint's default list).
+    pub fn cipher_suites(mut self, suites: Vec<CipherSuite>) -> Self {
+        self.suites = Some(suites);
+        self
+    }
+
     /// Both directions with the same link model.
     pub fn link(mut self, link: LinkConfig) -> Self {
         self.up = link.clone();
@@ -156,17 +173,29 @@ impl PairBuilder {
     pub fn build(self) -> Pair {
         let time = Instant::now();
         let seeds = split_seed(self.seed);
+        let suites = self.suites;
         let mk = |seed: [u8; 32], t: TransportConfig| {
             let mut c = EndpointConfig::new(seed);
             c.transport = std::sync::Arc::new(t);
+            if let Some(s) = &suites {
+                c.cipher_suites = s.clone();
+            }
             c
         };
         let client_cfg = mk(seeds[0], self.transport.clone());
         let server_cfg = mk(seeds[1], self.server_transport.unwrap_or(self.transport));
+        let server_suites = server_cfg.cipher_suites.clone();
+        let server_static = crate::ServerKey::generate(seeds[1]);
+        let server_config = ServerConfig {
+            key: Some(server_static.clone()),
+            ..self.server_config
+        };
         let client = Endpoint::new(client_cfg, None, time).expect("valid client config");
-        let server = Endpoint::new(server_cfg, Some(ServerConfig::default()), time)
-            .expect("valid server config");
+        let server =
+            Endpoint::new(server_cfg, Some(server_config), time).expect("valid server config");
         Pair {
+            server_static,
+            server_suites,
             time,
             client: Side::new(
                 client,
@@ -205,6 +234,8 @@ impl Pair {
             down: LinkConfig::default(),
             transport: TransportConfig::default(),
             server_transport: None,
+            suites: None,
+            server_config: ServerConfig::default(),
         }
     }
 
@@ -214,10 +245,11 @@ impl Pair {
         &mut self,
         channels: &[ChannelKind],
     ) -> Option<(ConnectionHandle, ConnectionHandle)> {
+        let key = self.server_key();
         let c = self
             .client
             .endpoint
-            .connect(self.time, self.server.addr, channels)
+            .connect(self.time, self.server.addr, &key, channels)
             .ok()?;
         let deadline = self.time + Duration::from_secs(10);
         let mut client_ok = false;
@@ -381,12 +413,25 @@ impl Pair {
         self.server.events.clear();
     }
 
-    /// Replaces the server endpoint with a fresh one (a restart: all its state is gone).
+    /// The server's static public key (what a client must know to connect).
+    pub fn server_key(&self) -> crate::PublicKey {
+        self.server
+            .endpoint
+            .public_key()
+            .expect("the server side is a server")
+    }
+
+    /// Replaces the server endpoint with a fresh one (a restart: all its state is gone but its
+    /// static key, which a real server keeps).
     pub fn restart_server(&mut self, seed: u64) {
         let mut cfg = EndpointConfig::new(split_seed(seed)[1]);
         cfg.transport = std::sync::Arc::new(self.server.endpoint.transport_config().clone());
-        self.server.endpoint =
-            Endpoint::new(cfg, Some(ServerConfig::default()), self.time).expect("valid config");
+        cfg.cipher_suites = self.server_suites.clone();
+        let server = ServerConfig {
+            key: Some(self.server_static.clone()),
+            ..ServerConfig::default()
+        };
+        self.server.endpoint = Endpoint::new(cfg, Some(server), self.time).expect("valid config");
         self.server.events.clear();
     }
 }

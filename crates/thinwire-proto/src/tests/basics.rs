@@ -97,13 +97,25 @@ fn many_connections_share_one_endpoint() {
     let l = thinwire_netmodel::LinkConfig::default()
         .with_delay(Duration::from_millis(15))
         .with_bernoulli_loss(0.02);
-    let mut pair = Pair::builder(3).link(l).build();
+    // one client address: lift the per-source limits that would otherwise stop it at 64
+    let server = crate::ServerConfig {
+        max_connections_per_source: 1000,
+        handshakes_per_second_per_source: 10_000,
+        ..crate::ServerConfig::default()
+    };
+    let mut pair = Pair::builder(3).link(l).server_config(server).build();
+    let key = pair.server_key();
     let mut handles = Vec::new();
     for _ in 0..300 {
         let h = pair
             .client
             .endpoint
-            .connect(pair.time, pair.server.addr, &[ChannelKind::ReliableOrdered])
+            .connect(
+                pair.time,
+                pair.server.addr,
+                &key,
+                &[ChannelKind::ReliableOrdered],
+            )
             .unwrap();
         handles.push(h);
     }

@@ -16,10 +16,13 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
+/// In cleartext, so that a test can find message A on the wire (the suite does not change
+/// recovery).
 fn pair(transport: TransportConfig) -> Pair {
     Pair::builder(11)
         .link(LinkConfig::default().with_delay(Duration::from_millis(50)))
         .transport(transport)
+        .cipher_suites(vec![crate::CipherSuite::InsecureCleartext])
         .build()
 }
 

@@ -57,6 +57,15 @@ pub enum DecodeError {
     /// A SHARD frame's k, index, length or message size is impossible.
     #[error("bad shard frame")]
     BadShard,
+    /// A handshake message is longer than [`MAX_HANDSHAKE_LEN`](crate::wire::MAX_HANDSHAKE_LEN).
+    #[error("handshake message too long")]
+    BadHandshake,
+    /// A cipher-suite list is empty or longer than [`MAX_SUITES`](crate::wire::MAX_SUITES).
+    #[error("bad cipher suite list")]
+    BadSuites,
+    /// A connect token is longer than [`MAX_TOKEN_LEN`](crate::wire::MAX_TOKEN_LEN).
+    #[error("connect token too long")]
+    BadToken,
     /// Bytes follow the end of a long-header packet (other than Hello's zero padding).
     #[error("trailing bytes after packet")]
     TrailingBytes,

@@ -6,12 +6,14 @@ use std::iter::FusedIterator;
 use super::ack::ACK_TYPE;
 use super::{
     varint, AckFrame, ChannelKind, DecodeError, Reader, SeqField, MAX_CHANNELS, MAX_FRAGMENT_COUNT,
-    MAX_REASON_LEN,
+    MAX_REASON_LEN, PATH_DATA_LEN,
 };
 
 const PADDING_TYPE: u8 = 0x00;
 const PING_TYPE: u8 = 0x01;
 const CLOSE_TYPE: u8 = 0x03;
+const PATH_CHALLENGE_TYPE: u8 = 0x05;
+const PATH_RESPONSE_TYPE: u8 = 0x06;
 /// `01cccccc`: compact message.
 const COMPACT_MSG: u8 = 0x40;
 /// `10cccccc`: full message.
@@ -98,6 +100,10 @@ pub enum Frame<'a> {
     Message(MessageFrame<'a>),
     /// One erasure-coded piece of a deadline message.
     Shard(super::ShardFrame<'a>),
+    /// "Echo this back": proves the peer receives at the address this packet went to.
+    PathChallenge([u8; PATH_DATA_LEN]),
+    /// The echo of a PATH_CHALLENGE's data.
+    PathResponse([u8; PATH_DATA_LEN]),
 }
 
 impl Frame<'_> {
@@ -228,6 +234,18 @@ pub fn encode_ping(out: &mut Vec<u8>) {
     out.push(PING_TYPE);
 }
 
+/// Append a PATH_CHALLENGE frame (`05` + 8 bytes of data).
+pub fn encode_path_challenge(data: &[u8; PATH_DATA_LEN], out: &mut Vec<u8>) {
+    out.push(PATH_CHALLENGE_TYPE);
+    out.extend_from_slice(data);
+}
+
+/// Append a PATH_RESPONSE frame (`06` + the challenge's 8 bytes).
+pub fn encode_path_response(data: &[u8; PATH_DATA_LEN], out: &mut Vec<u8>) {
+    out.push(PATH_RESPONSE_TYPE);
+    out.extend_from_slice(data);
+}
+
 /// Append `len` padding bytes (zeros); they decode as one
 /// `Frame::Padding(len)` (merged with adjacent padding).
 pub fn encode_padding(len: usize, out: &mut Vec<u8>) {
@@ -295,6 +313,8 @@ impl<'a> FrameIter<'a, '_> {
                 let reason = self.r.bytes(len as usize)?;
                 Ok(Frame::Close { code, reason })
             }
+            PATH_CHALLENGE_TYPE => self.r.array().map(Frame::PathChallenge),
+            PATH_RESPONSE_TYPE => self.r.array().map(Frame::PathResponse),
             super::shard::SHARD_TYPE => {
                 super::ShardFrame::decode_body(&mut self.r, self.channels).map(Frame::Shard)
             }

@@ -1,10 +1,10 @@
 //! Packet headers: the short header of data packets and the long-header
 //! handshake/control packets.
 
-use super::{packet_number::pn_truncate, varint};
+use super::packet_number::pn_truncate;
 use super::{
-    ChannelKind, ConnectionId, DecodeError, Reader, HELLO_MIN_SIZE, MAX_CHANNELS, MAX_CID_LEN,
-    MAX_COOKIE_LEN,
+    ConnectionId, DecodeError, Reader, HELLO_MIN_SIZE, MAX_CID_LEN, MAX_COOKIE_LEN,
+    MAX_HANDSHAKE_LEN, RESET_TOKEN_LEN,
 };
 
 const FORM_BIT: u8 = 0x80;
@@ -115,6 +115,7 @@ mod ty {
     pub(super) const ACCEPT: u8 = 3;
     pub(super) const RESET: u8 = 4;
     pub(super) const VERSION_NEGOTIATION: u8 = 5;
+    pub(super) const REFUSE: u8 = 6;
 }
 
 /// A handshake or control packet (long header).
@@ -159,10 +160,9 @@ pub enum LongPacket {
         nonce: u64,
         /// The cookie from the Challenge.
         cookie: Vec<u8>,
-        /// Largest delay the client adds before acknowledging, µs.
-        max_ack_delay_us: u64,
-        /// The channel table (1..=64 channels); index = channel number.
-        channels: Vec<ChannelKind>,
+        /// Noise message 1 (at most [`MAX_HANDSHAKE_LEN`] bytes): the client's ephemeral key
+        /// and its [`ConnectParams`](super::ConnectParams), encrypted to the server's key.
+        handshake: Vec<u8>,
     },
     /// Server → client, the connection is established.
     Accept {
@@ -170,19 +170,32 @@ pub enum LongPacket {
         version: u32,
         /// The client's connection id.
         dst_cid: ConnectionId,
-        /// The server's connection id (the client sends to it).
-        src_cid: ConnectionId,
         /// The client's nonce, echoed.
         nonce: u64,
-        /// Largest delay the server adds before acknowledging, µs.
-        max_ack_delay_us: u64,
+        /// Noise message 2: the server's ephemeral key and its
+        /// [`AcceptParams`](super::AcceptParams) (its connection id among them), encrypted.
+        handshake: Vec<u8>,
     },
-    /// Either way: "I have no connection with this id".
+    /// Server → client: "I have no connection with this id", proven by the id's reset token.
     Reset {
         /// Protocol version.
         version: u32,
-        /// The unknown connection id that was received.
+        /// The connection id that was received (the server's id of the lost connection).
         cid: ConnectionId,
+        /// The stateless reset token of `cid` (see `docs/PROTOCOL.md`, Reset).
+        token: [u8; RESET_TOKEN_LEN],
+    },
+    /// Server → client: the Connect was understood and refused (server full, too many
+    /// connections from the source, a bad connect token).
+    Refuse {
+        /// Protocol version.
+        version: u32,
+        /// The client's connection id.
+        dst_cid: ConnectionId,
+        /// The client's nonce, echoed (an off-path attacker cannot forge a refusal).
+        nonce: u64,
+        /// Why, a [`RefuseReason`](crate::RefuseReason) code.
+        reason: u8,
     },
     /// Server → client: the Hello's version is not supported.
     /// The version field on the wire is 0.
@@ -224,6 +237,21 @@ fn read_cookie(r: &mut Reader<'_>) -> Result<Vec<u8>, DecodeError> {
     Ok(r.bytes(len)?.to_vec())
 }
 
+fn write_handshake(msg: &[u8], out: &mut Vec<u8>) {
+    debug_assert!(msg.len() <= MAX_HANDSHAKE_LEN, "handshake message too long");
+    let msg = &msg[..msg.len().min(MAX_HANDSHAKE_LEN)];
+    out.extend_from_slice(&(msg.len() as u16).to_be_bytes());
+    out.extend_from_slice(msg);
+}
+
+fn read_handshake(r: &mut Reader<'_>) -> Result<Vec<u8>, DecodeError> {
+    let len = usize::from(r.u16()?);
+    if len > MAX_HANDSHAKE_LEN {
+        return Err(DecodeError::BadHandshake);
+    }
+    Ok(r.bytes(len)?.to_vec())
+}
+
 impl LongPacket {
     /// The `TTTT` type code of this packet.
     pub fn packet_type(&self) -> u8 {
@@ -234,6 +262,7 @@ impl LongPacket {
             LongPacket::Accept { .. } => ty::ACCEPT,
             LongPacket::Reset { .. } => ty::RESET,
             LongPacket::VersionNegotiation { .. } => ty::VERSION_NEGOTIATION,
+            LongPacket::Refuse { .. } => ty::REFUSE,
         }
     }
 
@@ -280,40 +309,45 @@ impl LongPacket {
                 instance,
                 nonce,
                 cookie,
-                max_ack_delay_us,
-                channels,
+                handshake,
             } => {
                 out.extend_from_slice(&version.to_be_bytes());
                 src_cid.write_prefixed(out);
                 out.extend_from_slice(&instance.to_be_bytes());
                 out.extend_from_slice(&nonce.to_be_bytes());
                 write_cookie(cookie, out);
-                varint::write(*max_ack_delay_us, out);
-                debug_assert!(
-                    (1..=MAX_CHANNELS).contains(&channels.len()),
-                    "channel count {} not in 1..=64",
-                    channels.len()
-                );
-                let channels = &channels[..channels.len().min(MAX_CHANNELS)];
-                out.push(channels.len() as u8);
-                out.extend(channels.iter().map(|k| k.code()));
+                write_handshake(handshake, out);
             }
             LongPacket::Accept {
                 version,
                 dst_cid,
-                src_cid,
                 nonce,
-                max_ack_delay_us,
+                handshake,
             } => {
                 out.extend_from_slice(&version.to_be_bytes());
                 dst_cid.write_prefixed(out);
-                src_cid.write_prefixed(out);
                 out.extend_from_slice(&nonce.to_be_bytes());
-                varint::write(*max_ack_delay_us, out);
+                write_handshake(handshake, out);
             }
-            LongPacket::Reset { version, cid } => {
+            LongPacket::Reset {
+                version,
+                cid,
+                token,
+            } => {
                 out.extend_from_slice(&version.to_be_bytes());
                 cid.write_prefixed(out);
+                out.extend_from_slice(token);
+            }
+            LongPacket::Refuse {
+                version,
+                dst_cid,
+                nonce,
+                reason,
+            } => {
+                out.extend_from_slice(&version.to_be_bytes());
+                dst_cid.write_prefixed(out);
+                out.extend_from_slice(&nonce.to_be_bytes());
+                out.push(*reason);
             }
             LongPacket::VersionNegotiation { dst_cid, supported } => {
                 out.extend_from_slice(&0u32.to_be_bytes());
@@ -396,42 +430,46 @@ impl LongPacket {
                 let instance = r.u64()?;
                 let nonce = r.u64()?;
                 let cookie = read_cookie(&mut r)?;
-                let max_ack_delay_us = r.varint()?;
-                let count = usize::from(r.u8()?);
-                if count == 0 || count > MAX_CHANNELS {
-                    return Err(DecodeError::BadChannelCount);
-                }
-                let channels = r
-                    .bytes(count)?
-                    .iter()
-                    .map(|&c| ChannelKind::from_code(c).ok_or(DecodeError::UnknownChannelKind(c)))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let handshake = read_handshake(&mut r)?;
                 LongPacket::Connect {
                     version,
                     src_cid,
                     instance,
                     nonce,
                     cookie,
-                    max_ack_delay_us,
-                    channels,
+                    handshake,
                 }
             }
             ty::ACCEPT => {
                 let dst_cid = ConnectionId::read_prefixed(&mut r)?;
-                let src_cid = ConnectionId::read_prefixed(&mut r)?;
                 let nonce = r.u64()?;
-                let max_ack_delay_us = r.varint()?;
+                let handshake = read_handshake(&mut r)?;
                 LongPacket::Accept {
                     version,
                     dst_cid,
-                    src_cid,
                     nonce,
-                    max_ack_delay_us,
+                    handshake,
                 }
             }
             ty::RESET => {
                 let cid = ConnectionId::read_prefixed(&mut r)?;
-                LongPacket::Reset { version, cid }
+                let token = r.array()?;
+                LongPacket::Reset {
+                    version,
+                    cid,
+                    token,
+                }
+            }
+            ty::REFUSE => {
+                let dst_cid = ConnectionId::read_prefixed(&mut r)?;
+                let nonce = r.u64()?;
+                let reason = r.u8()?;
+                LongPacket::Refuse {
+                    version,
+                    dst_cid,
+                    nonce,
+                    reason,
+                }
             }
             ty::VERSION_NEGOTIATION => {
                 if version != 0 {

@@ -5,7 +5,7 @@
 //! * a **short header** ([`ShortHeader`]) followed by frames ([`frames`],
 //!   [`Frame`]) for data packets, or
 //! * a **long header** packet ([`LongPacket`]) for the handshake and
-//!   control (Hello, Challenge, Connect, Accept, Reset,
+//!   control (Hello, Challenge, Connect, Accept, Reset, Refuse,
 //!   VersionNegotiation).
 //!
 //! [`is_long_header`] tells the two apart. Fixed-size integers are
@@ -24,6 +24,7 @@ mod error;
 mod frame;
 mod header;
 mod packet_number;
+mod params;
 mod reader;
 mod seq;
 mod shard;
@@ -37,18 +38,19 @@ pub use channel_kind::ChannelKind;
 pub use cid::ConnectionId;
 pub use error::DecodeError;
 pub use frame::{
-    close_frame_len, encode_close, encode_message, encode_padding, encode_ping, frames,
-    message_frame_len, Fragment, Frame, FrameIter, MessageFrame, MessageHeader,
-    COMPACT_MAX_PAYLOAD,
+    close_frame_len, encode_close, encode_message, encode_padding, encode_path_challenge,
+    encode_path_response, encode_ping, frames, message_frame_len, Fragment, Frame, FrameIter,
+    MessageFrame, MessageHeader, COMPACT_MAX_PAYLOAD,
 };
 pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader};
 pub use packet_number::{pn_decode, pn_encode_len, pn_truncate};
+pub use params::{AcceptParams, ConnectParams, MAX_SUITES, MAX_TOKEN_LEN};
 pub use reader::Reader;
 pub use seq::{seq_compact_ok, seq_expand, SeqField, SEQ_COMPACT_MAX_DISTANCE};
 pub use shard::{ShardFrame, MAX_SHARDS_K};
 
-/// The protocol version this crate speaks.
-pub const VERSION: u32 = 1;
+/// The protocol version this crate speaks: 2, the first with encrypted packets.
+pub const VERSION: u32 = 2;
 
 /// Minimum size of a datagram carrying a Hello (the encoder pads to it).
 ///
@@ -61,6 +63,15 @@ pub const MAX_CID_LEN: usize = 8;
 
 /// Longest cookie in Challenge and Connect, in bytes.
 pub const MAX_COOKIE_LEN: usize = 64;
+
+/// Longest Noise handshake message in Connect and Accept, in bytes.
+pub const MAX_HANDSHAKE_LEN: usize = 1024;
+
+/// Length of a stateless reset token.
+pub const RESET_TOKEN_LEN: usize = 16;
+
+/// Length of the data of a PATH_CHALLENGE or PATH_RESPONSE frame.
+pub const PATH_DATA_LEN: usize = 8;
 
 /// Most channels a connection can have (a channel index is 6 bits).
 pub const MAX_CHANNELS: usize = 64;

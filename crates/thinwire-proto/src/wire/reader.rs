@@ -61,7 +61,8 @@ impl<'a> Reader<'a> {
         out
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+    /// Read exactly `N` bytes into an array.
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let mut out = [0u8; N];
         out.copy_from_slice(self.bytes(N)?);
         Ok(out)

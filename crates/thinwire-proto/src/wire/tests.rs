@@ -51,7 +51,7 @@ fn hex(s: &str) -> Vec<u8> {
 
 /// Every long packet type with its golden encoding.
 fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
-    let mut hello = hex("c0 00000001 04 11223344 0102030405060708 a1a2a3a4a5a6a7a8");
+    let mut hello = hex("c0 00000002 04 11223344 0102030405060708 a1a2a3a4a5a6a7a8");
     hello.resize(HELLO_MIN_SIZE, 0);
     vec![
         (
@@ -72,7 +72,7 @@ fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
                 nonce: NONCE,
                 cookie: COOKIE.to_vec(),
             },
-            hex("c1 00000001 04 11223344 a1a2a3a4a5a6a7a8 04 deadbeef"),
+            hex("c1 00000002 04 11223344 a1a2a3a4a5a6a7a8 04 deadbeef"),
         ),
         (
             "connect",
@@ -82,30 +82,39 @@ fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
                 instance: INSTANCE,
                 nonce: NONCE,
                 cookie: COOKIE.to_vec(),
-                max_ack_delay_us: 25_000,
-                channels: ChannelKind::ALL.to_vec(),
+                handshake: vec![0xaa, 0xbb, 0xcc],
             },
-            hex("c2 00000001 04 11223344 0102030405060708 a1a2a3a4a5a6a7a8 \
-                 04 deadbeef 800061a8 05 00 01 02 03 04"),
+            hex("c2 00000002 04 11223344 0102030405060708 a1a2a3a4a5a6a7a8 \
+                 04 deadbeef 0003 aabbcc"),
         ),
         (
             "accept",
             LongPacket::Accept {
                 version: VERSION,
                 dst_cid: cid(&CLIENT_CID),
-                src_cid: cid(&SERVER_CID),
                 nonce: NONCE,
-                max_ack_delay_us: 25_000,
+                handshake: vec![0xdd, 0xee],
             },
-            hex("c3 00000001 04 11223344 02 5566 a1a2a3a4a5a6a7a8 800061a8"),
+            hex("c3 00000002 04 11223344 a1a2a3a4a5a6a7a8 0002 ddee"),
         ),
         (
             "reset",
             LongPacket::Reset {
                 version: VERSION,
                 cid: cid(&SERVER_CID),
+                token: *b"\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff",
             },
-            hex("c4 00000001 02 5566"),
+            hex("c4 00000002 02 5566 00112233445566778899aabbccddeeff"),
+        ),
+        (
+            "refuse",
+            LongPacket::Refuse {
+                version: VERSION,
+                dst_cid: cid(&CLIENT_CID),
+                nonce: NONCE,
+                reason: 1,
+            },
+            hex("c6 00000002 04 11223344 a1a2a3a4a5a6a7a8 01"),
         ),
         (
             "version_negotiation",
@@ -217,6 +226,8 @@ fn encode_frame(frame: &Frame<'_>, channels: &[ChannelKind], out: &mut Vec<u8>) 
         Frame::Close { code, reason } => encode_close(*code, reason, out),
         Frame::Message(m) => m.encode(channels[usize::from(m.channel)], out),
         Frame::Shard(f) => f.encode(out),
+        Frame::PathChallenge(d) => encode_path_challenge(d, out),
+        Frame::PathResponse(d) => encode_path_response(d, out),
     }
 }
 
@@ -519,7 +530,7 @@ fn first_frame(bytes: &[u8]) -> Result<Frame<'_>, DecodeError> {
 fn frame_errors() {
     use DecodeError::*;
     let cases: &[(&str, DecodeError)] = &[
-        ("05", UnknownFrame(0x05)),
+        ("07", UnknownFrame(0x07)),
         ("3f", UnknownFrame(0x3F)),
         ("c0", UnknownFrame(0xC0)),
         ("ff", UnknownFrame(0xFF)),
@@ -559,10 +570,10 @@ fn frame_errors() {
     assert_eq!(first_frame(&hex("02 05 00 01 03 01 00")), Err(BadAck));
     assert_eq!(first_frame(&hex("02 05 00 01 03 00 01")), Err(BadAck));
     // After an error the iterator is exhausted.
-    let bytes = hex("01 05 01");
+    let bytes = hex("01 07 01");
     let mut it = frames(&bytes, &ChannelKind::ALL);
     assert_eq!(it.next(), Some(Ok(Frame::Ping)));
-    assert_eq!(it.next(), Some(Err(UnknownFrame(5))));
+    assert_eq!(it.next(), Some(Err(UnknownFrame(7))));
     assert_eq!(it.next(), None);
     assert_eq!(it.next(), None);
     // Empty channel table: every message names an unknown channel.
@@ -596,12 +607,25 @@ fn header_errors() {
     assert_eq!(long("84 00000001 01 00"), Err(FixedBitClear));
     assert_eq!(long("d4 00000001 01 00"), Err(ReservedBits));
     assert_eq!(long("e4 00000001 01 00"), Err(ReservedBits));
-    assert_eq!(long("c6 00000001 01 00"), Err(UnknownPacketType(6)));
+    assert_eq!(long("c7 00000001 01 00"), Err(UnknownPacketType(7)));
+    assert_eq!(long("c6 00000002 01 00 a1a2a3a4a5a6a7a8"), Err(Truncated));
+    assert_eq!(
+        long("c2 00000002 01 00 0000000000000000 0000000000000000 00 0401"),
+        Err(BadHandshake)
+    );
+    assert_eq!(
+        long("c3 00000002 01 00 0000000000000000 0005 aabb"),
+        Err(Truncated)
+    );
     assert_eq!(long("cf 00000001 01 00"), Err(UnknownPacketType(15)));
     assert_eq!(long("c4 00000001 00"), Err(BadCid));
     assert_eq!(long("c4 00000001 09 000000000000000000"), Err(BadCid));
     assert_eq!(long("c4 00000001 02 00"), Err(Truncated));
-    assert_eq!(long("c4 00000001 01 00 00"), Err(TrailingBytes));
+    assert_eq!(long("c4 00000001 01 00 00"), Err(Truncated));
+    assert_eq!(
+        long("c4 00000002 01 00 00112233445566778899aabbccddeeff 00"),
+        Err(TrailingBytes)
+    );
     assert_eq!(long("c5 00000001 01 00 00"), Err(BadVersionField));
     assert_eq!(long("c5 00000000 01 00 02 00000001"), Err(Truncated));
     assert_eq!(
@@ -618,17 +642,13 @@ fn header_errors() {
     dirty[63] = 1;
     assert_eq!(LongPacket::decode(&dirty), Err(TrailingBytes));
 
+    // the channel table now travels inside the encrypted ConnectParams (golden_handshake_params)
     let connect = golden_long().remove(2).2;
-    let count_at = connect.len() - 6;
-    assert_eq!(connect[count_at], 5);
-    for bad in [0u8, 65, 255] {
-        let mut c = connect.clone();
-        c[count_at] = bad;
-        assert_eq!(LongPacket::decode(&c), Err(BadChannelCount), "count {bad}");
-    }
+    let len_at = connect.len() - 5;
+    assert_eq!(&connect[len_at..len_at + 2], &[0, 3]);
     let mut c = connect.clone();
-    *c.last_mut().unwrap() = 5;
-    assert_eq!(LongPacket::decode(&c), Err(UnknownChannelKind(5)));
+    c[len_at..len_at + 2].copy_from_slice(&1025u16.to_be_bytes());
+    assert_eq!(LongPacket::decode(&c), Err(BadHandshake));
     let mut c = connect.clone();
     c.push(0);
     assert_eq!(LongPacket::decode(&c), Err(TrailingBytes));
@@ -781,39 +801,47 @@ fn arb_long_packet() -> impl Strategy<Value = LongPacket> {
             any::<u64>(),
             any::<u64>(),
             arb_cookie(),
-            arb_varint(),
-            prop::collection::vec(arb_kind(), 1..=MAX_CHANNELS)
+            prop::collection::vec(any::<u8>(), 0..=MAX_HANDSHAKE_LEN)
         )
-            .prop_map(
-                |(version, src_cid, instance, nonce, cookie, max_ack_delay_us, channels)| {
-                    LongPacket::Connect {
-                        version,
-                        src_cid,
-                        instance,
-                        nonce,
-                        cookie,
-                        max_ack_delay_us,
-                        channels,
-                    }
+            .prop_map(|(version, src_cid, instance, nonce, cookie, handshake)| {
+                LongPacket::Connect {
+                    version,
+                    src_cid,
+                    instance,
+                    nonce,
+                    cookie,
+                    handshake,
                 }
-            ),
+            }),
         (
             any::<u32>(),
             arb_cid(),
-            arb_cid(),
             any::<u64>(),
-            arb_varint()
+            prop::collection::vec(any::<u8>(), 0..=MAX_HANDSHAKE_LEN)
         )
-            .prop_map(|(version, dst_cid, src_cid, nonce, max_ack_delay_us)| {
+            .prop_map(|(version, dst_cid, nonce, handshake)| {
                 LongPacket::Accept {
                     version,
                     dst_cid,
-                    src_cid,
                     nonce,
-                    max_ack_delay_us,
+                    handshake,
                 }
             }),
-        (any::<u32>(), arb_cid()).prop_map(|(version, cid)| LongPacket::Reset { version, cid }),
+        (any::<u32>(), arb_cid(), any::<[u8; RESET_TOKEN_LEN]>()).prop_map(
+            |(version, cid, token)| LongPacket::Reset {
+                version,
+                cid,
+                token
+            }
+        ),
+        (any::<u32>(), arb_cid(), any::<u64>(), any::<u8>()).prop_map(
+            |(version, dst_cid, nonce, reason)| LongPacket::Refuse {
+                version,
+                dst_cid,
+                nonce,
+                reason
+            }
+        ),
         (arb_cid(), prop::collection::vec(any::<u32>(), 0..=255))
             .prop_map(|(dst_cid, supported)| LongPacket::VersionNegotiation { dst_cid, supported }),
     ]
@@ -1194,5 +1222,101 @@ proptest! {
         if let Ok((_, off)) = ShortHeader::decode(&p, 2) {
             let _ = frames(&p[off..], &ChannelKind::ALL).count();
         }
+    }
+}
+
+#[test]
+fn golden_handshake_params() {
+    let connect = ConnectParams {
+        max_ack_delay_us: 25_000,
+        channels: ChannelKind::ALL.to_vec(),
+        suites: vec![2, 1],
+        token: vec![0xab],
+    };
+    let bytes = hex("800061a8 05 00 01 02 03 04 02 02 01 0001 ab");
+    let mut out = Vec::new();
+    connect.encode(&mut out);
+    assert_eq!(out, bytes);
+    assert_eq!(ConnectParams::decode(&bytes), Ok(connect));
+    let accept = AcceptParams {
+        server_cid: cid(&SERVER_CID),
+        max_ack_delay_us: 25_000,
+        suite: 1,
+        reset_token: [0x11; RESET_TOKEN_LEN],
+    };
+    let bytes = hex("02 5566 800061a8 01 11111111111111111111111111111111");
+    let mut out = Vec::new();
+    accept.encode(&mut out);
+    assert_eq!(out, bytes);
+    assert_eq!(AcceptParams::decode(&bytes), Ok(accept));
+    // hostile lengths
+    use DecodeError::*;
+    assert_eq!(ConnectParams::decode(&hex("00 00")), Err(BadChannelCount));
+    assert_eq!(ConnectParams::decode(&hex("00 01 00 00")), Err(BadSuites));
+    assert_eq!(ConnectParams::decode(&hex("00 01 00 09")), Err(BadSuites));
+    assert_eq!(
+        ConnectParams::decode(&hex("00 01 00 01 01 0259")),
+        Err(BadToken)
+    );
+    assert_eq!(
+        ConnectParams::decode(&hex("00 01 00 01 01 0000 00")),
+        Err(TrailingBytes)
+    );
+    assert_eq!(
+        ConnectParams::decode(&hex("00 01 07 01 01 0000")),
+        Err(UnknownChannelKind(7))
+    );
+    assert_eq!(
+        AcceptParams::decode(&hex("02 5566 00 01 11")),
+        Err(Truncated)
+    );
+}
+
+#[test]
+fn golden_path_frames() {
+    let channels = ChannelKind::ALL;
+    let bytes = hex("05 0102030405060708 06 0102030405060708");
+    let got: Vec<_> = frames(&bytes, &channels).collect::<Result<_, _>>().unwrap();
+    let data = [1, 2, 3, 4, 5, 6, 7, 8];
+    assert_eq!(
+        got,
+        vec![Frame::PathChallenge(data), Frame::PathResponse(data)]
+    );
+    let mut out = Vec::new();
+    encode_path_challenge(&data, &mut out);
+    encode_path_response(&data, &mut out);
+    assert_eq!(out, bytes);
+    assert!(got.iter().all(Frame::is_ack_eliciting));
+    assert_eq!(
+        frames(&hex("05 0102"), &channels).next(),
+        Some(Err(DecodeError::Truncated))
+    );
+}
+
+proptest! {
+    #[test]
+    fn handshake_params_round_trip(
+        mad in arb_varint(),
+        channels in prop::collection::vec(arb_kind(), 1..=MAX_CHANNELS),
+        suites in prop::collection::vec(any::<u8>(), 1..=MAX_SUITES),
+        token in prop::collection::vec(any::<u8>(), 0..=MAX_TOKEN_LEN),
+        server_cid in arb_cid(),
+        suite in any::<u8>(),
+        reset_token in any::<[u8; RESET_TOKEN_LEN]>(),
+    ) {
+        let c = ConnectParams { max_ack_delay_us: mad, channels, suites, token };
+        let mut out = Vec::new();
+        c.encode(&mut out);
+        prop_assert_eq!(ConnectParams::decode(&out), Ok(c));
+        let a = AcceptParams { server_cid, max_ack_delay_us: mad, suite, reset_token };
+        let mut out = Vec::new();
+        a.encode(&mut out);
+        prop_assert_eq!(AcceptParams::decode(&out), Ok(a));
+    }
+
+    #[test]
+    fn handshake_params_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..700)) {
+        let _ = ConnectParams::decode(&bytes);
+        let _ = AcceptParams::decode(&bytes);
     }
 }

@@ -1,0 +1,35 @@
+//! Cryptography of a connection: who the server is, how packets are sealed, how a peer that
+//! lost its state proves it, and who may connect. Nothing here is invented: the handshake is
+//! the Noise protocol `Noise_NK_25519_ChaChaPoly_BLAKE2s` (through the `snow` crate), packets
+//! are sealed with a standard AEAD under the keys of its split, and the MACs are HMAC-SHA256.
+//!
+//! ```text
+//!  client knows the server's static public key S (ServerKey::public)
+//!  Connect  ── Noise NK message 1: e, es, encrypted(ConnectParams) ──►  server (after the cookie)
+//!  Accept   ◄─ Noise NK message 2: e, ee, encrypted(AcceptParams) ───
+//!  split ─► (client→server key, server→client key) ─► PacketKeys: AEAD, nonce = packet number,
+//!                                                       associated data = the short header
+//! ```
+//!
+//! | file | what |
+//! |---|---|
+//! | `keys.rs` | the server's static key pair and public key |
+//! | `suite.rs` | cipher suites and sealing/opening of short-header packets |
+//! | `noise.rs` | the two handshake messages, with the endpoint's seeded randomness |
+//! | `reset.rs` | stateless reset tokens (and decoys for live connections) |
+//! | `token.rs` | connect tokens minted by a matchmaking backend |
+
+mod keys;
+mod noise;
+mod reset;
+mod suite;
+pub(crate) mod token;
+
+pub use keys::{KeyParseError, PublicKey, ServerKey};
+pub(crate) use noise::{prologue, Initiator, Responder};
+pub(crate) use reset::{tokens_equal, ResetKeys, RESET_TOKEN_LEN};
+pub use suite::CipherSuite;
+pub(crate) use suite::PacketKeys;
+pub use token::{
+    ConnectToken, TokenClaims, TokenError, TokenKey, MAX_TOKEN_ADDRESSES, MAX_USER_DATA,
+};

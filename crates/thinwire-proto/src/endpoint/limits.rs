@@ -1,0 +1,170 @@
+//! Limits per source address: handshake packets answered per second (a token bucket), and
+//! connections held. A *source* is one IPv4 address or one IPv6 /64 (a host gets a whole /64,
+//! so counting single IPv6 addresses would limit nothing).
+//!
+//! The buckets sit in a fixed table of [`BUCKETS`] entries indexed by a keyed hash of the
+//! source, allocated on the first handshake: memory is a constant 64 KiB however many sources
+//! an attacker spoofs, and sources that share an entry (rarely) share its budget.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+/// Entries in the bucket table.
+pub(crate) const BUCKETS: usize = 4096;
+
+/// A source: an IPv4 address, or the /64 prefix of an IPv6 address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Source {
+    V4([u8; 4]),
+    V6([u8; 8]),
+}
+
+impl Source {
+    pub(crate) fn of(addr: &SocketAddr) -> Self {
+        match addr.ip() {
+            IpAddr::V4(ip) => Source::V4(ip.octets()),
+            IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+                Some(v4) => Source::V4(v4.octets()),
+                None => {
+                    let mut prefix = [0u8; 8];
+                    prefix.copy_from_slice(&ip.octets()[..8]);
+                    Source::V6(prefix)
+                }
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    /// Tokens left, in thousandths.
+    milli: u64,
+    /// When it was last refilled, ms since the endpoint's epoch.
+    at_ms: u64,
+}
+
+/// The per-source handshake budget and connection counts of a server endpoint.
+#[derive(Debug)]
+pub(crate) struct SourceLimits {
+    key: [u8; 32],
+    per_second: u64,
+    buckets: Vec<Bucket>,
+    connections: HashMap<Source, usize>,
+}
+
+impl SourceLimits {
+    pub(crate) fn new(key: [u8; 32], per_second: u32) -> Self {
+        Self {
+            key,
+            per_second: u64::from(per_second),
+            buckets: Vec::new(),
+            connections: HashMap::new(),
+        }
+    }
+
+    fn index(&self, source: &Source) -> usize {
+        let mut m = <Hmac<Sha256> as Mac>::new_from_slice(&self.key).expect("any key length");
+        match source {
+            Source::V4(b) => m.update(b),
+            Source::V6(b) => m.update(b),
+        }
+        let h = m.finalize().into_bytes();
+        let n = u64::from_be_bytes(h[..8].try_into().expect("8 bytes"));
+        (n % BUCKETS as u64) as usize
+    }
+
+    /// Takes one handshake packet from the source's budget: `per_second` a second, after a
+    /// burst of twice that. Returns whether it may be answered.
+    pub(crate) fn allow_handshake(&mut self, source: &Source, now_ms: u64) -> bool {
+        let burst = 2 * self.per_second * 1000;
+        if self.buckets.is_empty() {
+            // every bucket starts full
+            let full = Bucket {
+                milli: burst,
+                at_ms: 0,
+            };
+            self.buckets = vec![full; BUCKETS];
+        }
+        let i = self.index(source);
+        let b = &mut self.buckets[i];
+        let elapsed = now_ms.saturating_sub(b.at_ms);
+        b.milli = (b.milli + elapsed * self.per_second).min(burst);
+        b.at_ms = now_ms.max(b.at_ms);
+        if b.milli >= 1000 {
+            b.milli -= 1000;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Connections held for the source.
+    pub(crate) fn connections(&self, source: &Source) -> usize {
+        self.connections.get(source).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn add_connection(&mut self, source: Source) {
+        *self.connections.entry(source).or_default() += 1;
+    }
+
+    pub(crate) fn remove_connection(&mut self, source: &Source) {
+        if let Some(n) = self.connections.get_mut(source) {
+            *n -= 1;
+            if *n == 0 {
+                self.connections.remove(source);
+            }
+        }
+    }
+
+    /// Bytes the limits hold (tests of the memory bounds).
+    #[cfg(test)]
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.buckets.capacity() * std::mem::size_of::<Bucket>()
+            + self.connections.capacity() * (std::mem::size_of::<(Source, usize)>() + 8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_gets_a_burst_then_its_rate_and_others_are_unaffected() {
+        let mut l = SourceLimits::new([1; 32], 10);
+        let a = Source::of(&"10.0.0.1:5000".parse().unwrap());
+        let b = Source::of(&"10.0.0.2:5000".parse().unwrap());
+        let granted = (0..100).filter(|_| l.allow_handshake(&a, 1000)).count();
+        assert_eq!(granted, 20, "a burst of twice the rate");
+        assert!(
+            l.allow_handshake(&b, 1000),
+            "another source has its own budget"
+        );
+        // one second later: ten more
+        let granted = (0..100).filter(|_| l.allow_handshake(&a, 2000)).count();
+        assert_eq!(granted, 10);
+        assert_eq!(l.held_bytes(), BUCKETS * 16);
+    }
+
+    #[test]
+    fn ipv6_counts_per_64_and_mapped_v4_as_v4() {
+        let a = Source::of(&"[2001:db8::1]:1".parse().unwrap());
+        let b = Source::of(&"[2001:db8::2]:2".parse().unwrap());
+        let c = Source::of(&"[2001:db8:0:1::1]:2".parse().unwrap());
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        let m = Source::of(&"[::ffff:10.0.0.1]:1".parse().unwrap());
+        assert_eq!(m, Source::of(&"10.0.0.1:9".parse().unwrap()));
+        let mut l = SourceLimits::new([1; 32], 10);
+        l.add_connection(a);
+        l.add_connection(b);
+        assert_eq!(l.connections(&c), 0);
+        assert_eq!(l.connections(&a), 2);
+        l.remove_connection(&a);
+        l.remove_connection(&a);
+        assert_eq!(l.connections(&a), 0);
+        assert!(l.connections.is_empty());
+    }
+}
