@@ -1,5 +1,5 @@
-//! Fuzz target: every wire decoder on arbitrary datagrams, and a
-//! decode → encode → decode round trip of whatever decodes.
+//! Fuzz target: every wire decoder on arbitrary datagrams (packets, frames, the handshake
+//! payloads, connect tokens), and a decode → encode → decode round trip of whatever decodes.
 //!
 //! Run with `cargo +nightly fuzz run packet` from `crates/thinwire-proto`.
 
@@ -7,14 +7,16 @@
 
 use libfuzzer_sys::fuzz_target;
 use thinwire_proto::wire::{
-    encode_ack, encode_close, encode_padding, encode_ping, frames, is_long_header, pn_decode,
-    seq_expand, ChannelKind, Frame, LongPacket, SeqField, ShortHeader,
+    encode_ack, encode_close, encode_padding, encode_path_challenge, encode_path_response,
+    encode_ping, frames, is_long_header, pn_decode, seq_expand, AcceptParams, ChannelKind,
+    ConnectParams, Frame, LongPacket, SeqField, ShortHeader,
 };
+use thinwire_proto::ConnectToken;
 
 /// The channel table used for frame decoding: one channel of each kind.
 const CHANNELS: [ChannelKind; 5] = ChannelKind::ALL;
 /// Local connection-id length used for short headers.
-const CID_LEN: usize = 2;
+const CID_LEN: usize = 8;
 
 fn encode_frame(frame: &Frame<'_>, out: &mut Vec<u8>) {
     match frame {
@@ -24,6 +26,25 @@ fn encode_frame(frame: &Frame<'_>, out: &mut Vec<u8>) {
         Frame::Close { code, reason } => encode_close(*code, reason, out),
         Frame::Message(m) => m.encode(CHANNELS[usize::from(m.channel)], out),
         Frame::Shard(f) => f.encode(out),
+        Frame::PathChallenge(d) => encode_path_challenge(d, out),
+        Frame::PathResponse(d) => encode_path_response(d, out),
+    }
+}
+
+/// The handshake payloads and connect tokens: decode, re-encode, decode again.
+fn check_handshake(data: &[u8]) {
+    if let Ok(p) = ConnectParams::decode(data) {
+        let mut out = Vec::new();
+        p.encode(&mut out);
+        assert_eq!(ConnectParams::decode(&out), Ok(p), "connect params round trip");
+    }
+    if let Ok(p) = AcceptParams::decode(data) {
+        let mut out = Vec::new();
+        p.encode(&mut out);
+        assert_eq!(AcceptParams::decode(&out), Ok(p), "accept params round trip");
+    }
+    if let Ok(t) = ConnectToken::decode(data) {
+        assert_eq!(ConnectToken::decode(&t.encode()), Ok(t), "token round trip");
     }
 }
 
@@ -77,6 +98,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = is_long_header(data);
     check_long(data);
     check_short(data);
+    check_handshake(data);
     // Also feed the payload straight to the frame parser.
     for f in frames(data, &CHANNELS) {
         if f.is_err() {

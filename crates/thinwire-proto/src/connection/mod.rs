@@ -301,6 +301,12 @@ impl Connection {
             .sum()
     }
 
+    /// The server's reset token, as a client learned it (tests of the attacks).
+    #[cfg(test)]
+    pub(crate) fn peer_reset_token(&self) -> Option<[u8; RESET_TOKEN_LEN]> {
+        self.peer_reset_token
+    }
+
     /// The peer's address (it follows NAT rebinding).
     pub(crate) fn remote(&self) -> SocketAddr {
         self.remote

@@ -51,6 +51,9 @@ pub struct Side {
     pub sent_log: Vec<(Instant, Vec<u8>)>,
     /// Whether to keep `sent_log` (off by default to save memory in long runs).
     pub log_sent: bool,
+    /// Datagrams this side sent to an address other than the other side's (a path probe to an
+    /// address the other side never had, say): they reach no one.
+    pub elsewhere: Vec<(SocketAddr, Vec<u8>)>,
     sent_count: u64,
 }
 
@@ -73,6 +76,7 @@ impl Side {
             filter: None,
             sent_log: Vec::new(),
             log_sent: false,
+            elsewhere: Vec::new(),
             sent_count: 0,
         }
     }
@@ -280,9 +284,13 @@ impl Pair {
         Some((c, server_h?)).filter(|_| client_ok)
     }
 
-    fn flush_side(side: &mut Side, now: Instant, buf: &mut Vec<u8>) {
+    fn flush_side(side: &mut Side, to: SocketAddr, now: Instant, buf: &mut Vec<u8>) {
         while let Some(t) = side.endpoint.poll_transmit(now, buf) {
             let mut bytes = buf[..t.size].to_vec();
+            if t.destination != to {
+                side.elsewhere.push((t.destination, bytes));
+                continue;
+            }
             let idx = side.sent_count;
             side.sent_count += 1;
             if side.log_sent {
@@ -304,8 +312,9 @@ impl Pair {
 
     /// Sends everything both endpoints want to send now and collects their events.
     pub fn flush(&mut self) {
-        Self::flush_side(&mut self.client, self.time, &mut self.buf);
-        Self::flush_side(&mut self.server, self.time, &mut self.buf);
+        let (client_addr, server_addr) = (self.client.addr, self.server.addr);
+        Self::flush_side(&mut self.client, server_addr, self.time, &mut self.buf);
+        Self::flush_side(&mut self.server, client_addr, self.time, &mut self.buf);
     }
 
     /// The next instant anything happens (a delivery or a timer).

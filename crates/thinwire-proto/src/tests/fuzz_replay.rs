@@ -27,9 +27,15 @@ fn the_drive_checks_delivery_of_what_it_sent() {
     let out = drive(&input);
     assert!(out.connected && !out.forged, "{out:?}");
     assert_eq!(out.delivered, 3, "{out:?}");
-    // a mutated copy of a real datagram counts as forged
-    let forged = drive(&[2, 10, 0, 0, 50, 0, 3, 50, 5, 0, 0, 2, 3, 0, 255, 3, 100]);
+    // a mutated copy of a real datagram counts as forged, and delivery is still checked
+    // (send on 0; time; op 5: datagram 0, one byte flipped; send on 1; op 7: a cleartext packet
+    // with the live id; time)
+    let forged = drive(&[
+        1, 20, 0, 0, 40, 0, 3, 50, 5, 0, 0, 0, 0, 0, 255, 1, 1, 40, 0, 7, 1, 0, 9, 1, 2, 3, 4, 5,
+        6, 7, 8, 9, 3, 250,
+    ]);
     assert!(forged.forged, "{forged:?}");
+    assert_eq!(forged.delivered, 2, "{forged:?}");
 }
 
 #[test]
