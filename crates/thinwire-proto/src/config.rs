@@ -79,6 +79,10 @@ pub struct TransportConfig {
     pub send_buffer: usize,
     /// Most payload bytes held for ordering and reassembly per connection. Default 16 MiB.
     pub recv_buffer: usize,
+    /// Most messages under reassembly at once per connection (so per channel too); a packet
+    /// that would start more is dropped unacknowledged, like one that would overflow
+    /// `recv_buffer`. Default 1024.
+    pub max_partial_messages: usize,
     /// Most keys remembered per latest-value channel on the receive side. Default 65 536.
     pub max_latest_keys: usize,
     /// Data shard size of deadline messages (bytes). Default 512: a 2 KB message travels as
@@ -118,6 +122,7 @@ impl Default for TransportConfig {
             close_timeout: Duration::from_secs(5),
             send_buffer: 16 << 20,
             recv_buffer: 16 << 20,
+            max_partial_messages: 1024,
             max_latest_keys: 65_536,
             deadline_shard_size: 512,
             deliver_late: true,

@@ -317,8 +317,32 @@ impl RecvChannel {
             .is_none_or(|b| seq < b.saturating_add(RECV_WINDOW))
     }
 
-    /// Whether a message `seq` could still be delivered right away (it is the next in order),
-    /// used to let in-order data through when the receive buffer is full.
+    /// Whether message `seq` is under reassembly.
+    pub(crate) fn has_partial(&self, seq: u64) -> bool {
+        self.partial.contains_key(&seq)
+    }
+
+    /// Messages under reassembly.
+    pub(crate) fn partial_count(&self) -> usize {
+        self.partial.len()
+    }
+
+    /// Whether this frame of message `seq` frees receive buffer when it arrives, so that it is
+    /// let in even when the buffer is full: on an ordered channel, any part of the next message
+    /// in order (which must get through, or the channel would stall); elsewhere a whole message
+    /// (delivered at once), or the fragment that completes a message under reassembly. A
+    /// fragment that starts or extends a partial message frees nothing.
+    pub(crate) fn frees_buffer(&self, seq: u64, fragment: Option<(u32, u32)>) -> bool {
+        match (&self.rule, fragment) {
+            (Rule::Ordered { .. }, _) | (_, None) => self.is_next(seq),
+            (_, Some((_, count))) => self
+                .partial
+                .get(&seq)
+                .is_some_and(|p| p.count == count && p.parts.len() as u64 + 1 == u64::from(count)),
+        }
+    }
+
+    /// Whether a message `seq` could still be delivered right away (it is the next in order).
     pub(crate) fn is_next(&self, seq: u64) -> bool {
         match &self.rule {
             Rule::Ordered { next, .. } => seq == *next,

@@ -301,6 +301,12 @@ impl Connection {
             .sum()
     }
 
+    /// Messages under reassembly (tests of the memory bounds).
+    #[cfg(test)]
+    pub(crate) fn partial_messages(&self) -> usize {
+        self.recv.iter().map(RecvChannel::partial_count).sum()
+    }
+
     /// The server's reset token, as a client learned it (tests of the attacks).
     #[cfg(test)]
     pub(crate) fn peer_reset_token(&self) -> Option<[u8; RESET_TOKEN_LEN]> {

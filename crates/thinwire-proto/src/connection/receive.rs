@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::{Connection, State};
-use crate::channel::RecvOutcome;
+use crate::channel::{RecvChannel, RecvOutcome};
 use crate::deadline::ShardOutcome;
 use crate::error::DisconnectReason;
 use crate::event::{Event, Message};
@@ -19,6 +19,8 @@ struct Inspection {
     frees_buffer: bool,
     ack_eliciting: bool,
     has_shard: bool,
+    /// Fragments of messages not yet under reassembly: each would start a partial message.
+    new_partials: usize,
 }
 
 /// A short-header packet as the endpoint hands it over: parsed header fields, the header
@@ -80,8 +82,13 @@ impl Connection {
             return true;
         }
         let buffered: usize = self.recv.iter().map(|c| c.buffered_bytes).sum();
-        if buffered + payload.len() > self.config.recv_buffer && !seen.frees_buffer {
-            // out-of-order data would overflow the receive buffer and frees none of it
+        let partials: usize = self.recv.iter().map(RecvChannel::partial_count).sum();
+        let over_bytes = buffered + payload.len() > self.config.recv_buffer;
+        let over_partials = partials + seen.new_partials > self.config.max_partial_messages;
+        if (over_bytes || over_partials) && !seen.frees_buffer {
+            // out-of-order data would overflow the receive buffer (or open more partial
+            // messages than allowed) and frees none of it: dropped unacknowledged, so an honest
+            // sender sends it again later
             self.stats.dropped_buffer_full += 1;
             return true;
         }
@@ -161,7 +168,11 @@ impl Connection {
                             if !ch.in_window(seq) {
                                 return None;
                             }
-                            seen.frees_buffer |= ch.is_next(seq);
+                            let frag = m.fragment.map(|f| (f.index, f.count));
+                            seen.frees_buffer |= ch.frees_buffer(seq, frag);
+                            if m.fragment.is_some() && !ch.has_partial(seq) {
+                                seen.new_partials += 1;
+                            }
                         }
                         None => seen.frees_buffer = true,
                     }

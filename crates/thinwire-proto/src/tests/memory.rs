@@ -150,3 +150,73 @@ fn a_fragment_bomb_stays_within_the_receive_budget() {
         "really held {held} bytes, accounted {accounted}"
     );
 }
+
+/// A connected peer that opens partial messages without end, each as cheap as it can make them
+/// (one empty first fragment of two): with a receive budget far above what they cost, the
+/// count of messages under reassembly is what stops them, at `max_partial_messages`.
+#[test]
+fn partial_messages_are_capped_per_connection() {
+    let transport = TransportConfig {
+        recv_buffer: 64 << 20,
+        max_partial_messages: 300,
+        ..TransportConfig::default()
+    };
+    let mut pair = Pair::builder(13)
+        .link(LinkConfig::default().with_delay(ms(10)))
+        .server_transport(transport)
+        .cipher_suites(vec![CipherSuite::InsecureCleartext])
+        .build();
+    let (c, s) = pair
+        .connect(&[ChannelKind::ReliableUnordered, ChannelKind::ReliableOrdered])
+        .expect("connects");
+    pair.client.log_sent = true;
+    let _ = pair
+        .client
+        .endpoint
+        .send(pair.time, c, 0, Bytes::from_static(b"x"));
+    pair.run_for(ms(50));
+    let (hdr, _) = pair
+        .client
+        .sent_log
+        .iter()
+        .find_map(|(_, d)| ShortHeader::decode(d, 8).ok())
+        .expect("a short-header packet");
+    let from = pair.client.addr;
+    let mut seq = 10u64;
+    for i in 0..40u64 {
+        let mut d = Vec::new();
+        ShortHeader::encode(&hdr.dst_cid, 1_000 + i, 4, &mut d);
+        for _ in 0..50 {
+            let header = MessageHeader {
+                channel: (seq % 2) as u8,
+                kind: [ChannelKind::ReliableUnordered, ChannelKind::ReliableOrdered]
+                    [(seq % 2) as usize],
+                seq: seq / 2 + 10,
+                compact_seq: false,
+                key: None,
+                fragment: Some(Fragment { index: 0, count: 2 }),
+            };
+            wire::encode_message(&header, &[], &mut d);
+            seq += 1;
+        }
+        pair.server.endpoint.handle_datagram(pair.time, from, &d);
+    }
+    let conn = pair.server.endpoint.connection(s).expect("connection");
+    let partial = conn.partial_messages();
+    assert!(partial <= 300, "{partial} messages under reassembly");
+    assert!(partial >= 250, "{partial}: the cap, not something else, stopped them");
+    let st = pair.server.endpoint.connection_stats(s).expect("stats");
+    assert!(st.dropped_buffer_full > 0);
+    // whole messages, which free what they take at once, still get through (the peer only
+    // blocked its own fragmented messages)
+    pair.client
+        .endpoint
+        .send(pair.time, c, 0, Bytes::from(vec![5u8; 500]))
+        .expect("send");
+    pair.run_for(ms(200));
+    assert!(pair
+        .server
+        .take_messages(0)
+        .iter()
+        .any(|m| m.data.len() == 500));
+}
