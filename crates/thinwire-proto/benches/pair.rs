@@ -1,5 +1,7 @@
 //! A sans-IO client/server pair exchanging small messages on a perfect link, on one core:
-//! how many messages per second the core moves end to end (encode, route, decode, ack, deliver).
+//! how many messages per second the core moves end to end (encode, seal, route, open, decode,
+//! ack, deliver), encrypted (the default suites) and with the insecure cleartext opt-out; at
+//! the end, five interleaved encrypted/cleartext pairs of plain runs give the ratio.
 //!
 //! Run: `cargo bench -p thinwire-proto --features testing --bench pair`
 
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use thinwire_proto::testing::Pair;
-use thinwire_proto::ChannelKind;
+use thinwire_proto::{ChannelKind, CipherSuite};
 
 const MESSAGES: u64 = 10_000;
 
@@ -41,10 +43,13 @@ fn exchange(pair: &mut Pair, channel: u8, latest: bool) -> u64 {
     delivered + pair.server.events.drain(..).count() as u64
 }
 
-fn setup(kind: ChannelKind) -> Pair {
-    let mut pair = Pair::builder(1)
-        .link(thinwire_netmodel::LinkConfig::default().with_delay(Duration::from_millis(1)))
-        .build();
+fn setup(kind: ChannelKind, cleartext: bool) -> Pair {
+    let mut builder = Pair::builder(1)
+        .link(thinwire_netmodel::LinkConfig::default().with_delay(Duration::from_millis(1)));
+    if cleartext {
+        builder = builder.cipher_suites(vec![CipherSuite::InsecureCleartext]);
+    }
+    let mut pair = builder.build();
     pair.connect(&[kind]).expect("connects");
     pair
 }
@@ -58,28 +63,46 @@ fn bench_pair(c: &mut Criterion) {
         ("unreliable", ChannelKind::Unreliable),
         ("latest", ChannelKind::LatestReliable),
     ] {
-        g.bench_function(name, |b| {
-            b.iter_batched(
-                || setup(kind),
-                |mut pair| {
-                    let n = exchange(&mut pair, 0, kind == ChannelKind::LatestReliable);
-                    assert!(n > 0);
-                    n
-                },
-                BatchSize::PerIteration,
-            )
-        });
+        for cleartext in [false, true] {
+            let label = if cleartext { "cleartext" } else { "encrypted" };
+            g.bench_function(format!("{name}/{label}"), |b| {
+                b.iter_batched(
+                    || setup(kind, cleartext),
+                    |mut pair| {
+                        let n = exchange(&mut pair, 0, kind == ChannelKind::LatestReliable);
+                        assert!(n > 0);
+                        n
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+        }
     }
     g.finish();
-    // one plain measurement for the record, independent of criterion's statistics
-    let mut pair = setup(ChannelKind::ReliableOrdered);
-    let start = Instant::now();
-    let n = exchange(&mut pair, 0, false);
-    let secs = start.elapsed().as_secs_f64();
-    eprintln!(
-        "pair/reliable_ordered: {n} messages in {secs:.3} s = {:.0} msg/s",
-        n as f64 / secs
-    );
+    // plain measurements for the record, independent of criterion's statistics: encrypted and
+    // cleartext interleaved, five pairs
+    for kind in [ChannelKind::ReliableOrdered, ChannelKind::Unreliable] {
+        let mut ratios = Vec::new();
+        for _ in 0..5 {
+            let mut rate = [0.0f64; 2];
+            for (i, cleartext) in [false, true].into_iter().enumerate() {
+                let mut pair = setup(kind, cleartext);
+                let start = Instant::now();
+                let n = exchange(&mut pair, 0, false);
+                rate[i] = n as f64 / start.elapsed().as_secs_f64();
+            }
+            eprintln!(
+                "pair/{kind:?}: encrypted {:.0} msg/s, cleartext {:.0} msg/s",
+                rate[0], rate[1]
+            );
+            ratios.push(rate[0] / rate[1]);
+        }
+        ratios.sort_by(f64::total_cmp);
+        eprintln!(
+            "pair/{kind:?}: encrypted / cleartext = {:.3} (median of 5; range {:.3}-{:.3})",
+            ratios[2], ratios[0], ratios[4]
+        );
+    }
 }
 
 criterion_group!(benches, bench_pair);

@@ -444,3 +444,52 @@ impl Pair {
         self.server.events.clear();
     }
 }
+
+/// The packet protection and the handshake on their own, for benchmarks (the runtime never
+/// needs them: the endpoint applies them).
+pub mod crypto {
+    use crate::crypto::{prologue, Initiator, PacketKeys, Responder};
+    use crate::wire::ConnectionId;
+    use crate::{CipherSuite, ServerKey};
+
+    /// Both directions' keys of one side, under fixed test keys.
+    #[derive(Debug)]
+    pub struct PacketCipher(PacketKeys);
+
+    impl PacketCipher {
+        /// A side that sends with key `[1; 32]` and receives with `[2; 32]` (`mirror` swaps
+        /// them: the other side).
+        pub fn new(suite: CipherSuite, mirror: bool) -> Self {
+            let (a, b) = ([1u8; 32], [2u8; 32]);
+            if mirror {
+                Self(PacketKeys::new(suite, &b, &a))
+            } else {
+                Self(PacketKeys::new(suite, &a, &b))
+            }
+        }
+
+        /// Seals `buf` (header of `header_len` bytes, then frames) as packet `pn`.
+        pub fn seal(&self, pn: u64, buf: &mut Vec<u8>, header_len: usize) {
+            self.0.seal(pn, buf, header_len);
+        }
+
+        /// Opens a sealed body in place; the frames' length, or `None`.
+        pub fn open(&self, pn: u64, header: &[u8], body: &mut [u8]) -> Option<usize> {
+            self.0.open(pn, header, body)
+        }
+    }
+
+    /// One whole Noise NK handshake between a client and `server` (both sides' work), with
+    /// payloads of `payload` bytes. Returns the two messages' lengths.
+    pub fn handshake(server: &ServerKey, seed: u8, payload: usize) -> (usize, usize) {
+        let cid = ConnectionId::new(&[seed; 8]).expect("8 bytes");
+        let p = prologue(crate::wire::VERSION, &cid, 1, 2);
+        let data = vec![7u8; payload];
+        let (mut client, m1) =
+            Initiator::start(&server.public(), &p, [seed; 32], &data).expect("message 1");
+        let (resp, _) = Responder::read(server, &p, [seed ^ 1; 32], &m1).expect("read 1");
+        let (m2, _) = resp.finish(&data).expect("message 2");
+        client.finish(&m2).expect("read 2");
+        (m1.len(), m2.len())
+    }
+}

@@ -204,7 +204,10 @@ fn partial_messages_are_capped_per_connection() {
     let conn = pair.server.endpoint.connection(s).expect("connection");
     let partial = conn.partial_messages();
     assert!(partial <= 300, "{partial} messages under reassembly");
-    assert!(partial >= 250, "{partial}: the cap, not something else, stopped them");
+    assert!(
+        partial >= 250,
+        "{partial}: the cap, not something else, stopped them"
+    );
     let st = pair.server.endpoint.connection_stats(s).expect("stats");
     assert!(st.dropped_buffer_full > 0);
     // whole messages, which free what they take at once, still get through (the peer only
