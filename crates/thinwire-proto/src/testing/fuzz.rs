@@ -57,6 +57,9 @@ impl Input<'_> {
 #[derive(Default)]
 struct Ledger {
     sent: [Vec<u64>; 5],
+    /// Channels whose sends go as deadline messages (set_channel_deadline): not counted in
+    /// `sent`, since deadline delivery keeps no class order and may give up.
+    deadline: [bool; 6],
     forged: bool,
     next_id: u64,
 }
@@ -111,7 +114,7 @@ fn step(
     r: &mut Input<'_>,
     ledger: &mut Ledger,
 ) {
-    match op % 9 {
+    match op % 12 {
         0 | 1 => {
             let channel = r.u8().unwrap_or(0) % 5;
             let len = usize::from(r.u16().unwrap_or(8) % 3000).max(8);
@@ -127,7 +130,7 @@ fn step(
             } else {
                 ep.send(pair.time, c, channel, data).is_ok()
             };
-            if ok {
+            if ok && !ledger.deadline[usize::from(channel)] {
                 ledger.sent[usize::from(channel)].push(id);
             }
         }
@@ -196,6 +199,35 @@ fn step(
             };
             pair.server.endpoint.handle_datagram(pair.time, from, &d);
         }
+        9 => {
+            // the application's other calls on either side
+            let which = r.u8().unwrap_or(0);
+            let now = pair.time;
+            match which % 4 {
+                0 => pair.client.endpoint.close(now, c, u64::from(which), b"fuzz"),
+                1 => pair.server.endpoint.close(now, s, u64::from(which), b"fuzz"),
+                2 => {
+                    let opts = crate::DeadlineOptions::new(Duration::from_millis(300), 0.999);
+                    let ch = which % 6;
+                    let ok = pair.client.endpoint.set_channel_deadline(c, ch, Some(opts));
+                    if ok.is_ok() {
+                        ledger.deadline[usize::from(ch)] = true;
+                    }
+                }
+                _ => {
+                    let ch = which % 6;
+                    if pair.client.endpoint.set_channel_deadline(c, ch, None).is_ok() {
+                        ledger.deadline[usize::from(ch)] = false;
+                    }
+                }
+            }
+        }
+        10 => {
+            // the server restarts (same static key): the client must learn it from a Reset
+            if r.u8().unwrap_or(0) == 0x5a {
+                pair.restart_server(u64::from(op));
+            }
+        }
         _ => {
             let opts = crate::DeadlineOptions::new(Duration::from_millis(200), 0.99);
             let len = usize::from(r_len(r)).max(1);
@@ -234,10 +266,12 @@ fn check_memory(pair: &Pair, c: ConnectionHandle, s: ConnectionHandle) {
 
 fn check_delivery(pair: &mut Pair, s: ConnectionHandle, ledger: &Ledger) -> usize {
     let ended = pair.server.endpoint.connection(s).is_none();
+    // deadline messages (set_channel_deadline) keep no class order and may give up
     let ids = |pair: &mut Pair, ch: u8| -> Vec<u64> {
         pair.server
             .take_messages(ch)
             .iter()
+            .filter(|m| m.deadline.is_none())
             .map(|m| u64::from_le_bytes(m.data[..8].try_into().expect("8-byte id")))
             .collect()
     };
