@@ -254,9 +254,15 @@ pub struct ServerConfig {
     /// Most connections held at once for one source: one IPv4 address, or one IPv6 /64.
     /// Default 64 (a LAN party behind one NAT fits; one host cannot fill the table).
     pub max_connections_per_source: usize,
-    /// Handshake packets (Hello, Connect) answered per second per source, after a burst of
-    /// twice as many; beyond it they are dropped unanswered. Default 32.
+    /// Connects processed per second per source (whose address the cookie has proven), after
+    /// a burst of twice as many; beyond it they are dropped. Each costs the server a Noise
+    /// message, so one host cannot keep it busy. Default 32.
     pub handshakes_per_second_per_source: u32,
+    /// Stateless replies (Challenges, version negotiations, Resets) sent per second by the
+    /// whole endpoint, after a burst of one second's worth; beyond it Hellos and stray packets
+    /// go unanswered. Global, because before a cookie the source may be spoofed. Default
+    /// 10 000.
+    pub stateless_replies_per_second: u32,
     /// Most stateless replies (challenges, resets, refusals) queued at once. Default 1024.
     pub max_stateless_queue: usize,
     /// Admission by connect token: when set, a client without a valid token minted with this
@@ -272,6 +278,7 @@ impl Default for ServerConfig {
             max_connections: 10_000,
             max_connections_per_source: 64,
             handshakes_per_second_per_source: 32,
+            stateless_replies_per_second: 10_000,
             max_stateless_queue: 1024,
             connect_tokens: None,
         }

@@ -100,7 +100,9 @@ impl Connection {
             return false;
         }
         match self.state {
-            State::Draining { .. } | State::Closed => self.state = State::Closed,
+            // the application still hears why it ended, if that was not said yet
+            State::Draining { .. } => self.drained(),
+            State::Closed => {}
             _ => self.finish(DisconnectReason::PeerReset),
         }
         true

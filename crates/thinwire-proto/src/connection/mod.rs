@@ -56,6 +56,8 @@ pub(crate) enum Side {
 /// Handshake parameters a client remembers (and a server echoes in its Accept).
 #[derive(Debug)]
 struct HandshakeInfo {
+    /// The peer's address when the connection started.
+    origin: SocketAddr,
     instance: u64,
     nonce: u64,
     /// Client: what it needs to write its Connect (and, once written, the Connect itself,
@@ -198,6 +200,7 @@ impl Connection {
             seed,
         } = setup;
         let handshake = HandshakeInfo {
+            origin: remote,
             instance,
             nonce,
             client: None,
@@ -328,10 +331,15 @@ impl Connection {
         self.remote_cid
     }
 
-    /// The handshake's `(instance, nonce)`: with the client's address, what a server
-    /// recognises a repeated Connect by.
-    pub(crate) fn handshake_key(&self) -> (u64, u64) {
-        (self.handshake.instance, self.handshake.nonce)
+    /// The handshake's `(address, instance, nonce)`: what a server recognises a repeated
+    /// Connect by. The address is the one the connection started from (it may have moved
+    /// since).
+    pub(crate) fn handshake_key(&self) -> (SocketAddr, u64, u64) {
+        (
+            self.handshake.origin,
+            self.handshake.instance,
+            self.handshake.nonce,
+        )
     }
 
     /// The client's Connect came again (our Accept was lost): send the Accept again, unless

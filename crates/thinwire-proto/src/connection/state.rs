@@ -2,7 +2,7 @@
 //!
 //! | state | side | waits for | leaves to |
 //! |---|---|---|---|
-//! | `AwaitingChallenge` | client | the server's Challenge (cookie) | `AwaitingAccept`, or closed on handshake timeout |
+//! | `AwaitingChallenge` | client | the server's Challenge (cookie) | `AwaitingAccept`; closed on handshake timeout, version negotiation without our version, or a Refuse |
 //! | `AwaitingAccept` | client | the server's Accept (Noise message 2) | `Established`; closed on handshake timeout or a Refuse |
 //! | `Established` | both | application data | `Closing` (local close), `Draining` (peer CLOSE), closed (idle timeout, reset) |
 //! | `Closing` | both | acknowledgement of all reliable data | `Draining` (data acked or close timeout) |

@@ -3,8 +3,9 @@
 //!
 //! The server gives the client the token of its connection id inside the encrypted Accept. A
 //! Reset naming that id is believed only if it carries the same token. The token is
-//! `HMAC-SHA256(reset_key, "thinwire reset" || cid)[..16]` with a reset key derived from the
-//! server's static secret, so a restarted server (same key) can compute it without any state,
+//! `HMAC-SHA256(reset_key, "thinwire reset" || cid_len || cid)[..16]` with a reset key
+//! `SHA-256("thinwire stateless reset key" || static secret)` derived from the server's
+//! static secret, so a restarted server (same key) can compute it without any state,
 //! as in QUIC (RFC 9000 §10.3).
 //!
 //! A short-header packet that does not authenticate is answered the same way whether its

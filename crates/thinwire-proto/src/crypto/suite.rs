@@ -246,3 +246,34 @@ mod tests {
         assert_eq!(bob.open(1, h, b), Some(6));
     }
 }
+
+#[cfg(test)]
+mod golden {
+    use super::*;
+
+    /// One sealed packet of each suite, for implementers: keys `01 × 32` (client to server),
+    /// packet number 7, header `40 0123456789abcdef 07`, frames `01` (a PING). The same
+    /// bytes are in docs/PROTOCOL.md.
+    #[test]
+    fn golden_sealed_ping() {
+        let header = [0x40, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0x07];
+        for (suite, expected) in [
+            // both checked against Python's `cryptography` (an independent implementation)
+            (
+                CipherSuite::ChaCha20Poly1305,
+                "3a0ea83ccc5f75328f96dfa7395f165e04",
+            ),
+            (CipherSuite::Aes256Gcm, "ee29a46c0f39e1ed6266a7933d14bfd52e"),
+        ] {
+            let keys = PacketKeys::new(suite, &[1; 32], &[2; 32]);
+            let mut buf = header.to_vec();
+            buf.push(0x01);
+            keys.seal(7, &mut buf, header.len());
+            let hex: String = buf[header.len()..]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(hex, expected, "{suite:?}");
+        }
+    }
+}

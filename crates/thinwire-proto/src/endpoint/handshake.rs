@@ -60,40 +60,61 @@ impl Endpoint {
         true
     }
 
-    /// A Reset naming `cid` with `token` (the real one for an unknown id, a decoy for a live
-    /// one). Only servers whose ids are long enough that nobody can collect the tokens of all
-    /// of them send Resets, within the source's reply budget, and each below three times the
-    /// datagram that caused it (a keepalive is 27 bytes, a Reset 30 with an 8-byte id).
+    /// A Reset naming `cid`: with its real token for an unknown id, with the decoy for a live
+    /// one (`decoy`). Only servers whose ids are long enough that nobody can collect the tokens
+    /// of all of them send Resets, each below three times the datagram that caused it (a
+    /// keepalive is 27 bytes, a Reset 30 with an 8-byte id), within the budget of stateless
+    /// replies. Every check comes before the token is computed.
     pub(super) fn send_reset(
         &mut self,
         now: Instant,
         to: SocketAddr,
         cid: ConnectionId,
-        token: [u8; RESET_TOKEN_LEN],
+        decoy: bool,
         received_len: usize,
     ) {
-        if self.server.is_none() || self.config.cid_len < wire::MAX_CID_LEN {
+        // 1 + 4 + 1 + cid + token
+        let size = 6 + cid.len() + RESET_TOKEN_LEN;
+        if self.server.is_none()
+            || self.config.cid_len < wire::MAX_CID_LEN
+            || size >= 3 * received_len
+            || !self.allow_stateless(now)
+        {
             return;
         }
-        let mut out = Vec::new();
+        let token = if decoy {
+            self.reset.decoy(&cid)
+        } else {
+            self.reset.token(&cid)
+        };
+        let mut out = Vec::with_capacity(size);
         LongPacket::Reset {
             version: wire::VERSION,
             cid,
             token,
         }
         .encode(&mut out);
-        if out.len() >= 3 * received_len || !self.allow_source(now, &to) {
-            return;
-        }
         if self.queue_reply(to, out) {
             self.stats.resets_sent += 1;
         }
     }
 
-    /// Takes one stateless reply from the source's budget; counts a refusal.
+    /// Takes one Connect from its (proven) source's budget; counts a refusal.
     fn allow_source(&mut self, now: Instant, from: &SocketAddr) -> bool {
         let now_ms = self.now_ms(now);
         let ok = self.limits.allow_handshake(&Source::of(from), now_ms);
+        if !ok {
+            self.stats.dropped_rate_limited += 1;
+        }
+        ok
+    }
+
+    /// Takes one stateless reply (Challenge, version negotiation, Reset) from the endpoint's
+    /// budget. It is global, not per source: before a cookie the source address may be
+    /// spoofed, and a per-source budget would let anyone use up a victim's.
+    fn allow_stateless(&mut self, now: Instant) -> bool {
+        let now_ms = self.now_ms(now);
+        let ok = self.limits.allow_stateless(now_ms);
         if !ok {
             self.stats.dropped_rate_limited += 1;
         }
@@ -219,7 +240,7 @@ impl Endpoint {
     }
 
     /// A Hello: answer with a Challenge carrying a cookie, keeping no state (or with a version
-    /// negotiation), never larger than the Hello, within the source's handshake budget.
+    /// negotiation), never larger than the Hello, within the endpoint's stateless budget.
     fn on_hello(
         &mut self,
         now: Instant,
@@ -232,7 +253,7 @@ impl Endpoint {
             self.stats.dropped_unexpected += 1;
             return;
         }
-        if !self.allow_source(now, &from) {
+        if !self.allow_stateless(now) {
             return;
         }
         if version != wire::VERSION {

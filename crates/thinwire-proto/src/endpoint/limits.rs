@@ -1,6 +1,9 @@
-//! Limits per source address: handshake packets answered per second (a token bucket), and
-//! connections held. A *source* is one IPv4 address or one IPv6 /64 (a host gets a whole /64,
-//! so counting single IPv6 addresses would limit nothing).
+//! Limits on handshake work: Connects admitted per second per source (a token bucket; the
+//! cookie has proven the source address by then), connections held per source, and stateless
+//! replies per second for the whole endpoint (before a cookie the source may be spoofed, so a
+//! per-source budget there would let an attacker use up a victim's). A *source* is one IPv4
+//! address or one IPv6 /64 (a host gets a whole /64, so counting single IPv6 addresses would
+//! limit nothing).
 //!
 //! The buckets sit in a fixed table of [`BUCKETS`] entries indexed by a keyed hash of the
 //! source, allocated on the first handshake: memory is a constant 64 KiB however many sources
@@ -53,16 +56,47 @@ pub(crate) struct SourceLimits {
     per_second: u64,
     buckets: Vec<Bucket>,
     connections: HashMap<Source, usize>,
+    stateless_per_second: u64,
+    stateless: Bucket,
+}
+
+impl Bucket {
+    /// Refills at `rate` tokens a second up to `burst` tokens (both in units), then takes one.
+    fn take(&mut self, now_ms: u64, rate: u64, burst: u64) -> bool {
+        let elapsed = now_ms.saturating_sub(self.at_ms);
+        self.milli = (self.milli + elapsed * rate).min(burst * 1000);
+        self.at_ms = now_ms.max(self.at_ms);
+        if self.milli >= 1000 {
+            self.milli -= 1000;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 impl SourceLimits {
-    pub(crate) fn new(key: [u8; 32], per_second: u32) -> Self {
+    /// Limits of `per_second` Connects per source (after a burst of twice that) and
+    /// `stateless_per_second` stateless replies (after a burst of one second's worth).
+    pub(crate) fn new(key: [u8; 32], per_second: u32, stateless_per_second: u32) -> Self {
+        let stateless_per_second = u64::from(stateless_per_second);
         Self {
             key,
             per_second: u64::from(per_second),
             buckets: Vec::new(),
             connections: HashMap::new(),
+            stateless_per_second,
+            stateless: Bucket {
+                milli: stateless_per_second * 1000,
+                at_ms: 0,
+            },
         }
+    }
+
+    /// Takes one stateless reply from the endpoint's budget.
+    pub(crate) fn allow_stateless(&mut self, now_ms: u64) -> bool {
+        let rate = self.stateless_per_second;
+        self.stateless.take(now_ms, rate, rate)
     }
 
     fn index(&self, source: &Source) -> usize {
@@ -76,8 +110,8 @@ impl SourceLimits {
         (n % BUCKETS as u64) as usize
     }
 
-    /// Takes one handshake packet from the source's budget: `per_second` a second, after a
-    /// burst of twice that. Returns whether it may be answered.
+    /// Takes one Connect from the source's budget: `per_second` a second, after a burst of
+    /// twice that. Returns whether it may be processed.
     pub(crate) fn allow_handshake(&mut self, source: &Source, now_ms: u64) -> bool {
         let burst = 2 * self.per_second * 1000;
         if self.buckets.is_empty() {
@@ -89,16 +123,8 @@ impl SourceLimits {
             self.buckets = vec![full; BUCKETS];
         }
         let i = self.index(source);
-        let b = &mut self.buckets[i];
-        let elapsed = now_ms.saturating_sub(b.at_ms);
-        b.milli = (b.milli + elapsed * self.per_second).min(burst);
-        b.at_ms = now_ms.max(b.at_ms);
-        if b.milli >= 1000 {
-            b.milli -= 1000;
-            true
-        } else {
-            false
-        }
+        let rate = self.per_second;
+        self.buckets[i].take(now_ms, rate, 2 * rate)
     }
 
     /// Connections held for the source.
@@ -133,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_source_gets_a_burst_then_its_rate_and_others_are_unaffected() {
-        let mut l = SourceLimits::new([1; 32], 10);
+        let mut l = SourceLimits::new([1; 32], 10, 100);
         let a = Source::of(&"10.0.0.1:5000".parse().unwrap());
         let b = Source::of(&"10.0.0.2:5000".parse().unwrap());
         let granted = (0..100).filter(|_| l.allow_handshake(&a, 1000)).count();
@@ -149,6 +175,14 @@ mod tests {
     }
 
     #[test]
+    fn the_stateless_budget_is_one_second_of_burst_then_its_rate() {
+        let mut l = SourceLimits::new([1; 32], 10, 100);
+        assert_eq!((0..1000).filter(|_| l.allow_stateless(0)).count(), 100);
+        assert_eq!((0..1000).filter(|_| l.allow_stateless(500)).count(), 50);
+        assert_eq!((0..1000).filter(|_| l.allow_stateless(10_000)).count(), 100);
+    }
+
+    #[test]
     fn ipv6_counts_per_64_and_mapped_v4_as_v4() {
         let a = Source::of(&"[2001:db8::1]:1".parse().unwrap());
         let b = Source::of(&"[2001:db8::2]:2".parse().unwrap());
@@ -157,7 +191,7 @@ mod tests {
         assert_ne!(a, c);
         let m = Source::of(&"[::ffff:10.0.0.1]:1".parse().unwrap());
         assert_eq!(m, Source::of(&"10.0.0.1:9".parse().unwrap()));
-        let mut l = SourceLimits::new([1; 32], 10);
+        let mut l = SourceLimits::new([1; 32], 10, 100);
         l.add_connection(a);
         l.add_connection(b);
         assert_eq!(l.connections(&c), 0);

@@ -114,12 +114,15 @@ impl Endpoint {
                 .clone()
                 .unwrap_or_else(|| ServerKey::generate(keys[0]))
         });
-        let per_second = server
-            .as_ref()
-            .map_or(0, |s| s.handshakes_per_second_per_source);
+        let rates = server.as_ref().map_or((0, 0), |s| {
+            (
+                s.handshakes_per_second_per_source,
+                s.stateless_replies_per_second,
+            )
+        });
         Ok(Self {
             reset: ResetKeys::new(server_key.as_ref(), keys[1]),
-            limits: SourceLimits::new(keys[2], per_second),
+            limits: SourceLimits::new(keys[2], rates.0, rates.1),
             server_key,
             source_of: HashMap::new(),
             claims: HashMap::new(),
@@ -422,8 +425,7 @@ impl Endpoint {
         };
         let Some(&h) = self.by_cid.get(&hdr.dst_cid) else {
             self.stats.dropped_unknown_connection += 1;
-            let token = self.reset.token(&hdr.dst_cid);
-            self.send_reset(now, from, hdr.dst_cid, token, datagram.len());
+            self.send_reset(now, from, hdr.dst_cid, false, datagram.len());
             return;
         };
         let Some(conn) = self.conns.get_mut(&h) else {
@@ -452,8 +454,7 @@ impl Endpoint {
         if !authentic {
             // the same answer as for an unknown id, with a token that resets nothing
             self.stats.dropped_unauthenticated += 1;
-            let decoy = self.reset.decoy(&hdr.dst_cid);
-            self.send_reset(now, from, hdr.dst_cid, decoy, datagram.len());
+            self.send_reset(now, from, hdr.dst_cid, true, datagram.len());
         }
         self.touched(h);
     }
@@ -563,8 +564,7 @@ impl Endpoint {
                     self.by_remote.remove(&(conn.remote(), rc));
                 }
             }
-            let (instance, nonce) = conn.handshake_key();
-            let key = (conn.remote(), instance, nonce);
+            let key = conn.handshake_key();
             if self.handshakes.get(&key) == Some(&h) {
                 self.handshakes.remove(&key);
             }

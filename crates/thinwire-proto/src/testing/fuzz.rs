@@ -204,8 +204,14 @@ fn step(
             let which = r.u8().unwrap_or(0);
             let now = pair.time;
             match which % 4 {
-                0 => pair.client.endpoint.close(now, c, u64::from(which), b"fuzz"),
-                1 => pair.server.endpoint.close(now, s, u64::from(which), b"fuzz"),
+                0 => pair
+                    .client
+                    .endpoint
+                    .close(now, c, u64::from(which), b"fuzz"),
+                1 => pair
+                    .server
+                    .endpoint
+                    .close(now, s, u64::from(which), b"fuzz"),
                 2 => {
                     let opts = crate::DeadlineOptions::new(Duration::from_millis(300), 0.999);
                     let ch = which % 6;
@@ -216,7 +222,12 @@ fn step(
                 }
                 _ => {
                     let ch = which % 6;
-                    if pair.client.endpoint.set_channel_deadline(c, ch, None).is_ok() {
+                    if pair
+                        .client
+                        .endpoint
+                        .set_channel_deadline(c, ch, None)
+                        .is_ok()
+                    {
                         ledger.deadline[usize::from(ch)] = false;
                     }
                 }

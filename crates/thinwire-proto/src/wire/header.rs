@@ -390,7 +390,7 @@ impl LongPacket {
 
     /// Parse a whole datagram holding a long-header packet.
     ///
-    /// The body is parsed with the version-1 layout whatever the version
+    /// The body is parsed with this version's layout whatever the version
     /// field says; the caller checks `version` (use [`LongPacket::peek`]
     /// for packets of other versions).
     pub fn decode(datagram: &[u8]) -> Result<LongPacket, DecodeError> {

@@ -401,11 +401,21 @@ fn compact_message_costs_three_bytes_of_framing() {
 }
 
 #[test]
-fn short_header_common_case_is_four_bytes() {
+fn short_header_sizes() {
+    // a 2-byte id (trusted networks): 4 bytes
     let mut out = Vec::new();
     ShortHeader::encode(&cid(&[1, 2]), 1000, 1, &mut out);
     assert_eq!(out.len(), 4);
     assert_eq!(ShortHeader::encoded_len(2, 1), 4);
+    // the default 8-byte id: 10 bytes (the golden of docs/PROTOCOL.md 2.1)
+    let mut out = Vec::new();
+    let id = cid(&[0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef]);
+    ShortHeader::encode(&id, 7, 1, &mut out);
+    assert_eq!(out, hex("40 0123456789abcdef 07"));
+    assert_eq!(
+        ShortHeader::decode(&out, 8).map(|(h, n)| (h.dst_cid, n)),
+        Ok((id, 10))
+    );
 }
 
 #[test]
