@@ -1,9 +1,11 @@
 /* thinwire chat client: connects to an echo server, sends COUNT numbered lines on a
  * reliable-ordered channel and checks that every echo comes back, in order.
  *
- *   chat_client ADDRESS [COUNT]        e.g. chat_client 127.0.0.1:7777 50
+ *   chat_client ADDRESS KEY [COUNT]    e.g. chat_client 127.0.0.1:7777 3f9a...c2 50
  *
- * Exits 0 when all COUNT echoes arrived in order within 10 s, 1 otherwise. */
+ * KEY is the server's public key, 64 hex digits (echo_server prints it): only that server can
+ * complete the handshake. Exits 0 when all COUNT echoes arrived in order within 10 s, 1
+ * otherwise (with a wrong key: after the handshake timeout, "disconnected (reason 4)"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,8 @@ static int wait_for(thinwire_host *host, thinwire_event_type kind, int seconds,
         } else if (ev.kind != THINWIRE_EVENT_TYPE_NONE && ev.kind == kind) {
             return 0;
         } else if (ev.kind == THINWIRE_EVENT_TYPE_DISCONNECTED) {
-            fprintf(stderr, "chat_client: disconnected (reason %d)\n", (int)ev.reason);
+            fprintf(stderr, "chat_client: disconnected (reason %d, refuse reason %d)\n", (int)ev.reason,
+                    (int)ev.refuse_reason);
             return 1;
         }
     }
@@ -53,18 +56,22 @@ static int on_echo(thinwire_event *ev, void *ctx) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: chat_client ADDRESS [COUNT]\n"); return 2; }
-    int count = argc > 2 ? atoi(argv[2]) : 50;
+    if (argc < 3) { fprintf(stderr, "usage: chat_client ADDRESS KEY [COUNT]\n"); return 2; }
+    uint8_t key[32];
+    thinwire_status st = thinwire_public_key_parse(argv[2], key);
+    if (st != THINWIRE_STATUS_OK) return fail("key", st);
+    int count = argc > 3 ? atoi(argv[3]) : 50;
     thinwire_config config = thinwire_config_default(false);
     thinwire_host *host = NULL;
-    thinwire_status st = thinwire_host_create("127.0.0.1:0", &config, &host);
+    st = thinwire_host_create("127.0.0.1:0", &config, &host);
     if (st != THINWIRE_STATUS_OK) return fail("create", st);
 
     uint32_t channels[] = {THINWIRE_CHANNEL_KIND_RELIABLE_ORDERED};
     uint64_t conn = 0;
-    st = thinwire_connect(host, argv[1], channels, 1, &conn);
+    st = thinwire_connect(host, argv[1], key, channels, 1, &conn);
     if (st != THINWIRE_STATUS_OK) { thinwire_host_destroy(host); return fail("connect", st); }
-    if (wait_for(host, THINWIRE_EVENT_TYPE_CONNECTED, 5, NULL, NULL)) { thinwire_host_destroy(host); return 1; }
+    /* longer than the 5 s handshake timeout, so that a failed handshake reports its reason */
+    if (wait_for(host, THINWIRE_EVENT_TYPE_CONNECTED, 8, NULL, NULL)) { thinwire_host_destroy(host); return 1; }
 
     for (int i = 0; i < count; i++) {
         char line[64];

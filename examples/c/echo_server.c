@@ -2,8 +2,9 @@
  *
  *   echo_server [SECONDS]
  *
- * Binds 127.0.0.1 on a free port and prints "port N" as its first line. Exits 0 after the
- * first client disconnects, 1 on an error or when SECONDS (default 20) pass first. */
+ * Binds 127.0.0.1 on a free port with a fresh key pair and prints "port N" as its first line
+ * and "key HEX" (its public key, 64 hex digits, which clients need) as its second. Exits 0
+ * after the first client disconnects, 1 on an error or when SECONDS (default 20) pass first. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,7 +24,12 @@ int main(int argc, char **argv) {
     if (st != THINWIRE_STATUS_OK) return fail("create", st);
     uint16_t port = 0;
     thinwire_host_port(host, &port);
-    printf("port %u\n", (unsigned)port);
+    uint8_t key[32];
+    char key_hex[65];
+    st = thinwire_host_public_key(host, key);
+    if (st == THINWIRE_STATUS_OK) st = thinwire_public_key_format(key, key_hex);
+    if (st != THINWIRE_STATUS_OK) { thinwire_host_destroy(host); return fail("public key", st); }
+    printf("port %u\nkey %s\n", (unsigned)port, key_hex);
     fflush(stdout);
 
     int code = 1;

@@ -63,6 +63,9 @@ fn print_summary(scn: &Scenario, lab: &LabRun, out: &Path) {
     }
     println!();
     print!("{}", lab.results.terminal_table());
+    if let Some(security) = scn.thinwire_security() {
+        println!("thinwire security: {security}");
+    }
     println!();
     let deadline = deadline_table(&deadline_rows(&lab.results, &lab.samples));
     if !deadline.is_empty() {

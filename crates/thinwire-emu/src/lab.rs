@@ -78,6 +78,9 @@ pub fn run_and_write(scn: &Scenario, out: &Path, opts: &LabRunOptions) -> Result
     );
     println!();
     print!("{}", lab.results.terminal_table());
+    if let Some(security) = scn.thinwire_security() {
+        println!("thinwire security: {security}");
+    }
     println!();
     println!("wrote {}", out.join("results.json").display());
     println!("wrote {}", out.join("report.html").display());

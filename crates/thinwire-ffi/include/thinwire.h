@@ -79,6 +79,10 @@ typedef enum thinwire_status {
    * A bug inside thinwire was caught at the boundary; the host may be inconsistent.
    */
   THINWIRE_STATUS_PANIC = 15,
+  /**
+   * The call needs a server host (`thinwire_host_public_key` on a client).
+   */
+  THINWIRE_STATUS_NOT_SERVER = 16,
 } thinwire_status;
 
 /**
@@ -135,7 +139,45 @@ typedef enum thinwire_disconnect_reason {
    * The peer broke the protocol or speaks another version.
    */
   THINWIRE_DISCONNECT_REASON_PEER_ERROR = 6,
+  /**
+   * The server refused the connection (`refuse_reason` says why).
+   */
+  THINWIRE_DISCONNECT_REASON_REFUSED = 7,
 } thinwire_disconnect_reason;
+
+/**
+ * Why a server refused a connection.
+ */
+typedef enum thinwire_refuse_reason {
+  /**
+   * Not a refusal.
+   */
+  THINWIRE_REFUSE_REASON_NONE = 0,
+  /**
+   * The server holds its most connections.
+   */
+  THINWIRE_REFUSE_REASON_SERVER_FULL = 1,
+  /**
+   * The server holds its most connections from this client's address.
+   */
+  THINWIRE_REFUSE_REASON_TOO_MANY_FROM_SOURCE = 2,
+  /**
+   * The connect token was missing, forged, expired or for another server.
+   */
+  THINWIRE_REFUSE_REASON_INVALID_TOKEN = 3,
+  /**
+   * A connection with the token's client id is open already.
+   */
+  THINWIRE_REFUSE_REASON_ALREADY_CONNECTED = 4,
+  /**
+   * The two ends share no cipher suite (one of them set `insecure_cleartext`).
+   */
+  THINWIRE_REFUSE_REASON_NO_COMMON_CIPHER_SUITE = 5,
+  /**
+   * A reason this version does not know.
+   */
+  THINWIRE_REFUSE_REASON_OTHER = 255,
+} thinwire_refuse_reason;
 
 /**
  * The delivery class of a channel (see the README's table).
@@ -178,6 +220,10 @@ typedef struct thinwire_message thinwire_message;
 
 /**
  * How a host is set up. Start from `thinwire_config_default` and change what you need.
+ *
+ * Connections are encrypted: clients authenticate the server by its static public key
+ * (`thinwire_host_public_key`), and every packet is sealed (ChaCha20-Poly1305 or
+ * AES-256-GCM). A server without `has_server_secret_key` draws a new key pair at every start.
  */
 typedef struct thinwire_config {
   /**
@@ -188,6 +234,33 @@ typedef struct thinwire_config {
    * A server's most concurrent connections (handshaking ones included).
    */
   uint32_t max_connections;
+  /**
+   * A server's most concurrent connections from one source (an IPv4 address or an IPv6
+   * /64). Default 64; raise it for tests that connect many clients from one machine.
+   */
+  uint32_t max_connections_per_source;
+  /**
+   * Connects (the handshake's second, expensive step) a server processes per second from one
+   * source (after a burst of twice as many). Default 32; raise it for tests that connect
+   * many clients from one machine.
+   */
+  uint32_t handshakes_per_second_per_source;
+  /**
+   * A server's static secret key (any 32 bytes from a cryptographic random source, kept
+   * across restarts so that clients can pin the public half). Used when
+   * `has_server_secret_key` is set.
+   */
+  uint8_t server_secret_key[32];
+  /**
+   * Use `server_secret_key`; otherwise a server draws a fresh key pair at start.
+   */
+  bool has_server_secret_key;
+  /**
+   * **Turns packet encryption off**: packets travel in cleartext, and anyone on the path can
+   * read, forge, close or hijack the connection. Trusted networks and measurements only;
+   * both ends must set it (otherwise the connection is refused).
+   */
+  bool insecure_cleartext;
   /**
    * Fault injection for testing a game: probability of dropping each datagram, both ways.
    */
@@ -250,6 +323,10 @@ typedef struct thinwire_event {
    * Disconnected by the peer: its close code.
    */
   uint64_t close_code;
+  /**
+   * Disconnected with `THINWIRE_DISCONNECT_REASON_REFUSED`: why the server refused.
+   */
+  enum thinwire_refuse_reason refuse_reason;
 } thinwire_event;
 
 /**
@@ -328,7 +405,8 @@ extern "C" {
 const char *thinwire_error_string(int32_t status);
 
 /**
- * The defaults: a client (`server` false) or a server accepting up to 1024 connections, no
+ * The defaults: a client (`server` false) or a server accepting up to 1024 connections (64
+ * per source, 32 Connects a second per source) with a fresh key pair, encrypted, no
  * fault injection. Any thread.
  */
 struct thinwire_config thinwire_config_default(bool server);
@@ -374,17 +452,50 @@ void thinwire_host_destroy(struct thinwire_host *host);
 enum thinwire_status thinwire_host_port(struct thinwire_host *host, uint16_t *out);
 
 /**
- * Starts a connection to `address` with `channel_count` channels (1 to 64) whose classes are
- * `channels[0..channel_count]` (values of `thinwire_channel_kind`), and stores its id in
- * `*out_conn`. A `THINWIRE_EVENT_TYPE_CONNECTED` or `..._DISCONNECTED` event follows from
- * `thinwire_host_service`; messages may be queued at once.
+ * Writes a server host's static public key (32 bytes) into `out`: what its clients pass to
+ * `thinwire_connect`. `THINWIRE_STATUS_NOT_SERVER` for a client host.
  *
  * # Safety
- * `host` is null or a live host; `address` is null or NUL-terminated; `channels` is null or
- * points to `channel_count` values; `out_conn` is null or writable.
+ * `host` is null or a live host; `out` is null or points to 32 writable bytes.
+ */
+enum thinwire_status thinwire_host_public_key(struct thinwire_host *host, uint8_t *out);
+
+/**
+ * Parses a public key written as 64 hex digits (as servers print it) into the 32 bytes at
+ * `out`. `THINWIRE_STATUS_INVALID_ARGUMENT` for anything else. Any thread.
+ *
+ * # Safety
+ * `hex` is null or NUL-terminated; `out` is null or points to 32 writable bytes.
+ */
+enum thinwire_status thinwire_public_key_parse(const char *hex, uint8_t *out);
+
+/**
+ * Writes the 32-byte public key at `key` as 64 lowercase hex digits and a NUL into the 65
+ * bytes at `out`. Any thread.
+ *
+ * # Safety
+ * `key` is null or points to 32 readable bytes; `out` is null or points to 65 writable bytes.
+ */
+enum thinwire_status thinwire_public_key_format(const uint8_t *key, char *out);
+
+/**
+ * Starts a connection to the server at `address` whose static public key is the 32 bytes at
+ * `server_key` (from `thinwire_host_public_key` on the server, shipped with the game), with
+ * `channel_count` channels (1 to 64) whose classes are `channels[0..channel_count]` (values of
+ * `thinwire_channel_kind`), and stores its id in `*out_conn`. A
+ * `THINWIRE_EVENT_TYPE_CONNECTED` or `..._DISCONNECTED` event follows from
+ * `thinwire_host_service`; messages may be queued at once. Only the holder of the key's
+ * secret half can complete the handshake: with a wrong key the connection ends with
+ * `THINWIRE_DISCONNECT_REASON_HANDSHAKE_TIMED_OUT`.
+ *
+ * # Safety
+ * `host` is null or a live host; `address` is null or NUL-terminated; `server_key` is null or
+ * points to 32 readable bytes; `channels` is null or points to `channel_count` values;
+ * `out_conn` is null or writable.
  */
 enum thinwire_status thinwire_connect(struct thinwire_host *host,
                                       const char *address,
+                                      const uint8_t *server_key,
                                       const uint32_t *channels,
                                       uintptr_t channel_count,
                                       uint64_t *out_conn);

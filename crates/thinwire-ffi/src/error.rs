@@ -26,7 +26,9 @@ impl From<SendError> for thinwire_status {
 impl From<ConnectError> for thinwire_status {
     fn from(e: ConnectError) -> Self {
         match e {
-            ConnectError::ChannelCount(_) => Self::InvalidArgument,
+            ConnectError::ChannelCount(_) | ConnectError::TokenWithoutAddress => {
+                Self::InvalidArgument
+            }
             ConnectError::NoConnectionId => Self::NoConnectionId,
         }
     }
@@ -69,6 +71,7 @@ pub extern "C" fn thinwire_error_string(status: i32) -> *const c_char {
         13 => b"a socket call failed\0",
         14 => b"no connection id was free\0",
         15 => b"internal error (a panic was caught at the C boundary)\0",
+        16 => b"the call needs a server host\0",
         _ => b"unknown status code\0",
     };
     s.as_ptr().cast()
@@ -92,7 +95,7 @@ mod tests {
 
     #[test]
     fn every_status_has_its_own_description() {
-        let texts: Vec<&str> = (0..=15)
+        let texts: Vec<&str> = (0..=16)
             .map(|c| {
                 // SAFETY: thinwire_error_string returns static NUL-terminated strings.
                 unsafe { CStr::from_ptr(thinwire_error_string(c)) }

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use thinwire::proto::{ConnectionHandle, DeadlineOptions};
-use thinwire::{Config, FaultConfig, Host, HostEvent};
+use thinwire::{Config, FaultConfig, Host, HostEvent, PublicKey, ServerKey};
 
 use crate::error::boundary;
 use crate::types::{
@@ -97,13 +97,21 @@ unsafe fn put<T>(out: *mut T, value: T) -> Result<(), thinwire_status> {
     Ok(())
 }
 
-/// The defaults: a client (`server` false) or a server accepting up to 1024 connections, no
+/// The defaults: a client (`server` false) or a server accepting up to 1024 connections (64
+/// per source, 32 Connects a second per source) with a fresh key pair, encrypted, no
 /// fault injection. Any thread.
 #[no_mangle]
 pub extern "C" fn thinwire_config_default(server: bool) -> thinwire_config {
+    let defaults = thinwire::ServerConfig::default();
     thinwire_config {
         server,
         max_connections: 1024,
+        max_connections_per_source: u32::try_from(defaults.max_connections_per_source)
+            .unwrap_or(u32::MAX),
+        handshakes_per_second_per_source: defaults.handshakes_per_second_per_source,
+        server_secret_key: [0; 32],
+        has_server_secret_key: false,
+        insecure_cleartext: false,
         fault_drop_rate: 0.0,
         fault_delay_ms: 0,
         fault_jitter_ms: 0,
@@ -116,11 +124,19 @@ fn rust_config(c: &thinwire_config) -> Result<Config, thinwire_status> {
         let mut config = Config::server();
         if let Some(s) = config.server.as_mut() {
             s.max_connections = c.max_connections as usize;
+            s.max_connections_per_source = c.max_connections_per_source as usize;
+            s.handshakes_per_second_per_source = c.handshakes_per_second_per_source;
+            if c.has_server_secret_key {
+                s.key = Some(ServerKey::from_secret(c.server_secret_key));
+            }
         }
         config
     } else {
         Config::client()
     };
+    if c.insecure_cleartext {
+        config = config.insecure_cleartext();
+    }
     if c.fault_drop_rate != 0.0 || c.fault_delay_ms != 0 || c.fault_jitter_ms != 0 {
         if !(0.0..=1.0).contains(&c.fault_drop_rate) {
             return Err(thinwire_status::InvalidArgument);
@@ -216,18 +232,111 @@ pub unsafe extern "C" fn thinwire_host_port(
     })
 }
 
-/// Starts a connection to `address` with `channel_count` channels (1 to 64) whose classes are
-/// `channels[0..channel_count]` (values of `thinwire_channel_kind`), and stores its id in
-/// `*out_conn`. A `THINWIRE_EVENT_TYPE_CONNECTED` or `..._DISCONNECTED` event follows from
-/// `thinwire_host_service`; messages may be queued at once.
+/// Writes a server host's static public key (32 bytes) into `out`: what its clients pass to
+/// `thinwire_connect`. `THINWIRE_STATUS_NOT_SERVER` for a client host.
 ///
 /// # Safety
-/// `host` is null or a live host; `address` is null or NUL-terminated; `channels` is null or
-/// points to `channel_count` values; `out_conn` is null or writable.
+/// `host` is null or a live host; `out` is null or points to 32 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_host_public_key(
+    host: *mut thinwire_host,
+    out: *mut u8,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        if out.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        let key = h.public_key().ok_or(thinwire_status::NotServer)?;
+        // SAFETY: `out` is non-null and points to 32 writable bytes.
+        unsafe { std::ptr::copy_nonoverlapping(key.0.as_ptr(), out, key.0.len()) };
+        Ok(())
+    })
+}
+
+/// Parses a public key written as 64 hex digits (as servers print it) into the 32 bytes at
+/// `out`. `THINWIRE_STATUS_INVALID_ARGUMENT` for anything else. Any thread.
+///
+/// # Safety
+/// `hex` is null or NUL-terminated; `out` is null or points to 32 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_public_key_parse(
+    hex: *const c_char,
+    out: *mut u8,
+) -> thinwire_status {
+    boundary(|| {
+        if hex.is_null() || out.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        // SAFETY: non-null and NUL-terminated by the caller's contract.
+        let text = unsafe { CStr::from_ptr(hex) }.to_str();
+        let key: PublicKey = text
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .ok_or(thinwire_status::InvalidArgument)?;
+        // SAFETY: `out` is non-null and points to 32 writable bytes.
+        unsafe { std::ptr::copy_nonoverlapping(key.0.as_ptr(), out, key.0.len()) };
+        Ok(())
+    })
+}
+
+/// Writes the 32-byte public key at `key` as 64 lowercase hex digits and a NUL into the 65
+/// bytes at `out`. Any thread.
+///
+/// # Safety
+/// `key` is null or points to 32 readable bytes; `out` is null or points to 65 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_public_key_format(
+    key: *const u8,
+    out: *mut c_char,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let key = unsafe { server_key(key) }?;
+        if out.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        let mut text = key.to_string().into_bytes();
+        text.push(0);
+        // SAFETY: `out` is non-null and points to 65 writable bytes; `text` is 65 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr().cast(), out, text.len()) };
+        Ok(())
+    })
+}
+
+/// The 32 bytes of a public key from a caller's pointer.
+///
+/// # Safety
+/// `key` is null or points to 32 readable bytes.
+unsafe fn server_key(key: *const u8) -> Result<PublicKey, thinwire_status> {
+    if key.is_null() {
+        return Err(thinwire_status::NullPointer);
+    }
+    let mut bytes = [0u8; 32];
+    // SAFETY: non-null and 32 readable bytes by the caller's contract.
+    unsafe { std::ptr::copy_nonoverlapping(key, bytes.as_mut_ptr(), bytes.len()) };
+    Ok(PublicKey(bytes))
+}
+
+/// Starts a connection to the server at `address` whose static public key is the 32 bytes at
+/// `server_key` (from `thinwire_host_public_key` on the server, shipped with the game), with
+/// `channel_count` channels (1 to 64) whose classes are `channels[0..channel_count]` (values of
+/// `thinwire_channel_kind`), and stores its id in `*out_conn`. A
+/// `THINWIRE_EVENT_TYPE_CONNECTED` or `..._DISCONNECTED` event follows from
+/// `thinwire_host_service`; messages may be queued at once. Only the holder of the key's
+/// secret half can complete the handshake: with a wrong key the connection ends with
+/// `THINWIRE_DISCONNECT_REASON_HANDSHAKE_TIMED_OUT`.
+///
+/// # Safety
+/// `host` is null or a live host; `address` is null or NUL-terminated; `server_key` is null or
+/// points to 32 readable bytes; `channels` is null or points to `channel_count` values;
+/// `out_conn` is null or writable.
 #[no_mangle]
 pub unsafe extern "C" fn thinwire_connect(
     host: *mut thinwire_host,
     address: *const c_char,
+    server_key: *const u8,
     channels: *const u32,
     channel_count: usize,
     out_conn: *mut u64,
@@ -237,6 +346,8 @@ pub unsafe extern "C" fn thinwire_connect(
         let h = unsafe { host_mut(host) }?.open()?;
         // SAFETY: contract of this function.
         let remote = unsafe { parse_address(address) }?;
+        // SAFETY: contract of this function.
+        let key = unsafe { self::server_key(server_key) }?;
         if channels.is_null() || out_conn.is_null() {
             return Err(thinwire_status::NullPointer);
         }
@@ -247,7 +358,7 @@ pub unsafe extern "C" fn thinwire_connect(
             .map(|&k| channel_kind(k))
             .collect::<Option<Vec<_>>>()
             .ok_or(thinwire_status::InvalidArgument)?;
-        let conn = h.connect(remote, &kinds)?;
+        let conn = h.connect(remote, key, &kinds)?;
         // SAFETY: contract of this function.
         unsafe { put(out_conn, conn.0) }
     })
@@ -305,7 +416,8 @@ fn c_event(e: HostEvent) -> thinwire_event {
         HostEvent::Disconnected { conn, reason } => {
             out.kind = thinwire_event_type::Disconnected;
             out.conn = conn.0;
-            (out.reason, out.close_code) = thinwire_disconnect_reason::of(&reason);
+            (out.reason, out.close_code, out.refuse_reason) =
+                thinwire_disconnect_reason::of(&reason);
         }
     }
     out

@@ -6,7 +6,7 @@
 //! crate); `docs/C-API.md` is the guide.
 //!
 //! ```text
-//!  thinwire_host_create ─► thinwire_connect ─► loop { thinwire_host_service(host, ms, &event)
+//!  thinwire_host_create ─► thinwire_connect(host, address, server_key, ..) ─► loop { thinwire_host_service(host, ms, &event)
 //!                                                     thinwire_send / _send_latest / _send_deadline
 //!                                                     thinwire_flush }
 //!                          thinwire_disconnect ─► thinwire_host_destroy
@@ -28,5 +28,5 @@ pub use error::thinwire_error_string;
 pub use host::*;
 pub use types::{
     thinwire_channel_kind, thinwire_config, thinwire_connection_stats, thinwire_disconnect_reason,
-    thinwire_event, thinwire_event_type, thinwire_message, thinwire_status,
+    thinwire_event, thinwire_event_type, thinwire_message, thinwire_refuse_reason, thinwire_status,
 };

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use thinwire::proto::{ConnectionStats, DisconnectReason};
+use thinwire::proto::{ConnectionStats, DisconnectReason, RefuseReason};
 use thinwire::ChannelKind;
 
 /// What every call returns: `THINWIRE_STATUS_OK`, or who is at fault and why.
@@ -45,6 +45,8 @@ pub enum thinwire_status {
     NoConnectionId = 14,
     /// A bug inside thinwire was caught at the boundary; the host may be inconsistent.
     Panic = 15,
+    /// The call needs a server host (`thinwire_host_public_key` on a client).
+    NotServer = 16,
 }
 
 /// The delivery class of a channel (see the README's table).
@@ -90,6 +92,10 @@ pub(crate) fn channel_kind(raw: u32) -> Option<ChannelKind> {
 }
 
 /// How a host is set up. Start from `thinwire_config_default` and change what you need.
+///
+/// Connections are encrypted: clients authenticate the server by its static public key
+/// (`thinwire_host_public_key`), and every packet is sealed (ChaCha20-Poly1305 or
+/// AES-256-GCM). A server without `has_server_secret_key` draws a new key pair at every start.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct thinwire_config {
@@ -97,6 +103,23 @@ pub struct thinwire_config {
     pub server: bool,
     /// A server's most concurrent connections (handshaking ones included).
     pub max_connections: u32,
+    /// A server's most concurrent connections from one source (an IPv4 address or an IPv6
+    /// /64). Default 64; raise it for tests that connect many clients from one machine.
+    pub max_connections_per_source: u32,
+    /// Connects (the handshake's second, expensive step) a server processes per second from one
+    /// source (after a burst of twice as many). Default 32; raise it for tests that connect
+    /// many clients from one machine.
+    pub handshakes_per_second_per_source: u32,
+    /// A server's static secret key (any 32 bytes from a cryptographic random source, kept
+    /// across restarts so that clients can pin the public half). Used when
+    /// `has_server_secret_key` is set.
+    pub server_secret_key: [u8; 32],
+    /// Use `server_secret_key`; otherwise a server draws a fresh key pair at start.
+    pub has_server_secret_key: bool,
+    /// **Turns packet encryption off**: packets travel in cleartext, and anyone on the path can
+    /// read, forge, close or hijack the connection. Trusted networks and measurements only;
+    /// both ends must set it (otherwise the connection is refused).
+    pub insecure_cleartext: bool,
     /// Fault injection for testing a game: probability of dropping each datagram, both ways.
     pub fault_drop_rate: f64,
     /// Fault injection: one-way delay added to each datagram, both ways (milliseconds).
@@ -139,18 +162,55 @@ pub enum thinwire_disconnect_reason {
     PeerReset = 5,
     /// The peer broke the protocol or speaks another version.
     PeerError = 6,
+    /// The server refused the connection (`refuse_reason` says why).
+    Refused = 7,
+}
+
+/// Why a server refused a connection.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum thinwire_refuse_reason {
+    /// Not a refusal.
+    None = 0,
+    /// The server holds its most connections.
+    ServerFull = 1,
+    /// The server holds its most connections from this client's address.
+    TooManyFromSource = 2,
+    /// The connect token was missing, forged, expired or for another server.
+    InvalidToken = 3,
+    /// A connection with the token's client id is open already.
+    AlreadyConnected = 4,
+    /// The two ends share no cipher suite (one of them set `insecure_cleartext`).
+    NoCommonCipherSuite = 5,
+    /// A reason this version does not know.
+    Other = 255,
+}
+
+impl From<RefuseReason> for thinwire_refuse_reason {
+    fn from(r: RefuseReason) -> Self {
+        match r {
+            RefuseReason::ServerFull => Self::ServerFull,
+            RefuseReason::TooManyFromSource => Self::TooManyFromSource,
+            RefuseReason::InvalidToken => Self::InvalidToken,
+            RefuseReason::AlreadyConnected => Self::AlreadyConnected,
+            RefuseReason::NoCommonCipherSuite => Self::NoCommonCipherSuite,
+            RefuseReason::Other(_) => Self::Other,
+        }
+    }
 }
 
 impl thinwire_disconnect_reason {
-    /// The C reason and close code of a Rust one.
-    pub(crate) fn of(reason: &DisconnectReason) -> (Self, u64) {
+    /// The C reason, close code and refusal reason of a Rust one.
+    pub(crate) fn of(reason: &DisconnectReason) -> (Self, u64, thinwire_refuse_reason) {
+        let none = thinwire_refuse_reason::None;
         match reason {
-            DisconnectReason::LocallyClosed => (Self::LocallyClosed, 0),
-            DisconnectReason::ClosedByPeer { code, .. } => (Self::ClosedByPeer, *code),
-            DisconnectReason::TimedOut => (Self::TimedOut, 0),
-            DisconnectReason::HandshakeTimedOut => (Self::HandshakeTimedOut, 0),
-            DisconnectReason::PeerReset => (Self::PeerReset, 0),
-            DisconnectReason::Peer(_) => (Self::PeerError, 0),
+            DisconnectReason::LocallyClosed => (Self::LocallyClosed, 0, none),
+            DisconnectReason::ClosedByPeer { code, .. } => (Self::ClosedByPeer, *code, none),
+            DisconnectReason::TimedOut => (Self::TimedOut, 0, none),
+            DisconnectReason::HandshakeTimedOut => (Self::HandshakeTimedOut, 0, none),
+            DisconnectReason::PeerReset => (Self::PeerReset, 0, none),
+            DisconnectReason::Refused(r) => (Self::Refused, 0, (*r).into()),
+            DisconnectReason::Peer(_) => (Self::PeerError, 0, none),
         }
     }
 }
@@ -186,6 +246,8 @@ pub struct thinwire_event {
     pub reason: thinwire_disconnect_reason,
     /// Disconnected by the peer: its close code.
     pub close_code: u64,
+    /// Disconnected with `THINWIRE_DISCONNECT_REASON_REFUSED`: why the server refused.
+    pub refuse_reason: thinwire_refuse_reason,
 }
 
 impl thinwire_event {
@@ -202,6 +264,7 @@ impl thinwire_event {
             deadline_age_ms: 0,
             reason: thinwire_disconnect_reason::None,
             close_code: 0,
+            refuse_reason: thinwire_refuse_reason::None,
         }
     }
 }
@@ -283,13 +346,46 @@ mod tests {
             code: 42,
             reason: b"bye".to_vec(),
         };
+        let none = thinwire_refuse_reason::None;
         assert_eq!(
             thinwire_disconnect_reason::of(&by_peer),
-            (thinwire_disconnect_reason::ClosedByPeer, 42)
+            (thinwire_disconnect_reason::ClosedByPeer, 42, none)
         );
         assert_eq!(
             thinwire_disconnect_reason::of(&DisconnectReason::TimedOut),
-            (thinwire_disconnect_reason::TimedOut, 0)
+            (thinwire_disconnect_reason::TimedOut, 0, none)
         );
+    }
+
+    #[test]
+    fn refusals_keep_their_reason() {
+        for (rust, c) in [
+            (RefuseReason::ServerFull, thinwire_refuse_reason::ServerFull),
+            (
+                RefuseReason::TooManyFromSource,
+                thinwire_refuse_reason::TooManyFromSource,
+            ),
+            (
+                RefuseReason::InvalidToken,
+                thinwire_refuse_reason::InvalidToken,
+            ),
+            (
+                RefuseReason::AlreadyConnected,
+                thinwire_refuse_reason::AlreadyConnected,
+            ),
+            (
+                RefuseReason::NoCommonCipherSuite,
+                thinwire_refuse_reason::NoCommonCipherSuite,
+            ),
+            (RefuseReason::Other(99), thinwire_refuse_reason::Other),
+        ] {
+            assert_eq!(
+                thinwire_disconnect_reason::of(&DisconnectReason::Refused(rust)),
+                (thinwire_disconnect_reason::Refused, 0, c)
+            );
+            if c != thinwire_refuse_reason::Other {
+                assert_eq!(c as u8, rust.code(), "C values are the wire codes");
+            }
+        }
     }
 }

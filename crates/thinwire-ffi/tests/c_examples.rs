@@ -1,6 +1,7 @@
 //! The C examples, compiled with `cc` against the static library (under AddressSanitizer when
 //! the compiler has it) and run: `error_paths` checks every error path of the API, and
-//! `echo_server` and `chat_client` talk to each other over loopback. Everything is bounded in
+//! `echo_server` and `chat_client` talk to each other over loopback, the client authenticating
+//! the server by the key it printed (and failing with any other key). Everything is bounded in
 //! time and killed on failure.
 
 use std::io::{BufRead, BufReader};
@@ -118,23 +119,44 @@ fn c_examples_run_clean() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run echo_server");
-    let mut first = String::new();
-    BufReader::new(srv.stdout.take().expect("stdout"))
-        .read_line(&mut first)
-        .expect("read the port");
-    let port: u16 = match first
+    let mut lines = BufReader::new(srv.stdout.take().expect("stdout"));
+    let (mut first, mut second) = (String::new(), String::new());
+    lines.read_line(&mut first).expect("read the port");
+    lines.read_line(&mut second).expect("read the key");
+    let port: Option<u16> = first
         .trim()
         .strip_prefix("port ")
-        .and_then(|p| p.parse().ok())
-    {
-        Some(p) => p,
-        None => {
-            let _ = srv.kill();
-            panic!("echo_server printed {first:?}");
-        }
+        .and_then(|p| p.parse().ok());
+    let key = second
+        .trim()
+        .strip_prefix("key ")
+        .filter(|k| k.len() == 64)
+        .map(str::to_owned);
+    let (Some(port), Some(key)) = (port, key) else {
+        let _ = srv.kill();
+        panic!("echo_server printed {first:?} and {second:?}");
     };
+    let address = format!("127.0.0.1:{port}");
+
+    // another key: the server cannot read the handshake, the client gives up after 5 s
+    let mut wrong = key.clone().into_bytes();
+    wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
+    let wrong = String::from_utf8(wrong).expect("hex");
+    let impostor = Command::new(&client)
+        .args([address.clone(), wrong, "1".to_owned()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run chat_client");
+    let impostor_out = wait_bounded(impostor, Duration::from_secs(30));
+    let impostor_err = String::from_utf8_lossy(&impostor_out.stderr);
+    assert!(
+        !impostor_out.status.success() && impostor_err.contains("disconnected (reason 4,"),
+        "chat_client with a wrong key: {impostor_err}"
+    );
+
     let cli = Command::new(&client)
-        .args([format!("127.0.0.1:{port}"), "200".to_owned()])
+        .args([address, key, "200".to_owned()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

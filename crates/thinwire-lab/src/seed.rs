@@ -20,6 +20,7 @@
 //! | [`WORKLOAD`] | one workload of a scenario (index: workload) |
 //! | [`PROFILE`], [`MMORPG_UP`], [`MMORPG_DOWN`], [`MESSAGING`], [`REPLAY`] | a workload's source (index: client) |
 //! | [`THINWIRE_KEY`] | thinwire's endpoint secret (index: 8-byte chunk) |
+//! | [`THINWIRE_SERVER_KEY`] | the simulated thinwire servers' static key (seed 0, index: 8-byte chunk) |
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -64,6 +65,8 @@ pub const MESSAGING: u64 = 0x4d53_4753;
 pub const REPLAY: u64 = 0x5250_4c59;
 /// thinwire's endpoint secret.
 pub const THINWIRE_KEY: u64 = 0x5457;
+/// The static key of simulated thinwire servers (one for every run).
+pub const THINWIRE_SERVER_KEY: u64 = 0x5457_534b;
 
 /// The seed of stream `tag`, `index` of run seed `seed` (SplitMix64
 /// finaliser over the combination).

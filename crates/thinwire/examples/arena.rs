@@ -21,7 +21,10 @@ use bytes::Bytes;
 use clap::Parser;
 use hdrhistogram::Histogram;
 use rand::Rng;
-use thinwire::{ChannelKind, Config, Connection, ConnectionHandle, Endpoint, FaultConfig};
+use thinwire::{
+    ChannelKind, Config, Connection, ConnectionHandle, Endpoint, FaultConfig, PublicKey,
+    ServerConfig,
+};
 
 /// Channel 0: moves / positions, 1: attacks, 2: chat.
 const CHANNELS: [ChannelKind; 3] = [
@@ -227,7 +230,7 @@ async fn fan_out(clients: Clients, world: World, tick: Duration) {
 async fn bot(
     id: u32,
     n: u32,
-    server: SocketAddr,
+    (server, key): (SocketAddr, PublicKey),
     args: Arc<Args>,
     stats: Shared,
 ) -> Result<(), String> {
@@ -238,7 +241,7 @@ async fn bot(
     let ep = Endpoint::bind("127.0.0.1:0".parse().map_err(|e| format!("{e}"))?, config)
         .map_err(|e| e.to_string())?;
     let conn = ep
-        .connect(server, &CHANNELS)
+        .connect(server, key, &CHANNELS)
         .await
         .map_err(|e| e.to_string())?;
     let receiver = {
@@ -334,8 +337,19 @@ fn print_summary(s: &Stats, server: &Endpoint) {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Arc::new(Args::parse());
     epoch();
-    let server = Endpoint::bind("127.0.0.1:0".parse()?, Config::server())?;
+    // Every bot connects from 127.0.0.1, which the server counts as one source: lift the
+    // per-source limits (64 connections, 32 Connects a second) meant for the Internet.
+    let server_config = ServerConfig {
+        max_connections_per_source: usize::MAX,
+        handshakes_per_second_per_source: 100_000,
+        ..ServerConfig::default()
+    };
+    let server = Endpoint::bind(
+        "127.0.0.1:0".parse()?,
+        Config::server().with_server(server_config),
+    )?;
     let addr = server.local_addr();
+    let key = server.public_key().ok_or("a server has a key")?;
     println!(
         "arena: server {addr}, {} bots for {} s at {} msg/s, loss {:.1}% each way on the bots",
         args.clients,
@@ -378,7 +392,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = args.clients as u32;
     let mut bots = Vec::new();
     for id in 0..n {
-        bots.push(tokio::spawn(bot(id, n, addr, args.clone(), stats.clone())));
+        bots.push(tokio::spawn(bot(
+            id,
+            n,
+            (addr, key),
+            args.clone(),
+            stats.clone(),
+        )));
         // stagger the joins a little, like players arriving
         tokio::time::sleep(Duration::from_millis(2)).await;
     }

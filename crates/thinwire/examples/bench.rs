@@ -24,7 +24,10 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use hdrhistogram::Histogram;
 use thinwire::proto::SendError as CoreSendError;
-use thinwire::{ChannelKind, Config, Endpoint, SendError};
+use thinwire::{ChannelKind, Config, Endpoint, PublicKey, SendError, ServerConfig};
+
+/// The server's address and public key.
+type Server = (SocketAddr, PublicKey);
 
 const CHANNELS: [ChannelKind; 3] = [
     ChannelKind::ReliableOrdered,
@@ -42,7 +45,7 @@ struct Args {
     #[arg(long, default_value_t = 2000)]
     idle: usize,
     /// Internal: run as the connecting child of the memory measurement.
-    #[arg(long, hide = true, num_args = 2, value_names = ["SERVER", "N"])]
+    #[arg(long, hide = true, num_args = 3, value_names = ["SERVER", "KEY", "N"])]
     connector: Option<Vec<String>>,
 }
 
@@ -53,6 +56,21 @@ fn rss_kib() -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// A server endpoint on loopback. Every client connects from 127.0.0.1, which the server counts
+/// as one source: the per-source limits meant for the Internet (64 connections, 32 Connects a
+/// second) are lifted.
+fn bind_server() -> Result<(Endpoint, Server), Box<dyn std::error::Error>> {
+    let config = ServerConfig {
+        max_connections_per_source: usize::MAX,
+        handshakes_per_second_per_source: 100_000,
+        ..ServerConfig::default()
+    };
+    let ep = Endpoint::bind("127.0.0.1:0".parse()?, Config::server().with_server(config))?;
+    let key = ep.public_key().ok_or("a server has a key")?;
+    let addr = ep.local_addr();
+    Ok((ep, (addr, key)))
 }
 
 async fn echo_server(server: Endpoint, delivered: Arc<AtomicU64>) {
@@ -70,13 +88,13 @@ async fn echo_server(server: Endpoint, delivered: Arc<AtomicU64>) {
     }
 }
 
-async fn clients(n: usize, server: SocketAddr) -> Vec<(Endpoint, thinwire::Connection)> {
+async fn clients(n: usize, (server, key): Server) -> Vec<(Endpoint, thinwire::Connection)> {
     let mut tasks = Vec::new();
     for _ in 0..n {
         tasks.push(tokio::spawn(async move {
             let ep = Endpoint::bind("127.0.0.1:0".parse().expect("addr"), Config::client())
                 .expect("bind");
-            let conn = ep.connect(server, &CHANNELS).await.expect("connect");
+            let conn = ep.connect(server, key, &CHANNELS).await.expect("connect");
             (ep, conn)
         }));
     }
@@ -89,7 +107,7 @@ async fn clients(n: usize, server: SocketAddr) -> Vec<(Endpoint, thinwire::Conne
 
 async fn round_trips(
     n: usize,
-    server: SocketAddr,
+    server: Server,
     secs: u64,
     gap: Option<Duration>,
 ) -> (Histogram<u64>, f64) {
@@ -137,7 +155,7 @@ async fn round_trips(
 
 async fn throughput(
     n: usize,
-    server: SocketAddr,
+    server: Server,
     secs: u64,
     channel: u8,
     delivered: &AtomicU64,
@@ -184,7 +202,7 @@ async fn throughput(
     rate
 }
 
-async fn connector(server: SocketAddr, n: usize) {
+async fn connector((server, key): Server, n: usize) {
     let before = rss_kib();
     let ep = Endpoint::bind("127.0.0.1:0".parse().expect("addr"), Config::client()).expect("bind");
     let mut conns = Vec::with_capacity(n);
@@ -192,9 +210,9 @@ async fn connector(server: SocketAddr, n: usize) {
         let mut tasks = Vec::new();
         for _ in 0..100.min(n - chunk * 100) {
             let ep = ep.clone();
-            tasks.push(tokio::spawn(
-                async move { ep.connect(server, &CHANNELS).await },
-            ));
+            tasks.push(tokio::spawn(async move {
+                ep.connect(server, key, &CHANNELS).await
+            }));
         }
         for t in tasks {
             conns.push(t.await.expect("task").expect("connect"));
@@ -212,7 +230,7 @@ async fn connector(server: SocketAddr, n: usize) {
 }
 
 async fn idle_memory(n: usize) -> Result<(), Box<dyn std::error::Error>> {
-    let server = Endpoint::bind("127.0.0.1:0".parse()?, Config::server())?;
+    let (server, (addr, key)) = bind_server()?;
     let accepted = Arc::new(std::sync::Mutex::new(Vec::new()));
     {
         let (server, accepted) = (server.clone(), accepted.clone());
@@ -227,7 +245,8 @@ async fn idle_memory(n: usize) -> Result<(), Box<dyn std::error::Error>> {
     let mut child = Command::new(std::env::current_exe()?)
         .args([
             "--connector",
-            &server.local_addr().to_string(),
+            &addr.to_string(),
+            &key.to_string(),
             &n.to_string(),
         ])
         .stdin(Stdio::piped())
@@ -270,8 +289,7 @@ async fn idle_memory(n: usize) -> Result<(), Box<dyn std::error::Error>> {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     if let Some(c) = &args.connector {
-        let server: SocketAddr = c[0].parse()?;
-        connector(server, c[1].parse()?).await;
+        connector((c[0].parse()?, c[1].parse()?), c[2].parse()?).await;
         return Ok(());
     }
     println!(
@@ -282,8 +300,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.idle > 0 {
         idle_memory(args.idle).await?;
     }
-    let server = Endpoint::bind("127.0.0.1:0".parse()?, Config::server())?;
-    let addr = server.local_addr();
+    let (server, addr) = bind_server()?;
     let delivered = Arc::new(AtomicU64::new(0));
     tokio::spawn(echo_server(server.clone(), delivered.clone()));
     for n in [1usize, 100] {

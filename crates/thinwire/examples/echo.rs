@@ -4,8 +4,8 @@
 //! ```text
 //! cargo run --release -p thinwire --example echo                       # both on loopback
 //! cargo run --release -p thinwire --example echo -- --loss 0.05 --count 2000
-//! cargo run --release -p thinwire --example echo -- --serve 0.0.0.0:7778
-//! cargo run --release -p thinwire --example echo -- --connect 192.0.2.1:7778 --interval-ms 50
+//! cargo run --release -p thinwire --example echo -- --serve 0.0.0.0:7778     # prints its key
+//! cargo run --release -p thinwire --example echo -- --connect 192.0.2.1:7778 --key KEY --interval-ms 50
 //! ```
 
 use std::net::SocketAddr;
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use hdrhistogram::Histogram;
-use thinwire::{ChannelKind, Config, Endpoint, FaultConfig};
+use thinwire::{ChannelKind, Config, Endpoint, FaultConfig, PublicKey};
 
 #[derive(Parser, Debug)]
 #[command(about = "thinwire round-trip measurement")]
@@ -22,8 +22,11 @@ struct Args {
     #[arg(long)]
     serve: Option<SocketAddr>,
     /// Only run a client against this server.
-    #[arg(long)]
+    #[arg(long, requires = "key")]
     connect: Option<SocketAddr>,
+    /// With --connect: the server's public key (64 hex digits, printed by --serve).
+    #[arg(long)]
+    key: Option<PublicKey>,
     /// Pings to send.
     #[arg(long, default_value_t = 1000)]
     count: u32,
@@ -62,6 +65,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(addr) = args.serve {
         let endpoint = Endpoint::bind(addr, Config::server())?;
         println!("echo server on {}", endpoint.local_addr());
+        if let Some(key) = endpoint.public_key() {
+            println!("server key: {key}");
+        }
         serve(endpoint).await;
         return Ok(());
     }
@@ -72,13 +78,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "sequenced" => ChannelKind::UnreliableSequenced,
         other => return Err(format!("unknown class {other}").into()),
     };
-    let (server_addr, _server) = match args.connect {
-        Some(a) => (a, None),
-        None => {
+    let (server_addr, key, _server) = match (args.connect, args.key) {
+        (Some(a), Some(key)) => (a, key, None),
+        _ => {
             let ep = Endpoint::bind("127.0.0.1:0".parse()?, Config::server())?;
             let addr = ep.local_addr();
+            let key = ep.public_key().ok_or("a server has a key")?;
             tokio::spawn(serve(ep.clone()));
-            (addr, Some(ep))
+            (addr, key, Some(ep))
         }
     };
     let mut config = Config::client();
@@ -96,7 +103,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     .parse()?;
     let client = Endpoint::bind(bind, config)?;
-    let conn = client.connect(server_addr, &[kind]).await?;
+    let conn = client.connect(server_addr, key, &[kind]).await?;
     let epoch = Instant::now();
     let mut rtt = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3)?;
     let mut lost = 0u32;

@@ -74,10 +74,11 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let run_for = Duration::from_secs(seconds);
     let server_host = Host::bind("127.0.0.1:0".parse()?, Config::server())?;
     let addr = server_host.local_addr();
+    let key = server_host.public_key().ok_or("a server has a key")?;
     let server_thread = thread::spawn(move || server(server_host, run_for));
 
     let mut host = Host::bind("127.0.0.1:0".parse()?, Config::client())?;
-    let conn = host.connect(addr, &CHANNELS)?;
+    let conn = host.connect(addr, key, &CHANNELS)?;
     let frame = Duration::from_secs(1) / 60;
     let start = Instant::now();
     let (mut frames, mut snapshots, mut connected) = (0u64, 0u64, false);

@@ -1,26 +1,40 @@
-//! Configuration of a runtime endpoint: transport behaviour, server role and fault injection.
+//! Configuration of a runtime endpoint: transport behaviour, server role and key, cipher
+//! suites and fault injection.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use thinwire_netmodel::{LinkConfig, LossModel};
-use thinwire_proto::{ServerConfig, TransportConfig};
+use thinwire_proto::{CipherSuite, ServerConfig, ServerKey, TransportConfig};
 
 /// Configuration of an [`Endpoint`](crate::Endpoint) or a [`Host`](crate::Host).
 ///
+/// Every connection is encrypted: a Noise NK handshake authenticates the server by its static
+/// key, and every data packet is sealed with an AEAD (ChaCha20-Poly1305 or AES-256-GCM). A
+/// server without a configured key ([`ServerConfig::key`] `None`) draws a fresh one at every
+/// start; a real server keeps its key ([`Config::with_server_key`]) so that its clients can
+/// pin it.
+///
 /// ```
-/// use thinwire::{Config, FaultConfig};
+/// use thinwire::{Config, FaultConfig, ServerKey};
 /// let client = Config::client();
-/// let server = Config::server().with_faults(FaultConfig::new().drop_rate(0.05));
+/// let server = Config::server()
+///     .with_server_key(ServerKey::from_secret([7; 32]))
+///     .with_faults(FaultConfig::new().drop_rate(0.05));
 /// assert!(server.server.is_some() && client.server.is_none());
 /// ```
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Transport behaviour of the connections (timers, thin-stream mechanisms, limits).
     pub transport: Arc<TransportConfig>,
-    /// Length of the connection ids this endpoint issues (1-8 bytes; 2 allows 65 536
-    /// connections per endpoint).
+    /// Length of the connection ids this endpoint issues (1-8 bytes). Default 8: ids nobody
+    /// can guess. A server with shorter ids sends no stateless resets, so its clients learn of
+    /// a restart only by their idle timeout.
     pub cid_len: usize,
+    /// Cipher suites accepted for the connections' packets, preferred first. Default: both
+    /// encrypted suites ([`CipherSuite::default_preference`]). See
+    /// [`insecure_cleartext`](Self::insecure_cleartext) for the opt-out.
+    pub cipher_suites: Vec<CipherSuite>,
     /// With a server configuration the endpoint accepts incoming connections.
     pub server: Option<ServerConfig>,
     /// Fault injection on this endpoint's datagrams (testing only; `None` in production).
@@ -41,7 +55,8 @@ impl Config {
     pub fn client() -> Self {
         Self {
             transport: Arc::new(TransportConfig::default()),
-            cid_len: 2,
+            cid_len: 8,
+            cipher_suites: CipherSuite::default_preference(),
             server: None,
             faults: None,
             socket_buffer: Some(1 << 20),
@@ -65,6 +80,24 @@ impl Config {
     /// Replaces the server configuration (and makes the endpoint a server).
     pub fn with_server(mut self, server: ServerConfig) -> Self {
         self.server = Some(server);
+        self
+    }
+
+    /// Makes the endpoint a server (with the default server configuration if it was not one)
+    /// holding the static key pair `key`; its clients connect with `key.public()`.
+    pub fn with_server_key(mut self, key: ServerKey) -> Self {
+        self.server.get_or_insert_with(ServerConfig::default).key = Some(key);
+        self
+    }
+
+    /// **Turns packet encryption off.** Data packets then travel in cleartext with no
+    /// authentication: anyone on the path can read them, forge messages, close or hijack the
+    /// connection. The handshake still authenticates the server, but nothing protects what
+    /// follows it. Only for trusted networks and measurements; both ends must opt out (a
+    /// connection between an end that did and one that did not is refused with
+    /// [`RefuseReason::NoCommonCipherSuite`](thinwire_proto::RefuseReason::NoCommonCipherSuite)).
+    pub fn insecure_cleartext(mut self) -> Self {
+        self.cipher_suites = vec![CipherSuite::InsecureCleartext];
         self
     }
 

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use thinwire_proto::{ChannelKind, ConnectionHandle, ConnectionStats, Message};
+use thinwire_proto::{
+    ChannelKind, CipherSuite, ConnectionHandle, ConnectionStats, Message, TokenClaims,
+};
 use tokio::sync::Notify;
 
 use crate::error::{ConnectError, ConnectionError, SendError};
@@ -296,6 +298,27 @@ impl Connection {
             .engine
             .core
             .connection_stats(self.inner.handle)
+    }
+
+    /// The cipher suite protecting the connection's packets (`None` once it is gone).
+    /// [`CipherSuite::InsecureCleartext`] only when both ends opted out of encryption.
+    pub fn cipher_suite(&self) -> Option<CipherSuite> {
+        self.shared()
+            .lock()
+            .engine
+            .core
+            .cipher_suite(self.inner.handle)
+    }
+
+    /// On a server: what the client's connect token said (the backend's client id and user
+    /// data). `None` for a connection admitted without a token, or one that is gone.
+    pub fn token_claims(&self) -> Option<TokenClaims> {
+        self.shared()
+            .lock()
+            .engine
+            .core
+            .token_claims(self.inner.handle)
+            .cloned()
     }
 
     /// Closes the connection gracefully: queued reliable data is delivered first (up to the

@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use thinwire_proto::ChannelKind;
+use thinwire_proto::{ChannelKind, ConnectToken, ConnectionHandle, PublicKey};
 use tokio::sync::Notify;
 
 use crate::config::Config;
@@ -43,8 +43,9 @@ use crate::stats::EndpointStats;
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use thinwire::{ChannelKind, Config, Endpoint};
 /// let server = Endpoint::bind("[::1]:0".parse()?, Config::server())?;
+/// let key = server.public_key().expect("a server has a key"); // clients get it in advance
 /// let client = Endpoint::bind("[::1]:0".parse()?, Config::client())?;
-/// let conn = client.connect(server.local_addr(), &[ChannelKind::ReliableOrdered]).await?;
+/// let conn = client.connect(server.local_addr(), key, &[ChannelKind::ReliableOrdered]).await?;
 /// conn.send(0, &b"hello"[..])?;
 /// let incoming = server.accept().await.expect("server is running");
 /// let (channel, msg) = incoming.recv().await?;
@@ -69,9 +70,9 @@ impl Endpoint {
     /// endpoint's driver on the current tokio runtime.
     pub fn bind(addr: SocketAddr, config: Config) -> Result<Self, BindError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| BindError::NoRuntime)?;
-        let engine = Engine::new(&config, Instant::now())?;
         let (std_socket, udp) = crate::io::bind(addr, config.socket_buffer)?;
         let local_addr = std_socket.local_addr()?;
+        let engine = Engine::new(&config, Instant::now(), local_addr)?;
         let socket = {
             let _guard = runtime.enter();
             tokio::net::UdpSocket::from_std(std_socket)?
@@ -107,13 +108,48 @@ impl Endpoint {
         self.shared().local_addr
     }
 
-    /// Opens a connection to `remote` with the given channel classes (channel `i` is
-    /// `channels[i]`, 1 to 64 of them) and waits for the handshake to complete. An IPv6
-    /// endpoint reaches IPv4 peers through IPv4-mapped addresses (dual-stack sockets).
+    /// Opens a connection to the server at `remote` whose static public key is `server_key`
+    /// (from [`public_key`](Self::public_key) on the server, shipped with the game or printed
+    /// by the server), with the given channel classes (channel `i` is `channels[i]`, 1 to 64
+    /// of them), and waits for the handshake to complete. The handshake proves the server
+    /// holds the key: an impostor cannot complete it. An IPv6 endpoint reaches IPv4 peers
+    /// too (dual-stack sockets).
     pub async fn connect(
         &self,
         remote: SocketAddr,
+        server_key: PublicKey,
         channels: &[ChannelKind],
+    ) -> Result<Connection, ConnectError> {
+        let remote = crate::engine::canonical(remote);
+        self.open(channels, |core| {
+            core.connect(Instant::now(), remote, &server_key, channels)
+        })
+        .await
+    }
+
+    /// Opens a connection with a connect token from a matchmaking backend (see
+    /// [`ConnectToken`]): to the token's first server address, authenticating the server by
+    /// the key inside the token, and presenting the token's sealed claims, which the server
+    /// checks before it admits the client. Waits for the handshake like
+    /// [`connect`](Self::connect).
+    pub async fn connect_with_token(
+        &self,
+        token: &ConnectToken,
+        channels: &[ChannelKind],
+    ) -> Result<Connection, ConnectError> {
+        self.open(channels, |core| {
+            core.connect_with_token(Instant::now(), token, channels)
+        })
+        .await
+    }
+
+    /// Starts a connection with `start` and waits for its handshake.
+    async fn open(
+        &self,
+        channels: &[ChannelKind],
+        start: impl FnOnce(
+            &mut thinwire_proto::Endpoint,
+        ) -> Result<ConnectionHandle, thinwire_proto::ConnectError>,
     ) -> Result<Connection, ConnectError> {
         let shared = self.shared();
         let conn = {
@@ -124,8 +160,12 @@ impl Endpoint {
             if st.shutdown.is_some() {
                 return Err(ConnectError::Endpoint(ConnectionError::EndpointClosed));
             }
-            let remote = crate::io::peer_address(shared.local_addr, remote);
-            let h = st.engine.core.connect(Instant::now(), remote, channels)?;
+            let h = start(&mut st.engine.core)?;
+            let remote = st
+                .engine
+                .core
+                .remote_address(h)
+                .expect("the connection was just opened");
             let slot = Slot::new(remote, false);
             let conn = Connection::new(
                 self.inner.clone(),
@@ -141,6 +181,12 @@ impl Endpoint {
         shared.wake.notify_one();
         // `conn` closes the half-open connection if this future is dropped.
         conn.established().await
+    }
+
+    /// The server's static public key, which its clients pass to [`connect`](Self::connect);
+    /// `None` for an endpoint that is not a server.
+    pub fn public_key(&self) -> Option<PublicKey> {
+        self.shared().lock().engine.core.public_key()
     }
 
     /// The next incoming connection, already established. `None` when this endpoint is not a

@@ -2,9 +2,13 @@
 //! [`Host`](crate::Host): the sans-IO core, the fault-injection links around it and the I/O
 //! counters. No sockets here: datagrams and `now` go in, a [`TxBatch`] and the next wake-up
 //! come out.
+//!
+//! Addresses: the core always sees peers by their canonical address (an IPv4 peer as IPv4,
+//! also on a dual-stack IPv6 socket, where its datagrams arrive from the IPv4-mapped
+//! address); [`Engine::collect`] maps IPv4 destinations back for an IPv6 socket.
 
-use std::net::SocketAddr;
-use std::time::Instant;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Instant, SystemTime};
 
 use rand::Rng;
 use thinwire_netmodel::Link;
@@ -30,20 +34,42 @@ pub(crate) struct Engine {
     faults: Option<Faults>,
     scratch: Vec<u8>,
     pub(crate) io: IoStats,
+    /// The socket is IPv6: IPv4 destinations leave as IPv4-mapped addresses.
+    ipv6_socket: bool,
+}
+
+/// `addr` with an IPv4-mapped IPv6 address turned into the IPv4 address.
+pub(crate) fn canonical(addr: SocketAddr) -> SocketAddr {
+    SocketAddr::new(addr.ip().to_canonical(), addr.port())
+}
+
+/// The destination to give a socket bound to an IPv6 address (`ipv6_socket`) for `addr`.
+fn on_socket(addr: SocketAddr, ipv6_socket: bool) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(v4) if ipv6_socket => SocketAddr::new(v4.to_ipv6_mapped().into(), addr.port()),
+        _ => addr,
+    }
 }
 
 impl Engine {
-    pub(crate) fn new(config: &Config, now: Instant) -> Result<Self, BindError> {
-        // The core's randomness (connection ids, nonces, cookie key) is seeded from the OS.
+    /// The engine of an endpoint whose socket is bound to `local`.
+    pub(crate) fn new(config: &Config, now: Instant, local: SocketAddr) -> Result<Self, BindError> {
+        // The core's randomness (connection ids, nonces, cookie key, handshake keys, and the
+        // server key when none is configured) is seeded from the OS.
         let mut os = rand::rng();
         let seed: [u8; 32] = os.random();
         // a fresh policy cache: this endpoint's connections share it
         let ep_config = EndpointConfig {
             transport: config.transport.clone(),
             cid_len: config.cid_len,
+            cipher_suites: config.cipher_suites.clone(),
             ..EndpointConfig::new(seed)
         };
-        let core = thinwire_proto::Endpoint::new(ep_config, config.server.clone(), now)?;
+        let mut core = thinwire_proto::Endpoint::new(ep_config, config.server.clone(), now)?;
+        // connect-token expiry needs the wall clock; the core follows it from `now` on
+        if let Ok(unix) = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH) {
+            core.set_unix_time(now, unix);
+        }
         let faults = match &config.faults {
             Some(f) => Some(Self::faults(f, os.random())?),
             None => None,
@@ -53,6 +79,7 @@ impl Engine {
             faults,
             scratch: Vec::with_capacity(2048),
             io: IoStats::default(),
+            ipv6_socket: local.is_ipv6(),
         })
     }
 
@@ -69,6 +96,7 @@ impl Engine {
 
     /// One datagram from the socket.
     pub(crate) fn on_datagram(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
+        let from = canonical(from);
         self.io.datagrams_received += 1;
         self.io.bytes_received += datagram.len() as u64;
         match &mut self.faults {
@@ -99,6 +127,7 @@ impl Engine {
             self.core.poll_transmit(now, &mut self.scratch)
         {
             let datagram = &self.scratch[..size.min(self.scratch.len())];
+            let destination = on_socket(destination, self.ipv6_socket);
             match &mut self.faults {
                 Some(f) => {
                     f.outbound

@@ -4,7 +4,7 @@
 //!   core's [`thinwire_proto::SendError`] / [`thinwire_proto::ConnectError`] through unchanged;
 //! * the peer or the connection's end: [`ConnectionError::Disconnected`] carries the core's
 //!   [`DisconnectReason`] (closed locally or by the peer, timed out, reset by a restarted peer,
-//!   protocol violation);
+//!   refused by the server, protocol violation);
 //! * the operating system: [`BindError::Io`] and [`ConnectionError::EndpointFailed`].
 
 use std::io;
@@ -52,10 +52,15 @@ pub enum SendError {
 /// Opening a connection failed.
 #[derive(Debug, Clone, Error)]
 pub enum ConnectError {
-    /// The core refused to start it (bad channel list, no free connection id).
+    /// The core refused to start it (bad channel list, no free connection id, a connect
+    /// token without an address).
     #[error(transparent)]
     Rejected(#[from] thinwire_proto::ConnectError),
-    /// The handshake did not complete: no answer in time, or no common protocol version.
+    /// The handshake did not complete: refused by the server
+    /// ([`DisconnectReason::Refused`]: full, too many connections from this address, bad
+    /// connect token, no common cipher suite), no common protocol version, or no answer in
+    /// time ([`DisconnectReason::HandshakeTimedOut`]), which is also what a wrong server key
+    /// gives: the server cannot read a handshake written to another key and stays silent.
     #[error("handshake failed: {0}")]
     Handshake(DisconnectReason),
     /// The endpoint is shut down or failed.

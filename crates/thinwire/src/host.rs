@@ -3,10 +3,12 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use thinwire::{ChannelKind, Config, Host, HostEvent};
+//! use thinwire::{ChannelKind, Config, Host, HostEvent, PublicKey};
 //!
+//! // the server's public key (its `Host::public_key`), as 64 hex digits
+//! let key: PublicKey = std::env::args().nth(1).ok_or("usage: client SERVER_KEY")?.parse()?;
 //! let mut host = Host::bind("127.0.0.1:0".parse()?, Config::client())?;
-//! let server = host.connect("127.0.0.1:7777".parse()?, &[ChannelKind::LatestReliable])?;
+//! let server = host.connect("127.0.0.1:7777".parse()?, key, &[ChannelKind::LatestReliable])?;
 //! loop {
 //!     // handle everything that arrived, waiting at most until the next frame is due
 //!     while let Some(event) = host.service(Duration::from_millis(16))? {
@@ -32,8 +34,8 @@ use bytes::Bytes;
 use quinn_udp::{UdpSockRef, UdpSocketState};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use thinwire_proto::{
-    ChannelKind, ConnectError, ConnectionHandle, ConnectionStats, DisconnectReason, Event, Message,
-    SendError,
+    ChannelKind, CipherSuite, ConnectError, ConnectToken, ConnectionHandle, ConnectionStats,
+    DisconnectReason, Event, Message, PublicKey, SendError, TokenClaims,
 };
 
 use crate::config::Config;
@@ -105,9 +107,9 @@ impl Host {
     /// Binds a UDP socket to `addr` (IPv4 or IPv6; port 0 picks a free port). With
     /// [`Config::server`] the host accepts incoming connections.
     pub fn bind(addr: SocketAddr, config: Config) -> Result<Self, BindError> {
-        let engine = Engine::new(&config, Instant::now())?;
         let (socket, udp) = crate::io::bind(addr, config.socket_buffer)?;
         let local_addr = socket.local_addr()?;
+        let engine = Engine::new(&config, Instant::now(), local_addr)?;
         Ok(Self {
             socket,
             udp,
@@ -124,18 +126,56 @@ impl Host {
         self.local_addr
     }
 
-    /// Starts a connection to `remote` with the given channel classes. It completes (or fails)
-    /// inside later [`service`](Self::service) calls: [`HostEvent::Connected`] or
+    /// Starts a connection to the server at `remote` whose static public key is `server_key`
+    /// (its [`public_key`](Self::public_key)), with the given channel classes. It completes
+    /// (or fails) inside later [`service`](Self::service) calls: [`HostEvent::Connected`] or
     /// [`HostEvent::Disconnected`] follows. Messages may be queued at once.
     pub fn connect(
         &mut self,
         remote: SocketAddr,
+        server_key: PublicKey,
         channels: &[ChannelKind],
     ) -> Result<ConnectionHandle, ConnectError> {
-        let remote = crate::io::peer_address(self.local_addr, remote);
-        let h = self.engine.core.connect(Instant::now(), remote, channels)?;
+        let remote = crate::engine::canonical(remote);
+        let h = self
+            .engine
+            .core
+            .connect(Instant::now(), remote, &server_key, channels)?;
         self.collect_events();
         Ok(h)
+    }
+
+    /// Starts a connection with a connect token from a matchmaking backend: to the token's
+    /// first server address, authenticating the server by the key inside the token. Completes
+    /// like [`connect`](Self::connect).
+    pub fn connect_with_token(
+        &mut self,
+        token: &ConnectToken,
+        channels: &[ChannelKind],
+    ) -> Result<ConnectionHandle, ConnectError> {
+        let h = self
+            .engine
+            .core
+            .connect_with_token(Instant::now(), token, channels)?;
+        self.collect_events();
+        Ok(h)
+    }
+
+    /// The server's static public key, which its clients pass to [`connect`](Self::connect);
+    /// `None` for a host that is not a server.
+    pub fn public_key(&self) -> Option<PublicKey> {
+        self.engine.core.public_key()
+    }
+
+    /// The cipher suite protecting a connection's packets, once its handshake is done.
+    pub fn cipher_suite(&self, conn: ConnectionHandle) -> Option<CipherSuite> {
+        self.engine.core.cipher_suite(conn)
+    }
+
+    /// On a server: what an incoming connection's connect token said (client id, user data);
+    /// `None` for a connection admitted without a token.
+    pub fn token_claims(&self, conn: ConnectionHandle) -> Option<&TokenClaims> {
+        self.engine.core.token_claims(conn)
     }
 
     /// Queues a message on `channel` (any class but LatestReliable). It is sent by the next

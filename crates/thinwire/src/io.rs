@@ -30,18 +30,6 @@ pub(crate) fn bind(
     Ok((socket, state))
 }
 
-/// The address to use for `remote` on a socket bound to `local`: an IPv6 socket (dual-stack)
-/// reaches an IPv4 peer through its IPv4-mapped IPv6 address, and sees its replies come from
-/// that address, so the protocol must know the peer by it.
-pub(crate) fn peer_address(local: SocketAddr, remote: SocketAddr) -> SocketAddr {
-    match (local, remote) {
-        (SocketAddr::V6(_), SocketAddr::V4(v4)) => {
-            SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port())
-        }
-        _ => remote,
-    }
-}
-
 /// Receive buffers for one batch: [`BATCH_SIZE`] slots of 64 KiB. The memory is allocated
 /// zeroed and only touched as far as datagrams reach, so small datagrams cost a page per slot.
 pub(crate) struct RecvBuf {

@@ -12,6 +12,12 @@
 //! * **blocking**: [`Host`] with [`Host::service`] returning [`HostEvent`]s (connected,
 //!   message, disconnected) like ENet's `enet_host_service`, for plain game loops.
 //!
+//! Every connection is encrypted and authenticated: a Noise NK handshake proves the server
+//! holds the static key its clients were given ([`Endpoint::public_key`], or a matchmaking
+//! backend's [`ConnectToken`]), and every packet after it is sealed with an AEAD
+//! (ChaCha20-Poly1305 or AES-256-GCM, 16 bytes per packet). [`Config::insecure_cleartext`]
+//! turns that off for trusted networks and measurements only.
+//!
 //! Socket I/O is batched through `quinn-udp` (`recvmmsg` and GRO on receive, GSO trains on
 //! send, on Linux). Fault injection ([`FaultConfig`]: drop, delay, jitter, duplicate) can be
 //! turned on per endpoint to test a game under a bad network.
@@ -27,12 +33,14 @@
 //! | [`ChannelKind::LatestReliable`] | positions per entity: the newest value per key must arrive |
 //!
 //! ```no_run
-//! use thinwire::{ChannelKind, Config, Endpoint};
+//! use thinwire::{ChannelKind, Config, Endpoint, PublicKey};
 //!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn demo(server_key: PublicKey) -> Result<(), Box<dyn std::error::Error>> {
+//! // `server_key`: the server's public key, shipped with the game (64 hex digits parse into it)
 //! let endpoint = Endpoint::bind("0.0.0.0:0".parse()?, Config::client())?;
+//! let channels = [ChannelKind::LatestReliable, ChannelKind::ReliableOrdered];
 //! let conn = endpoint
-//!     .connect("127.0.0.1:7777".parse()?, &[ChannelKind::LatestReliable, ChannelKind::ReliableOrdered])
+//!     .connect("127.0.0.1:7777".parse()?, server_key, &channels)
 //!     .await?;
 //! conn.send_latest(0, 42, &b"x=10,y=20"[..])?; // position of entity 42
 //! conn.send(1, &b"hello"[..])?; // chat
@@ -65,8 +73,10 @@ pub use stats::{EndpointStats, FaultStats, IoStats};
 
 pub use thinwire_netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
-    ChannelKind, ChannelStats, ConnectionHandle, ConnectionStats, DeadlineOptions, DeadlineStatus,
-    DisconnectReason, Message, ParityMode, PeerError, ServerConfig, TransportConfig,
+    ChannelKind, ChannelStats, CipherSuite, ConnectToken, ConnectionHandle, ConnectionStats,
+    DeadlineOptions, DeadlineStatus, DisconnectReason, KeyParseError, Message, ParityMode,
+    PeerError, PublicKey, RefuseReason, ServerConfig, ServerKey, TokenClaims, TokenError, TokenKey,
+    TokenPolicy, TransportConfig,
 };
 
 /// The sans-IO core, re-exported for the types its errors and events carry.

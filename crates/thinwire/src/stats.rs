@@ -8,8 +8,9 @@ use thinwire_netmodel::LinkStats;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EndpointStats {
     /// The protocol core's counters: datagrams it dropped, by reason (malformed, unknown
-    /// connection, bad cookie, wrong version, unexpected, connection limit, reply queue full),
-    /// challenges and resets sent, connections accepted.
+    /// connection, bad cookie, wrong version, unexpected, connection limit, rate limited, bad
+    /// handshake, unauthenticated, bad reset, reply queue full), challenges, resets and
+    /// refusals sent, connections accepted.
     pub protocol: thinwire_proto::EndpointStats,
     /// Connections held now, in any state.
     pub connections: usize,

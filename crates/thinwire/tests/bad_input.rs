@@ -1,6 +1,7 @@
 //! Hostile input on the real socket: random bytes, truncated and oversized datagrams, forged
 //! handshakes and a flood of Hello packets from many source ports. The server stays up,
 //! allocates no connection for any of it, counts it, and serves a real client throughout.
+//! Beyond the endpoint's budget of stateless replies, a flood goes unanswered.
 
 mod common;
 
@@ -9,10 +10,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{within, ALL};
+use common::{key, within, ALL};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use thinwire::{ChannelKind, Config, Endpoint};
+use thinwire::{Config, Endpoint, ServerConfig};
 use thinwire_proto::wire::{self, ConnectionId, LongPacket};
 
 const FLOOD_SOCKETS: usize = 50;
@@ -32,8 +33,10 @@ fn hello(rng: &mut StdRng) -> Vec<u8> {
 }
 
 fn forged_connect(rng: &mut StdRng) -> Vec<u8> {
-    let cid: [u8; 2] = rng.random();
+    let cid: [u8; 8] = rng.random();
     let cookie: [u8; 40] = rng.random();
+    let mut handshake = vec![0u8; 96];
+    rng.fill(&mut handshake[..]);
     let mut out = Vec::new();
     LongPacket::Connect {
         version: wire::VERSION,
@@ -41,8 +44,7 @@ fn forged_connect(rng: &mut StdRng) -> Vec<u8> {
         instance: rng.random(),
         nonce: rng.random(),
         cookie: cookie.to_vec(),
-        max_ack_delay_us: 5000,
-        channels: vec![ChannelKind::ReliableOrdered],
+        handshake,
     }
     .encode(&mut out);
     out
@@ -74,7 +76,7 @@ async fn hostile_datagrams_do_not_hurt_the_server() {
 
     // a real client playing throughout: one reliable ping-pong every 5 ms
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-    let conn = within(5, "connect", client.connect(addr, &ALL))
+    let conn = within(5, "connect", client.connect(addr, key(&server), &ALL))
         .await
         .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
@@ -210,4 +212,90 @@ fn count_bad_cookies(junk: &[Vec<u8>]) -> u64 {
     junk.iter()
         .filter(|d| matches!(LongPacket::decode(d), Ok(LongPacket::Connect { version, .. }) if version == wire::VERSION))
         .count() as u64
+}
+
+/// Hellos beyond the endpoint's budget of stateless replies (a burst of one second's worth,
+/// then its rate) go unanswered and are counted; a client already connected keeps being served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hello_flood_beyond_the_reply_budget_goes_unanswered() {
+    const BUDGET: u32 = 200;
+    let limits = ServerConfig {
+        stateless_replies_per_second: BUDGET,
+        ..ServerConfig::default()
+    };
+    let server = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Config::server().with_server(limits),
+    )
+    .unwrap();
+    let addr = server.local_addr();
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+    let conn = within(5, "connect", client.connect(addr, key(&server), &ALL))
+        .await
+        .unwrap();
+    let peer = within(5, "accept", server.accept()).await.unwrap();
+    let before = server.stats().protocol;
+
+    let mut rng = StdRng::seed_from_u64(0xF100D);
+    let flooders: Vec<UdpSocket> = (0..FLOOD_SOCKETS)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let t0 = std::time::Instant::now();
+    for f in &flooders {
+        let hellos: Vec<Vec<u8>> = (0..HELLOS_PER_SOCKET).map(|_| hello(&mut rng)).collect();
+        deliver(&server, f, addr, &hellos).await;
+    }
+    let took = t0.elapsed();
+    let hellos = (FLOOD_SOCKETS * HELLOS_PER_SOCKET) as u64;
+    let after = server.stats().protocol;
+    let answered = after.challenges_sent - before.challenges_sent;
+    let limited = after.dropped_rate_limited - before.dropped_rate_limited;
+    let queue_full = after.dropped_reply_queue_full - before.dropped_reply_queue_full;
+    // the handshake above spent one reply; the rest of the burst, then the rate
+    let most = u64::from(BUDGET) + (f64::from(BUDGET) * took.as_secs_f64()).ceil() as u64;
+    assert!(
+        answered <= most && answered < hellos,
+        "{answered} of {hellos} hellos answered in {took:?}"
+    );
+    assert_eq!(
+        answered + limited + queue_full,
+        hellos,
+        "every hello counted"
+    );
+
+    conn.send(0, &b"still here"[..]).unwrap();
+    let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
+    assert_eq!(&m.data[..], b"still here");
+}
+
+/// Connects (each costs the server a Noise message) beyond a source's budget are dropped; the
+/// clients' retransmissions get through as the budget refills, so every client connects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connects_beyond_the_source_budget_wait_their_turn() {
+    const CLIENTS: usize = 30;
+    let limits = ServerConfig {
+        handshakes_per_second_per_source: 10, // a burst of 20, then 10 a second
+        ..ServerConfig::default()
+    };
+    let server = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Config::server().with_server(limits),
+    )
+    .unwrap();
+    let (addr, server_key) = (server.local_addr(), key(&server));
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        tasks.push(tokio::spawn(async move {
+            let ep = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+            let conn = ep.connect(addr, server_key, &ALL).await.expect("connects");
+            (ep, conn)
+        }));
+    }
+    let mut held = Vec::new();
+    for t in tasks {
+        held.push(within(10, "client connects", t).await.unwrap());
+    }
+    let stats = server.stats().protocol;
+    assert_eq!(stats.connections_accepted, CLIENTS as u64);
+    assert!(stats.dropped_rate_limited >= 5, "{stats:?}");
 }

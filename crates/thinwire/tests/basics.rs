@@ -5,16 +5,20 @@ mod common;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{within, ALL};
+use common::{key, within, ALL};
 use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint};
 
 async fn exchange_every_class(bind: &str) {
     let addr: SocketAddr = bind.parse().unwrap();
     let server = Endpoint::bind(addr, Config::server()).unwrap();
     let client = Endpoint::bind(addr, Config::client()).unwrap();
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
-        .await
-        .unwrap();
+    let conn = within(
+        5,
+        "connect",
+        client.connect(server.local_addr(), key(&server), &ALL),
+    )
+    .await
+    .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     assert_eq!(peer.channels(), &ALL);
 
@@ -83,9 +87,13 @@ async fn ipv6_every_class_and_close() {
 async fn idle_endpoints_sleep() {
     let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
-        .await
-        .unwrap();
+    let conn = within(
+        5,
+        "connect",
+        client.connect(server.local_addr(), key(&server), &ALL),
+    )
+    .await
+    .unwrap();
     let _peer = within(5, "accept", server.accept()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let (c0, s0) = (client.stats().io.wakeups, server.stats().io.wakeups);
@@ -118,11 +126,18 @@ async fn misuse_is_reported_not_fatal() {
         client.accept().await.is_none(),
         "a client endpoint accepts nothing"
     );
-    let err = client.connect(server.local_addr(), &[]).await.unwrap_err();
-    assert!(matches!(err, thinwire::ConnectError::Rejected(_)), "{err}");
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
+    let err = client
+        .connect(server.local_addr(), key(&server), &[])
         .await
-        .unwrap();
+        .unwrap_err();
+    assert!(matches!(err, thinwire::ConnectError::Rejected(_)), "{err}");
+    let conn = within(
+        5,
+        "connect",
+        client.connect(server.local_addr(), key(&server), &ALL),
+    )
+    .await
+    .unwrap();
     assert!(matches!(
         conn.send(9, &b"x"[..]),
         Err(SendError::Rejected(Core::UnknownChannel(9)))
@@ -163,7 +178,11 @@ async fn connect_to_nobody_times_out() {
     let err = within(
         5,
         "handshake gives up",
-        client.connect(silent.local_addr().unwrap(), &ALL),
+        client.connect(
+            silent.local_addr().unwrap(),
+            thinwire::ServerKey::generate([1; 32]).public(),
+            &ALL,
+        ),
     )
     .await
     .unwrap_err();
@@ -188,9 +207,13 @@ async fn dual_stack_client_reaches_ipv4_server() {
             return;
         }
     };
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
-        .await
-        .unwrap();
+    let conn = within(
+        5,
+        "connect",
+        client.connect(server.local_addr(), key(&server), &ALL),
+    )
+    .await
+    .unwrap();
     conn.send(0, &b"mapped"[..]).unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
@@ -206,7 +229,11 @@ async fn deadline_message_over_udp() {
     let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
     let conn = client
-        .connect(server.local_addr(), &[thinwire::ChannelKind::Unreliable])
+        .connect(
+            server.local_addr(),
+            key(&server),
+            &[thinwire::ChannelKind::Unreliable],
+        )
         .await
         .unwrap();
     let peer = server.accept().await.unwrap();

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{within, ALL};
+use common::{key, within, ALL};
 use thinwire::{Config, Endpoint, FaultConfig, Host, HostEvent};
 
 #[tokio::test]
@@ -21,9 +21,13 @@ async fn delay_and_duplicates_are_injected() {
         Config::client().with_faults(faults),
     )
     .unwrap();
-    let conn = within(5, "connect", client.connect(server.local_addr(), &ALL))
-        .await
-        .unwrap();
+    let conn = within(
+        5,
+        "connect",
+        client.connect(server.local_addr(), key(&server), &ALL),
+    )
+    .await
+    .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     for i in 0..20u8 {
         conn.send(0, vec![i]).unwrap();
@@ -67,6 +71,7 @@ async fn delay_and_duplicates_are_injected() {
 fn host_with_outbound_loss_still_delivers() {
     let mut server = Host::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
     let addr = server.local_addr();
+    let server_key = server.public_key().unwrap();
     let faults = FaultConfig::new().drop_rate(0.3).seed(9).outbound_only();
     let client = std::thread::spawn(move || {
         let mut host = Host::bind(
@@ -74,7 +79,7 @@ fn host_with_outbound_loss_still_delivers() {
             Config::client().with_faults(faults),
         )
         .unwrap();
-        let conn = host.connect(addr, &ALL).unwrap();
+        let conn = host.connect(addr, server_key, &ALL).unwrap();
         for i in 0..100u32 {
             host.send(conn, 1, i.to_be_bytes().to_vec()).unwrap();
         }

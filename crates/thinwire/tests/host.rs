@@ -5,7 +5,7 @@ mod common;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::{within, ALL};
+use common::{key, within, ALL};
 use thinwire::{Config, DisconnectReason, Endpoint, Host, HostEvent};
 
 /// Services `host` until `pred` accepts an event, with an overall deadline.
@@ -25,6 +25,7 @@ fn wait_for(host: &mut Host, secs: u64, mut pred: impl FnMut(&HostEvent) -> bool
 async fn host_client_talks_to_async_server() {
     let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
     let addr = server.local_addr();
+    let server_key = key(&server);
     let srv = server.clone();
     let echo = tokio::spawn(async move {
         let conn = srv.accept().await.unwrap();
@@ -40,7 +41,7 @@ async fn host_client_talks_to_async_server() {
     });
     let client = tokio::task::spawn_blocking(move || {
         let mut host = Host::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-        let conn = host.connect(addr, &ALL).unwrap();
+        let conn = host.connect(addr, server_key, &ALL).unwrap();
         let e = wait_for(&mut host, 5, |e| matches!(e, HostEvent::Connected { .. }));
         assert_eq!(
             e,
@@ -94,9 +95,10 @@ async fn host_client_talks_to_async_server() {
 fn host_to_host_over_ipv6() {
     let mut server = Host::bind("[::1]:0".parse().unwrap(), Config::server()).unwrap();
     let addr: SocketAddr = server.local_addr();
+    let server_key = server.public_key().unwrap();
     let client = std::thread::spawn(move || {
         let mut host = Host::bind("[::1]:0".parse().unwrap(), Config::client()).unwrap();
-        let conn = host.connect(addr, &ALL).unwrap();
+        let conn = host.connect(addr, server_key, &ALL).unwrap();
         wait_for(&mut host, 5, |e| matches!(e, HostEvent::Connected { .. }));
         for i in 0..50u32 {
             host.send(conn, 0, i.to_be_bytes().to_vec()).unwrap();

@@ -6,7 +6,7 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use common::{within, ALL};
+use common::{key, within, ALL};
 use thinwire::{Config, Endpoint, FaultConfig};
 
 const N: u32 = 300;
@@ -25,7 +25,7 @@ async fn reliable_classes_survive_twenty_percent_loss() {
     let conn = within(
         10,
         "connect under loss",
-        client.connect(server.local_addr(), &ALL),
+        client.connect(server.local_addr(), key(&server), &ALL),
     )
     .await
     .unwrap();

@@ -4,8 +4,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::within;
-use thinwire::{ChannelKind, Config, Endpoint};
+use common::{key, within};
+use thinwire::{ChannelKind, Config, Endpoint, ServerConfig};
 use tokio::sync::Barrier;
 
 const CLIENTS: usize = 200;
@@ -14,8 +14,20 @@ const MESSAGES: usize = 5;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_clients_at_once() {
     let channels = [ChannelKind::ReliableOrdered, ChannelKind::LatestReliable];
-    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap();
+    // all 200 clients connect from 127.0.0.1, one source for the server: lift the per-source
+    // limits (64 connections, 32 Connects a second) meant for the Internet
+    let limits = ServerConfig {
+        max_connections_per_source: CLIENTS,
+        handshakes_per_second_per_source: 100_000,
+        ..ServerConfig::default()
+    };
+    let server = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Config::server().with_server(limits),
+    )
+    .unwrap();
     let addr = server.local_addr();
+    let server_key = key(&server);
 
     // server: echo every message back on the same channel
     let srv = server.clone();
@@ -48,7 +60,10 @@ async fn two_hundred_clients_at_once() {
         let (connected, checked) = (all_connected.clone(), all_checked.clone());
         tasks.push(tokio::spawn(async move {
             let ep = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-            let conn = ep.connect(addr, &channels).await.expect("connects");
+            let conn = ep
+                .connect(addr, server_key, &channels)
+                .await
+                .expect("connects");
             connected.wait().await;
             for n in 0..MESSAGES {
                 conn.send(0, format!("client {i} message {n}").into_bytes())

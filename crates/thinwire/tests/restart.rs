@@ -1,12 +1,14 @@
-//! A server that crashes and restarts on the same port while a client is connected: the
-//! client is told the peer reset the connection (within a keepalive interval or so).
+//! A server that crashes and restarts on the same port, with the same static key, while a
+//! client is connected: the client is told the peer reset the connection (within a keepalive
+//! interval or so). The reset token is derived from the server's key, so only a server that
+//! kept its key can end the client's connection this way.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::{within, ALL};
-use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint};
+use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint, ServerKey};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restarted_server_is_reported_as_peer_reset() {
@@ -17,15 +19,22 @@ async fn restarted_server_is_reported_as_peer_reset() {
         .enable_all()
         .build()
         .unwrap();
+    // the key a real server keeps on disk across restarts
+    let server_key = ServerKey::generate([42; 32]);
+    let config = || Config::server().with_server_key(server_key.clone());
     let server = {
         let _g = crashing.enter();
-        Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::server()).unwrap()
+        Endpoint::bind("127.0.0.1:0".parse().unwrap(), config()).unwrap()
     };
     let addr = server.local_addr();
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
-    let conn = within(5, "connect", client.connect(addr, &ALL))
-        .await
-        .unwrap();
+    let conn = within(
+        5,
+        "connect",
+        client.connect(addr, server_key.public(), &ALL),
+    )
+    .await
+    .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     conn.send(0, &b"before the crash"[..]).unwrap();
     let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
@@ -46,7 +55,7 @@ async fn restarted_server_is_reported_as_peer_reset() {
     // (the crashed runtime releases the socket from its worker thread, shortly)
     let mut tries = 0;
     let restarted = loop {
-        match Endpoint::bind(addr, Config::server()) {
+        match Endpoint::bind(addr, config()) {
             Ok(ep) => break ep,
             Err(e) if tries < 200 => {
                 tries += 1;
@@ -76,9 +85,13 @@ async fn restarted_server_is_reported_as_peer_reset() {
     assert!(stats.protocol.resets_sent >= 1, "{stats:?}");
     assert_eq!(restarted.connection_count(), 0);
     // and the client can connect again to the new server
-    let again = within(5, "reconnect", client.connect(addr, &ALL))
-        .await
-        .unwrap();
+    let again = within(
+        5,
+        "reconnect",
+        client.connect(addr, server_key.public(), &ALL),
+    )
+    .await
+    .unwrap();
     again.send(0, &b"hello again"[..]).unwrap();
     let peer2 = within(5, "accept again", restarted.accept()).await.unwrap();
     let (_, m) = within(5, "recv again", peer2.recv()).await.unwrap();

@@ -1,13 +1,18 @@
 //! thinwire over real UDP (the `thinwire` runtime) as a real peer, in one of
 //! the lab's thinwire configurations: one endpoint per host, the channels the
 //! configuration maps the classes to, deadline sends as in the simulator.
+//! Encrypted like any thinwire deployment (Noise NK handshake, AEAD-sealed
+//! packets) unless the configuration is the `-insecure-cleartext` opt-out;
+//! the server holds the simulator's server key
+//! ([`lab_server_key`](thinwire_lab::protocol::lab_server_key)), which the
+//! clients connect with.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::book::{client_slot, merge_counters, payload, runtime, slot, Book, HostReport, Plan};
 use crate::net::host_addr;
-use thinwire_lab::protocol::{ChannelSemantics, ThinwireProtocol};
+use thinwire_lab::protocol::{lab_server_key, ChannelSemantics, ThinwireProtocol};
 use thinwire_lab::workload::AppEvent;
 
 const THINWIRE_PORT: u16 = 7300;
@@ -16,23 +21,34 @@ const THINWIRE_PORT: u16 = 7300;
 /// on a client the one connection to the server.
 type Conns = (thinwire::Endpoint, Vec<Option<thinwire::Connection>>);
 
+/// The runtime configuration of configuration `t` (a server's with `server`).
+fn config(t: ThinwireProtocol, server: bool) -> thinwire::Config {
+    let mut config = if server {
+        thinwire::Config::server().with_server_key(lab_server_key().clone())
+    } else {
+        thinwire::Config::client()
+    }
+    .with_transport(t.transport());
+    if t.insecure_cleartext {
+        config = config.insecure_cleartext();
+    }
+    config
+}
+
 /// Binds the host's endpoint; the server accepts one connection per client,
 /// client `c` connects to the server with the channels `kinds`.
 async fn open(
+    t: ThinwireProtocol,
     client: Option<u32>,
     clients: u32,
-    transport: thinwire::TransportConfig,
     kinds: &[thinwire::ChannelKind],
 ) -> Result<Conns, String> {
     let server = SocketAddr::from((host_addr(0), THINWIRE_PORT));
     let mut conns: Vec<Option<thinwire::Connection>> = Vec::new();
     let ep = match client {
         None => {
-            let ep = thinwire::Endpoint::bind(
-                server,
-                thinwire::Config::server().with_transport(transport),
-            )
-            .map_err(|e| e.to_string())?;
+            let ep =
+                thinwire::Endpoint::bind(server, config(t, true)).map_err(|e| e.to_string())?;
             conns.resize_with(clients as usize, || None);
             for _ in 0..clients {
                 let c = ep.accept().await.ok_or("endpoint closed")?;
@@ -45,10 +61,13 @@ async fn open(
         Some(c) => {
             let ep = thinwire::Endpoint::bind(
                 SocketAddr::from((host_addr(c as usize + 1), 0)),
-                thinwire::Config::client().with_transport(transport),
+                config(t, false),
             )
             .map_err(|e| e.to_string())?;
-            let conn = ep.connect(server, kinds).await.map_err(|e| e.to_string())?;
+            let conn = ep
+                .connect(server, lab_server_key().public(), kinds)
+                .await
+                .map_err(|e| e.to_string())?;
             conns.push(Some(conn));
             ep
         }
@@ -129,11 +148,10 @@ pub(crate) fn thinwire_host(
 ) -> Result<HostReport, String> {
     let rt = runtime()?;
     let (kinds, per_class) = t.channels(&plan.classes);
-    let transport = t.transport();
     let plan = plan.clone();
     let book = book.clone();
     rt.block_on(async move {
-        let (ep, conns) = open(client, plan.clients, transport, &kinds).await?;
+        let (ep, conns) = open(t, client, plan.clients, &kinds).await?;
         for c in conns.iter().flatten() {
             let c = c.clone();
             let book = book.clone();

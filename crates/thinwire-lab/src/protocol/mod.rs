@@ -18,7 +18,7 @@ use thinwire_netmodel::Corruptible;
 
 pub use spec::{ProtocolSpec, MAX_FIXED_PARITY};
 pub use tcp::{TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats};
-pub use thinwire::{DeadlineCounters, ThinwireEndpoint, ThinwireProtocol};
+pub use thinwire::{lab_server_key, DeadlineCounters, ThinwireEndpoint, ThinwireProtocol};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};
 
 use crate::workload::{ClassId, ClassSpec, Semantics};

@@ -1,5 +1,6 @@
 //! [`ProtocolSpec`]: a transport to compare, named as in scenario files and results.
 
+use super::thinwire::INSECURE_SUFFIX;
 use super::{DeadlineParity, Mapping, Protocol, ThinwireProtocol};
 
 /// A transport to compare.
@@ -18,7 +19,8 @@ pub const MAX_FIXED_PARITY: u8 = 8;
 
 impl ProtocolSpec {
     /// Every accepted protocol name (`thinwire-fec+N` is accepted for `N` in
-    /// `1..=`[`MAX_FIXED_PARITY`]).
+    /// `1..=`[`MAX_FIXED_PARITY`], and every thinwire name with the suffix
+    /// `-insecure-cleartext`).
     pub const NAMES: &'static [&'static str] = &[
         "tcp-model",
         "udp-model",
@@ -32,6 +34,7 @@ impl ProtocolSpec {
         "thinwire-fec+1",
         "thinwire-fec+2",
         "thinwire-fec+3",
+        "thinwire-insecure-cleartext",
     ];
 
     /// Parses a protocol name.
@@ -40,12 +43,29 @@ impl ProtocolSpec {
     /// `thinwire-fec+N`) are `thinwire` (thin-stream features on, one ordered
     /// channel) whose messages with a deadline go through deadline delivery
     /// with adaptive parity, no parity, or `N` parity shards per stage.
+    ///
+    /// Every thinwire configuration encrypts its packets, as thinwire always
+    /// does; the same name ending in `-insecure-cleartext` (e.g.
+    /// `thinwire-insecure-cleartext`, `thinwire-fec+2-insecure-cleartext`) is
+    /// the explicit opt-out, for measuring what encryption costs.
     pub fn parse(name: &str) -> Option<ProtocolSpec> {
+        if let Some(base) = name.strip_suffix(INSECURE_SUFFIX) {
+            return match Self::parse(base)? {
+                ProtocolSpec::Thinwire(t) if !t.insecure_cleartext => {
+                    Some(ProtocolSpec::Thinwire(ThinwireProtocol {
+                        insecure_cleartext: true,
+                        ..t
+                    }))
+                }
+                _ => None,
+            };
+        }
         let tw = |thin: bool, mapping: Mapping, deadline: Option<DeadlineParity>| {
             ProtocolSpec::Thinwire(ThinwireProtocol {
                 thin,
                 mapping,
                 deadline,
+                insecure_cleartext: false,
             })
         };
         Some(match name {

@@ -4,8 +4,16 @@
 //! owns one endpoint (one socket) for all clients. Message identity travels
 //! in the payload: the first 8 bytes carry the message id (payloads shorter
 //! than 8 bytes are padded to 8; the padding counts as wire bytes only).
-//! Connection setup (the cookie handshake) is part of the run; a client whose
-//! connection ends reconnects.
+//! Connection setup (the cookie and Noise NK handshake) is part of the run; a
+//! client whose connection ends reconnects.
+//!
+//! Packets are encrypted as in any thinwire deployment (AEAD, 16-byte tag per
+//! packet, 8-byte connection ids), unless the configuration is the explicit
+//! opt-out [`ThinwireProtocol::insecure_cleartext`]. Every run's server holds
+//! the same static key ([`lab_server_key`]): its value changes nothing the lab
+//! measures (sizes and timing are the same for every key, and the simulator
+//! does not charge CPU time), while the handshakes' ephemeral keys still come
+//! from each endpoint's seed.
 //!
 //! Configurations with deadline delivery ([`ThinwireProtocol::deadline`]) send
 //! every message that carries a deadline with `Endpoint::send_deadline`
@@ -18,19 +26,22 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use thinwire_proto::{
     ChannelKind, ConnectionHandle, ConnectionStats, DeadlineOptions, Endpoint, EndpointConfig,
-    Event, SendError, ServerConfig, TransportConfig,
+    Event, PublicKey, SendError, ServerConfig, ServerKey, TransportConfig,
 };
 
 use super::{
     ChannelSemantics, DeadlineParity, Mapping, OutMessage, Protocol, SimEndpoint, Transmit,
 };
 use crate::workload::ClassSpec;
+
+/// The suffix of the cleartext opt-out's protocol names.
+pub(super) const INSECURE_SUFFIX: &str = "-insecure-cleartext";
 
 /// IPv4 + UDP header bytes added to every datagram.
 const IP_UDP: usize = 28;
@@ -59,6 +70,15 @@ fn client_of(addr: SocketAddr) -> Option<u32> {
     }
 }
 
+/// The static key pair of every simulated thinwire server (derived from a
+/// fixed seed, computed once).
+pub fn lab_server_key() -> &'static ServerKey {
+    static KEY: OnceLock<ServerKey> = OnceLock::new();
+    KEY.get_or_init(|| {
+        ServerKey::generate(crate::seed::bytes32(0, crate::seed::THINWIRE_SERVER_KEY))
+    })
+}
+
 fn kind(s: ChannelSemantics) -> ChannelKind {
     match s {
         ChannelSemantics::ReliableOrdered => ChannelKind::ReliableOrdered,
@@ -77,6 +97,10 @@ pub struct ThinwireProtocol {
     /// Deadline delivery for messages that carry a deadline, with this
     /// parity mode; `None`: such messages are sent like any other.
     pub deadline: Option<DeadlineParity>,
+    /// **No packet encryption** (`EndpointConfig::insecure_cleartext` on
+    /// both ends): for measuring what encryption costs, never what thinwire
+    /// is. `false`: packets are AEAD-sealed, as in every deployment.
+    pub insecure_cleartext: bool,
 }
 
 /// Deadline-delivery counters of thinwire endpoints (summed over
@@ -156,6 +180,50 @@ impl ThinwireProtocol {
             TransportConfig::default()
         } else {
             TransportConfig::tcp_like()
+        }
+    }
+
+    /// The endpoint configuration of a client or server seeded with `seed`:
+    /// the transport, and cleartext only for the opt-out.
+    pub fn endpoint_config(&self, seed: u64) -> EndpointConfig {
+        let mut cfg = EndpointConfig::new(crate::seed::bytes32(seed, crate::seed::THINWIRE_KEY));
+        cfg.transport = Arc::new(self.transport());
+        if self.insecure_cleartext {
+            cfg = cfg.insecure_cleartext();
+        }
+        cfg
+    }
+
+    /// The security setting in words, for reports: `encrypted (AEAD, 16 B
+    /// tag)` or `INSECURE cleartext`, with what it means on the wire.
+    pub fn security(&self) -> &'static str {
+        if self.insecure_cleartext {
+            "INSECURE cleartext (packets neither encrypted nor authenticated; the Noise NK \
+             handshake still runs; 8-byte connection ids)"
+        } else {
+            "encrypted (AEAD, 16 B tag per packet; Noise NK handshake; 8-byte connection ids)"
+        }
+    }
+
+    /// The name without the security suffix.
+    fn configuration_name(&self) -> String {
+        let base = match (self.thin, self.mapping) {
+            (true, Mapping::SingleOrdered) => "thinwire".into(),
+            (false, Mapping::SingleOrdered) => "thinwire-thin-off".into(),
+            (true, m) => format!("thinwire-{}", m.as_str()),
+            (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
+        };
+        match self.deadline {
+            None => base,
+            Some(d) => {
+                let full = d.protocol_name();
+                if base == "thinwire" {
+                    full
+                } else {
+                    let suffix = full.strip_prefix("thinwire-").unwrap_or(&full);
+                    format!("{base}-{suffix}")
+                }
+            }
         }
     }
 
@@ -300,7 +368,10 @@ impl ThinwireEndpoint {
                         }
                     } else if self.conn == Some(h) {
                         // Reconnect, as a game client would.
-                        self.conn = self.ep.connect(now, server_addr(), &self.channels).ok();
+                        self.conn = self
+                            .ep
+                            .connect(now, server_addr(), &server_key(), &self.channels)
+                            .ok();
                     }
                 }
             }
@@ -415,25 +486,14 @@ impl Protocol for ThinwireProtocol {
     type Endpoint = ThinwireEndpoint;
 
     /// `thinwire`, `thinwire-thin-off`, `thinwire-{mapping}`, with the deadline
-    /// configuration's suffix (`thinwire-deadline`, `thinwire-fec+2`, ...).
+    /// configuration's suffix (`thinwire-deadline`, `thinwire-fec+2`, ...),
+    /// and `-insecure-cleartext` last for the opt-out.
     fn name(&self) -> String {
-        let base = match (self.thin, self.mapping) {
-            (true, Mapping::SingleOrdered) => "thinwire".into(),
-            (false, Mapping::SingleOrdered) => "thinwire-thin-off".into(),
-            (true, m) => format!("thinwire-{}", m.as_str()),
-            (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
-        };
-        match self.deadline {
-            None => base,
-            Some(d) => {
-                let full = d.protocol_name();
-                if base == "thinwire" {
-                    full
-                } else {
-                    let suffix = full.strip_prefix("thinwire-").unwrap_or(&full);
-                    format!("{base}-{suffix}")
-                }
-            }
+        let name = self.configuration_name();
+        if self.insecure_cleartext {
+            format!("{name}{INSECURE_SUFFIX}")
+        } else {
+            name
         }
     }
     fn model(&self) -> bool {
@@ -450,14 +510,12 @@ impl Protocol for ThinwireProtocol {
         now: Instant,
         classes: &[ClassSpec],
     ) -> ThinwireEndpoint {
-        let mut cfg = EndpointConfig::new(crate::seed::bytes32(seed, crate::seed::THINWIRE_KEY));
-        cfg.transport = Arc::new(self.transport());
-        let ep =
-            Endpoint::new(cfg, None, now).expect("the default thinwire configuration is valid");
+        let ep = Endpoint::new(self.endpoint_config(seed), None, now)
+            .expect("the default thinwire configuration is valid");
         let mut endpoint = self.endpoint(ep, false, classes);
         endpoint.conn = endpoint
             .ep
-            .connect(now, server_addr(), &endpoint.channels)
+            .connect(now, server_addr(), &server_key(), &endpoint.channels)
             .ok();
         endpoint
     }
@@ -468,10 +526,13 @@ impl Protocol for ThinwireProtocol {
         now: Instant,
         classes: &[ClassSpec],
     ) -> ThinwireEndpoint {
-        let mut cfg = EndpointConfig::new(crate::seed::bytes32(seed, crate::seed::THINWIRE_KEY));
-        cfg.transport = Arc::new(self.transport());
-        cfg.cid_len = if clients > 60_000 { 4 } else { 2 };
+        // Connection ids: the default 8 bytes (random, unguessable, and the
+        // length at which a server sends stateless resets).
+        let cfg = self.endpoint_config(seed);
+        // Every client has its own address: the per-source limits stay at
+        // their defaults.
         let server = ServerConfig {
+            key: Some(lab_server_key().clone()),
             max_connections: (clients as usize).saturating_mul(2).max(16),
             max_stateless_queue: (clients as usize).max(1024),
             ..ServerConfig::default()
@@ -480,6 +541,11 @@ impl Protocol for ThinwireProtocol {
             .expect("the default thinwire configuration is valid");
         self.endpoint(ep, true, classes)
     }
+}
+
+/// The public half of [`lab_server_key`], which every client connects with.
+fn server_key() -> PublicKey {
+    lab_server_key().public()
 }
 
 #[cfg(test)]

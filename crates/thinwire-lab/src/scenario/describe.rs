@@ -4,6 +4,7 @@ use thinwire_netmodel::{LinkConfig, LossModel, QueueLimit};
 
 use super::per_client::quantiles;
 use super::{CrossRate, CrossSpec, LinkSpec, Scenario};
+use crate::protocol::ProtocolSpec;
 use crate::seed;
 use crate::sim::CrossShape;
 
@@ -44,12 +45,39 @@ impl Scenario {
                 .collect::<Vec<_>>()
                 .join(", "),
         ));
+        if let Some(security) = self.thinwire_security() {
+            v.push(("thinwire security".into(), security));
+        }
         self.sweep_params(&mut v);
         v.push((
             "models".into(),
             "tcp-model and udp-model are simulator models of TCP NewReno and plain UDP, not kernel stacks".into(),
         ));
         v
+    }
+
+    /// How the scenario's thinwire configurations protect their packets, in
+    /// words (`None` without thinwire): one label when they all agree,
+    /// otherwise `name: label` for each.
+    pub fn thinwire_security(&self) -> Option<String> {
+        let tw: Vec<(String, &str)> = self
+            .protocols
+            .iter()
+            .filter_map(|p| match p {
+                ProtocolSpec::Thinwire(t) => Some((p.name(), t.security())),
+                _ => None,
+            })
+            .collect();
+        let first = tw.first()?.1;
+        if tw.iter().all(|(_, s)| *s == first) {
+            return Some(first.to_owned());
+        }
+        Some(
+            tw.iter()
+                .map(|(n, s)| format!("{n}: {s}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
     }
 
     /// What the per-client draws gave (first sweep point): round-trip

@@ -186,15 +186,31 @@ fn deadline_protocol_names_round_trip() {
             thin: true,
             mapping: Mapping::SingleOrdered,
             deadline: Some(DeadlineParity::Fixed(n)),
+            insecure_cleartext: false,
         })
     };
     assert_eq!(ProtocolSpec::parse("thinwire-fec+8"), Some(fec(8)));
+    // the cleartext opt-out: any thinwire configuration, named with the suffix
+    match ProtocolSpec::parse("thinwire-fec+2-insecure-cleartext") {
+        Some(ProtocolSpec::Thinwire(t)) => {
+            assert!(t.insecure_cleartext);
+            assert_eq!(t.deadline, Some(DeadlineParity::Fixed(2)));
+            assert_eq!(
+                ProtocolSpec::Thinwire(t).name(),
+                "thinwire-fec+2-insecure-cleartext"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     for bad in [
         "thinwire-fec+0",
         "thinwire-fec+9",
         "thinwire-fec+01",
         "thinwire-fec+-1",
         "thinwire-fec+",
+        "tcp-model-insecure-cleartext",
+        "thinwire-insecure-cleartext-insecure-cleartext",
+        "insecure-cleartext",
     ] {
         assert_eq!(ProtocolSpec::parse(bad), None, "{bad}");
     }

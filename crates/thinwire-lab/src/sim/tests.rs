@@ -211,3 +211,43 @@ fn same_seed_same_outcome_with_cross_traffic() {
     let c = run(&TcpModel::default(), &s, &w, &mut |_| {});
     assert_ne!(a.messages, c.messages);
 }
+
+/// thinwire's encryption costs exactly its AEAD tag: on a lossless link the
+/// encrypted and the cleartext configuration send the same packets at the
+/// same times, and every packet after the handshake (Hello, Challenge,
+/// Connect, Accept: four per client) is 16 bytes longer. The handshakes
+/// differ by one byte: the encrypting client's Connect offers two cipher
+/// suites, the cleartext one only one.
+#[test]
+fn encryption_costs_sixteen_bytes_per_data_packet() {
+    use crate::protocol::{Mapping, ThinwireProtocol};
+    let link = LinkConfig::default().with_delay(20 * MS);
+    let clients = 3;
+    let s = setup(clients, link.clone(), link);
+    let w = [rows(&[
+        (0, Direction::Up, 30, "x"),
+        (50, Direction::Down, 300, "x"),
+        (400, Direction::Up, 2500, "x"),
+        (900, Direction::Down, 40, "x"),
+    ])];
+    let tw = |insecure_cleartext| ThinwireProtocol {
+        thin: true,
+        mapping: Mapping::SingleOrdered,
+        deadline: None,
+        insecure_cleartext,
+    };
+    let sealed = run(&tw(false), &s, &w, &mut |_| {});
+    let clear = run(&tw(true), &s, &w, &mut |_| {});
+    assert_eq!(latencies(&sealed), latencies(&clear));
+    assert!(latencies(&sealed).iter().all(Option::is_some));
+    assert_eq!(sealed.wire.packets, clear.wire.packets);
+    assert_eq!(
+        sealed.wire.payload_bytes_sent,
+        clear.wire.payload_bytes_sent
+    );
+    let data_packets = sealed.wire.packets - 4 * u64::from(clients);
+    assert_eq!(
+        sealed.wire.bytes - clear.wire.bytes,
+        16 * data_packets + u64::from(clients)
+    );
+}

@@ -330,7 +330,7 @@ pub(crate) struct OpenedToken {
 /// `server_key` is the server's own static public key (the token must have been minted for it),
 /// `now_unix_s` the current unix time, and `public_addresses` the server's own public addresses
 /// if configured: when non-empty, one of the token's addresses must equal one of them (IP and
-/// port; IPv4 and IPv4-mapped IPv6 differ), else [`TokenError::NotForThisServer`].
+/// port; an IPv4-mapped IPv6 address equals its IPv4 address), else [`TokenError::NotForThisServer`].
 ///
 /// The seal is checked before the expiry and the addresses, so [`TokenError::Expired`] and
 /// [`TokenError::NotForThisServer`] speak of genuine tokens only.
@@ -393,16 +393,21 @@ fn cipher(key: &TokenKey) -> XChaCha20Poly1305 {
     XChaCha20Poly1305::new(&Key::from(key.0))
 }
 
-/// Drops what the wire does not carry (IPv6 flow label and scope id).
+/// Drops what the wire does not carry (IPv6 flow label and scope id), and writes an
+/// IPv4-mapped IPv6 address as the IPv4 address it is (the form the endpoint sees peers in).
 fn normalize(addr: SocketAddr) -> SocketAddr {
     match addr {
         SocketAddr::V4(_) => addr,
-        SocketAddr::V6(a) => SocketAddr::V6(SocketAddrV6::new(*a.ip(), a.port(), 0, 0)),
+        SocketAddr::V6(a) => match a.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(v4.into(), a.port()),
+            None => SocketAddr::V6(SocketAddrV6::new(*a.ip(), a.port(), 0, 0)),
+        },
     }
 }
 
+/// The same IP (an IPv4-mapped IPv6 address equals its IPv4 address) and port.
 fn same_endpoint(a: &SocketAddr, b: &SocketAddr) -> bool {
-    a.ip() == b.ip() && a.port() == b.port()
+    a.ip().to_canonical() == b.ip().to_canonical() && a.port() == b.port()
 }
 
 fn put_addr(out: &mut Vec<u8>, addr: &SocketAddr) {
@@ -753,12 +758,10 @@ mod tests {
             3,
         ));
         assert!(check(&[scoped]).is_ok());
-        // Other IP, other port, or the IPv4-mapped form: another server.
-        for other in [
-            v4([192, 0, 2, 2], 7777),
-            v4([192, 0, 2, 1], 7778),
-            v6([0, 0, 0, 0, 0, 0xffff, 0xc000, 0x0201], 7777),
-        ] {
+        // The IPv4-mapped form of a listed IPv4 address is that address.
+        assert!(check(&[v6([0, 0, 0, 0, 0, 0xffff, 0xc000, 0x0201], 7777)]).is_ok());
+        // Other IP or other port: another server.
+        for other in [v4([192, 0, 2, 2], 7777), v4([192, 0, 2, 1], 7778)] {
             assert_eq!(check(&[other]), Err(TokenError::NotForThisServer));
         }
     }

@@ -19,7 +19,8 @@ pub struct EndpointStats {
     pub dropped_unexpected: u64,
     /// Refused: a Connect arrived while `max_connections` (or the source's share) were held.
     pub dropped_connection_limit: u64,
-    /// Dropped unanswered: the source spent its budget of handshake packets and replies.
+    /// Dropped unanswered: the endpoint's budget of stateless replies was spent (a Hello or a
+    /// stray packet went unanswered), or a Connect's source spent its own budget.
     pub dropped_rate_limited: u64,
     /// Dropped: a Connect whose Noise message was not written to this server's key, or whose
     /// parameters do not parse.

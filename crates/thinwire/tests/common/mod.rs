@@ -22,3 +22,8 @@ pub async fn within<T>(secs: u64, what: &str, f: impl Future<Output = T>) -> T {
         Err(_) => panic!("{what}: not done within {secs} s"),
     }
 }
+
+/// A server endpoint's public key (what its clients connect with).
+pub fn key(server: &thinwire::Endpoint) -> thinwire::PublicKey {
+    server.public_key().expect("a server endpoint has a key")
+}
