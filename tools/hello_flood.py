@@ -47,7 +47,7 @@ def flood(port: int, version: int, seconds: float, counter) -> None:
     counter.value = sent
 
 
-def run(binary: str, version: int, port: int, flood_s: float, pings: int) -> dict:
+def run(binary: str, version: int, port: int, flood_s: float, pings: int, flooders: int) -> dict:
     server = subprocess.Popen(
         [binary, "--serve", f"127.0.0.1:{port}"],
         stdout=subprocess.PIPE,
@@ -69,15 +69,17 @@ def run(binary: str, version: int, port: int, flood_s: float, pings: int) -> dic
                       "--interval-ms", "10"]
         if key:
             client_cmd += ["--key", key]
-        counter = mp.Value("q", 0)
-        flooder = None
-        if flood_s > 0:
-            flooder = mp.Process(target=flood, args=(port, version, flood_s, counter))
-            flooder.start()
+        counters = [mp.Value("q", 0) for _ in range(flooders if flood_s > 0 else 0)]
+        procs = [mp.Process(target=flood, args=(port, version, flood_s, c)) for c in counters]
+        for p in procs:
+            p.start()
+        if procs:
             time.sleep(0.5)
         out = subprocess.run(client_cmd, capture_output=True, text=True, timeout=flood_s + 60)
-        if flooder:
-            flooder.join(flood_s + 5)
+        for p in procs:
+            p.join(flood_s + 5)
+            if p.is_alive():
+                p.kill()
         line = next((l for l in out.stdout.splitlines() if "round trips" in l), out.stdout)
         nums = dict(re.findall(r"(p50|p90|p99|max|min) (\d+) µs", line))
         trips = re.search(r"(\d+) round trips \((\d+) unanswered\)", line)
@@ -87,7 +89,7 @@ def run(binary: str, version: int, port: int, flood_s: float, pings: int) -> dic
             "max": int(nums.get("max", -1)),
             "trips": int(trips.group(1)) if trips else -1,
             "lost": int(trips.group(2)) if trips else -1,
-            "flood_rate": counter.value / flood_s if flood_s > 0 else 0,
+            "flood_rate": sum(c.value for c in counters) / flood_s if flood_s > 0 else 0,
         }
     finally:
         server.kill()
@@ -102,6 +104,7 @@ def main() -> None:
     ap.add_argument("--old-version", type=int, default=1)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=12.0)
+    ap.add_argument("--flooders", type=int, default=1, help="flooding processes")
     args = ap.parse_args()
     pings = int(args.seconds * 1000 / 10 * 0.8)
     trees = [("new", args.new, args.new_version)]
@@ -112,7 +115,7 @@ def main() -> None:
         for name, binary, version in trees:
             for flood_s in (0, args.seconds):
                 port += 1
-                r = run(binary, version, port, flood_s, pings if flood_s else 300)
+                r = run(binary, version, port, flood_s, pings if flood_s else 300, args.flooders)
                 label = "flood" if flood_s else "quiet"
                 print(f"pair {i + 1} {name:3} {label}: p50 {r['p50']} µs, p99 {r['p99']} µs, "
                       f"max {r['max']} µs, {r['trips']} round trips ({r['lost']} unanswered), "

@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p thinwire --example bench
 //! cargo run --release -p thinwire --example bench -- --seconds 5 --idle 5000
+//! cargo run --release -p thinwire --example bench -- --insecure-cleartext   # encryption's cost
 //! ```
 //!
 //! * round trip: every client sends a 32-byte message on a ReliableOrdered channel and waits
@@ -44,9 +45,24 @@ struct Args {
     /// Idle connections opened for the memory measurement (0 skips it).
     #[arg(long, default_value_t = 2000)]
     idle: usize,
+    /// Both ends use the INSECURE cleartext opt-out (to measure what encryption costs).
+    #[arg(long)]
+    insecure_cleartext: bool,
     /// Internal: run as the connecting child of the memory measurement.
     #[arg(long, hide = true, num_args = 3, value_names = ["SERVER", "KEY", "N"])]
     connector: Option<Vec<String>>,
+}
+
+/// Whether every endpoint of this run uses the insecure cleartext opt-out.
+static CLEARTEXT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A configuration with this run's security setting.
+fn with_security(config: Config) -> Config {
+    if CLEARTEXT.load(Ordering::Relaxed) {
+        config.insecure_cleartext()
+    } else {
+        config
+    }
 }
 
 fn rss_kib() -> u64 {
@@ -67,7 +83,10 @@ fn bind_server() -> Result<(Endpoint, Server), Box<dyn std::error::Error>> {
         handshakes_per_second_per_source: 100_000,
         ..ServerConfig::default()
     };
-    let ep = Endpoint::bind("127.0.0.1:0".parse()?, Config::server().with_server(config))?;
+    let ep = Endpoint::bind(
+        "127.0.0.1:0".parse()?,
+        with_security(Config::server().with_server(config)),
+    )?;
     let key = ep.public_key().ok_or("a server has a key")?;
     let addr = ep.local_addr();
     Ok((ep, (addr, key)))
@@ -92,8 +111,11 @@ async fn clients(n: usize, (server, key): Server) -> Vec<(Endpoint, thinwire::Co
     let mut tasks = Vec::new();
     for _ in 0..n {
         tasks.push(tokio::spawn(async move {
-            let ep = Endpoint::bind("127.0.0.1:0".parse().expect("addr"), Config::client())
-                .expect("bind");
+            let ep = Endpoint::bind(
+                "127.0.0.1:0".parse().expect("addr"),
+                with_security(Config::client()),
+            )
+            .expect("bind");
             let conn = ep.connect(server, key, &CHANNELS).await.expect("connect");
             (ep, conn)
         }));
@@ -204,7 +226,11 @@ async fn throughput(
 
 async fn connector((server, key): Server, n: usize) {
     let before = rss_kib();
-    let ep = Endpoint::bind("127.0.0.1:0".parse().expect("addr"), Config::client()).expect("bind");
+    let ep = Endpoint::bind(
+        "127.0.0.1:0".parse().expect("addr"),
+        with_security(Config::client()),
+    )
+    .expect("bind");
     let mut conns = Vec::with_capacity(n);
     for chunk in 0..n.div_ceil(100) {
         let mut tasks = Vec::new();
@@ -242,7 +268,11 @@ async fn idle_memory(n: usize) -> Result<(), Box<dyn std::error::Error>> {
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     let before = rss_kib();
-    let mut child = Command::new(std::env::current_exe()?)
+    let mut child = Command::new(std::env::current_exe()?);
+    if CLEARTEXT.load(Ordering::Relaxed) {
+        child.arg("--insecure-cleartext");
+    }
+    let mut child = child
         .args([
             "--connector",
             &addr.to_string(),
@@ -288,13 +318,19 @@ async fn idle_memory(n: usize) -> Result<(), Box<dyn std::error::Error>> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    CLEARTEXT.store(args.insecure_cleartext, Ordering::Relaxed);
     if let Some(c) = &args.connector {
         connector((c[0].parse()?, c[1].parse()?), c[2].parse()?).await;
         return Ok(());
     }
     println!(
-        "thinwire loopback benchmark, {} s per measurement, 32-byte messages",
-        args.seconds
+        "thinwire loopback benchmark, {} s per measurement, 32-byte messages, {}",
+        args.seconds,
+        if args.insecure_cleartext {
+            "INSECURE cleartext (no encryption, no authentication)"
+        } else {
+            "encrypted"
+        }
     );
     // first, while the heap is fresh: freed memory of the other runs would hide the growth
     if args.idle > 0 {
