@@ -176,6 +176,14 @@ impl Endpoint {
                 };
                 self.on_connect(now, from, client, request);
             }
+            other => self.handle_long_for_client(now, from, other),
+        }
+    }
+
+    /// The long packets a client's connection takes: Challenge, Accept, Refuse, Reset and
+    /// version negotiation.
+    fn handle_long_for_client(&mut self, now: Instant, from: SocketAddr, packet: LongPacket) {
+        match packet {
             LongPacket::Challenge {
                 dst_cid,
                 nonce,
@@ -236,6 +244,8 @@ impl Endpoint {
                     true
                 });
             }
+            // the server's packets, taken in `handle_long`
+            LongPacket::Hello { .. } | LongPacket::Connect { .. } => {}
         }
     }
 

@@ -140,99 +140,10 @@ fn step(
             let _ = pair.server.endpoint.send(pair.time, s, 0, data);
         }
         3 | 4 => pair.run_for(Duration::from_millis(u64::from(r.u8().unwrap_or(1)) * 4)),
-        5 => {
-            // a real client datagram, mutated, from the client's address
-            let Some(pick) = r.u16() else { return };
-            if pair.client.sent_log.is_empty() {
-                return;
-            }
-            let i = usize::from(pick) % pair.client.sent_log.len();
-            let mut d = pair.client.sent_log[i].1.clone();
-            for _ in 0..r.u8().unwrap_or(1) % 4 + 1 {
-                let (Some(pos), Some(x)) = (r.u16(), r.u8()) else {
-                    break;
-                };
-                if !d.is_empty() {
-                    let at = usize::from(pos) % d.len();
-                    d[at] ^= x;
-                }
-            }
-            ledger.forged = true;
-            pair.server
-                .endpoint
-                .handle_datagram(pair.time, pair.client.addr, &d);
-        }
-        6 => {
-            // raw bytes, from the client's address or a stranger's
-            let stranger = r.u8().unwrap_or(0) % 2 == 1;
-            let len = usize::from(r_len(r));
-            let d = r.take(len).to_vec();
-            let from = if stranger {
-                "192.0.2.7:9999".parse().expect("address")
-            } else {
-                pair.client.addr
-            };
-            ledger.forged = true;
-            pair.server.endpoint.handle_datagram(pair.time, from, &d);
-        }
-        7 => {
-            // an attacker who knows the live connection id: a short header with it, any packet
-            // number, then the fuzzer's bytes (frames in the clear, or anything)
-            let Some(cid) = pair
-                .client
-                .endpoint
-                .connection(c)
-                .and_then(|conn| conn.remote_cid())
-            else {
-                return;
-            };
-            let pn = u64::from(r.u16().unwrap_or(0)) << 8;
-            let mut d = Vec::new();
-            crate::wire::ShortHeader::encode(&cid, pn, 4, &mut d);
-            let len = usize::from(r_len(r));
-            d.extend_from_slice(r.take(len));
-            ledger.forged = true;
-            let from = if pn & 0x100 == 0 {
-                pair.client.addr
-            } else {
-                "198.51.100.9:4444".parse().expect("address")
-            };
-            pair.server.endpoint.handle_datagram(pair.time, from, &d);
-        }
-        9 => {
-            // the application's other calls on either side
-            let which = r.u8().unwrap_or(0);
-            let now = pair.time;
-            match which % 4 {
-                0 => pair
-                    .client
-                    .endpoint
-                    .close(now, c, u64::from(which), b"fuzz"),
-                1 => pair
-                    .server
-                    .endpoint
-                    .close(now, s, u64::from(which), b"fuzz"),
-                2 => {
-                    let opts = crate::DeadlineOptions::new(Duration::from_millis(300), 0.999);
-                    let ch = which % 6;
-                    let ok = pair.client.endpoint.set_channel_deadline(c, ch, Some(opts));
-                    if ok.is_ok() {
-                        ledger.deadline[usize::from(ch)] = true;
-                    }
-                }
-                _ => {
-                    let ch = which % 6;
-                    if pair
-                        .client
-                        .endpoint
-                        .set_channel_deadline(c, ch, None)
-                        .is_ok()
-                    {
-                        ledger.deadline[usize::from(ch)] = false;
-                    }
-                }
-            }
-        }
+        5 => mutated_copy(pair, r, ledger),
+        6 => raw_datagram(pair, r, ledger),
+        7 => forged_with_live_id(pair, c, r, ledger),
+        9 => api_call(pair, (c, s), r, ledger),
         10 => {
             // the server restarts (same static key): the client must learn it from a Reset
             if r.u8().unwrap_or(0) == 0x5a {
@@ -249,6 +160,113 @@ fn step(
                 Bytes::from(vec![7u8; len]),
                 opts,
             );
+        }
+    }
+}
+
+/// A real client datagram, mutated, from the client's address.
+fn mutated_copy(pair: &mut Pair, r: &mut Input<'_>, ledger: &mut Ledger) {
+    let Some(pick) = r.u16() else { return };
+    if pair.client.sent_log.is_empty() {
+        return;
+    }
+    let i = usize::from(pick) % pair.client.sent_log.len();
+    let mut d = pair.client.sent_log[i].1.clone();
+    for _ in 0..r.u8().unwrap_or(1) % 4 + 1 {
+        let (Some(pos), Some(x)) = (r.u16(), r.u8()) else {
+            break;
+        };
+        if !d.is_empty() {
+            let at = usize::from(pos) % d.len();
+            d[at] ^= x;
+        }
+    }
+    ledger.forged = true;
+    pair.server
+        .endpoint
+        .handle_datagram(pair.time, pair.client.addr, &d);
+}
+
+/// Raw bytes, from the client's address or a stranger's.
+fn raw_datagram(pair: &mut Pair, r: &mut Input<'_>, ledger: &mut Ledger) {
+    let stranger = r.u8().unwrap_or(0) % 2 == 1;
+    let len = usize::from(r_len(r));
+    let d = r.take(len).to_vec();
+    let from = if stranger {
+        "192.0.2.7:9999".parse().expect("address")
+    } else {
+        pair.client.addr
+    };
+    ledger.forged = true;
+    pair.server.endpoint.handle_datagram(pair.time, from, &d);
+}
+
+/// An attacker who knows the live connection id: a short header with it, any packet number,
+/// then the fuzzer's bytes (frames in the clear, or anything).
+fn forged_with_live_id(
+    pair: &mut Pair,
+    c: ConnectionHandle,
+    r: &mut Input<'_>,
+    ledger: &mut Ledger,
+) {
+    let Some(cid) = pair
+        .client
+        .endpoint
+        .connection(c)
+        .and_then(|conn| conn.remote_cid())
+    else {
+        return;
+    };
+    let pn = u64::from(r.u16().unwrap_or(0)) << 8;
+    let mut d = Vec::new();
+    crate::wire::ShortHeader::encode(&cid, pn, 4, &mut d);
+    let len = usize::from(r_len(r));
+    d.extend_from_slice(r.take(len));
+    ledger.forged = true;
+    let from = if pn & 0x100 == 0 {
+        pair.client.addr
+    } else {
+        "198.51.100.9:4444".parse().expect("address")
+    };
+    pair.server.endpoint.handle_datagram(pair.time, from, &d);
+}
+
+/// The application's other calls on either side.
+fn api_call(
+    pair: &mut Pair,
+    (c, s): (ConnectionHandle, ConnectionHandle),
+    r: &mut Input<'_>,
+    ledger: &mut Ledger,
+) {
+    let which = r.u8().unwrap_or(0);
+    let now = pair.time;
+    match which % 4 {
+        0 => pair
+            .client
+            .endpoint
+            .close(now, c, u64::from(which), b"fuzz"),
+        1 => pair
+            .server
+            .endpoint
+            .close(now, s, u64::from(which), b"fuzz"),
+        2 => {
+            let opts = crate::DeadlineOptions::new(Duration::from_millis(300), 0.999);
+            let ch = which % 6;
+            let ok = pair.client.endpoint.set_channel_deadline(c, ch, Some(opts));
+            if ok.is_ok() {
+                ledger.deadline[usize::from(ch)] = true;
+            }
+        }
+        _ => {
+            let ch = which % 6;
+            if pair
+                .client
+                .endpoint
+                .set_channel_deadline(c, ch, None)
+                .is_ok()
+            {
+                ledger.deadline[usize::from(ch)] = false;
+            }
         }
     }
 }
