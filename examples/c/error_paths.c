@@ -1,10 +1,13 @@
 /* Every error path of the C API, checked: null pointers, bad arguments, bad keys, a bad
- * channel, an oversized message, an unknown connection, a refused connection, a closed host.
- * Prints "N passed, M failed" and exits 0 only if every check passed. Needs no other process:
- * the refusal comes from a server host in this one, over loopback. */
+ * channel, an oversized message, an unknown connection, a refused connection, bad and
+ * foreign connect tokens, too-small buffers, claims of a connection without a token, a closed
+ * host; and one connection by connect token, whose claims the server reads. Prints
+ * "N passed, M failed" and exits 0 only if every check passed. Needs no other process: the
+ * servers are hosts in this one, over loopback. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "thinwire.h"
 
@@ -38,6 +41,9 @@ int main(void) {
     thinwire_config bad = config;
     bad.fault_drop_rate = 2.0;
     check("create: drop rate 2", thinwire_host_create("127.0.0.1:0", &bad, &host), THINWIRE_STATUS_INVALID_ARGUMENT);
+    bad = config;
+    bad.has_token_key = true; /* a token key is a server's */
+    check("create: client with a token key", thinwire_host_create("127.0.0.1:0", &bad, &host), THINWIRE_STATUS_INVALID_ARGUMENT);
     check_true("create: no host after errors", host == NULL);
     check("create", thinwire_host_create("127.0.0.1:0", NULL, &host), THINWIRE_STATUS_OK);
     check_true("create: host set", host != NULL);
@@ -150,13 +156,130 @@ int main(void) {
     thinwire_host_destroy(plain);
     thinwire_host_destroy(server);
 
+    /* connect tokens: a server that requires them, minting, bad tokens */
+    thinwire_config token_config = thinwire_config_default(true);
+    token_config.has_token_key = true;
+    memset(token_config.token_key, 9, sizeof token_config.token_key);
+    thinwire_host *tserver = NULL, *tclient = NULL;
+    check("create token server", thinwire_host_create("127.0.0.1:0", &token_config, &tserver), THINWIRE_STATUS_OK);
+    check("create token client", thinwire_host_create("127.0.0.1:0", NULL, &tclient), THINWIRE_STATUS_OK);
+    uint8_t tkey[32];
+    check("token server: public key", thinwire_host_public_key(tserver, tkey), THINWIRE_STATUS_OK);
+    uint16_t tport = 0;
+    check("token server: port", thinwire_host_port(tserver, &tport), THINWIRE_STATUS_OK);
+    char taddr[32];
+    snprintf(taddr, sizeof taddr, "127.0.0.1:%u", (unsigned)tport);
+    const uint8_t *secret = token_config.token_key;
+    uint8_t nonce[24]; /* a real backend draws it from a cryptographic random source */
+    memset(nonce, 3, sizeof nonce);
+    const uint8_t team[] = "team blue";
+    size_t team_len = sizeof team - 1;
+    uint64_t expires = (uint64_t)time(NULL) + 30;
+    uint8_t token[THINWIRE_TOKEN_MAX_LEN];
+    size_t token_len = sizeof token;
+    check("mint: null key", thinwire_token_mint(NULL, 42, team, team_len, tkey, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: null server key", thinwire_token_mint(secret, 42, team, team_len, NULL, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: null nonce", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, NULL, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: null address", thinwire_token_mint(secret, 42, team, team_len, tkey, NULL, expires, nonce, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: null user data", thinwire_token_mint(secret, 42, NULL, team_len, tkey, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: null length", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, token, NULL), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: null out", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, NULL, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: not an address", thinwire_token_mint(secret, 42, team, team_len, tkey, "nowhere", expires, nonce, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
+    uint8_t too_much[THINWIRE_TOKEN_MAX_USER_DATA + 1] = {0};
+    check("mint: user data too large", thinwire_token_mint(secret, 42, too_much, sizeof too_much, tkey, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
+    check_true("mint: length untouched by errors", token_len == sizeof token);
+    size_t need = 0;
+    check("mint: asking the length", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, NULL, &need), THINWIRE_STATUS_BUFFER_TOO_SMALL);
+    check_true("mint: length needed", need > 0 && need <= THINWIRE_TOKEN_MAX_LEN);
+    uint8_t small[16];
+    size_t small_len = sizeof small;
+    check("mint: buffer too small", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, small, &small_len), THINWIRE_STATUS_BUFFER_TOO_SMALL);
+    check_true("mint: too small, length needed", small_len == need);
+    check("mint", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_OK);
+    check_true("mint: length", token_len == need);
+    /* the same claims under another backend's key: the server refuses it */
+    uint8_t other_secret[32], foreign[THINWIRE_TOKEN_MAX_LEN];
+    memset(other_secret, 8, sizeof other_secret);
+    size_t foreign_len = sizeof foreign;
+    check("mint: another key", thinwire_token_mint(other_secret, 42, team, team_len, tkey, taddr, expires, nonce, foreign, &foreign_len), THINWIRE_STATUS_OK);
+
+    uint64_t tconn = 0;
+    const uint8_t not_a_token[] = "not a token";
+    check("connect token: null host", thinwire_connect_with_token(NULL, token, token_len, kinds, 2, &tconn), THINWIRE_STATUS_NULL_POINTER);
+    check("connect token: null token", thinwire_connect_with_token(tclient, NULL, token_len, kinds, 2, &tconn), THINWIRE_STATUS_NULL_POINTER);
+    check("connect token: null channels", thinwire_connect_with_token(tclient, token, token_len, NULL, 2, &tconn), THINWIRE_STATUS_NULL_POINTER);
+    check("connect token: null out", thinwire_connect_with_token(tclient, token, token_len, kinds, 2, NULL), THINWIRE_STATUS_NULL_POINTER);
+    check("connect token: not a token", thinwire_connect_with_token(tclient, not_a_token, sizeof not_a_token, kinds, 2, &tconn), THINWIRE_STATUS_BAD_TOKEN);
+    check("connect token: truncated", thinwire_connect_with_token(tclient, token, token_len - 1, kinds, 2, &tconn), THINWIRE_STATUS_BAD_TOKEN);
+    check("connect token: empty", thinwire_connect_with_token(tclient, token, 0, kinds, 2, &tconn), THINWIRE_STATUS_BAD_TOKEN);
+    check("connect token: bad kind", thinwire_connect_with_token(tclient, token, token_len, bad_kind, 1, &tconn), THINWIRE_STATUS_INVALID_ARGUMENT);
+    check("connect token: no channels", thinwire_connect_with_token(tclient, token, token_len, kinds, 0, &tconn), THINWIRE_STATUS_INVALID_ARGUMENT);
+
+    /* one connection by token (admitted), one with a foreign token and one without a token
+     * (both refused), serviced until all three are settled */
+    uint64_t fconn = 0, nconn = 0;
+    check("connect token", thinwire_connect_with_token(tclient, token, token_len, kinds, 2, &tconn), THINWIRE_STATUS_OK);
+    check("connect token: foreign", thinwire_connect_with_token(tclient, foreign, foreign_len, kinds, 2, &fconn), THINWIRE_STATUS_OK);
+    check("connect without a token", thinwire_connect(tclient, taddr, tkey, kinds, 2, &nconn), THINWIRE_STATUS_OK);
+    int client_connected = 0, refused_foreign = 0, refused_tokenless = 0;
+    uint64_t sconn = 0;
+    int server_connected = 0;
+    for (int i = 0; i < 400 && !(client_connected && server_connected && refused_foreign && refused_tokenless); i++) {
+        thinwire_event sev, cev;
+        thinwire_host_service(tserver, 5, &sev);
+        if (sev.kind == THINWIRE_EVENT_TYPE_MESSAGE) thinwire_message_free(sev.message);
+        if (sev.kind == THINWIRE_EVENT_TYPE_CONNECTED && sev.incoming) {
+            server_connected++;
+            sconn = sev.conn;
+        }
+        thinwire_host_service(tclient, 5, &cev);
+        if (cev.kind == THINWIRE_EVENT_TYPE_MESSAGE) thinwire_message_free(cev.message);
+        if (cev.kind == THINWIRE_EVENT_TYPE_CONNECTED && cev.conn == tconn) client_connected = 1;
+        if (cev.kind == THINWIRE_EVENT_TYPE_DISCONNECTED) {
+            int invalid = cev.reason == THINWIRE_DISCONNECT_REASON_REFUSED &&
+                          cev.refuse_reason == THINWIRE_REFUSE_REASON_INVALID_TOKEN;
+            if (cev.conn == fconn) refused_foreign = invalid ? 1 : -1;
+            else if (cev.conn == nconn) refused_tokenless = invalid ? 1 : -1;
+            else if (cev.conn == tconn) client_connected = -1;
+        }
+    }
+    check_true("token: client connected", client_connected == 1);
+    check_true("token: server connected once", server_connected == 1);
+    check_true("token: foreign token refused (invalid token)", refused_foreign == 1);
+    check_true("token: no token refused (invalid token)", refused_tokenless == 1);
+
+    /* the claims, on the server */
+    uint64_t client_id = 0;
+    uint8_t user_data[THINWIRE_TOKEN_MAX_USER_DATA];
+    size_t user_len = sizeof user_data;
+    check("claims: null host", thinwire_connection_token_claims(NULL, sconn, &client_id, user_data, &user_len), THINWIRE_STATUS_NULL_POINTER);
+    check("claims: null client id", thinwire_connection_token_claims(tserver, sconn, NULL, user_data, &user_len), THINWIRE_STATUS_NULL_POINTER);
+    check("claims: null length", thinwire_connection_token_claims(tserver, sconn, &client_id, user_data, NULL), THINWIRE_STATUS_NULL_POINTER);
+    check("claims: null user data", thinwire_connection_token_claims(tserver, sconn, &client_id, NULL, &user_len), THINWIRE_STATUS_NULL_POINTER);
+    check("claims: unknown connection", thinwire_connection_token_claims(tserver, sconn + 1000, &client_id, user_data, &user_len), THINWIRE_STATUS_UNKNOWN_CONNECTION);
+    check("claims: outgoing connection", thinwire_connection_token_claims(tclient, tconn, &client_id, user_data, &user_len), THINWIRE_STATUS_NO_CLAIMS);
+    check("claims: connection without a token", thinwire_connection_token_claims(host, conn, &client_id, user_data, &user_len), THINWIRE_STATUS_NO_CLAIMS);
+    check_true("claims: nothing written by errors", client_id == 0 && user_len == sizeof user_data);
+    size_t tiny_len = 4;
+    check("claims: buffer too small", thinwire_connection_token_claims(tserver, sconn, &client_id, user_data, &tiny_len), THINWIRE_STATUS_BUFFER_TOO_SMALL);
+    check_true("claims: too small, length needed", tiny_len == team_len);
+    check_true("claims: too small, no client id", client_id == 0);
+    size_t ask_len = 0;
+    check("claims: asking the length", thinwire_connection_token_claims(tserver, sconn, &client_id, NULL, &ask_len), THINWIRE_STATUS_BUFFER_TOO_SMALL);
+    check_true("claims: length asked", ask_len == team_len);
+    check("claims", thinwire_connection_token_claims(tserver, sconn, &client_id, user_data, &user_len), THINWIRE_STATUS_OK);
+    check_true("claims: client id", client_id == 42);
+    check_true("claims: user data", user_len == team_len && memcmp(user_data, team, team_len) == 0);
+    thinwire_host_destroy(tclient);
+    thinwire_host_destroy(tserver);
+
     /* messages: null handles are harmless */
     check_true("message data: null", thinwire_message_data(NULL) == NULL);
     check_true("message len: null", thinwire_message_len(NULL) == 0);
     thinwire_message_free(NULL);
 
     /* error strings: every code has one, unknown codes too */
-    for (int code = 0; code <= 16; code++) {
+    for (int code = 0; code <= 19; code++) {
         const char *s = thinwire_error_string((thinwire_status)code);
         check_true("error string", s != NULL && strlen(s) > 0 && strcmp(s, "unknown status code") != 0);
     }
@@ -170,6 +293,8 @@ int main(void) {
     check("connect: closed host", thinwire_connect(host, "127.0.0.1:9", key, kinds, 2, &conn), THINWIRE_STATUS_HOST_CLOSED);
     check("public key: closed host", thinwire_host_public_key(host, key), THINWIRE_STATUS_HOST_CLOSED);
     check("flush: closed host", thinwire_flush(host), THINWIRE_STATUS_HOST_CLOSED);
+    check("connect token: closed host", thinwire_connect_with_token(host, token, token_len, kinds, 2, &conn), THINWIRE_STATUS_HOST_CLOSED);
+    check("claims: closed host", thinwire_connection_token_claims(host, conn, &client_id, user_data, &user_len), THINWIRE_STATUS_HOST_CLOSED);
     thinwire_host_destroy(host);
     thinwire_host_destroy(NULL);
 

@@ -9,6 +9,18 @@
 #include <stdint.h>
 
 /**
+ * The longest encoded connect token, in bytes: a buffer this large holds any token
+ * (`thinwire_token_mint` writes at most 374, for an IPv6 address and the largest user data).
+ */
+#define THINWIRE_TOKEN_MAX_LEN 507
+
+/**
+ * The most user data a connect token carries, in bytes: a buffer this large holds any
+ * token's user data (`thinwire_connection_token_claims`).
+ */
+#define THINWIRE_TOKEN_MAX_USER_DATA 256
+
+/**
  * What every call returns: `THINWIRE_STATUS_OK`, or who is at fault and why.
  * `thinwire_error_string` gives a static English description of each.
  */
@@ -83,6 +95,21 @@ typedef enum thinwire_status {
    * The call needs a server host (`thinwire_host_public_key` on a client).
    */
   THINWIRE_STATUS_NOT_SERVER = 16,
+  /**
+   * The connect token's bytes do not decode (wrong magic, truncated, trailing bytes, too
+   * long, a bad address list): not a token from `thinwire_token_mint` or the backend.
+   */
+  THINWIRE_STATUS_BAD_TOKEN = 17,
+  /**
+   * The connection has no connect-token claims: it is an outgoing one, or the server
+   * admitted it without a token (`has_token_key` was not set).
+   */
+  THINWIRE_STATUS_NO_CLAIMS = 18,
+  /**
+   * The caller's output buffer is too small; the length needed was written to the call's
+   * `inout_len`, and nothing else was written.
+   */
+  THINWIRE_STATUS_BUFFER_TOO_SMALL = 19,
 } thinwire_status;
 
 /**
@@ -277,6 +304,21 @@ typedef struct thinwire_config {
    * Fault injection: seed of the random drops and jitter (0: drawn from the OS).
    */
   uint64_t fault_seed;
+  /**
+   * A server's connect-token key: the 32-byte secret it shares with the matchmaking backend
+   * that mints the tokens (`thinwire_token_mint`). Used when `has_token_key` is set.
+   */
+  uint8_t token_key[32];
+  /**
+   * Require a connect token minted with `token_key` from every client: a client without
+   * one, or with an expired, forged or foreign one, is refused with
+   * `THINWIRE_REFUSE_REASON_INVALID_TOKEN` before anything is allocated for it. The token's
+   * claims are read with `thinwire_connection_token_claims`. The token's address list is
+   * not checked against the server's addresses (the seal binds the token to this server's
+   * static key already). Servers only: a client with it set is refused with
+   * `THINWIRE_STATUS_INVALID_ARGUMENT`.
+   */
+  bool has_token_key;
 } thinwire_config;
 
 /**
@@ -407,7 +449,7 @@ const char *thinwire_error_string(int32_t status);
 /**
  * The defaults: a client (`server` false) or a server accepting up to 1024 connections (64
  * per source, 32 Connects a second per source) with a fresh key pair, encrypted, no
- * fault injection. Any thread.
+ * connect tokens required, no fault injection. Any thread.
  */
 struct thinwire_config thinwire_config_default(bool server);
 
@@ -497,8 +539,31 @@ enum thinwire_status thinwire_connect(struct thinwire_host *host,
                                       const char *address,
                                       const uint8_t *server_key,
                                       const uint32_t *channels,
-                                      uintptr_t channel_count,
+                                      size_t channel_count,
                                       uint64_t *out_conn);
+
+/**
+ * Starts a connection with a connect token: the `token_len` bytes at `token`, as the
+ * matchmaking backend handed them over (or as `thinwire_token_mint` wrote them). The
+ * connection goes to the token's first server address and authenticates the server by the
+ * static public key inside the token; the token's sealed claims go to the server in the
+ * (encrypted) handshake. Channels and `*out_conn` are as in `thinwire_connect`, and so are
+ * the events that follow; a server that refuses the token ends the connection with
+ * `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_INVALID_TOKEN` (expired,
+ * forged, minted with another key or for another server). Bytes that are not a token at all
+ * give `THINWIRE_STATUS_BAD_TOKEN` (the expiry and the seal are only checked by the server).
+ * The bytes are copied: the buffer is free again when the call returns.
+ *
+ * # Safety
+ * `host` is null or a live host; `token` is null or points to `token_len` readable bytes;
+ * `channels` is null or points to `channel_count` values; `out_conn` is null or writable.
+ */
+enum thinwire_status thinwire_connect_with_token(struct thinwire_host *host,
+                                                 const uint8_t *token,
+                                                 size_t token_len,
+                                                 const uint32_t *channels,
+                                                 size_t channel_count,
+                                                 uint64_t *out_conn);
 
 /**
  * Processes the network for at most `timeout_ms` milliseconds (0: only what has arrived)
@@ -524,7 +589,7 @@ enum thinwire_status thinwire_send(struct thinwire_host *host,
                                    uint64_t conn,
                                    uint8_t channel,
                                    const uint8_t *data,
-                                   uintptr_t len);
+                                   size_t len);
 
 /**
  * Queues the newest value for `key` on a latest-value `channel`; an older value for the same
@@ -538,7 +603,7 @@ enum thinwire_status thinwire_send_latest(struct thinwire_host *host,
                                           uint8_t channel,
                                           uint64_t key,
                                           const uint8_t *data,
-                                          uintptr_t len);
+                                          size_t len);
 
 /**
  * Queues a deadline message: erasure-coded shards sent in stages so that it arrives within
@@ -552,7 +617,7 @@ enum thinwire_status thinwire_send_deadline(struct thinwire_host *host,
                                             uint64_t conn,
                                             uint8_t channel,
                                             const uint8_t *data,
-                                            uintptr_t len,
+                                            size_t len,
                                             const struct thinwire_deadline *deadline);
 
 /**
@@ -583,6 +648,31 @@ enum thinwire_status thinwire_connection_get_stats(struct thinwire_host *host,
                                                    struct thinwire_connection_stats *out);
 
 /**
+ * On a server: what the connect token of the incoming connection `conn` said. Writes the
+ * backend's client id into `*out_client_id` and copies the user data (0 to
+ * `THINWIRE_TOKEN_MAX_USER_DATA` bytes) into `out_user_data`, whose capacity the caller passes
+ * in `*inout_len`; `*inout_len` is set to the user data's length. A buffer of
+ * `THINWIRE_TOKEN_MAX_USER_DATA` bytes always fits.
+ *
+ * `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the user data does not fit: `*inout_len` is set to
+ * the length needed and nothing else is written. `THINWIRE_STATUS_NO_CLAIMS` for a
+ * connection without a token (an outgoing one, or any connection of a server without
+ * `has_token_key`); `THINWIRE_STATUS_UNKNOWN_CONNECTION` for an id the host does not know.
+ * The claims are there from the `THINWIRE_EVENT_TYPE_CONNECTED` event on, until the
+ * connection ends.
+ *
+ * # Safety
+ * `host` is null or a live host; `out_client_id` is null or writable; `inout_len` is null or
+ * readable and writable; `out_user_data` is null (only with `*inout_len` 0) or points to
+ * `*inout_len` writable bytes.
+ */
+enum thinwire_status thinwire_connection_token_claims(struct thinwire_host *host,
+                                                      uint64_t conn,
+                                                      uint64_t *out_client_id,
+                                                      uint8_t *out_user_data,
+                                                      size_t *inout_len);
+
+/**
  * The bytes of a received message (valid until `thinwire_message_free`; null for null).
  *
  * # Safety
@@ -596,7 +686,7 @@ const uint8_t *thinwire_message_data(const struct thinwire_message *message);
  * # Safety
  * As `thinwire_message_data`.
  */
-uintptr_t thinwire_message_len(const struct thinwire_message *message);
+size_t thinwire_message_len(const struct thinwire_message *message);
 
 /**
  * Frees a received message. Null is ignored; the pointer is invalid after. Any thread.
@@ -605,6 +695,49 @@ uintptr_t thinwire_message_len(const struct thinwire_message *message);
  * `message` is null or a message from an event, freed only once.
  */
 void thinwire_message_free(struct thinwire_message *message);
+
+/**
+ * Mints a connect token, as a matchmaking backend does, and writes its bytes into `out`,
+ * whose capacity the caller passes in `*inout_len`; `*inout_len` is set to the token's
+ * length (`THINWIRE_TOKEN_MAX_LEN` bytes always fit). The client passes the bytes to
+ * `thinwire_connect_with_token`.
+ *
+ * - `key`: the 32-byte secret shared with the servers (their `thinwire_config.token_key`).
+ * - `client_id`, `user_data[0..user_data_len]`: the claims, sealed in the token (the client
+ *   cannot read them) and handed to the server application by
+ *   `thinwire_connection_token_claims`; at most `THINWIRE_TOKEN_MAX_USER_DATA` bytes of user
+ *   data (`user_data` may be null when `user_data_len` is 0).
+ * - `server_key`: the server's 32-byte static public key (`thinwire_host_public_key`); the
+ *   client authenticates the server by it, and only that server accepts the token.
+ * - `server_address`: where the client connects, e.g. `"203.0.113.5:7777"` or
+ *   `"[2001:db8::5]:7777"`.
+ * - `expires_unix_s`: unix time (seconds) from which the server refuses the token. Tokens
+ *   are bearer credentials until then: keep lifetimes short (tens of seconds).
+ * - `nonce`: 24 fresh bytes from a cryptographic random source, never reused with the same
+ *   `key` (a fixed nonce is for tests only).
+ *
+ * `THINWIRE_STATUS_INVALID_ARGUMENT` for more than `THINWIRE_TOKEN_MAX_USER_DATA` bytes of
+ * user data or an unparsable address; `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the token does
+ * not fit `out` (then `*inout_len` is set to the length needed and nothing else is written;
+ * `out` may be null with `*inout_len` 0 to ask for the length). Any thread.
+ *
+ * # Safety
+ * `key`, `server_key` are null or point to 32 readable bytes; `nonce` is null or points to
+ * 24 readable bytes; `user_data` is null (only with `user_data_len` 0) or points to
+ * `user_data_len` readable bytes; `server_address` is null or NUL-terminated; `inout_len` is
+ * null or readable and writable; `out` is null (only with `*inout_len` 0) or points to
+ * `*inout_len` writable bytes.
+ */
+enum thinwire_status thinwire_token_mint(const uint8_t *key,
+                                         uint64_t client_id,
+                                         const uint8_t *user_data,
+                                         size_t user_data_len,
+                                         const uint8_t *server_key,
+                                         const char *server_address,
+                                         uint64_t expires_unix_s,
+                                         const uint8_t *nonce,
+                                         uint8_t *out,
+                                         size_t *inout_len);
 
 #ifdef __cplusplus
 }  // extern "C"

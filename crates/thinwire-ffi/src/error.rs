@@ -72,6 +72,9 @@ pub extern "C" fn thinwire_error_string(status: i32) -> *const c_char {
         14 => b"no connection id was free\0",
         15 => b"internal error (a panic was caught at the C boundary)\0",
         16 => b"the call needs a server host\0",
+        17 => b"the connect token does not decode\0",
+        18 => b"the connection came without a connect token\0",
+        19 => b"the output buffer is too small (the length needed was written back)\0",
         _ => b"unknown status code\0",
     };
     s.as_ptr().cast()
@@ -95,7 +98,7 @@ mod tests {
 
     #[test]
     fn every_status_has_its_own_description() {
-        let texts: Vec<&str> = (0..=16)
+        let texts: Vec<&str> = (0..=19)
             .map(|c| {
                 // SAFETY: thinwire_error_string returns static NUL-terminated strings.
                 unsafe { CStr::from_ptr(thinwire_error_string(c)) }

@@ -1,12 +1,15 @@
-//! The exported host functions: create, connect, service, send, flush, disconnect, statistics,
-//! close and destroy. Each checks its pointers, runs inside [`boundary`], and returns a status.
+//! The exported host functions: create, connect (with a server key or a connect token),
+//! service, send, flush, disconnect, statistics, token claims, close and destroy. Each checks its pointers, runs inside [`boundary`], and returns a status.
 
 use std::ffi::{c_char, CStr};
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use thinwire::proto::{ConnectionHandle, DeadlineOptions};
-use thinwire::{Config, FaultConfig, Host, HostEvent, PublicKey, ServerKey};
+use thinwire::{
+    ChannelKind, Config, ConnectToken, FaultConfig, Host, HostEvent, PublicKey, ServerKey,
+    TokenKey, TokenPolicy,
+};
 
 use crate::error::boundary;
 use crate::types::{
@@ -42,7 +45,7 @@ unsafe fn host_mut<'a>(host: *mut thinwire_host) -> Result<&'a mut thinwire_host
 ///
 /// # Safety
 /// `s` is null or a NUL-terminated string.
-unsafe fn parse_address(s: *const c_char) -> Result<SocketAddr, thinwire_status> {
+pub(crate) unsafe fn parse_address(s: *const c_char) -> Result<SocketAddr, thinwire_status> {
     if s.is_null() {
         return Err(thinwire_status::NullPointer);
     }
@@ -57,7 +60,7 @@ unsafe fn parse_address(s: *const c_char) -> Result<SocketAddr, thinwire_status>
 ///
 /// # Safety
 /// `data` is null or points to `len` readable bytes.
-unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8], thinwire_status> {
+pub(crate) unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8], thinwire_status> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -88,7 +91,7 @@ unsafe fn sending<'a>(
 ///
 /// # Safety
 /// `out` is null or valid for a write of `T`.
-unsafe fn put<T>(out: *mut T, value: T) -> Result<(), thinwire_status> {
+pub(crate) unsafe fn put<T>(out: *mut T, value: T) -> Result<(), thinwire_status> {
     if out.is_null() {
         return Err(thinwire_status::NullPointer);
     }
@@ -99,7 +102,7 @@ unsafe fn put<T>(out: *mut T, value: T) -> Result<(), thinwire_status> {
 
 /// The defaults: a client (`server` false) or a server accepting up to 1024 connections (64
 /// per source, 32 Connects a second per source) with a fresh key pair, encrypted, no
-/// fault injection. Any thread.
+/// connect tokens required, no fault injection. Any thread.
 #[no_mangle]
 pub extern "C" fn thinwire_config_default(server: bool) -> thinwire_config {
     let defaults = thinwire::ServerConfig::default();
@@ -116,6 +119,8 @@ pub extern "C" fn thinwire_config_default(server: bool) -> thinwire_config {
         fault_delay_ms: 0,
         fault_jitter_ms: 0,
         fault_seed: 0,
+        token_key: [0; 32],
+        has_token_key: false,
     }
 }
 
@@ -129,8 +134,17 @@ fn rust_config(c: &thinwire_config) -> Result<Config, thinwire_status> {
             if c.has_server_secret_key {
                 s.key = Some(ServerKey::from_secret(c.server_secret_key));
             }
+            if c.has_token_key {
+                s.connect_tokens = Some(TokenPolicy {
+                    key: TokenKey::new(c.token_key),
+                    public_addresses: Vec::new(),
+                });
+            }
         }
         config
+    } else if c.has_token_key {
+        // a token key only means something to a server: a client with one is a mistake
+        return Err(thinwire_status::InvalidArgument);
     } else {
         Config::client()
     };
@@ -348,17 +362,72 @@ pub unsafe extern "C" fn thinwire_connect(
         let remote = unsafe { parse_address(address) }?;
         // SAFETY: contract of this function.
         let key = unsafe { self::server_key(server_key) }?;
-        if channels.is_null() || out_conn.is_null() {
+        if out_conn.is_null() {
             return Err(thinwire_status::NullPointer);
         }
-        // SAFETY: `channels` points to `channel_count` values.
-        let raw = unsafe { std::slice::from_raw_parts(channels, channel_count) };
-        let kinds = raw
-            .iter()
-            .map(|&k| channel_kind(k))
-            .collect::<Option<Vec<_>>>()
-            .ok_or(thinwire_status::InvalidArgument)?;
+        // SAFETY: contract of this function.
+        let kinds = unsafe { channel_kinds(channels, channel_count) }?;
         let conn = h.connect(remote, key, &kinds)?;
+        // SAFETY: contract of this function.
+        unsafe { put(out_conn, conn.0) }
+    })
+}
+
+/// The channel classes at `channels[0..count]`; a value outside `thinwire_channel_kind` is
+/// refused (the count itself is checked by the connect call).
+///
+/// # Safety
+/// `channels` is null or points to `count` values.
+unsafe fn channel_kinds(
+    channels: *const u32,
+    count: usize,
+) -> Result<Vec<ChannelKind>, thinwire_status> {
+    if channels.is_null() {
+        return Err(thinwire_status::NullPointer);
+    }
+    // SAFETY: non-null and `count` readable values by the caller's contract.
+    let raw = unsafe { std::slice::from_raw_parts(channels, count) };
+    raw.iter()
+        .map(|&k| channel_kind(k))
+        .collect::<Option<Vec<_>>>()
+        .ok_or(thinwire_status::InvalidArgument)
+}
+
+/// Starts a connection with a connect token: the `token_len` bytes at `token`, as the
+/// matchmaking backend handed them over (or as `thinwire_token_mint` wrote them). The
+/// connection goes to the token's first server address and authenticates the server by the
+/// static public key inside the token; the token's sealed claims go to the server in the
+/// (encrypted) handshake. Channels and `*out_conn` are as in `thinwire_connect`, and so are
+/// the events that follow; a server that refuses the token ends the connection with
+/// `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_INVALID_TOKEN` (expired,
+/// forged, minted with another key or for another server). Bytes that are not a token at all
+/// give `THINWIRE_STATUS_BAD_TOKEN` (the expiry and the seal are only checked by the server).
+/// The bytes are copied: the buffer is free again when the call returns.
+///
+/// # Safety
+/// `host` is null or a live host; `token` is null or points to `token_len` readable bytes;
+/// `channels` is null or points to `channel_count` values; `out_conn` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_connect_with_token(
+    host: *mut thinwire_host,
+    token: *const u8,
+    token_len: usize,
+    channels: *const u32,
+    channel_count: usize,
+    out_conn: *mut u64,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        if token.is_null() || out_conn.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        // SAFETY: contract of this function.
+        let kinds = unsafe { channel_kinds(channels, channel_count) }?;
+        // SAFETY: contract of this function.
+        let raw = unsafe { bytes(token, token_len) }?;
+        let token = ConnectToken::decode(raw).map_err(|_| thinwire_status::BadToken)?;
+        let conn = h.connect_with_token(&token, &kinds)?;
         // SAFETY: contract of this function.
         unsafe { put(out_conn, conn.0) }
     })
@@ -555,6 +624,63 @@ pub unsafe extern "C" fn thinwire_connection_get_stats(
             .ok_or(thinwire_status::UnknownConnection)?;
         // SAFETY: contract of this function.
         unsafe { put(out, (&stats).into()) }
+    })
+}
+
+/// On a server: what the connect token of the incoming connection `conn` said. Writes the
+/// backend's client id into `*out_client_id` and copies the user data (0 to
+/// `THINWIRE_TOKEN_MAX_USER_DATA` bytes) into `out_user_data`, whose capacity the caller passes
+/// in `*inout_len`; `*inout_len` is set to the user data's length. A buffer of
+/// `THINWIRE_TOKEN_MAX_USER_DATA` bytes always fits.
+///
+/// `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the user data does not fit: `*inout_len` is set to
+/// the length needed and nothing else is written. `THINWIRE_STATUS_NO_CLAIMS` for a
+/// connection without a token (an outgoing one, or any connection of a server without
+/// `has_token_key`); `THINWIRE_STATUS_UNKNOWN_CONNECTION` for an id the host does not know.
+/// The claims are there from the `THINWIRE_EVENT_TYPE_CONNECTED` event on, until the
+/// connection ends.
+///
+/// # Safety
+/// `host` is null or a live host; `out_client_id` is null or writable; `inout_len` is null or
+/// readable and writable; `out_user_data` is null (only with `*inout_len` 0) or points to
+/// `*inout_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_connection_token_claims(
+    host: *mut thinwire_host,
+    conn: u64,
+    out_client_id: *mut u64,
+    out_user_data: *mut u8,
+    inout_len: *mut usize,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        if out_client_id.is_null() || inout_len.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        // SAFETY: `inout_len` is non-null and readable.
+        let capacity = unsafe { inout_len.read() };
+        if capacity > 0 && out_user_data.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        let conn = ConnectionHandle(conn);
+        if h.connection_stats(conn).is_none() {
+            return Err(thinwire_status::UnknownConnection);
+        }
+        let claims = h.token_claims(conn).ok_or(thinwire_status::NoClaims)?;
+        let data = &claims.user_data;
+        // SAFETY: `inout_len` is non-null and writable.
+        unsafe { inout_len.write(data.len()) };
+        if data.len() > capacity {
+            return Err(thinwire_status::BufferTooSmall);
+        }
+        if !data.is_empty() {
+            // SAFETY: `out_user_data` is non-null (capacity > 0) and points to `capacity`
+            // writable bytes, at least `data.len()`.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), out_user_data, data.len()) };
+        }
+        // SAFETY: `out_client_id` is non-null and writable.
+        unsafe { put(out_client_id, claims.client_id) }
     })
 }
 

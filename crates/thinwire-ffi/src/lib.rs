@@ -12,6 +12,10 @@
 //!                          thinwire_disconnect ─► thinwire_host_destroy
 //! ```
 //!
+//! With a matchmaking backend, a client connects with a connect token instead
+//! (`thinwire_connect_with_token`, minted by `thinwire_token_mint` or the backend), and a
+//! server with `has_token_key` reads what it said with `thinwire_connection_token_claims`.
+//!
 //! Rules at the boundary: every pointer is checked for null; lengths are explicit; every call
 //! returns a [`thinwire_status`] (described by [`thinwire_error_string`]); no panic crosses
 //! into C (it becomes `THINWIRE_STATUS_PANIC`); a received message is a handle the caller
@@ -22,10 +26,12 @@
 
 mod error;
 mod host;
+mod token;
 mod types;
 
 pub use error::thinwire_error_string;
 pub use host::*;
+pub use token::{thinwire_token_mint, THINWIRE_TOKEN_MAX_LEN, THINWIRE_TOKEN_MAX_USER_DATA};
 pub use types::{
     thinwire_channel_kind, thinwire_config, thinwire_connection_stats, thinwire_disconnect_reason,
     thinwire_event, thinwire_event_type, thinwire_message, thinwire_refuse_reason, thinwire_status,

@@ -47,6 +47,15 @@ pub enum thinwire_status {
     Panic = 15,
     /// The call needs a server host (`thinwire_host_public_key` on a client).
     NotServer = 16,
+    /// The connect token's bytes do not decode (wrong magic, truncated, trailing bytes, too
+    /// long, a bad address list): not a token from `thinwire_token_mint` or the backend.
+    BadToken = 17,
+    /// The connection has no connect-token claims: it is an outgoing one, or the server
+    /// admitted it without a token (`has_token_key` was not set).
+    NoClaims = 18,
+    /// The caller's output buffer is too small; the length needed was written to the call's
+    /// `inout_len`, and nothing else was written.
+    BufferTooSmall = 19,
 }
 
 /// The delivery class of a channel (see the README's table).
@@ -128,6 +137,17 @@ pub struct thinwire_config {
     pub fault_jitter_ms: u32,
     /// Fault injection: seed of the random drops and jitter (0: drawn from the OS).
     pub fault_seed: u64,
+    /// A server's connect-token key: the 32-byte secret it shares with the matchmaking backend
+    /// that mints the tokens (`thinwire_token_mint`). Used when `has_token_key` is set.
+    pub token_key: [u8; 32],
+    /// Require a connect token minted with `token_key` from every client: a client without
+    /// one, or with an expired, forged or foreign one, is refused with
+    /// `THINWIRE_REFUSE_REASON_INVALID_TOKEN` before anything is allocated for it. The token's
+    /// claims are read with `thinwire_connection_token_claims`. The token's address list is
+    /// not checked against the server's addresses (the seal binds the token to this server's
+    /// static key already). Servers only: a client with it set is refused with
+    /// `THINWIRE_STATUS_INVALID_ARGUMENT`.
+    pub has_token_key: bool,
 }
 
 /// What `thinwire_host_service` found.
