@@ -20,8 +20,8 @@ fn bench_packets(c: &mut Criterion) {
         ("chacha20poly1305", CipherSuite::ChaCha20Poly1305),
         ("aes256gcm", CipherSuite::Aes256Gcm),
     ] {
-        let tx = PacketCipher::new(suite, false);
-        let rx = PacketCipher::new(suite, true);
+        let mut tx = PacketCipher::new(suite, false);
+        let mut rx = PacketCipher::new(suite, true);
         for frames in [30usize, 1174] {
             g.throughput(Throughput::Bytes((HEADER + frames) as u64));
             let mut plain = vec![0x40u8; HEADER];

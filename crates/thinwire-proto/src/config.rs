@@ -83,6 +83,11 @@ pub struct TransportConfig {
     /// that would start more is dropped unacknowledged, like one that would overflow
     /// `recv_buffer`. Default 1024.
     pub max_partial_messages: usize,
+    /// Packets sealed under one key before the sender moves to the next generation (a key
+    /// update, signalled by the key phase bit). Default 2^22: half of AES-GCM's
+    /// confidentiality limit of 2^23 packets per key (RFC 9001 §6.6), about 19 hours of one
+    /// connection at 60 packets a second.
+    pub key_update_packets: u64,
     /// Most keys remembered per latest-value channel on the receive side. Default 65 536.
     pub max_latest_keys: usize,
     /// Data shard size of deadline messages (bytes). Default 512: a 2 KB message travels as
@@ -123,6 +128,7 @@ impl Default for TransportConfig {
             send_buffer: 16 << 20,
             recv_buffer: 16 << 20,
             max_partial_messages: 1024,
+            key_update_packets: 1 << 22,
             max_latest_keys: 65_536,
             deadline_shard_size: 512,
             deliver_late: true,
@@ -165,6 +171,7 @@ impl TransportConfig {
             || self.max_ack_ranges == 0
             || self.ack_frame_ranges == 0
             || self.min_window == 0
+            || self.key_update_packets == 0
         {
             return Err(ConfigError::Zero);
         }

@@ -17,7 +17,7 @@ pub enum ConfigError {
     KeepaliveNotBelowIdle,
     /// A count or divisor that must be positive is zero.
     #[error(
-        "thin_reorder_divisor, max_ack_ranges, ack_frame_ranges and min_window must be positive"
+        "thin_reorder_divisor, max_ack_ranges, ack_frame_ranges, min_window and key_update_packets must be positive"
     )]
     Zero,
     /// Connection ids are 1 to 8 bytes long.

@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use thinwire_proto::wire::{
     encode_ack, encode_close, encode_padding, encode_path_challenge, encode_path_response,
     encode_ping, frames, is_long_header, pn_decode, seq_expand, AcceptParams, ChannelKind,
-    ConnectParams, Frame, LongPacket, SeqField, ShortHeader,
+    ConnectParams, Frame, LongPacket, SeqField, ShortHeader, KEY_PHASE_BIT,
 };
 use thinwire_proto::ConnectToken;
 
@@ -78,6 +78,9 @@ fn check_short(data: &[u8]) {
         usize::from(header.pn_len),
         &mut out,
     );
+    if header.key_phase {
+        out[0] |= KEY_PHASE_BIT;
+    }
     assert_eq!(&out[..], &data[..offset], "short header round trip");
 
     // Frames up to the first error round-trip semantically.

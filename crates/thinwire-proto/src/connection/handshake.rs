@@ -118,7 +118,8 @@ impl Connection {
         };
         client.initiator = None;
         client.connect = None;
-        self.keys = Some(PacketKeys::new(suite, &keys.tx, &keys.rx));
+        let update_after = self.config.key_update_packets;
+        self.keys = Some(PacketKeys::new(suite, &keys.tx, &keys.rx, update_after));
         self.peer_reset_token = Some(params.reset_token);
         self.handshake_rtt_sample(now);
         self.remote_cid = Some(params.server_cid);

@@ -401,6 +401,10 @@ impl Connection {
         s.payload_bytes_retransmitted += d.bytes_repeated;
         s.payload_bytes_parity = d.parity_bytes;
         s.parity_shards = d.parity_shards;
+        if let Some(k) = &self.keys {
+            s.key_updates_sent = k.updates_sent;
+            s.key_updates_received = k.updates_received;
+        }
         s.srtt = self.rtt.srtt();
         s.rttvar = self.rtt.rttvar();
         s.min_rtt = self.rtt.min_rtt();

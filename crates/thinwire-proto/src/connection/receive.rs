@@ -48,11 +48,12 @@ impl Connection {
             // a client still in its handshake cannot open it yet; the data will come again
             return true;
         }
-        let Some(keys) = &self.keys else {
+        let largest = self.rx.largest();
+        let Some(keys) = &mut self.keys else {
             return false;
         };
-        let pn = wire::pn_decode(packet.pn_truncated, packet.pn_len, self.rx.largest());
-        let Some(len) = keys.open(pn, packet.header, packet.body) else {
+        let pn = wire::pn_decode(packet.pn_truncated, packet.pn_len, largest);
+        let Some(len) = keys.open(pn, packet.header, packet.body, largest) else {
             self.stats.unauthenticated_packets += 1;
             return false;
         };

@@ -62,6 +62,10 @@ pub struct ConnectionStats {
     pub unauthenticated_packets: u64,
     /// PATH_CHALLENGEs sent to validate a new peer address.
     pub path_challenges_sent: u64,
+    /// Key updates this side made (every `key_update_packets` packets it sealed).
+    pub key_updates_sent: u64,
+    /// Key updates of the peer this side followed.
+    pub key_updates_received: u64,
     /// Received packets dropped because the receive buffer was full.
     pub dropped_buffer_full: u64,
     /// Received message frames discarded as already delivered (bundled or retransmitted copies).

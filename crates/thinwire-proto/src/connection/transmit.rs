@@ -88,8 +88,8 @@ impl Connection {
     }
 
     /// Seals the packet in `buf` (header of `header_len` bytes, then frames) for `pn`.
-    pub(super) fn seal(&self, pn: u64, header_len: usize, buf: &mut Vec<u8>) {
-        if let Some(keys) = &self.keys {
+    pub(super) fn seal(&mut self, pn: u64, header_len: usize, buf: &mut Vec<u8>) {
+        if let Some(keys) = &mut self.keys {
             keys.seal(pn, buf, header_len);
         }
     }

@@ -11,6 +11,10 @@ use std::fmt;
 use aes_gcm::Aes256Gcm;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
 use chacha20poly1305::ChaCha20Poly1305;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::wire::KEY_PHASE_BIT;
 
 /// Length of the authentication tag of every encrypted suite.
 pub(crate) const TAG_LEN: usize = 16;
@@ -118,11 +122,36 @@ fn nonce(suite: CipherSuite, pn: u64) -> [u8; 12] {
     n
 }
 
-/// The two directions' packet protection of one connection.
+/// The next generation of a direction's key: `HMAC-SHA256(key, "thinwire key update")`.
+fn next_secret(secret: &[u8; 32]) -> [u8; 32] {
+    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("any key length works");
+    m.update(b"thinwire key update");
+    m.finalize().into_bytes().into()
+}
+
+/// The two directions' packet protection of one connection, with key updates.
+///
+/// A sender moves to the next generation of its key after `update_after` packets (AES-GCM's
+/// confidentiality limit is 2^23 packets per key, RFC 9001 §6.6) and flips the key phase bit
+/// of its headers; each direction updates on its own. A receiver that sees the other phase on
+/// a packet newer than any it has takes the next generation once that packet opens with it,
+/// and keeps the previous one for late packets of the old phase.
 pub(crate) struct PacketKeys {
     suite: CipherSuite,
     tx: Cipher,
+    tx_secret: [u8; 32],
+    tx_phase: bool,
+    tx_sealed: u64,
     rx: Cipher,
+    rx_secret: [u8; 32],
+    rx_phase: bool,
+    rx_prev: Option<Cipher>,
+    /// The next receive generation, derived on the first packet of the other phase.
+    rx_next: Option<(Cipher, [u8; 32])>,
+    update_after: u64,
+    /// Key updates this side made, and saw its peer make.
+    pub(crate) updates_sent: u64,
+    pub(crate) updates_received: u64,
 }
 
 impl fmt::Debug for PacketKeys {
@@ -132,12 +161,23 @@ impl fmt::Debug for PacketKeys {
 }
 
 impl PacketKeys {
-    /// Keys for sending with `tx` and receiving with `rx`.
-    pub(crate) fn new(suite: CipherSuite, tx: &[u8; 32], rx: &[u8; 32]) -> Self {
+    /// Keys for sending with `tx` and receiving with `rx`; the sending key is updated every
+    /// `update_after` packets.
+    pub(crate) fn new(suite: CipherSuite, tx: &[u8; 32], rx: &[u8; 32], update_after: u64) -> Self {
         Self {
             suite,
             tx: Cipher::new(suite, tx),
+            tx_secret: *tx,
+            tx_phase: false,
+            tx_sealed: 0,
             rx: Cipher::new(suite, rx),
+            rx_secret: *rx,
+            rx_phase: false,
+            rx_prev: None,
+            rx_next: None,
+            update_after: update_after.max(1),
+            updates_sent: 0,
+            updates_received: 0,
         }
     }
 
@@ -145,9 +185,24 @@ impl PacketKeys {
         self.suite
     }
 
-    /// Seals the packet in `buf`: the first `header_len` bytes are the header (authenticated),
-    /// the rest the frames (encrypted in place); the tag is appended.
-    pub(crate) fn seal(&self, pn: u64, buf: &mut Vec<u8>, header_len: usize) {
+    /// Seals the packet in `buf`: the first `header_len` bytes are the header (authenticated,
+    /// its key phase bit set here), the rest the frames (encrypted in place); the tag is
+    /// appended.
+    pub(crate) fn seal(&mut self, pn: u64, buf: &mut Vec<u8>, header_len: usize) {
+        if !self.suite.is_encrypted() {
+            return;
+        }
+        if self.tx_sealed >= self.update_after {
+            self.tx_secret = next_secret(&self.tx_secret);
+            self.tx = Cipher::new(self.suite, &self.tx_secret);
+            self.tx_phase = !self.tx_phase;
+            self.tx_sealed = 0;
+            self.updates_sent += 1;
+        }
+        if self.tx_phase {
+            buf[0] |= KEY_PHASE_BIT;
+        }
+        self.tx_sealed += 1;
         let n = nonce(self.suite, pn);
         let (header, body) = buf.split_at_mut(header_len);
         let tag = match &self.tx {
@@ -159,28 +214,70 @@ impl PacketKeys {
         buf.extend_from_slice(&tag.expect("datagram-sized body"));
     }
 
-    /// Opens a received packet in place: `body` is everything after the header, tag included.
-    /// Returns the length of the frames at the start of `body`, or `None` when the packet is
-    /// forged, damaged or from another key (nothing may then be used of it).
-    pub(crate) fn open(&self, pn: u64, header: &[u8], body: &mut [u8]) -> Option<usize> {
-        let n = nonce(self.suite, pn);
-        let split = match &self.rx {
-            Cipher::Cleartext => return Some(body.len()),
-            _ => body.len().checked_sub(TAG_LEN)?,
+    /// Opens a received packet in place: `body` is everything after the header, tag included;
+    /// `largest` the largest packet number received so far. Returns the length of the frames
+    /// at the start of `body`, or `None` when the packet is forged, damaged or from another key
+    /// (nothing may then be used of it; `body` may be garbled).
+    pub(crate) fn open(
+        &mut self,
+        pn: u64,
+        header: &[u8],
+        body: &mut [u8],
+        largest: Option<u64>,
+    ) -> Option<usize> {
+        if !self.suite.is_encrypted() {
+            return Some(body.len());
+        }
+        let phase = header.first().is_some_and(|b| b & KEY_PHASE_BIT != 0);
+        if phase == self.rx_phase {
+            return open_with(&self.rx, self.suite, pn, header, body);
+        }
+        if largest.is_some_and(|l| pn <= l) {
+            // a late packet of the previous generation
+            return open_with(self.rx_prev.as_ref()?, self.suite, pn, header, body);
+        }
+        let (cipher, secret) = match self.rx_next.take() {
+            Some(next) => next,
+            None => {
+                let secret = next_secret(&self.rx_secret);
+                (Cipher::new(self.suite, &secret), secret)
+            }
         };
-        let (frames, tag) = body.split_at_mut(split);
-        let tag: &[u8] = tag;
-        let ok = match &self.rx {
-            Cipher::ChaCha(c) => c
-                .decrypt_in_place_detached((&n).into(), header, frames, tag.into())
-                .is_ok(),
-            Cipher::Aes(c) => c
-                .decrypt_in_place_detached((&n).into(), header, frames, tag.into())
-                .is_ok(),
-            Cipher::Cleartext => true,
+        let Some(len) = open_with(&cipher, self.suite, pn, header, body) else {
+            // keep the derived key for the genuine update; a forgery changes nothing
+            self.rx_next = Some((cipher, secret));
+            return None;
         };
-        ok.then_some(split)
+        self.rx_prev = Some(std::mem::replace(&mut self.rx, cipher));
+        self.rx_secret = secret;
+        self.rx_phase = phase;
+        self.updates_received += 1;
+        Some(len)
     }
+}
+
+/// One decryption attempt with `cipher`.
+fn open_with(
+    cipher: &Cipher,
+    suite: CipherSuite,
+    pn: u64,
+    header: &[u8],
+    body: &mut [u8],
+) -> Option<usize> {
+    let n = nonce(suite, pn);
+    let split = body.len().checked_sub(TAG_LEN)?;
+    let (frames, tag) = body.split_at_mut(split);
+    let tag: &[u8] = tag;
+    let ok = match cipher {
+        Cipher::ChaCha(c) => c
+            .decrypt_in_place_detached((&n).into(), header, frames, tag.into())
+            .is_ok(),
+        Cipher::Aes(c) => c
+            .decrypt_in_place_detached((&n).into(), header, frames, tag.into())
+            .is_ok(),
+        Cipher::Cleartext => true,
+    };
+    ok.then_some(split)
 }
 
 #[cfg(test)]
@@ -190,23 +287,23 @@ mod tests {
     fn pair(suite: CipherSuite) -> (PacketKeys, PacketKeys) {
         let (a, b) = ([1u8; 32], [2u8; 32]);
         (
-            PacketKeys::new(suite, &a, &b),
-            PacketKeys::new(suite, &b, &a),
+            PacketKeys::new(suite, &a, &b, u64::MAX),
+            PacketKeys::new(suite, &b, &a, u64::MAX),
         )
     }
 
     #[test]
     fn sealed_packets_open_only_unchanged_with_the_right_number() {
         for suite in [CipherSuite::ChaCha20Poly1305, CipherSuite::Aes256Gcm] {
-            let (alice, bob) = pair(suite);
+            let (mut alice, mut bob) = pair(suite);
             let mut buf = b"\x40hdr\x07frames here".to_vec();
             alice.seal(7, &mut buf, 5);
             assert_eq!(buf.len(), 5 + 11 + TAG_LEN);
             assert_ne!(&buf[5..16], b"frames here", "{suite:?}: body encrypted");
-            let open = |pn: u64, d: &[u8]| {
+            let mut open = |pn: u64, d: &[u8]| {
                 let mut d = d.to_vec();
                 let (h, b) = d.split_at_mut(5);
-                bob.open(pn, h, b).map(|n| b[..n].to_vec())
+                bob.open(pn, h, b, None).map(|n| b[..n].to_vec())
             };
             assert_eq!(open(7, &buf), Some(b"frames here".to_vec()));
             assert_eq!(open(8, &buf), None, "{suite:?}: wrong packet number");
@@ -222,8 +319,54 @@ mod tests {
             // the sender's own key does not open its packets (directions are separate)
             let mut d = buf.clone();
             let (h, b) = d.split_at_mut(5);
-            assert_eq!(alice.open(7, h, b), None);
+            assert_eq!(alice.open(7, h, b, None), None);
             assert_eq!(open(7, &buf[..10]), None, "truncated");
+        }
+    }
+
+    #[test]
+    fn keys_update_every_n_packets_and_late_packets_still_open() {
+        for suite in [CipherSuite::ChaCha20Poly1305, CipherSuite::Aes256Gcm] {
+            let mut alice = PacketKeys::new(suite, &[1; 32], &[2; 32], 3);
+            let mut bob = PacketKeys::new(suite, &[2; 32], &[1; 32], 3);
+            let sealed: Vec<Vec<u8>> = (0..10u64)
+                .map(|pn| {
+                    let mut buf = vec![0x40, 0xaa, pn as u8, 0x01];
+                    alice.seal(pn, &mut buf, 3);
+                    buf
+                })
+                .collect();
+            // phases 0 0 0 1 1 1 0 0 0 1: three updates
+            let phases: Vec<bool> = sealed.iter().map(|d| d[0] & KEY_PHASE_BIT != 0).collect();
+            assert_eq!(
+                phases,
+                [false, false, false, true, true, true, false, false, false, true]
+            );
+            assert_eq!(alice.updates_sent, 3);
+            let mut open = |pn: u64, largest: Option<u64>| {
+                let mut d = sealed[pn as usize].clone();
+                let (h, b) = d.split_at_mut(3);
+                bob.open(pn, h, b, largest)
+            };
+            assert_eq!(open(0, None), Some(1));
+            assert_eq!(open(1, Some(0)), Some(1));
+            // packet 3 is the first of the next generation; 2 arrives after it
+            assert_eq!(open(3, Some(1)), Some(1));
+            assert_eq!(
+                open(2, Some(3)),
+                Some(1),
+                "{suite:?}: a late packet of the old phase"
+            );
+            assert_eq!(open(4, Some(3)), Some(1));
+            assert_eq!(open(6, Some(4)), Some(1));
+            assert_eq!(open(9, Some(6)), Some(1));
+            assert_eq!(bob.updates_received, 3);
+            // a forged phase flip on a new packet number opens with nothing and changes nothing
+            let mut forged = sealed[9].clone();
+            forged[0] ^= KEY_PHASE_BIT;
+            let (h, b) = forged.split_at_mut(3);
+            assert_eq!(bob.open(10, h, b, Some(9)), None);
+            assert_eq!(bob.updates_received, 3);
         }
     }
 
@@ -238,12 +381,12 @@ mod tests {
         }
         assert_eq!(CipherSuite::from_code(9), None);
         assert!(!CipherSuite::default_preference().contains(&CipherSuite::InsecureCleartext));
-        let (alice, bob) = pair(CipherSuite::InsecureCleartext);
+        let (mut alice, mut bob) = pair(CipherSuite::InsecureCleartext);
         let mut buf = b"\x40hdr\x07frames".to_vec();
         alice.seal(1, &mut buf, 5);
         assert_eq!(&buf[5..], b"frames");
         let (h, b) = buf.split_at_mut(5);
-        assert_eq!(bob.open(1, h, b), Some(6));
+        assert_eq!(bob.open(1, h, b, None), Some(6));
     }
 }
 
@@ -265,7 +408,7 @@ mod golden {
             ),
             (CipherSuite::Aes256Gcm, "ee29a46c0f39e1ed6266a7933d14bfd52e"),
         ] {
-            let keys = PacketKeys::new(suite, &[1; 32], &[2; 32]);
+            let mut keys = PacketKeys::new(suite, &[1; 32], &[2; 32], u64::MAX);
             let mut buf = header.to_vec();
             buf.push(0x01);
             keys.seal(7, &mut buf, header.len());

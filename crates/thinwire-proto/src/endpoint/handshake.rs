@@ -470,7 +470,7 @@ impl Endpoint {
             cid: client.cid,
             max_ack_delay: peer_max_ack_delay(params.max_ack_delay_us),
             handshake_rtt: (!rtt.is_zero()).then_some(rtt),
-            keys: PacketKeys::new(suite, &keys.tx, &keys.rx),
+            keys: PacketKeys::new(suite, &keys.tx, &keys.rx, self.transport.key_update_packets),
             accept,
         };
         let setup = self.setup(from, cid, params.channels, (client.instance, client.nonce));

@@ -461,21 +461,22 @@ pub mod crypto {
         /// them: the other side).
         pub fn new(suite: CipherSuite, mirror: bool) -> Self {
             let (a, b) = ([1u8; 32], [2u8; 32]);
+            let never = u64::MAX;
             if mirror {
-                Self(PacketKeys::new(suite, &b, &a))
+                Self(PacketKeys::new(suite, &b, &a, never))
             } else {
-                Self(PacketKeys::new(suite, &a, &b))
+                Self(PacketKeys::new(suite, &a, &b, never))
             }
         }
 
         /// Seals `buf` (header of `header_len` bytes, then frames) as packet `pn`.
-        pub fn seal(&self, pn: u64, buf: &mut Vec<u8>, header_len: usize) {
+        pub fn seal(&mut self, pn: u64, buf: &mut Vec<u8>, header_len: usize) {
             self.0.seal(pn, buf, header_len);
         }
 
         /// Opens a sealed body in place; the frames' length, or `None`.
-        pub fn open(&self, pn: u64, header: &[u8], body: &mut [u8]) -> Option<usize> {
-            self.0.open(pn, header, body)
+        pub fn open(&mut self, pn: u64, header: &[u8], body: &mut [u8]) -> Option<usize> {
+            self.0.open(pn, header, body, None)
         }
     }
 

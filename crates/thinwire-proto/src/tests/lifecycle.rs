@@ -501,3 +501,40 @@ fn congestion_window_bounds_a_thick_connection_under_loss() {
     );
     assert!(max_in_flight > 4);
 }
+
+#[test]
+fn keys_update_in_a_lossy_jittery_session_without_losing_a_message() {
+    let transport = crate::TransportConfig {
+        key_update_packets: 40,
+        ..crate::TransportConfig::default()
+    };
+    let l = link()
+        .with_bernoulli_loss(0.05)
+        .with_jitter(Duration::from_millis(8));
+    let mut pair = Pair::builder(21).link(l).transport(transport).build();
+    let (c, s) = pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
+    for i in 0..400u32 {
+        let data = Bytes::from(i.to_be_bytes().to_vec());
+        pair.client
+            .endpoint
+            .send(pair.time, c, 0, data.clone())
+            .unwrap();
+        pair.server.endpoint.send(pair.time, s, 0, data).unwrap();
+        pair.run_for(Duration::from_millis(7));
+    }
+    pair.run_for(Duration::from_secs(3));
+    for side in [&mut pair.client, &mut pair.server] {
+        let got: Vec<u32> = side
+            .take_messages(0)
+            .iter()
+            .map(|m| u32::from_be_bytes(m.data[..4].try_into().unwrap()))
+            .collect();
+        assert_eq!(got, (0..400).collect::<Vec<_>>());
+    }
+    let cs = pair.client.endpoint.connection_stats(c).unwrap();
+    let ss = pair.server.endpoint.connection_stats(s).unwrap();
+    assert!(cs.key_updates_sent >= 10, "{}", cs.key_updates_sent);
+    assert_eq!(cs.key_updates_sent, ss.key_updates_received);
+    assert_eq!(ss.key_updates_sent, cs.key_updates_received);
+    assert_eq!(cs.unauthenticated_packets + ss.unauthenticated_packets, 0);
+}

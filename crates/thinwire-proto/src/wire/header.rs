@@ -10,7 +10,9 @@ use super::{
 const FORM_BIT: u8 = 0x80;
 const FIXED_BIT: u8 = 0x40;
 const SHORT_PN_LEN_MASK: u8 = 0x30;
-const SHORT_RESERVED_MASK: u8 = 0x0F;
+/// Short header bit 2: the key phase (which generation of packet keys sealed the packet).
+pub const KEY_PHASE_BIT: u8 = 0x04;
+const SHORT_RESERVED_MASK: u8 = 0x0B;
 const LONG_RESERVED_MASK: u8 = 0x30;
 const LONG_TYPE_MASK: u8 = 0x0F;
 
@@ -35,7 +37,7 @@ fn check_first_byte(first: u8, long: bool) -> Result<(), DecodeError> {
 
 /// The short header that starts every data packet.
 ///
-/// Wire layout: `0 1 LL RRRR` (LL = packet-number length - 1, RRRR = 0),
+/// Wire layout: `0 1 LL R K R R` (LL = packet-number length - 1, K = key phase, R = 0),
 /// destination connection id (length known to the receiver, not on the
 /// wire), then the low `LL + 1` bytes of the packet number, big-endian.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -47,12 +49,15 @@ pub struct ShortHeader {
     pub pn_truncated: u64,
     /// Number of packet-number bytes on the wire (1..=4).
     pub pn_len: u8,
+    /// The key phase bit ([`KEY_PHASE_BIT`]): flips at each key update.
+    pub key_phase: bool,
 }
 
 impl ShortHeader {
     /// Append a short header for packet number `pn`, of which the low
     /// `pn_len` bytes are written (choose `pn_len` with
     /// [`pn_encode_len`](super::pn_encode_len); it is clamped to `1..=4`).
+    /// The key phase bit is written 0; the sealing sets it.
     pub fn encode(dst_cid: &ConnectionId, pn: u64, pn_len: usize, out: &mut Vec<u8>) {
         debug_assert!((1..=4).contains(&pn_len), "pn_len {pn_len} not in 1..=4");
         let pn_len = pn_len.clamp(1, 4);
@@ -92,6 +97,7 @@ impl ShortHeader {
             dst_cid,
             pn_truncated,
             pn_len: pn_len as u8,
+            key_phase: first & KEY_PHASE_BIT != 0,
         };
         Ok((header, r.position()))
     }

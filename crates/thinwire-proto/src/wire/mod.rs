@@ -42,7 +42,7 @@ pub use frame::{
     encode_path_response, encode_ping, frames, message_frame_len, Fragment, Frame, FrameIter,
     MessageFrame, MessageHeader, COMPACT_MAX_PAYLOAD,
 };
-pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader};
+pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader, KEY_PHASE_BIT};
 pub use packet_number::{pn_decode, pn_encode_len, pn_truncate};
 pub use params::{AcceptParams, ConnectParams, MAX_SUITES, MAX_TOKEN_LEN};
 pub use reader::Reader;

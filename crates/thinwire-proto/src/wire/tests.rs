@@ -603,6 +603,16 @@ fn header_errors() {
     assert_eq!(short("70 abcd 010203", 2), Err(Truncated));
     assert_eq!(short("41 abcd 01", 2), Err(ReservedBits));
     assert_eq!(short("48 abcd 01", 2), Err(ReservedBits));
+    assert_eq!(short("42 abcd 01", 2), Err(ReservedBits));
+    // bit 2 is the key phase
+    let (h, n) = ShortHeader::decode(&hex("44 abcd 01"), 2).unwrap();
+    assert!(h.key_phase && n == 4);
+    assert!(
+        !ShortHeader::decode(&hex("40 abcd 01"), 2)
+            .unwrap()
+            .0
+            .key_phase
+    );
     assert_eq!(short("00 abcd 01", 2), Err(FixedBitClear));
     assert_eq!(short("80 abcd 01", 2), Err(FixedBitClear));
     assert_eq!(short("c4 abcd 01", 2), Err(WrongHeaderForm));
@@ -1068,7 +1078,7 @@ proptest! {
         out.extend_from_slice(&body);
         prop_assert!(!is_long_header(&out));
         let (h, off) = ShortHeader::decode(&out, c.len()).unwrap();
-        prop_assert_eq!(h, ShortHeader { dst_cid: c, pn_truncated: pn_truncate(pn, pn_len), pn_len: pn_len as u8 });
+        prop_assert_eq!(h, ShortHeader { dst_cid: c, pn_truncated: pn_truncate(pn, pn_len), pn_len: pn_len as u8, key_phase: false });
         prop_assert_eq!(off, 1 + c.len() + pn_len);
         prop_assert_eq!(&out[off..], &body[..]);
     }
