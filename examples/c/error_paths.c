@@ -177,31 +177,51 @@ int main(void) {
     uint64_t expires = (uint64_t)time(NULL) + 30;
     uint8_t token[THINWIRE_TOKEN_MAX_LEN];
     size_t token_len = sizeof token;
-    check("mint: null key", thinwire_token_mint(NULL, 42, team, team_len, tkey, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
-    check("mint: null server key", thinwire_token_mint(secret, 42, team, team_len, NULL, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
-    check("mint: null nonce", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, NULL, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
-    check("mint: null address", thinwire_token_mint(secret, 42, team, team_len, tkey, NULL, expires, nonce, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
-    check("mint: null user data", thinwire_token_mint(secret, 42, NULL, team_len, tkey, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
-    check("mint: null length", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, token, NULL), THINWIRE_STATUS_NULL_POINTER);
-    check("mint: null out", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, NULL, &token_len), THINWIRE_STATUS_NULL_POINTER);
-    check("mint: not an address", thinwire_token_mint(secret, 42, team, team_len, tkey, "nowhere", expires, nonce, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
+    const thinwire_token_params params = {
+        .key = secret,
+        .client_id = 42,
+        .user_data = team,
+        .user_data_len = team_len,
+        .server_key = tkey,
+        .server_address = taddr,
+        .expires_unix_s = expires,
+        .nonce = nonce,
+    };
+    thinwire_token_params p = params;
+    check("mint: null params", thinwire_token_mint(NULL, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    p = params; p.key = NULL;
+    check("mint: null key", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    p = params; p.server_key = NULL;
+    check("mint: null server key", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    p = params; p.nonce = NULL;
+    check("mint: null nonce", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    p = params; p.server_address = NULL;
+    check("mint: null address", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    p = params; p.user_data = NULL;
+    check("mint: null user data", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: null length", thinwire_token_mint(&params, token, NULL), THINWIRE_STATUS_NULL_POINTER);
+    check("mint: null out", thinwire_token_mint(&params, NULL, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    p = params; p.server_address = "nowhere";
+    check("mint: not an address", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
     uint8_t too_much[THINWIRE_TOKEN_MAX_USER_DATA + 1] = {0};
-    check("mint: user data too large", thinwire_token_mint(secret, 42, too_much, sizeof too_much, tkey, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
+    p = params; p.user_data = too_much; p.user_data_len = sizeof too_much;
+    check("mint: user data too large", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
     check_true("mint: length untouched by errors", token_len == sizeof token);
     size_t need = 0;
-    check("mint: asking the length", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, NULL, &need), THINWIRE_STATUS_BUFFER_TOO_SMALL);
+    check("mint: asking the length", thinwire_token_mint(&params, NULL, &need), THINWIRE_STATUS_BUFFER_TOO_SMALL);
     check_true("mint: length needed", need > 0 && need <= THINWIRE_TOKEN_MAX_LEN);
     uint8_t small[16];
     size_t small_len = sizeof small;
-    check("mint: buffer too small", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, small, &small_len), THINWIRE_STATUS_BUFFER_TOO_SMALL);
+    check("mint: buffer too small", thinwire_token_mint(&params, small, &small_len), THINWIRE_STATUS_BUFFER_TOO_SMALL);
     check_true("mint: too small, length needed", small_len == need);
-    check("mint", thinwire_token_mint(secret, 42, team, team_len, tkey, taddr, expires, nonce, token, &token_len), THINWIRE_STATUS_OK);
+    check("mint", thinwire_token_mint(&params, token, &token_len), THINWIRE_STATUS_OK);
     check_true("mint: length", token_len == need);
     /* the same claims under another backend's key: the server refuses it */
     uint8_t other_secret[32], foreign[THINWIRE_TOKEN_MAX_LEN];
     memset(other_secret, 8, sizeof other_secret);
     size_t foreign_len = sizeof foreign;
-    check("mint: another key", thinwire_token_mint(other_secret, 42, team, team_len, tkey, taddr, expires, nonce, foreign, &foreign_len), THINWIRE_STATUS_OK);
+    p = params; p.key = other_secret;
+    check("mint: another key", thinwire_token_mint(&p, foreign, &foreign_len), THINWIRE_STATUS_OK);
 
     uint64_t tconn = 0;
     const uint8_t not_a_token[] = "not a token";

@@ -435,6 +435,50 @@ typedef struct thinwire_connection_stats {
   uint64_t messages_delivered;
 } thinwire_connection_stats;
 
+/**
+ * What a connect token says: the inputs of `thinwire_token_mint`.
+ */
+typedef struct thinwire_token_params {
+  /**
+   * The 32-byte secret shared with the servers (their `thinwire_config.token_key`).
+   */
+  const uint8_t *key;
+  /**
+   * The backend's id for the client, sealed in the token (the client cannot read it) and
+   * handed to the server application by `thinwire_connection_token_claims`.
+   */
+  uint64_t client_id;
+  /**
+   * `user_data_len` bytes of claims, sealed and handed over like `client_id`; may be null
+   * when `user_data_len` is 0.
+   */
+  const uint8_t *user_data;
+  /**
+   * The length of `user_data`: at most `THINWIRE_TOKEN_MAX_USER_DATA` bytes.
+   */
+  size_t user_data_len;
+  /**
+   * The server's 32-byte static public key (`thinwire_host_public_key`): the client
+   * authenticates the server by it, and only that server accepts the token.
+   */
+  const uint8_t *server_key;
+  /**
+   * Where the client connects, a NUL-terminated string, e.g. `"203.0.113.5:7777"` or
+   * `"[2001:db8::5]:7777"`.
+   */
+  const char *server_address;
+  /**
+   * Unix time (seconds) from which the server refuses the token. Tokens are bearer
+   * credentials until then: keep lifetimes short (tens of seconds).
+   */
+  uint64_t expires_unix_s;
+  /**
+   * 24 fresh bytes from a cryptographic random source, never reused with the same `key`
+   * (a fixed nonce is for tests only).
+   */
+  const uint8_t *nonce;
+} thinwire_token_params;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -494,33 +538,6 @@ void thinwire_host_destroy(struct thinwire_host *host);
 enum thinwire_status thinwire_host_port(struct thinwire_host *host, uint16_t *out);
 
 /**
- * Writes a server host's static public key (32 bytes) into `out`: what its clients pass to
- * `thinwire_connect`. `THINWIRE_STATUS_NOT_SERVER` for a client host.
- *
- * # Safety
- * `host` is null or a live host; `out` is null or points to 32 writable bytes.
- */
-enum thinwire_status thinwire_host_public_key(struct thinwire_host *host, uint8_t *out);
-
-/**
- * Parses a public key written as 64 hex digits (as servers print it) into the 32 bytes at
- * `out`. `THINWIRE_STATUS_INVALID_ARGUMENT` for anything else. Any thread.
- *
- * # Safety
- * `hex` is null or NUL-terminated; `out` is null or points to 32 writable bytes.
- */
-enum thinwire_status thinwire_public_key_parse(const char *hex, uint8_t *out);
-
-/**
- * Writes the 32-byte public key at `key` as 64 lowercase hex digits and a NUL into the 65
- * bytes at `out`. Any thread.
- *
- * # Safety
- * `key` is null or points to 32 readable bytes; `out` is null or points to 65 writable bytes.
- */
-enum thinwire_status thinwire_public_key_format(const uint8_t *key, char *out);
-
-/**
  * Starts a connection to the server at `address` whose static public key is the 32 bytes at
  * `server_key` (from `thinwire_host_public_key` on the server, shipped with the game), with
  * `channel_count` channels (1 to 64) whose classes are `channels[0..channel_count]` (values of
@@ -541,29 +558,6 @@ enum thinwire_status thinwire_connect(struct thinwire_host *host,
                                       const uint32_t *channels,
                                       size_t channel_count,
                                       uint64_t *out_conn);
-
-/**
- * Starts a connection with a connect token: the `token_len` bytes at `token`, as the
- * matchmaking backend handed them over (or as `thinwire_token_mint` wrote them). The
- * connection goes to the token's first server address and authenticates the server by the
- * static public key inside the token; the token's sealed claims go to the server in the
- * (encrypted) handshake. Channels and `*out_conn` are as in `thinwire_connect`, and so are
- * the events that follow; a server that refuses the token ends the connection with
- * `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_INVALID_TOKEN` (expired,
- * forged, minted with another key or for another server). Bytes that are not a token at all
- * give `THINWIRE_STATUS_BAD_TOKEN` (the expiry and the seal are only checked by the server).
- * The bytes are copied: the buffer is free again when the call returns.
- *
- * # Safety
- * `host` is null or a live host; `token` is null or points to `token_len` readable bytes;
- * `channels` is null or points to `channel_count` values; `out_conn` is null or writable.
- */
-enum thinwire_status thinwire_connect_with_token(struct thinwire_host *host,
-                                                 const uint8_t *token,
-                                                 size_t token_len,
-                                                 const uint32_t *channels,
-                                                 size_t channel_count,
-                                                 uint64_t *out_conn);
 
 /**
  * Processes the network for at most `timeout_ms` milliseconds (0: only what has arrived)
@@ -648,6 +642,80 @@ enum thinwire_status thinwire_connection_get_stats(struct thinwire_host *host,
                                                    struct thinwire_connection_stats *out);
 
 /**
+ * The bytes of a received message (valid until `thinwire_message_free`; null for null).
+ *
+ * # Safety
+ * `message` is null or a message from an event, not yet freed.
+ */
+const uint8_t *thinwire_message_data(const struct thinwire_message *message);
+
+/**
+ * The length in bytes of a received message (0 for null).
+ *
+ * # Safety
+ * As `thinwire_message_data`.
+ */
+size_t thinwire_message_len(const struct thinwire_message *message);
+
+/**
+ * Frees a received message. Null is ignored; the pointer is invalid after. Any thread.
+ *
+ * # Safety
+ * `message` is null or a message from an event, freed only once.
+ */
+void thinwire_message_free(struct thinwire_message *message);
+
+/**
+ * Writes a server host's static public key (32 bytes) into `out`: what its clients pass to
+ * `thinwire_connect`. `THINWIRE_STATUS_NOT_SERVER` for a client host.
+ *
+ * # Safety
+ * `host` is null or a live host; `out` is null or points to 32 writable bytes.
+ */
+enum thinwire_status thinwire_host_public_key(struct thinwire_host *host, uint8_t *out);
+
+/**
+ * Parses a public key written as 64 hex digits (as servers print it) into the 32 bytes at
+ * `out`. `THINWIRE_STATUS_INVALID_ARGUMENT` for anything else. Any thread.
+ *
+ * # Safety
+ * `hex` is null or NUL-terminated; `out` is null or points to 32 writable bytes.
+ */
+enum thinwire_status thinwire_public_key_parse(const char *hex, uint8_t *out);
+
+/**
+ * Writes the 32-byte public key at `key` as 64 lowercase hex digits and a NUL into the 65
+ * bytes at `out`. Any thread.
+ *
+ * # Safety
+ * `key` is null or points to 32 readable bytes; `out` is null or points to 65 writable bytes.
+ */
+enum thinwire_status thinwire_public_key_format(const uint8_t *key, char *out);
+
+/**
+ * Starts a connection with a connect token: the `token_len` bytes at `token`, as the
+ * matchmaking backend handed them over (or as `thinwire_token_mint` wrote them). The
+ * connection goes to the token's first server address and authenticates the server by the
+ * static public key inside the token; the token's sealed claims go to the server in the
+ * (encrypted) handshake. Channels and `*out_conn` are as in `thinwire_connect`, and so are
+ * the events that follow; a server that refuses the token ends the connection with
+ * `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_INVALID_TOKEN` (expired,
+ * forged, minted with another key or for another server). Bytes that are not a token at all
+ * give `THINWIRE_STATUS_BAD_TOKEN` (the expiry and the seal are only checked by the server).
+ * The bytes are copied: the buffer is free again when the call returns.
+ *
+ * # Safety
+ * `host` is null or a live host; `token` is null or points to `token_len` readable bytes;
+ * `channels` is null or points to `channel_count` values; `out_conn` is null or writable.
+ */
+enum thinwire_status thinwire_connect_with_token(struct thinwire_host *host,
+                                                 const uint8_t *token,
+                                                 size_t token_len,
+                                                 const uint32_t *channels,
+                                                 size_t channel_count,
+                                                 uint64_t *out_conn);
+
+/**
  * On a server: what the connect token of the incoming connection `conn` said. Writes the
  * backend's client id into `*out_client_id` and copies the user data (0 to
  * `THINWIRE_TOKEN_MAX_USER_DATA` bytes) into `out_user_data`, whose capacity the caller passes
@@ -673,69 +741,28 @@ enum thinwire_status thinwire_connection_token_claims(struct thinwire_host *host
                                                       size_t *inout_len);
 
 /**
- * The bytes of a received message (valid until `thinwire_message_free`; null for null).
- *
- * # Safety
- * `message` is null or a message from an event, not yet freed.
- */
-const uint8_t *thinwire_message_data(const struct thinwire_message *message);
-
-/**
- * The length in bytes of a received message (0 for null).
- *
- * # Safety
- * As `thinwire_message_data`.
- */
-size_t thinwire_message_len(const struct thinwire_message *message);
-
-/**
- * Frees a received message. Null is ignored; the pointer is invalid after. Any thread.
- *
- * # Safety
- * `message` is null or a message from an event, freed only once.
- */
-void thinwire_message_free(struct thinwire_message *message);
-
-/**
- * Mints a connect token, as a matchmaking backend does, and writes its bytes into `out`,
- * whose capacity the caller passes in `*inout_len`; `*inout_len` is set to the token's
- * length (`THINWIRE_TOKEN_MAX_LEN` bytes always fit). The client passes the bytes to
+ * Mints a connect token from `*params`, as a matchmaking backend does, and writes its bytes
+ * into `out`, whose capacity the caller passes in `*inout_len`; `*inout_len` is set to the
+ * token's length (`THINWIRE_TOKEN_MAX_LEN` bytes always fit). The client passes the bytes to
  * `thinwire_connect_with_token`.
  *
- * - `key`: the 32-byte secret shared with the servers (their `thinwire_config.token_key`).
- * - `client_id`, `user_data[0..user_data_len]`: the claims, sealed in the token (the client
- *   cannot read them) and handed to the server application by
- *   `thinwire_connection_token_claims`; at most `THINWIRE_TOKEN_MAX_USER_DATA` bytes of user
- *   data (`user_data` may be null when `user_data_len` is 0).
- * - `server_key`: the server's 32-byte static public key (`thinwire_host_public_key`); the
- *   client authenticates the server by it, and only that server accepts the token.
- * - `server_address`: where the client connects, e.g. `"203.0.113.5:7777"` or
- *   `"[2001:db8::5]:7777"`.
- * - `expires_unix_s`: unix time (seconds) from which the server refuses the token. Tokens
- *   are bearer credentials until then: keep lifetimes short (tens of seconds).
- * - `nonce`: 24 fresh bytes from a cryptographic random source, never reused with the same
- *   `key` (a fixed nonce is for tests only).
- *
- * `THINWIRE_STATUS_INVALID_ARGUMENT` for more than `THINWIRE_TOKEN_MAX_USER_DATA` bytes of
- * user data or an unparsable address; `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the token does
- * not fit `out` (then `*inout_len` is set to the length needed and nothing else is written;
- * `out` may be null with `*inout_len` 0 to ask for the length). Any thread.
+ * `THINWIRE_STATUS_NULL_POINTER` for a null `params`, a null pointer in it (`user_data` may
+ * be null when `user_data_len` is 0), a null `inout_len`, or a null `out` with `*inout_len`
+ * above 0; `THINWIRE_STATUS_INVALID_ARGUMENT` for more than
+ * `THINWIRE_TOKEN_MAX_USER_DATA` bytes of user data or an unparsable address;
+ * `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the token does not fit `out` (then `*inout_len` is
+ * set to the length needed and nothing else is written; `out` may be null with `*inout_len`
+ * 0 to ask for the length). Any thread.
  *
  * # Safety
- * `key`, `server_key` are null or point to 32 readable bytes; `nonce` is null or points to
- * 24 readable bytes; `user_data` is null (only with `user_data_len` 0) or points to
- * `user_data_len` readable bytes; `server_address` is null or NUL-terminated; `inout_len` is
- * null or readable and writable; `out` is null (only with `*inout_len` 0) or points to
- * `*inout_len` writable bytes.
+ * `params` is null or points to a `thinwire_token_params` whose `key`, `server_key` are null
+ * or point to 32 readable bytes, whose `nonce` is null or points to 24 readable bytes, whose
+ * `user_data` is null (only with `user_data_len` 0) or points to `user_data_len` readable
+ * bytes, and whose `server_address` is null or NUL-terminated; `inout_len` is null or
+ * readable and writable; `out` is null (only with `*inout_len` 0) or points to `*inout_len`
+ * writable bytes.
  */
-enum thinwire_status thinwire_token_mint(const uint8_t *key,
-                                         uint64_t client_id,
-                                         const uint8_t *user_data,
-                                         size_t user_data_len,
-                                         const uint8_t *server_key,
-                                         const char *server_address,
-                                         uint64_t expires_unix_s,
-                                         const uint8_t *nonce,
+enum thinwire_status thinwire_token_mint(const struct thinwire_token_params *params,
                                          uint8_t *out,
                                          size_t *inout_len);
 

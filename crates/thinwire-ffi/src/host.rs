@@ -1,5 +1,8 @@
-//! The exported host functions: create, connect (with a server key or a connect token),
-//! service, send, flush, disconnect, statistics, token claims, close and destroy. Each checks its pointers, runs inside [`boundary`], and returns a status.
+//! The exported host functions: create, connect with a server key, service, send, flush,
+//! disconnect, statistics, received messages, close and destroy; and the pointer checks every
+//! module of the C API shares. Each exported function checks its pointers, runs inside
+//! [`boundary`], and returns a status. The key functions are in `keys.rs`; connecting with a
+//! connect token, its claims and minting are in `token.rs`.
 
 use std::ffi::{c_char, CStr};
 use std::net::SocketAddr;
@@ -7,8 +10,7 @@ use std::time::Duration;
 
 use thinwire::proto::{ConnectionHandle, DeadlineOptions};
 use thinwire::{
-    ChannelKind, Config, ConnectToken, FaultConfig, Host, HostEvent, PublicKey, ServerKey,
-    TokenKey, TokenPolicy,
+    ChannelKind, Config, FaultConfig, Host, HostEvent, PublicKey, ServerKey, TokenKey, TokenPolicy,
 };
 
 use crate::error::boundary;
@@ -27,7 +29,8 @@ pub struct thinwire_host {
 }
 
 impl thinwire_host {
-    fn open(&mut self) -> Result<&mut Host, thinwire_status> {
+    /// The host, or `THINWIRE_STATUS_HOST_CLOSED` once closed.
+    pub(crate) fn open(&mut self) -> Result<&mut Host, thinwire_status> {
         self.host.as_mut().ok_or(thinwire_status::HostClosed)
     }
 }
@@ -36,7 +39,9 @@ impl thinwire_host {
 ///
 /// # Safety
 /// `host` is null or was returned by `thinwire_host_create` and not destroyed.
-unsafe fn host_mut<'a>(host: *mut thinwire_host) -> Result<&'a mut thinwire_host, thinwire_status> {
+pub(crate) unsafe fn host_mut<'a>(
+    host: *mut thinwire_host,
+) -> Result<&'a mut thinwire_host, thinwire_status> {
     // SAFETY: the caller guarantees a live host or null; null is refused.
     unsafe { host.as_mut() }.ok_or(thinwire_status::NullPointer)
 }
@@ -246,84 +251,11 @@ pub unsafe extern "C" fn thinwire_host_port(
     })
 }
 
-/// Writes a server host's static public key (32 bytes) into `out`: what its clients pass to
-/// `thinwire_connect`. `THINWIRE_STATUS_NOT_SERVER` for a client host.
-///
-/// # Safety
-/// `host` is null or a live host; `out` is null or points to 32 writable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn thinwire_host_public_key(
-    host: *mut thinwire_host,
-    out: *mut u8,
-) -> thinwire_status {
-    boundary(|| {
-        // SAFETY: contract of this function.
-        let h = unsafe { host_mut(host) }?.open()?;
-        if out.is_null() {
-            return Err(thinwire_status::NullPointer);
-        }
-        let key = h.public_key().ok_or(thinwire_status::NotServer)?;
-        // SAFETY: `out` is non-null and points to 32 writable bytes.
-        unsafe { std::ptr::copy_nonoverlapping(key.0.as_ptr(), out, key.0.len()) };
-        Ok(())
-    })
-}
-
-/// Parses a public key written as 64 hex digits (as servers print it) into the 32 bytes at
-/// `out`. `THINWIRE_STATUS_INVALID_ARGUMENT` for anything else. Any thread.
-///
-/// # Safety
-/// `hex` is null or NUL-terminated; `out` is null or points to 32 writable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn thinwire_public_key_parse(
-    hex: *const c_char,
-    out: *mut u8,
-) -> thinwire_status {
-    boundary(|| {
-        if hex.is_null() || out.is_null() {
-            return Err(thinwire_status::NullPointer);
-        }
-        // SAFETY: non-null and NUL-terminated by the caller's contract.
-        let text = unsafe { CStr::from_ptr(hex) }.to_str();
-        let key: PublicKey = text
-            .ok()
-            .and_then(|t| t.parse().ok())
-            .ok_or(thinwire_status::InvalidArgument)?;
-        // SAFETY: `out` is non-null and points to 32 writable bytes.
-        unsafe { std::ptr::copy_nonoverlapping(key.0.as_ptr(), out, key.0.len()) };
-        Ok(())
-    })
-}
-
-/// Writes the 32-byte public key at `key` as 64 lowercase hex digits and a NUL into the 65
-/// bytes at `out`. Any thread.
-///
-/// # Safety
-/// `key` is null or points to 32 readable bytes; `out` is null or points to 65 writable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn thinwire_public_key_format(
-    key: *const u8,
-    out: *mut c_char,
-) -> thinwire_status {
-    boundary(|| {
-        // SAFETY: contract of this function.
-        let key = unsafe { server_key(key) }?;
-        if out.is_null() {
-            return Err(thinwire_status::NullPointer);
-        }
-        let mut text = key.to_string().into_bytes();
-        text.push(0);
-        // SAFETY: `out` is non-null and points to 65 writable bytes; `text` is 65 bytes.
-        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr().cast(), out, text.len()) };
-        Ok(())
-    })
-}
-
 /// The 32 bytes of a public key from a caller's pointer.
 ///
 /// # Safety
 /// `key` is null or points to 32 readable bytes.
-unsafe fn server_key(key: *const u8) -> Result<PublicKey, thinwire_status> {
+pub(crate) unsafe fn server_key(key: *const u8) -> Result<PublicKey, thinwire_status> {
     if key.is_null() {
         return Err(thinwire_status::NullPointer);
     }
@@ -378,7 +310,7 @@ pub unsafe extern "C" fn thinwire_connect(
 ///
 /// # Safety
 /// `channels` is null or points to `count` values.
-unsafe fn channel_kinds(
+pub(crate) unsafe fn channel_kinds(
     channels: *const u32,
     count: usize,
 ) -> Result<Vec<ChannelKind>, thinwire_status> {
@@ -391,46 +323,6 @@ unsafe fn channel_kinds(
         .map(|&k| channel_kind(k))
         .collect::<Option<Vec<_>>>()
         .ok_or(thinwire_status::InvalidArgument)
-}
-
-/// Starts a connection with a connect token: the `token_len` bytes at `token`, as the
-/// matchmaking backend handed them over (or as `thinwire_token_mint` wrote them). The
-/// connection goes to the token's first server address and authenticates the server by the
-/// static public key inside the token; the token's sealed claims go to the server in the
-/// (encrypted) handshake. Channels and `*out_conn` are as in `thinwire_connect`, and so are
-/// the events that follow; a server that refuses the token ends the connection with
-/// `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_INVALID_TOKEN` (expired,
-/// forged, minted with another key or for another server). Bytes that are not a token at all
-/// give `THINWIRE_STATUS_BAD_TOKEN` (the expiry and the seal are only checked by the server).
-/// The bytes are copied: the buffer is free again when the call returns.
-///
-/// # Safety
-/// `host` is null or a live host; `token` is null or points to `token_len` readable bytes;
-/// `channels` is null or points to `channel_count` values; `out_conn` is null or writable.
-#[no_mangle]
-pub unsafe extern "C" fn thinwire_connect_with_token(
-    host: *mut thinwire_host,
-    token: *const u8,
-    token_len: usize,
-    channels: *const u32,
-    channel_count: usize,
-    out_conn: *mut u64,
-) -> thinwire_status {
-    boundary(|| {
-        // SAFETY: contract of this function.
-        let h = unsafe { host_mut(host) }?.open()?;
-        if token.is_null() || out_conn.is_null() {
-            return Err(thinwire_status::NullPointer);
-        }
-        // SAFETY: contract of this function.
-        let kinds = unsafe { channel_kinds(channels, channel_count) }?;
-        // SAFETY: contract of this function.
-        let raw = unsafe { bytes(token, token_len) }?;
-        let token = ConnectToken::decode(raw).map_err(|_| thinwire_status::BadToken)?;
-        let conn = h.connect_with_token(&token, &kinds)?;
-        // SAFETY: contract of this function.
-        unsafe { put(out_conn, conn.0) }
-    })
 }
 
 /// Processes the network for at most `timeout_ms` milliseconds (0: only what has arrived)
@@ -624,63 +516,6 @@ pub unsafe extern "C" fn thinwire_connection_get_stats(
             .ok_or(thinwire_status::UnknownConnection)?;
         // SAFETY: contract of this function.
         unsafe { put(out, (&stats).into()) }
-    })
-}
-
-/// On a server: what the connect token of the incoming connection `conn` said. Writes the
-/// backend's client id into `*out_client_id` and copies the user data (0 to
-/// `THINWIRE_TOKEN_MAX_USER_DATA` bytes) into `out_user_data`, whose capacity the caller passes
-/// in `*inout_len`; `*inout_len` is set to the user data's length. A buffer of
-/// `THINWIRE_TOKEN_MAX_USER_DATA` bytes always fits.
-///
-/// `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the user data does not fit: `*inout_len` is set to
-/// the length needed and nothing else is written. `THINWIRE_STATUS_NO_CLAIMS` for a
-/// connection without a token (an outgoing one, or any connection of a server without
-/// `has_token_key`); `THINWIRE_STATUS_UNKNOWN_CONNECTION` for an id the host does not know.
-/// The claims are there from the `THINWIRE_EVENT_TYPE_CONNECTED` event on, until the
-/// connection ends.
-///
-/// # Safety
-/// `host` is null or a live host; `out_client_id` is null or writable; `inout_len` is null or
-/// readable and writable; `out_user_data` is null (only with `*inout_len` 0) or points to
-/// `*inout_len` writable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn thinwire_connection_token_claims(
-    host: *mut thinwire_host,
-    conn: u64,
-    out_client_id: *mut u64,
-    out_user_data: *mut u8,
-    inout_len: *mut usize,
-) -> thinwire_status {
-    boundary(|| {
-        // SAFETY: contract of this function.
-        let h = unsafe { host_mut(host) }?.open()?;
-        if out_client_id.is_null() || inout_len.is_null() {
-            return Err(thinwire_status::NullPointer);
-        }
-        // SAFETY: `inout_len` is non-null and readable.
-        let capacity = unsafe { inout_len.read() };
-        if capacity > 0 && out_user_data.is_null() {
-            return Err(thinwire_status::NullPointer);
-        }
-        let conn = ConnectionHandle(conn);
-        if h.connection_stats(conn).is_none() {
-            return Err(thinwire_status::UnknownConnection);
-        }
-        let claims = h.token_claims(conn).ok_or(thinwire_status::NoClaims)?;
-        let data = &claims.user_data;
-        // SAFETY: `inout_len` is non-null and writable.
-        unsafe { inout_len.write(data.len()) };
-        if data.len() > capacity {
-            return Err(thinwire_status::BufferTooSmall);
-        }
-        if !data.is_empty() {
-            // SAFETY: `out_user_data` is non-null (capacity > 0) and points to `capacity`
-            // writable bytes, at least `data.len()`.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), out_user_data, data.len()) };
-        }
-        // SAFETY: `out_client_id` is non-null and writable.
-        unsafe { put(out_client_id, claims.client_id) }
     })
 }
 

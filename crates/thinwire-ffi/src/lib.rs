@@ -26,12 +26,17 @@
 
 mod error;
 mod host;
+mod keys;
 mod token;
 mod types;
 
 pub use error::thinwire_error_string;
 pub use host::*;
-pub use token::{thinwire_token_mint, THINWIRE_TOKEN_MAX_LEN, THINWIRE_TOKEN_MAX_USER_DATA};
+pub use keys::{thinwire_host_public_key, thinwire_public_key_format, thinwire_public_key_parse};
+pub use token::{
+    thinwire_connect_with_token, thinwire_connection_token_claims, thinwire_token_mint,
+    thinwire_token_params, THINWIRE_TOKEN_MAX_LEN, THINWIRE_TOKEN_MAX_USER_DATA,
+};
 pub use types::{
     thinwire_channel_kind, thinwire_config, thinwire_connection_stats, thinwire_disconnect_reason,
     thinwire_event, thinwire_event_type, thinwire_message, thinwire_refuse_reason, thinwire_status,

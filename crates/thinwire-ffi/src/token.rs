@@ -1,11 +1,14 @@
-//! Connect tokens from C: minting one (what a matchmaking backend or a test does) and the
-//! buffer sizes a caller needs. Connecting with a token and reading its claims on the server
-//! are host calls (`thinwire_connect_with_token`, `thinwire_connection_token_claims`).
+//! Connect tokens from C: connecting with one (a client), reading its claims (a server),
+//! minting one (what a matchmaking backend or a test does), and the buffer sizes a caller
+//! needs.
 
+use std::ffi::c_char;
+
+use thinwire::proto::ConnectionHandle;
 use thinwire::{ConnectToken, TokenClaims, TokenKey};
 
 use crate::error::boundary;
-use crate::host::{bytes, parse_address};
+use crate::host::{bytes, channel_kinds, host_mut, parse_address, put, thinwire_host};
 use crate::types::thinwire_status;
 
 /// The longest encoded connect token, in bytes: a buffer this large holds any token
@@ -18,6 +21,103 @@ pub const THINWIRE_TOKEN_MAX_USER_DATA: usize = 256;
 
 // The C constants are the Rust API's bounds.
 const _: () = assert!(THINWIRE_TOKEN_MAX_USER_DATA == thinwire::proto::MAX_USER_DATA);
+
+/// Starts a connection with a connect token: the `token_len` bytes at `token`, as the
+/// matchmaking backend handed them over (or as `thinwire_token_mint` wrote them). The
+/// connection goes to the token's first server address and authenticates the server by the
+/// static public key inside the token; the token's sealed claims go to the server in the
+/// (encrypted) handshake. Channels and `*out_conn` are as in `thinwire_connect`, and so are
+/// the events that follow; a server that refuses the token ends the connection with
+/// `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_INVALID_TOKEN` (expired,
+/// forged, minted with another key or for another server). Bytes that are not a token at all
+/// give `THINWIRE_STATUS_BAD_TOKEN` (the expiry and the seal are only checked by the server).
+/// The bytes are copied: the buffer is free again when the call returns.
+///
+/// # Safety
+/// `host` is null or a live host; `token` is null or points to `token_len` readable bytes;
+/// `channels` is null or points to `channel_count` values; `out_conn` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_connect_with_token(
+    host: *mut thinwire_host,
+    token: *const u8,
+    token_len: usize,
+    channels: *const u32,
+    channel_count: usize,
+    out_conn: *mut u64,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        if token.is_null() || out_conn.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        // SAFETY: contract of this function.
+        let kinds = unsafe { channel_kinds(channels, channel_count) }?;
+        // SAFETY: contract of this function.
+        let raw = unsafe { bytes(token, token_len) }?;
+        let token = ConnectToken::decode(raw).map_err(|_| thinwire_status::BadToken)?;
+        let conn = h.connect_with_token(&token, &kinds)?;
+        // SAFETY: contract of this function.
+        unsafe { put(out_conn, conn.0) }
+    })
+}
+
+/// On a server: what the connect token of the incoming connection `conn` said. Writes the
+/// backend's client id into `*out_client_id` and copies the user data (0 to
+/// `THINWIRE_TOKEN_MAX_USER_DATA` bytes) into `out_user_data`, whose capacity the caller passes
+/// in `*inout_len`; `*inout_len` is set to the user data's length. A buffer of
+/// `THINWIRE_TOKEN_MAX_USER_DATA` bytes always fits.
+///
+/// `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the user data does not fit: `*inout_len` is set to
+/// the length needed and nothing else is written. `THINWIRE_STATUS_NO_CLAIMS` for a
+/// connection without a token (an outgoing one, or any connection of a server without
+/// `has_token_key`); `THINWIRE_STATUS_UNKNOWN_CONNECTION` for an id the host does not know.
+/// The claims are there from the `THINWIRE_EVENT_TYPE_CONNECTED` event on, until the
+/// connection ends.
+///
+/// # Safety
+/// `host` is null or a live host; `out_client_id` is null or writable; `inout_len` is null or
+/// readable and writable; `out_user_data` is null (only with `*inout_len` 0) or points to
+/// `*inout_len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn thinwire_connection_token_claims(
+    host: *mut thinwire_host,
+    conn: u64,
+    out_client_id: *mut u64,
+    out_user_data: *mut u8,
+    inout_len: *mut usize,
+) -> thinwire_status {
+    boundary(|| {
+        // SAFETY: contract of this function.
+        let h = unsafe { host_mut(host) }?.open()?;
+        if out_client_id.is_null() || inout_len.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        // SAFETY: `inout_len` is non-null and readable.
+        let capacity = unsafe { inout_len.read() };
+        if capacity > 0 && out_user_data.is_null() {
+            return Err(thinwire_status::NullPointer);
+        }
+        let conn = ConnectionHandle(conn);
+        if h.connection_stats(conn).is_none() {
+            return Err(thinwire_status::UnknownConnection);
+        }
+        let claims = h.token_claims(conn).ok_or(thinwire_status::NoClaims)?;
+        let data = &claims.user_data;
+        // SAFETY: `inout_len` is non-null and writable.
+        unsafe { inout_len.write(data.len()) };
+        if data.len() > capacity {
+            return Err(thinwire_status::BufferTooSmall);
+        }
+        if !data.is_empty() {
+            // SAFETY: `out_user_data` is non-null (capacity > 0) and points to `capacity`
+            // writable bytes, at least `data.len()`.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), out_user_data, data.len()) };
+        }
+        // SAFETY: `out_client_id` is non-null and writable.
+        unsafe { put(out_client_id, claims.client_id) }
+    })
+}
 
 /// `N` bytes from a caller's pointer.
 ///
@@ -33,60 +133,73 @@ unsafe fn array<const N: usize>(p: *const u8) -> Result<[u8; N], thinwire_status
     Ok(out)
 }
 
-/// Mints a connect token, as a matchmaking backend does, and writes its bytes into `out`,
-/// whose capacity the caller passes in `*inout_len`; `*inout_len` is set to the token's
-/// length (`THINWIRE_TOKEN_MAX_LEN` bytes always fit). The client passes the bytes to
+/// What a connect token says: the inputs of `thinwire_token_mint`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct thinwire_token_params {
+    /// The 32-byte secret shared with the servers (their `thinwire_config.token_key`).
+    pub key: *const u8,
+    /// The backend's id for the client, sealed in the token (the client cannot read it) and
+    /// handed to the server application by `thinwire_connection_token_claims`.
+    pub client_id: u64,
+    /// `user_data_len` bytes of claims, sealed and handed over like `client_id`; may be null
+    /// when `user_data_len` is 0.
+    pub user_data: *const u8,
+    /// The length of `user_data`: at most `THINWIRE_TOKEN_MAX_USER_DATA` bytes.
+    pub user_data_len: usize,
+    /// The server's 32-byte static public key (`thinwire_host_public_key`): the client
+    /// authenticates the server by it, and only that server accepts the token.
+    pub server_key: *const u8,
+    /// Where the client connects, a NUL-terminated string, e.g. `"203.0.113.5:7777"` or
+    /// `"[2001:db8::5]:7777"`.
+    pub server_address: *const c_char,
+    /// Unix time (seconds) from which the server refuses the token. Tokens are bearer
+    /// credentials until then: keep lifetimes short (tens of seconds).
+    pub expires_unix_s: u64,
+    /// 24 fresh bytes from a cryptographic random source, never reused with the same `key`
+    /// (a fixed nonce is for tests only).
+    pub nonce: *const u8,
+}
+
+/// Mints a connect token from `*params`, as a matchmaking backend does, and writes its bytes
+/// into `out`, whose capacity the caller passes in `*inout_len`; `*inout_len` is set to the
+/// token's length (`THINWIRE_TOKEN_MAX_LEN` bytes always fit). The client passes the bytes to
 /// `thinwire_connect_with_token`.
 ///
-/// - `key`: the 32-byte secret shared with the servers (their `thinwire_config.token_key`).
-/// - `client_id`, `user_data[0..user_data_len]`: the claims, sealed in the token (the client
-///   cannot read them) and handed to the server application by
-///   `thinwire_connection_token_claims`; at most `THINWIRE_TOKEN_MAX_USER_DATA` bytes of user
-///   data (`user_data` may be null when `user_data_len` is 0).
-/// - `server_key`: the server's 32-byte static public key (`thinwire_host_public_key`); the
-///   client authenticates the server by it, and only that server accepts the token.
-/// - `server_address`: where the client connects, e.g. `"203.0.113.5:7777"` or
-///   `"[2001:db8::5]:7777"`.
-/// - `expires_unix_s`: unix time (seconds) from which the server refuses the token. Tokens
-///   are bearer credentials until then: keep lifetimes short (tens of seconds).
-/// - `nonce`: 24 fresh bytes from a cryptographic random source, never reused with the same
-///   `key` (a fixed nonce is for tests only).
-///
-/// `THINWIRE_STATUS_INVALID_ARGUMENT` for more than `THINWIRE_TOKEN_MAX_USER_DATA` bytes of
-/// user data or an unparsable address; `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the token does
-/// not fit `out` (then `*inout_len` is set to the length needed and nothing else is written;
-/// `out` may be null with `*inout_len` 0 to ask for the length). Any thread.
+/// `THINWIRE_STATUS_NULL_POINTER` for a null `params`, a null pointer in it (`user_data` may
+/// be null when `user_data_len` is 0), a null `inout_len`, or a null `out` with `*inout_len`
+/// above 0; `THINWIRE_STATUS_INVALID_ARGUMENT` for more than
+/// `THINWIRE_TOKEN_MAX_USER_DATA` bytes of user data or an unparsable address;
+/// `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the token does not fit `out` (then `*inout_len` is
+/// set to the length needed and nothing else is written; `out` may be null with `*inout_len`
+/// 0 to ask for the length). Any thread.
 ///
 /// # Safety
-/// `key`, `server_key` are null or point to 32 readable bytes; `nonce` is null or points to
-/// 24 readable bytes; `user_data` is null (only with `user_data_len` 0) or points to
-/// `user_data_len` readable bytes; `server_address` is null or NUL-terminated; `inout_len` is
-/// null or readable and writable; `out` is null (only with `*inout_len` 0) or points to
-/// `*inout_len` writable bytes.
+/// `params` is null or points to a `thinwire_token_params` whose `key`, `server_key` are null
+/// or point to 32 readable bytes, whose `nonce` is null or points to 24 readable bytes, whose
+/// `user_data` is null (only with `user_data_len` 0) or points to `user_data_len` readable
+/// bytes, and whose `server_address` is null or NUL-terminated; `inout_len` is null or
+/// readable and writable; `out` is null (only with `*inout_len` 0) or points to `*inout_len`
+/// writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn thinwire_token_mint(
-    key: *const u8,
-    client_id: u64,
-    user_data: *const u8,
-    user_data_len: usize,
-    server_key: *const u8,
-    server_address: *const std::ffi::c_char,
-    expires_unix_s: u64,
-    nonce: *const u8,
+    params: *const thinwire_token_params,
     out: *mut u8,
     inout_len: *mut usize,
 ) -> thinwire_status {
     boundary(|| {
+        // SAFETY: `params` is null or points to a thinwire_token_params.
+        let p = unsafe { params.as_ref() }.ok_or(thinwire_status::NullPointer)?;
         // SAFETY: contract of this function.
-        let key = TokenKey::new(unsafe { array::<32>(key) }?);
+        let key = TokenKey::new(unsafe { array::<32>(p.key) }?);
         // SAFETY: contract of this function.
-        let server_key = unsafe { array::<32>(server_key) }?;
+        let server_key = unsafe { array::<32>(p.server_key) }?;
         // SAFETY: contract of this function.
-        let nonce = unsafe { array::<24>(nonce) }?;
+        let nonce = unsafe { array::<24>(p.nonce) }?;
         // SAFETY: contract of this function.
-        let user_data = unsafe { bytes(user_data, user_data_len) }?;
+        let user_data = unsafe { bytes(p.user_data, p.user_data_len) }?;
         // SAFETY: contract of this function.
-        let address = unsafe { parse_address(server_address) }?;
+        let address = unsafe { parse_address(p.server_address) }?;
         if inout_len.is_null() {
             return Err(thinwire_status::NullPointer);
         }
@@ -99,12 +212,18 @@ pub unsafe extern "C" fn thinwire_token_mint(
             return Err(thinwire_status::InvalidArgument);
         }
         let claims = TokenClaims {
-            client_id,
+            client_id: p.client_id,
             user_data: user_data.to_vec(),
         };
-        let token =
-            ConnectToken::mint(&key, &claims, server_key, &[address], expires_unix_s, nonce)
-                .map_err(|_| thinwire_status::InvalidArgument)?;
+        let token = ConnectToken::mint(
+            &key,
+            &claims,
+            server_key,
+            &[address],
+            p.expires_unix_s,
+            nonce,
+        )
+        .map_err(|_| thinwire_status::InvalidArgument)?;
         let encoded = token.encode();
         // SAFETY: `inout_len` is non-null and writable.
         unsafe { inout_len.write(encoded.len()) };
@@ -149,23 +268,24 @@ mod tests {
         let address = c"[2001:db8::5]:7777";
         let data = [9u8; THINWIRE_TOKEN_MAX_USER_DATA + 1];
         let mint = |out: *mut u8, len: &mut usize, data_len: usize| {
+            let params = thinwire_token_params {
+                key: key.as_ptr(),
+                client_id: 42,
+                user_data: data.as_ptr(),
+                user_data_len: data_len,
+                server_key: server_key.as_ptr(),
+                server_address: address.as_ptr(),
+                expires_unix_s: 1_000,
+                nonce: nonce.as_ptr(),
+            };
             // SAFETY: every pointer points to what the function reads or writes.
-            unsafe {
-                thinwire_token_mint(
-                    key.as_ptr(),
-                    42,
-                    data.as_ptr(),
-                    data_len,
-                    server_key.as_ptr(),
-                    address.as_ptr(),
-                    1_000,
-                    nonce.as_ptr(),
-                    out,
-                    len,
-                )
-            }
+            unsafe { thinwire_token_mint(&params, out, len) }
         };
         let mut len = 0;
+        // SAFETY: a null `params` is refused before anything is read or written.
+        let null = unsafe { thinwire_token_mint(std::ptr::null(), std::ptr::null_mut(), &mut len) };
+        assert_eq!(null, thinwire_status::NullPointer);
+        assert_eq!(len, 0, "nothing written");
         assert_eq!(
             mint(std::ptr::null_mut(), &mut len, THINWIRE_TOKEN_MAX_USER_DATA),
             thinwire_status::BufferTooSmall
