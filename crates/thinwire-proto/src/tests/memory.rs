@@ -14,6 +14,23 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// The header of a packet from the client: it carries the server's connection id, which a
+/// hostile client (holding its keys, in cleartext here) puts in the packets it writes itself.
+fn server_id_header(pair: &mut Pair, c: crate::ConnectionHandle) -> ShortHeader {
+    pair.client.log_sent = true;
+    let _ = pair
+        .client
+        .endpoint
+        .send(pair.time, c, 0, Bytes::from_static(b"x"));
+    pair.run_for(ms(50));
+    pair.client
+        .sent_log
+        .iter()
+        .find_map(|(_, d)| ShortHeader::decode(d, 8).ok())
+        .map(|(h, _)| h)
+        .expect("a short-header packet")
+}
+
 /// A connected client peer that pings but never acknowledges: every short-header packet it
 /// sends reaches the server with its payload replaced by a PING, so the server keeps hearing
 /// from it but never learns that anything arrived. Before the fix the server kept every
@@ -92,19 +109,7 @@ fn a_fragment_bomb_stays_within_the_receive_budget() {
     let (_c, s) = pair
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
-    // the client's packets carry the server's connection id: take it from the next one
-    pair.client.log_sent = true;
-    let _ = pair
-        .client
-        .endpoint
-        .send(pair.time, _c, 0, Bytes::from_static(b"x"));
-    pair.run_for(ms(50));
-    let (hdr, _) = pair
-        .client
-        .sent_log
-        .iter()
-        .find_map(|(_, d)| ShortHeader::decode(d, 8).ok())
-        .expect("a short-header packet");
+    let hdr = server_id_header(&mut pair, _c);
     let from = pair.client.addr;
     let mut seq = 10u64;
     for i in 0..200u64 {
@@ -169,18 +174,7 @@ fn partial_messages_are_capped_per_connection() {
     let (c, s) = pair
         .connect(&[ChannelKind::ReliableUnordered, ChannelKind::ReliableOrdered])
         .expect("connects");
-    pair.client.log_sent = true;
-    let _ = pair
-        .client
-        .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"x"));
-    pair.run_for(ms(50));
-    let (hdr, _) = pair
-        .client
-        .sent_log
-        .iter()
-        .find_map(|(_, d)| ShortHeader::decode(d, 8).ok())
-        .expect("a short-header packet");
+    let hdr = server_id_header(&mut pair, c);
     let from = pair.client.addr;
     let mut seq = 10u64;
     for i in 0..40u64 {
