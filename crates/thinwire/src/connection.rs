@@ -132,6 +132,16 @@ impl Connection {
         self.inner.remote
     }
 
+    /// The peer's address now: it moves (NAT rebinding) only after the new address answered a
+    /// path challenge. `None` once the connection is gone.
+    pub fn current_remote_address(&self) -> Option<SocketAddr> {
+        self.shared()
+            .lock()
+            .engine
+            .core
+            .remote_address(self.inner.handle)
+    }
+
     /// The channel classes, indexed by channel number.
     pub fn channels(&self) -> &[ChannelKind] {
         &self.inner.channels
