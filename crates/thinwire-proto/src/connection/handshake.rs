@@ -116,8 +116,9 @@ impl Connection {
             self.finish(PeerError::BadHandshake.into());
             return true;
         };
-        client.initiator = None;
-        client.connect = None;
+        // what the handshake needed (server key, token, offered suites, the Connect, the
+        // Noise state) is not needed again
+        self.handshake.client = None;
         let update_after = self.config.key_update_packets;
         self.keys = Some(PacketKeys::new(suite, &keys.tx, &keys.rx, update_after));
         self.peer_reset_token = Some(params.reset_token);

@@ -364,6 +364,11 @@ impl Connection {
         self.events.drain(..).for_each(&mut f);
     }
 
+    /// Whether the peer opened the connection (a server's connection).
+    pub(crate) fn is_incoming(&self) -> bool {
+        self.side == Side::Server
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         self.state == State::Closed
     }

@@ -83,9 +83,16 @@ impl Connection {
             return true;
         }
         let buffered: usize = self.recv.iter().map(|c| c.buffered_bytes).sum();
-        let partials: usize = self.recv.iter().map(RecvChannel::partial_count).sum();
         let over_bytes = buffered + payload.len() > self.config.recv_buffer;
-        let over_partials = partials + seen.new_partials > self.config.max_partial_messages;
+        // counted only for packets that would open partial messages (fragments: rare)
+        let over_partials = seen.new_partials > 0
+            && self
+                .recv
+                .iter()
+                .map(RecvChannel::partial_count)
+                .sum::<usize>()
+                + seen.new_partials
+                > self.config.max_partial_messages;
         if (over_bytes || over_partials) && !seen.frees_buffer {
             // out-of-order data would overflow the receive buffer (or open more partial
             // messages than allowed) and frees none of it: dropped unacknowledged, so an honest

@@ -17,7 +17,7 @@
 //! | `suite.rs` | cipher suites and sealing/opening of short-header packets |
 //! | `noise.rs` | the two handshake messages, with the endpoint's seeded randomness |
 //! | `reset.rs` | stateless reset tokens (and decoys for live connections) |
-//! | `token.rs` | connect tokens minted by a matchmaking backend |
+//! | `token/` | connect tokens minted by a matchmaking backend (and their tests) |
 
 mod keys;
 mod noise;

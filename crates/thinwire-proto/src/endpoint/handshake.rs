@@ -493,9 +493,7 @@ impl Endpoint {
         self.by_remote.insert((from, client.cid), h);
         self.handshakes
             .insert((from, client.instance, client.nonce), h);
-        let source = Source::of(&from);
-        self.limits.add_connection(source);
-        self.source_of.insert(h, source);
+        self.limits.add_connection(Source::of(&from));
         if let Some(claims) = claims {
             self.client_ids.insert(claims.client_id, h);
             self.claims.insert(h, claims);

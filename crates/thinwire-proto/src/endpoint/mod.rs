@@ -71,8 +71,6 @@ pub struct Endpoint {
     server_key: Option<ServerKey>,
     reset: ResetKeys,
     limits: SourceLimits,
-    /// Server connections by the source they were admitted from (for the per-source cap).
-    source_of: HashMap<ConnectionHandle, Source>,
     /// Connections admitted by connect token: their claims, and the handle per client id.
     claims: HashMap<ConnectionHandle, TokenClaims>,
     client_ids: HashMap<u64, ConnectionHandle>,
@@ -124,7 +122,6 @@ impl Endpoint {
             reset: ResetKeys::new(server_key.as_ref(), keys[1]),
             limits: SourceLimits::new(keys[2], rates.0, rates.1),
             server_key,
-            source_of: HashMap::new(),
             claims: HashMap::new(),
             client_ids: HashMap::new(),
             unix_clock: None,
@@ -549,9 +546,6 @@ impl Endpoint {
     }
 
     fn remove(&mut self, h: ConnectionHandle) {
-        if let Some(source) = self.source_of.remove(&h) {
-            self.limits.remove_connection(&source);
-        }
         if let Some(claims) = self.claims.remove(&h) {
             if self.client_ids.get(&claims.client_id) == Some(&h) {
                 self.client_ids.remove(&claims.client_id);
@@ -567,6 +561,10 @@ impl Endpoint {
             let key = conn.handshake_key();
             if self.handshakes.get(&key) == Some(&h) {
                 self.handshakes.remove(&key);
+            }
+            if conn.is_incoming() {
+                // counted against the source it was admitted from (5.6)
+                self.limits.remove_connection(&Source::of(&key.0));
             }
         }
         if self.dirty_set.remove(&h) {
