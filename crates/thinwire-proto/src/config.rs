@@ -1,6 +1,6 @@
 //! Configuration of endpoints, servers and the transport behaviour of their connections.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -261,6 +261,10 @@ pub struct ServerConfig {
     /// Most connections held at once for one source: one IPv4 address, or one IPv6 /64.
     /// Default 64 (a LAN party behind one NAT fits; one host cannot fill the table).
     pub max_connections_per_source: usize,
+    /// Sources exempt from the per-source limits (connections held and Connects per second):
+    /// the address of a thinwire gateway, whose players all arrive from it. Their Connects
+    /// still need a cookie; only the per-source budgets are lifted. Default empty.
+    pub trusted_sources: Vec<IpAddr>,
     /// Connects processed per second per source (whose address the cookie has proven), after
     /// a burst of twice as many; beyond it they are dropped. Each costs the server a Noise
     /// message, so one host cannot keep it busy. Default 32.
@@ -284,6 +288,7 @@ impl Default for ServerConfig {
             cookie_lifetime: Duration::from_secs(5),
             max_connections: 10_000,
             max_connections_per_source: 64,
+            trusted_sources: Vec::new(),
             handshakes_per_second_per_source: 32,
             stateless_replies_per_second: 10_000,
             max_stateless_queue: 1024,

@@ -365,6 +365,10 @@ impl Connection {
     }
 
     /// Whether the peer opened the connection (a server's connection).
+    pub(crate) fn set_congestion_weight(&mut self, flows: u32) {
+        self.cc.set_weight(flows);
+    }
+
     pub(crate) fn is_incoming(&self) -> bool {
         self.side == Side::Server
     }

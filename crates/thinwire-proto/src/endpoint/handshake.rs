@@ -101,12 +101,24 @@ impl Endpoint {
 
     /// Takes one Connect from its (proven) source's budget; counts a refusal.
     fn allow_source(&mut self, now: Instant, from: &SocketAddr) -> bool {
+        if self.is_trusted(from) {
+            return true;
+        }
         let now_ms = self.now_ms(now);
         let ok = self.limits.allow_handshake(&Source::of(from), now_ms);
         if !ok {
             self.stats.dropped_rate_limited += 1;
         }
         ok
+    }
+
+    /// Whether `from` is one of the server's trusted sources (a gateway), exempt from the
+    /// per-source budgets.
+    fn is_trusted(&self, from: &SocketAddr) -> bool {
+        let ip = from.ip().to_canonical();
+        self.server
+            .as_ref()
+            .is_some_and(|s| s.trusted_sources.iter().any(|t| t.to_canonical() == ip))
     }
 
     /// Takes one stateless reply (Challenge, version negotiation, Reset) from the endpoint's
@@ -372,7 +384,9 @@ impl Endpoint {
         if self.conns.len() >= server.max_connections {
             return Some(RefuseReason::ServerFull);
         }
-        if self.limits.connections(&Source::of(from)) >= server.max_connections_per_source {
+        if !self.is_trusted(from)
+            && self.limits.connections(&Source::of(from)) >= server.max_connections_per_source
+        {
             return Some(RefuseReason::TooManyFromSource);
         }
         None

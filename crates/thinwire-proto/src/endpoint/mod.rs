@@ -379,6 +379,22 @@ impl Endpoint {
         c.set_channel_deadline(channel, opts)
     }
 
+    /// Tells a connection how many flows it carries (a gateway's trunk: its open players), so
+    /// that its congestion control behaves as that many connections would (see
+    /// `docs/PROTOCOL.md` §9): no more than their share of a bottleneck, and no less. Default 1.
+    pub fn set_congestion_weight(
+        &mut self,
+        conn: ConnectionHandle,
+        flows: u32,
+    ) -> Result<(), SendError> {
+        let c = self
+            .conns
+            .get_mut(&conn)
+            .ok_or(SendError::UnknownConnection)?;
+        c.set_congestion_weight(flows);
+        Ok(())
+    }
+
     fn send_inner(
         &mut self,
         now: Instant,

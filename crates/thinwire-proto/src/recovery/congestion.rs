@@ -5,6 +5,13 @@
 //! `min_window` (by default the thin-stream threshold, 4 packets), so a stream with fewer packets in
 //! flight than that is never held back, while a connection that stops being thin is bounded and
 //! halves its window once per round trip with loss (RFC 5681 / RFC 6582 behaviour in packet units).
+//!
+//! A connection that carries many flows (a gateway's trunk) can be given a *weight* N: it then
+//! behaves like N NewReno flows, as MulTCP does (Crowcroft & Oechslin, "Differentiated end-to-end
+//! Internet services using a weighted proportional fair sharing TCP", CCR 1998): N packets more
+//! per round trip in congestion avoidance, a cut of 1/(2N) of the window per loss event, and a
+//! timeout costs 1/N of it (one of the N flows timing out), so the aggregate takes N flows'
+//! share of a bottleneck, no more, and is still congestion-controlled.
 
 use std::time::Instant;
 
@@ -16,6 +23,8 @@ pub(crate) struct Congestion {
     min_window: f64,
     max_window: f64,
     recovery_start: Option<Instant>,
+    /// N: how many flows the connection stands for (1 for an ordinary connection).
+    weight: f64,
 }
 
 impl Congestion {
@@ -27,7 +36,13 @@ impl Congestion {
             min_window: min as f64,
             max_window: max.max(min) as f64,
             recovery_start: None,
+            weight: 1.0,
         }
+    }
+
+    /// Sets N, the number of flows this connection carries (at least 1).
+    pub(crate) fn set_weight(&mut self, flows: u32) {
+        self.weight = f64::from(flows.max(1));
     }
 
     /// The current window in whole packets.
@@ -48,7 +63,8 @@ impl Congestion {
         if self.window < self.ssthresh {
             self.window += 1.0; // slow start
         } else {
-            self.window += 1.0 / self.window; // congestion avoidance: +1 packet per RTT
+            // congestion avoidance: +N packets per RTT
+            self.window += self.weight / self.window;
         }
         self.window = self.window.min(self.max_window);
     }
@@ -59,14 +75,19 @@ impl Congestion {
             return;
         }
         self.recovery_start = Some(now);
-        self.window = (self.window / 2.0).max(self.min_window);
+        self.window = (self.window * (1.0 - 0.5 / self.weight)).max(self.min_window);
         self.ssthresh = self.window;
     }
 
-    /// A retransmission timeout fired on a non-thin connection: collapse to the minimum window.
+    /// A retransmission timeout fired on a non-thin connection: collapse to the minimum window
+    /// (with weight N, one of the N flows collapses: the window loses 1/N of itself).
     pub(crate) fn on_timeout(&mut self, now: Instant) {
-        self.ssthresh = (self.window / 2.0).max(self.min_window);
-        self.window = self.min_window;
+        self.ssthresh = (self.window * (1.0 - 0.5 / self.weight)).max(self.min_window);
+        self.window = if self.weight > 1.0 {
+            (self.window * (1.0 - 1.0 / self.weight)).max(self.min_window)
+        } else {
+            self.min_window
+        };
         self.recovery_start = Some(now);
     }
 }
@@ -100,6 +121,42 @@ mod tests {
         assert_eq!(c.window(), 4);
         assert!(c.can_send(3));
         assert!(!c.can_send(4));
+    }
+
+    #[test]
+    fn a_weighted_window_acts_as_n_flows() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut one = Congestion::new(100, 4, 10_000);
+        let mut ten = Congestion::new(100, 4, 10_000);
+        ten.set_weight(10);
+        one.on_loss(t0, t0 + ms(1));
+        ten.on_loss(t0, t0 + ms(1));
+        assert_eq!(one.window(), 50, "one flow halves");
+        assert_eq!(
+            ten.window(),
+            95,
+            "one of ten flows halves: 1/20 of the aggregate"
+        );
+        // a window's worth of acks: one packet more for one flow, ten for ten flows
+        let (w1, w10) = (one.window(), ten.window());
+        for _ in 0..w1 {
+            one.on_ack(t0 + ms(2));
+        }
+        for _ in 0..w10 {
+            ten.on_ack(t0 + ms(2));
+        }
+        assert!((w1..=w1 + 1).contains(&one.window()), "{}", one.window());
+        assert!(
+            (w10 + 9..=w10 + 10).contains(&ten.window()),
+            "{}",
+            ten.window()
+        );
+        // a timeout: one flow of ten collapses
+        ten.on_timeout(t0 + ms(3));
+        assert!((94..=95).contains(&ten.window()), "{}", ten.window());
+        one.on_timeout(t0 + ms(3));
+        assert_eq!(one.window(), 4);
     }
 
     #[test]

@@ -478,6 +478,38 @@ fn one_source_cannot_fill_the_table_and_a_full_server_says_so() {
     assert_eq!(net.server.stats().refusals_sent, 2);
 }
 
+/// A gateway's address, listed in `trusted_sources`, is exempt from the per-source limits
+/// (all its players arrive from it); every other source still meets them.
+#[test]
+fn a_trusted_gateway_is_exempt_from_the_per_source_limits() {
+    let gateway: SocketAddr = "198.51.100.9:1000".parse().expect("address");
+    let other: SocketAddr = "198.51.100.10:1000".parse().expect("address");
+    let server = ServerConfig {
+        max_connections_per_source: 3,
+        handshakes_per_second_per_source: 5,
+        trusted_sources: vec![gateway.ip()],
+        ..ServerConfig::default()
+    };
+    let mut net = Net::new(server, &[gateway, other]);
+    let through_gateway: Vec<_> = (0..20).map(|_| net.connect(0)).collect();
+    let direct: Vec<_> = (0..4).map(|_| net.connect(1)).collect();
+    net.run(ms(100));
+    for h in &through_gateway {
+        assert_eq!(net.outcome(0, *h), Some(Ok(())));
+    }
+    let refused = direct
+        .iter()
+        .filter(|h| {
+            net.outcome(1, **h)
+                == Some(Err(DisconnectReason::Refused(
+                    RefuseReason::TooManyFromSource,
+                )))
+        })
+        .count();
+    assert_eq!(refused, 1, "the untrusted source keeps its limit of 3");
+    assert_eq!(net.server.connection_count(), 23);
+}
+
 /// Hellos from spoofed sources cost the server at most its stateless budget of replies (a
 /// burst of one second's worth, then the rate), and no state.
 #[test]
