@@ -1,0 +1,27 @@
+//! The gateway processes behind `thinwire gateway`: the sans-IO gateways of [`crate::trunk`]
+//! (and [`crate::tcm`]) driven by real UDP sockets, TUN devices and the clock.
+//!
+//! One task per gateway loops, as the runtime's driver does: send what the machine wants
+//! sent, hand it its events, then wait for the first of a datagram on either socket, a packet
+//! from the TUN device (TCM), the machine's next timeout, or the stop signal.
+//!
+//! ```text
+//!  players / game server          gateway process                    trunk peer
+//!  local socket ──► handle_datagram(Local) ─┐                ┌─ handle_datagram(Trunk) ◄── trunk socket
+//!                                           ▼                ▼
+//!                                   EdgeGateway / ServerGateway (sans-IO)
+//!  local socket ◄── poll_transmit → (Local, ..)   (Trunk, ..) → trunk socket
+//! ```
+
+pub(crate) mod drive;
+mod keys;
+mod process;
+mod tcm;
+
+pub use drive::Report;
+pub use keys::{load_or_create_key, KeyFileError};
+pub use process::{EdgeProcess, RunError, Runner, ServerProcess, Stop};
+pub use tcm::{
+    tun_mtu, Cidr, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmReport, TcmRunError,
+    TcmRunner, TunCounters, TunSpec,
+};

@@ -1,0 +1,49 @@
+//! Close codes the gateways put on the connections they close, and how a local disconnect
+//! becomes the code and reason of a FlowClose.
+//!
+//! A code the far end chose (a player leaving, the game server kicking) passes through
+//! unchanged; the gateways' own codes live at `0x3f00_0000` and up (a 4-byte varint), out of
+//! the way of application codes.
+
+use thinwire_proto::DisconnectReason;
+
+use super::frame::MAX_REASON;
+
+/// Base of the gateways' own close codes.
+pub const BASE: u64 = 0x3f00_0000;
+/// The gateway holds `max_flows` flows already.
+pub const GATEWAY_FULL: u64 = BASE + 1;
+/// The trunk between the gateways is down.
+pub const TRUNK_DOWN: u64 = BASE + 2;
+/// The flow held more than `max_flow_backlog` bytes.
+pub const BACKLOG: u64 = BASE + 3;
+/// The far connection timed out.
+pub const TIMED_OUT: u64 = BASE + 4;
+/// The far handshake got no answer (game server unreachable).
+pub const UNREACHABLE: u64 = BASE + 5;
+/// The far end lost the connection's state (restarted).
+pub const RESET: u64 = BASE + 6;
+/// The far end broke the protocol, or the flow's frames did.
+pub const PROTOCOL: u64 = BASE + 7;
+/// Another trunk is connected already (server gateway).
+pub const TRUNK_BUSY: u64 = BASE + 8;
+/// The game server refused the connection: `REFUSED + RefuseReason::code()`.
+pub const REFUSED: u64 = BASE + 0x100;
+
+/// The code and reason a FlowClose carries for a local connection that ended this way.
+pub fn of(reason: &DisconnectReason) -> (u64, Vec<u8>) {
+    let (code, text) = match reason {
+        DisconnectReason::ClosedByPeer { code, reason } => {
+            return (*code, reason[..reason.len().min(MAX_REASON)].to_vec())
+        }
+        DisconnectReason::LocallyClosed => (0, "closed".to_string()),
+        DisconnectReason::TimedOut => (TIMED_OUT, "timed out".to_string()),
+        DisconnectReason::HandshakeTimedOut => (UNREACHABLE, "unreachable".to_string()),
+        DisconnectReason::PeerReset => (RESET, "reset".to_string()),
+        DisconnectReason::Refused(r) => (REFUSED + u64::from(r.code()), format!("refused: {r}")),
+        DisconnectReason::Peer(_) => (PROTOCOL, "protocol error".to_string()),
+    };
+    let mut text = text.into_bytes();
+    text.truncate(MAX_REASON);
+    (code, text)
+}

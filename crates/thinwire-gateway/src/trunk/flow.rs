@@ -1,0 +1,173 @@
+//! Flows: one per player, with its channel kinds, its send sequence numbers and its receive
+//! states, indexed by flow id and by the local connection that carries it.
+//!
+//! | state               | meaning                                                        |
+//! |---------------------|----------------------------------------------------------------|
+//! | `AwaitingUpstream`  | server gateway only: the upstream connection is being set up; |
+//! |                     | data from the trunk is ordered, then held (bounded)            |
+//! | `Open`              | the local connection is up: data is relayed both ways          |
+//!
+//! At the edge a flow is `Open` from the start (its player is connected); the server
+//! gateway's FlowOpened is reported as an event. A flow leaves the table when it closes, from
+//! either side; its id is never reused.
+
+use std::collections::{HashMap, VecDeque};
+
+use bytes::Bytes;
+use thinwire_proto::{ChannelKind, ConnectionHandle};
+
+use super::inbound::{Budget, Inbound, Outcome, ENTRY_COST};
+
+/// What a flow waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FlowState {
+    /// The upstream connection is being set up (server gateway): data is held.
+    AwaitingUpstream,
+    /// The local connection is up.
+    Open,
+}
+
+/// One flow.
+#[derive(Debug)]
+pub(crate) struct Flow {
+    pub(crate) conn: ConnectionHandle,
+    pub(crate) kinds: Vec<ChannelKind>,
+    pub(crate) state: FlowState,
+    /// Next trunk seq per channel.
+    pub(crate) send_seq: Vec<u64>,
+    inbound: Vec<Inbound>,
+    /// Messages ready for the local connection while it is not (server gateway).
+    pub(crate) pending: VecDeque<(u8, Option<u64>, Bytes)>,
+    /// Bytes held for reordering and in `pending`.
+    held: usize,
+}
+
+/// Where an arriving message went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// Handled (delivered to `out`, held, or dropped as stale: see the count).
+    Ok { stale: bool },
+    /// The frame does not fit the flow (unknown channel, fields of another kind).
+    Bad,
+    /// The flow's backlog bound is passed: close it.
+    Overflow,
+}
+
+impl Flow {
+    pub(crate) fn new(conn: ConnectionHandle, kinds: Vec<ChannelKind>, state: FlowState) -> Self {
+        Self {
+            conn,
+            send_seq: vec![0; kinds.len()],
+            inbound: kinds.iter().map(|&k| Inbound::new(k)).collect(),
+            kinds,
+            state,
+            pending: VecDeque::new(),
+            held: 0,
+        }
+    }
+
+    /// The kind of `channel`, if the flow has it.
+    pub(crate) fn kind(&self, channel: u8) -> Option<ChannelKind> {
+        self.kinds.get(usize::from(channel)).copied()
+    }
+
+    /// Takes a message from the trunk; what the local connection may get now is appended to
+    /// `out` as (channel, key, data).
+    pub(crate) fn arrive(
+        &mut self,
+        (channel, seq, key): (u8, Option<u64>, Option<u64>),
+        data: Bytes,
+        limit: usize,
+        out: &mut Vec<(u8, Option<u64>, Bytes)>,
+    ) -> Arrival {
+        let Some(kind) = self.kind(channel) else {
+            return Arrival::Bad;
+        };
+        if kind.has_key() != key.is_some() || kind.has_seq() != seq.is_some() {
+            return Arrival::Bad;
+        }
+        let mut ready = Vec::new();
+        let budget = Budget {
+            held: &mut self.held,
+            limit,
+        };
+        let inbound = &mut self.inbound[usize::from(channel)];
+        let outcome = inbound.accept((seq, key), data, budget, &mut ready);
+        match outcome {
+            Outcome::Bad => return Arrival::Bad,
+            Outcome::Overflow => return Arrival::Overflow,
+            Outcome::Stale => return Arrival::Ok { stale: true },
+            Outcome::Taken => {}
+        }
+        let ready = ready.into_iter().map(|(k, d)| (channel, k, d));
+        if self.state == FlowState::Open {
+            out.extend(ready);
+            return Arrival::Ok { stale: false };
+        }
+        for (c, k, d) in ready {
+            let cost = d.len() + ENTRY_COST;
+            if self.held + cost > limit {
+                return Arrival::Overflow;
+            }
+            self.held += cost;
+            self.pending.push_back((c, k, d));
+        }
+        Arrival::Ok { stale: false }
+    }
+
+    /// The flow's connection is up: hands over what waited for it.
+    pub(crate) fn open(&mut self) -> Vec<(u8, Option<u64>, Bytes)> {
+        self.state = FlowState::Open;
+        let pending: Vec<_> = self.pending.drain(..).collect();
+        self.held = self.inbound.iter().map(Inbound::held_bytes).sum();
+        pending
+    }
+
+    /// Bytes held for this flow (reordering and pending).
+    #[cfg(test)]
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.held
+    }
+}
+
+/// The flow table.
+#[derive(Debug, Default)]
+pub(crate) struct Flows {
+    map: HashMap<u32, Flow>,
+    by_conn: HashMap<ConnectionHandle, u32>,
+}
+
+impl Flows {
+    pub(crate) fn insert(&mut self, id: u32, flow: Flow) {
+        self.by_conn.insert(flow.conn, id);
+        self.map.insert(id, flow);
+    }
+
+    pub(crate) fn remove(&mut self, id: u32) -> Option<Flow> {
+        let f = self.map.remove(&id)?;
+        self.by_conn.remove(&f.conn);
+        Some(f)
+    }
+
+    pub(crate) fn get(&self, id: u32) -> Option<&Flow> {
+        self.map.get(&id)
+    }
+
+    pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut Flow> {
+        self.map.get_mut(&id)
+    }
+
+    pub(crate) fn of_conn(&self, conn: ConnectionHandle) -> Option<u32> {
+        self.by_conn.get(&conn).copied()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub(crate) fn ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.map.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+}

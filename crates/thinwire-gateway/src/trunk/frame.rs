@@ -1,0 +1,273 @@
+//! Trunk frames: the payload of one trunk thinwire message, parsed into a [`Frame`] (a
+//! borrowed representation, smoltcp style) and emitted back byte-exact.
+//!
+//! ```text
+//! FlowOpen    0x01 flow:varint count:u8 kind:u8×count family:u8(4|6) ip:4|16 port:u16
+//! FlowOpened  0x02 flow:varint
+//! FlowClose   0x03 flow:varint code:varint len:u8(≤64) reason:len
+//! Bundle      0x04 bytes…
+//! Data        0x10|S|K flow:varint channel:u8 [seq:varint if S=1] [key:varint if K=2] payload…
+//! ```
+//! Lengths are checked once while parsing; nothing after that can panic. `docs/GATEWAY.md` §2
+//! has the same table with the reasons.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use thinwire_proto::ChannelKind;
+
+use super::error::FrameError;
+use super::varint::{self, Reader};
+
+/// Type byte of a FlowOpen.
+pub const FLOW_OPEN: u8 = 0x01;
+/// Type byte of a FlowOpened.
+pub const FLOW_OPENED: u8 = 0x02;
+/// Type byte of a FlowClose.
+pub const FLOW_CLOSE: u8 = 0x03;
+/// Type byte of a Bundle.
+pub const BUNDLE: u8 = 0x04;
+/// Type byte of a Data frame; bit 0 says a seq follows, bit 1 a key.
+pub const DATA: u8 = 0x10;
+const DATA_SEQ: u8 = 0x01;
+const DATA_KEY: u8 = 0x02;
+/// Longest FlowClose reason (bytes); longer reasons are cut when emitted.
+pub const MAX_REASON: usize = 64;
+/// Most channels of one flow (thinwire's own limit).
+pub const MAX_CHANNELS: usize = 64;
+
+/// One trunk frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame<'a> {
+    /// Edge → server gateway: a player connected; open a flow for it.
+    FlowOpen(FlowOpen),
+    /// Server gateway → edge: the flow's upstream connection is up.
+    FlowOpened {
+        /// The flow.
+        flow: u32,
+    },
+    /// Either way: the flow ended, with the close code and reason to pass on.
+    FlowClose(FlowClose<'a>),
+    /// A player message, either way.
+    Data(Data<'a>),
+    /// An opaque TCM bundle.
+    Bundle(&'a [u8]),
+}
+
+/// A FlowOpen frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowOpen {
+    /// The new flow's id: larger than every earlier one of this trunk.
+    pub flow: u32,
+    /// The player's channel kinds (1 to 64).
+    pub channels: Vec<ChannelKind>,
+    /// The player's address as the edge sees it (IPv6 flow info and scope are not carried).
+    pub player: SocketAddr,
+}
+
+/// A FlowClose frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowClose<'a> {
+    /// The flow.
+    pub flow: u32,
+    /// Application close code (below 2^62).
+    pub code: u64,
+    /// Close reason (at most [`MAX_REASON`] bytes are carried).
+    pub reason: &'a [u8],
+}
+
+/// A Data frame: one player message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Data<'a> {
+    /// The flow.
+    pub flow: u32,
+    /// The player's channel index.
+    pub channel: u8,
+    /// The per-(flow, channel) sequence number, on every kind but Unreliable.
+    pub seq: Option<u64>,
+    /// The key, on LatestReliable channels.
+    pub key: Option<u64>,
+    /// The message.
+    pub payload: &'a [u8],
+}
+
+impl Data<'_> {
+    /// Appends the frame's header (everything but the payload).
+    pub fn emit_header(&self, out: &mut Vec<u8>) {
+        let mut ty = DATA;
+        if self.seq.is_some() {
+            ty |= DATA_SEQ;
+        }
+        if self.key.is_some() {
+            ty |= DATA_KEY;
+        }
+        out.push(ty);
+        varint::write(out, u64::from(self.flow));
+        out.push(self.channel);
+        if let Some(s) = self.seq {
+            varint::write(out, s);
+        }
+        if let Some(k) = self.key {
+            varint::write(out, k);
+        }
+    }
+
+    /// Length of the header [`emit_header`](Self::emit_header) writes.
+    pub fn header_len(&self) -> usize {
+        2 + varint::len(u64::from(self.flow))
+            + self.seq.map_or(0, varint::len)
+            + self.key.map_or(0, varint::len)
+    }
+}
+
+impl<'a> Frame<'a> {
+    /// Parses one frame (the whole of `buf`).
+    pub fn parse(buf: &'a [u8]) -> Result<Self, FrameError> {
+        let mut r = Reader::new(buf);
+        let ty = r.u8().ok_or(FrameError::Truncated)?;
+        let frame = match ty {
+            FLOW_OPEN => Frame::FlowOpen(parse_open(&mut r)?),
+            FLOW_OPENED => Frame::FlowOpened {
+                flow: flow_id(&mut r)?,
+            },
+            FLOW_CLOSE => {
+                let flow = flow_id(&mut r)?;
+                let code = r.varint().ok_or(FrameError::Truncated)?;
+                let n = r.u8().ok_or(FrameError::Truncated)?;
+                if usize::from(n) > MAX_REASON {
+                    return Err(FrameError::ReasonTooLong(n));
+                }
+                let reason = r.bytes(usize::from(n)).ok_or(FrameError::Truncated)?;
+                Frame::FlowClose(FlowClose { flow, code, reason })
+            }
+            BUNDLE => return Ok(Frame::Bundle(r.rest())),
+            t if t & !(DATA_SEQ | DATA_KEY) == DATA => {
+                let flow = flow_id(&mut r)?;
+                let channel = r.u8().ok_or(FrameError::Truncated)?;
+                let mut field = |bit: u8| match t & bit {
+                    0 => Ok(None),
+                    _ => r.varint().map(Some).ok_or(FrameError::Truncated),
+                };
+                let seq = field(DATA_SEQ)?;
+                let key = field(DATA_KEY)?;
+                let payload = r.rest();
+                return Ok(Frame::Data(Data {
+                    flow,
+                    channel,
+                    seq,
+                    key,
+                    payload,
+                }));
+            }
+            t => return Err(FrameError::UnknownType(t)),
+        };
+        if !r.rest().is_empty() {
+            return Err(FrameError::Trailing);
+        }
+        Ok(frame)
+    }
+
+    /// Appends the frame's bytes to `out`. Values that cannot be carried are clamped, as
+    /// documented on each field: varints at 2^62 − 1, reasons at 64 bytes, channel lists at 64.
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        match self {
+            Frame::FlowOpen(o) => emit_open(o, out),
+            Frame::FlowOpened { flow } => {
+                out.push(FLOW_OPENED);
+                varint::write(out, u64::from(*flow));
+            }
+            Frame::FlowClose(c) => {
+                out.push(FLOW_CLOSE);
+                varint::write(out, u64::from(c.flow));
+                varint::write(out, c.code);
+                let reason = &c.reason[..c.reason.len().min(MAX_REASON)];
+                out.push(reason.len() as u8);
+                out.extend_from_slice(reason);
+            }
+            Frame::Data(d) => {
+                d.emit_header(out);
+                out.extend_from_slice(d.payload);
+            }
+            Frame::Bundle(b) => {
+                out.push(BUNDLE);
+                out.extend_from_slice(b);
+            }
+        }
+    }
+
+    /// The frame's bytes in a new vector.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.emit(&mut out);
+        out
+    }
+}
+
+fn flow_id(r: &mut Reader<'_>) -> Result<u32, FrameError> {
+    let v = r.varint().ok_or(FrameError::Truncated)?;
+    u32::try_from(v).map_err(|_| FrameError::FlowOutOfRange)
+}
+
+fn parse_open(r: &mut Reader<'_>) -> Result<FlowOpen, FrameError> {
+    let flow = flow_id(r)?;
+    let count = r.u8().ok_or(FrameError::Truncated)?;
+    if count == 0 || usize::from(count) > MAX_CHANNELS {
+        return Err(FrameError::ChannelCount(count));
+    }
+    let codes = r.bytes(usize::from(count)).ok_or(FrameError::Truncated)?;
+    let channels = codes
+        .iter()
+        .map(|&c| ChannelKind::from_code(c).ok_or(FrameError::ChannelKind(c)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ip = match r.u8().ok_or(FrameError::Truncated)? {
+        4 => {
+            let b = r.bytes(4).ok_or(FrameError::Truncated)?;
+            IpAddr::V4(Ipv4Addr::new(b[0], b[1], b[2], b[3]))
+        }
+        6 => {
+            let b = r.bytes(16).ok_or(FrameError::Truncated)?;
+            let mut a = [0u8; 16];
+            a.copy_from_slice(b);
+            IpAddr::V6(Ipv6Addr::from(a))
+        }
+        f => return Err(FrameError::AddressFamily(f)),
+    };
+    let port = r.u16().ok_or(FrameError::Truncated)?;
+    Ok(FlowOpen {
+        flow,
+        channels,
+        player: SocketAddr::new(ip, port),
+    })
+}
+
+fn emit_open(o: &FlowOpen, out: &mut Vec<u8>) {
+    out.push(FLOW_OPEN);
+    varint::write(out, u64::from(o.flow));
+    let kinds = &o.channels[..o.channels.len().min(MAX_CHANNELS)];
+    out.push(kinds.len() as u8);
+    out.extend(kinds.iter().map(|k| k.code()));
+    match o.player.ip() {
+        IpAddr::V4(a) => {
+            out.push(4);
+            out.extend_from_slice(&a.octets());
+        }
+        IpAddr::V6(a) => {
+            out.push(6);
+            out.extend_from_slice(&a.octets());
+        }
+    }
+    out.extend_from_slice(&o.player.port().to_be_bytes());
+}
+
+/// Trunk channel 0 (ReliableOrdered): control frames.
+pub const CONTROL: u8 = 0;
+/// Trunk channel 1 (ReliableUnordered): reliable player data, each flow reordered by the
+/// receiving gateway.
+pub const RELIABLE: u8 = 1;
+/// Trunk channel 2 (Unreliable): unreliable player data and TCM bundles.
+pub const UNRELIABLE: u8 = 2;
+/// The trunk connection's channels, indexed by [`CONTROL`], [`RELIABLE`], [`UNRELIABLE`].
+pub const TRUNK_CHANNELS: [ChannelKind; 3] = [
+    ChannelKind::ReliableOrdered,
+    ChannelKind::ReliableUnordered,
+    ChannelKind::Unreliable,
+];

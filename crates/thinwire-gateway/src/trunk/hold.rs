@@ -1,0 +1,180 @@
+//! The period-T hold: messages bound for the trunk wait here and are pushed into the trunk
+//! connection together at each tick, so that thinwire packs many players' messages into few
+//! datagrams (the multiplexing gain of Griwodz & Halvorsen's proxy; TCM's period T).
+//!
+//! Two queues, pushed in this order at a tick:
+//! - **urgent**: Unreliable, UnreliableSequenced and LatestReliable messages, all of them;
+//! - **bulk**: ReliableOrdered and ReliableUnordered messages, only while the trunk's
+//!   reliable channel holds less than a bound ([`BULK_QUEUE_BOUND`]), so that latest values
+//!   and unreliable data never wait behind a bulk transfer inside the trunk connection.
+//!
+//! Each flow's held bytes are bounded (`max_flow_backlog`); a flow past it is closed.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use thinwire_proto::ChannelKind;
+
+use super::inbound::ENTRY_COST;
+use super::stats::GatewayStats;
+
+/// Bytes the trunk's reliable channel may hold (sent, unacknowledged) before bulk messages
+/// stay in the hold: 64 KiB, about 50 full datagrams, a few round trips of a thin trunk.
+pub(crate) const BULK_QUEUE_BOUND: usize = 64 << 10;
+
+/// One held player message.
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    pub(crate) flow: u32,
+    pub(crate) channel: u8,
+    pub(crate) kind: ChannelKind,
+    pub(crate) key: Option<u64>,
+    pub(crate) data: Bytes,
+    pub(crate) since: Instant,
+}
+
+impl Item {
+    fn cost(&self) -> usize {
+        self.data.len() + ENTRY_COST
+    }
+
+    fn urgent(&self) -> bool {
+        matches!(
+            self.kind,
+            ChannelKind::Unreliable
+                | ChannelKind::UnreliableSequenced
+                | ChannelKind::LatestReliable
+        )
+    }
+}
+
+/// What the trunk did with a pushed item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// It is in the trunk connection.
+    Sent,
+    /// The trunk's send buffer is full: keep it for the next tick.
+    Blocked,
+    /// It can never be sent (too large, flow gone): drop it.
+    Dropped,
+}
+
+/// The hold.
+#[derive(Debug)]
+pub(crate) struct Hold {
+    period: Duration,
+    limit: usize,
+    urgent: VecDeque<Item>,
+    bulk: VecDeque<Item>,
+    per_flow: HashMap<u32, usize>,
+    tick: Option<Instant>,
+}
+
+impl Hold {
+    pub(crate) fn new(period: Duration, limit: usize) -> Self {
+        Self {
+            period,
+            limit,
+            urgent: VecDeque::new(),
+            bulk: VecDeque::new(),
+            per_flow: HashMap::new(),
+            tick: None,
+        }
+    }
+
+    /// Holds `item`; `false` if its flow would pass its backlog bound (nothing is held then).
+    pub(crate) fn push(&mut self, now: Instant, item: Item) -> bool {
+        let held = self.per_flow.entry(item.flow).or_default();
+        if *held + item.cost() > self.limit {
+            return false;
+        }
+        *held += item.cost();
+        if item.urgent() {
+            self.urgent.push_back(item);
+        } else {
+            self.bulk.push_back(item);
+        }
+        if self.tick.is_none() {
+            self.tick = Some(now + self.period);
+        }
+        true
+    }
+
+    /// Whether a push is due at `now`.
+    pub(crate) fn due(&self, now: Instant) -> bool {
+        self.tick.is_some_and(|t| t <= now)
+    }
+
+    /// The next tick, while anything is held.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.tick
+    }
+
+    /// Messages held now.
+    pub(crate) fn len(&self) -> usize {
+        self.urgent.len() + self.bulk.len()
+    }
+
+    /// Forgets a closed flow's messages; returns how many there were.
+    pub(crate) fn forget(&mut self, flow: u32) -> usize {
+        let before = self.len();
+        self.urgent.retain(|i| i.flow != flow);
+        self.bulk.retain(|i| i.flow != flow);
+        self.per_flow.remove(&flow);
+        before - self.len()
+    }
+
+    /// Forgets everything (the trunk went down); returns how many messages there were.
+    pub(crate) fn clear(&mut self) -> usize {
+        let n = self.len();
+        self.urgent.clear();
+        self.bulk.clear();
+        self.per_flow.clear();
+        self.tick = None;
+        n
+    }
+
+    /// Pushes what may go now: every urgent item, then bulk items while `bulk_budget` bytes
+    /// last (one item may pass it) and the trunk takes them. Re-arms the tick if anything stays.
+    pub(crate) fn drain(
+        &mut self,
+        now: Instant,
+        bulk_budget: usize,
+        stats: &mut GatewayStats,
+        mut send: impl FnMut(&Item) -> Pushed,
+    ) {
+        while let Some(item) = self.urgent.pop_front() {
+            self.release(&item);
+            match send(&item) {
+                Pushed::Sent => stats.held(now.saturating_duration_since(item.since)),
+                Pushed::Blocked | Pushed::Dropped => stats.dropped_messages += 1,
+            }
+        }
+        let mut budget = bulk_budget;
+        while let Some(item) = self.bulk.front() {
+            if budget == 0 {
+                break;
+            }
+            match send(item) {
+                Pushed::Blocked => break,
+                Pushed::Sent => stats.held(now.saturating_duration_since(item.since)),
+                Pushed::Dropped => stats.dropped_messages += 1,
+            }
+            budget = budget.saturating_sub(item.data.len());
+            if let Some(item) = self.bulk.pop_front() {
+                self.release(&item);
+            }
+        }
+        self.tick = (self.len() > 0).then(|| now + self.period.max(Duration::from_millis(1)));
+    }
+
+    fn release(&mut self, item: &Item) {
+        if let Some(h) = self.per_flow.get_mut(&item.flow) {
+            *h = h.saturating_sub(item.cost());
+            if *h == 0 {
+                self.per_flow.remove(&item.flow);
+            }
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! What both gateways do alike: hold and push messages into the trunk, take frames out of it,
+//! order them per (flow, channel), hand them to the local connections, and close flows.
+//! [`EdgeGateway`](super::EdgeGateway) and [`ServerGateway`](super::ServerGateway) add only
+//! how flows open.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use bytes::Bytes;
+use thinwire_proto::{ConnectionHandle, Endpoint, Event, Message, SendError, Transmit};
+
+use super::close;
+use super::config::TrunkOptions;
+use super::early::Early;
+use super::error::GatewayError;
+use super::flow::{Arrival, Flow, Flows};
+use super::frame::{self, Data, FlowClose, FlowOpen, Frame};
+use super::hold::{Hold, Item, Pushed, BULK_QUEUE_BOUND};
+use super::stats::GatewayStats;
+use super::{GatewayEvent, Side};
+
+/// Most events queued for the application; past it new ones are dropped and counted.
+pub(crate) const MAX_EVENTS: usize = 65_536;
+
+/// The trunk connection, by what it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Link {
+    /// Handshake under way (edge).
+    Connecting(ConnectionHandle),
+    /// Connected.
+    Up(ConnectionHandle),
+    /// No trunk: the edge retries at `retry`, the server gateway waits for an edge.
+    Down { retry: Option<Instant> },
+}
+
+/// A control frame from the trunk, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Control {
+    Open(FlowOpen),
+    Opened(u32),
+    Close {
+        flow: u32,
+        code: u64,
+        reason: Vec<u8>,
+    },
+}
+
+/// Who ended a flow, so who must still be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// Its local connection ended: tell the trunk.
+    ByLocal,
+    /// The far gateway closed it (or the trunk is gone): close the local connection.
+    ByTrunk,
+    /// This gateway ends it (backlog, protocol): both.
+    Here,
+}
+
+/// The shared half of a gateway.
+#[derive(Debug)]
+pub(crate) struct Relay {
+    pub(crate) options: TrunkOptions,
+    pub(crate) trunk: Endpoint,
+    pub(crate) link: Link,
+    pub(crate) local: Endpoint,
+    pub(crate) flows: Flows,
+    pub(crate) stats: GatewayStats,
+    /// Server gateway only: data for flows whose FlowOpen has not arrived.
+    pub(crate) early: Option<Early>,
+    hold: Hold,
+    events: VecDeque<GatewayEvent>,
+}
+
+impl Relay {
+    pub(crate) fn new(options: TrunkOptions, trunk: Endpoint, local: Endpoint) -> Self {
+        Self {
+            hold: Hold::new(options.period, options.max_flow_backlog),
+            options,
+            trunk,
+            link: Link::Down { retry: None },
+            local,
+            flows: Flows::default(),
+            stats: GatewayStats::default(),
+            early: None,
+            events: VecDeque::new(),
+        }
+    }
+
+    /// The trunk connection, connecting or up.
+    pub(crate) fn trunk_conn(&self) -> Option<ConnectionHandle> {
+        match self.link {
+            Link::Connecting(h) | Link::Up(h) => Some(h),
+            Link::Down { .. } => None,
+        }
+    }
+
+    pub(crate) fn event(&mut self, e: GatewayEvent) {
+        if self.events.len() >= MAX_EVENTS {
+            self.stats.events_dropped += 1;
+        } else {
+            self.events.push_back(e);
+        }
+    }
+
+    pub(crate) fn poll_event(&mut self) -> Option<GatewayEvent> {
+        self.events.pop_front()
+    }
+
+    pub(crate) fn handle_datagram(&mut self, now: Instant, side: Side, from: SocketAddr, d: &[u8]) {
+        match side {
+            Side::Trunk => {
+                self.stats.trunk.received(d.len());
+                self.trunk.handle_datagram(now, from, d);
+            }
+            Side::Local => {
+                self.stats.local.received(d.len());
+                self.local.handle_datagram(now, from, d);
+            }
+        }
+    }
+
+    /// Timers of both endpoints and the hold.
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        if self.trunk.poll_timeout().is_some_and(|t| t <= now) {
+            self.trunk.handle_timeout(now);
+        }
+        if self.local.poll_timeout().is_some_and(|t| t <= now) {
+            self.local.handle_timeout(now);
+        }
+    }
+
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        let retry = match self.link {
+            Link::Down { retry } => retry,
+            _ => None,
+        };
+        [
+            self.trunk.poll_timeout(),
+            self.local.poll_timeout(),
+            self.hold.poll_timeout(),
+            retry,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// One datagram from either endpoint, the trunk first.
+    pub(crate) fn poll_transmit(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+    ) -> Option<(Side, Transmit)> {
+        if let Some(t) = self.trunk.poll_transmit(now, buf) {
+            self.stats.trunk.sent(t.size);
+            return Some((Side::Trunk, t));
+        }
+        let t = self.local.poll_transmit(now, buf)?;
+        self.stats.local.sent(t.size);
+        Some((Side::Local, t))
+    }
+
+    pub(crate) fn add_flow(&mut self, id: u32, flow: Flow) {
+        self.flows.insert(id, flow);
+        self.stats.flows_total += 1;
+        self.stats.flows_open = self.flows.len();
+    }
+
+    /// Ends a flow: forgets it and its held messages, and tells whoever must still know.
+    pub(crate) fn close_flow(
+        &mut self,
+        now: Instant,
+        id: u32,
+        (code, reason): (u64, &[u8]),
+        by: Ended,
+    ) {
+        if by == Ended::ByLocal && self.hold.len() > 0 {
+            // what the player sent before leaving goes ahead of the FlowClose
+            self.push_held(now);
+        }
+        let Some(flow) = self.flows.remove(id) else {
+            return;
+        };
+        self.stats.dropped_messages += self.hold.forget(id) as u64;
+        self.stats.flows_open = self.flows.len();
+        if by != Ended::ByLocal {
+            self.local.close(now, flow.conn, code, reason);
+        }
+        if by != Ended::ByTrunk {
+            let frame = Frame::FlowClose(FlowClose {
+                flow: id,
+                code,
+                reason,
+            });
+            self.send_control(now, &frame);
+        }
+        self.event(GatewayEvent::FlowClosed { flow: id });
+    }
+
+    /// The trunk is gone: every flow ends with it.
+    pub(crate) fn trunk_down(&mut self, now: Instant, reason: String, retry: Option<Instant>) {
+        self.link = Link::Down { retry };
+        for id in self.flows.ids() {
+            self.close_flow(now, id, (close::TRUNK_DOWN, b"trunk down"), Ended::ByTrunk);
+        }
+        self.stats.dropped_messages += self.hold.clear() as u64;
+        if let Some(e) = self.early.as_mut() {
+            e.reset();
+        }
+        self.event(GatewayEvent::TrunkDown { reason });
+    }
+
+    /// A control frame, on trunk channel 0 at once.
+    pub(crate) fn send_control(&mut self, now: Instant, frame: &Frame<'_>) {
+        if let Some(conn) = self.trunk_conn() {
+            let bytes = Bytes::from(frame.to_vec());
+            if self.trunk.send(now, conn, frame::CONTROL, bytes).is_err() {
+                self.stats.dropped_messages += 1;
+            }
+        }
+    }
+
+    pub(crate) fn send_bundle(&mut self, now: Instant, bundle: &[u8]) -> Result<(), GatewayError> {
+        let Link::Up(conn) = self.link else {
+            return Err(GatewayError::TrunkNotUp);
+        };
+        let bytes = Bytes::from(Frame::Bundle(bundle).to_vec());
+        self.trunk.send(now, conn, frame::UNRELIABLE, bytes)?;
+        Ok(())
+    }
+
+    /// A message from a local connection: held for the trunk.
+    pub(crate) fn take_local(&mut self, now: Instant, conn: ConnectionHandle, msg: Message) {
+        let Some(id) = self.flows.of_conn(conn) else {
+            self.stats.dropped_messages += 1;
+            return;
+        };
+        let Some(kind) = self.flows.get(id).and_then(|f| f.kind(msg.channel)) else {
+            return;
+        };
+        let item = Item {
+            flow: id,
+            channel: msg.channel,
+            kind,
+            key: msg.key,
+            data: msg.data,
+            since: now,
+        };
+        if !self.hold.push(now, item) {
+            self.overflow(now, id);
+        }
+    }
+
+    fn overflow(&mut self, now: Instant, id: u32) {
+        self.stats.flows_overflowed += 1;
+        self.stats.dropped_messages += 1;
+        self.close_flow(now, id, (close::BACKLOG, b"backlog"), Ended::Here);
+    }
+
+    /// Pushes the hold into the trunk if a tick is due.
+    pub(crate) fn flush(&mut self, now: Instant) {
+        if self.hold.due(now) {
+            self.push_held(now);
+        }
+    }
+
+    fn push_held(&mut self, now: Instant) {
+        let Some(conn) = self.trunk_conn() else {
+            self.stats.dropped_messages += self.hold.clear() as u64;
+            return;
+        };
+        // the trunk takes the congestion share of the flows it carries, as they would have
+        // separately (MulTCP weighting; docs/PROTOCOL.md §9), and no more
+        let flows = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
+        let _ = self.trunk.set_congestion_weight(conn, flows);
+        let queued = self
+            .trunk
+            .connection_stats(conn)
+            .and_then(|s| s.channels.get(usize::from(frame::RELIABLE)).cloned())
+            .map_or(0, |c| c.send_queue_bytes);
+        let budget = BULK_QUEUE_BOUND.saturating_sub(queued);
+        let (trunk, flows) = (&mut self.trunk, &mut self.flows);
+        let mut sent = 0;
+        self.hold.drain(now, budget, &mut self.stats, |item| {
+            let p = push_item(now, trunk, conn, flows, item);
+            sent += u64::from(p == Pushed::Sent);
+            p
+        });
+        self.stats.messages_to_trunk += sent;
+    }
+
+    /// A trunk message: data is handled here, bundles become events, control frames are
+    /// returned to the gateway.
+    pub(crate) fn take_trunk(&mut self, now: Instant, bytes: Bytes) -> Option<Control> {
+        let frame = match Frame::parse(&bytes) {
+            Ok(f) => f,
+            Err(_) => {
+                self.stats.bad_frames += 1;
+                return None;
+            }
+        };
+        match frame {
+            Frame::Data(d) => {
+                self.data(now, &d, &bytes);
+                None
+            }
+            Frame::Bundle(b) => {
+                let b = bytes.slice_ref(b);
+                self.event(GatewayEvent::Bundle(b));
+                None
+            }
+            Frame::FlowOpen(o) => Some(Control::Open(o)),
+            Frame::FlowOpened { flow } => Some(Control::Opened(flow)),
+            Frame::FlowClose(c) => Some(Control::Close {
+                flow: c.flow,
+                code: c.code,
+                reason: c.reason.to_vec(),
+            }),
+        }
+    }
+
+    fn data(&mut self, now: Instant, d: &Data<'_>, bytes: &Bytes) {
+        let limit = self.options.max_flow_backlog;
+        let Some(flow) = self.flows.get_mut(d.flow) else {
+            let held = match self.early.as_mut() {
+                Some(e) if e.is_future(d.flow) => e.hold(d.flow, bytes.clone()),
+                _ => false,
+            };
+            self.stats.messages_from_trunk += u64::from(!held);
+            self.stats.dropped_messages += u64::from(!held);
+            return;
+        };
+        self.stats.messages_from_trunk += 1;
+        let mut out = Vec::new();
+        let payload = bytes.slice_ref(d.payload);
+        match flow.arrive((d.channel, d.seq, d.key), payload, limit, &mut out) {
+            Arrival::Ok { stale } => self.stats.dropped_messages += u64::from(stale),
+            Arrival::Bad => self.stats.bad_frames += 1,
+            Arrival::Overflow => return self.overflow(now, d.flow),
+        }
+        let conn = flow.conn;
+        self.deliver(now, conn, out);
+    }
+
+    /// Hands messages to a local connection, each on its channel.
+    pub(crate) fn deliver(
+        &mut self,
+        now: Instant,
+        conn: ConnectionHandle,
+        msgs: Vec<(u8, Option<u64>, Bytes)>,
+    ) {
+        for (channel, key, data) in msgs {
+            let r = match key {
+                Some(k) => self.local.send_latest(now, conn, channel, k, data),
+                None => self.local.send(now, conn, channel, data),
+            };
+            if r.is_err() {
+                self.stats.dropped_messages += 1;
+            }
+        }
+    }
+
+    /// Replays the frames that arrived before flow `id` opened.
+    pub(crate) fn replay_early(&mut self, now: Instant, frames: Vec<Bytes>) {
+        for f in frames {
+            self.take_trunk(now, f);
+        }
+    }
+}
+
+/// One held message into the trunk: its frame gets the flow's next seq on its channel.
+fn push_item(
+    now: Instant,
+    trunk: &mut Endpoint,
+    conn: ConnectionHandle,
+    flows: &mut Flows,
+    item: &Item,
+) -> Pushed {
+    let Some(flow) = flows.get_mut(item.flow) else {
+        return Pushed::Dropped;
+    };
+    let ch = usize::from(item.channel);
+    let seq = item
+        .kind
+        .has_seq()
+        .then(|| flow.send_seq.get(ch).copied().unwrap_or(0));
+    let d = Data {
+        flow: item.flow,
+        channel: item.channel,
+        seq,
+        key: item.key.filter(|_| item.kind.has_key()),
+        payload: &item.data,
+    };
+    let mut buf = Vec::with_capacity(d.header_len() + item.data.len());
+    Frame::Data(d).emit(&mut buf);
+    let channel = if item.kind.is_reliable() {
+        frame::RELIABLE
+    } else {
+        frame::UNRELIABLE
+    };
+    match trunk.send(now, conn, channel, Bytes::from(buf)) {
+        Ok(()) => {
+            if let Some(s) = flow.send_seq.get_mut(ch) {
+                *s += 1;
+            }
+            Pushed::Sent
+        }
+        Err(SendError::BufferFull) => Pushed::Blocked,
+        Err(_) => Pushed::Dropped,
+    }
+}
+
+/// A gateway's handler of one endpoint event.
+type OnEvent<G> = fn(&mut G, Instant, ConnectionHandle, Event);
+
+/// Hands every event of a gateway's two endpoints to its handlers until none is left, then
+/// pushes what the hold is due to push; true if there was any event. The edge and the server
+/// gateway differ only in their handlers.
+pub(crate) fn pump<G>(
+    g: &mut G,
+    now: Instant,
+    relay: fn(&mut G) -> &mut Relay,
+    on_trunk: OnEvent<G>,
+    on_local: OnEvent<G>,
+) -> bool {
+    let mut any = false;
+    loop {
+        let mut progressed = false;
+        while let Some((h, e)) = relay(g).trunk.poll_event() {
+            progressed = true;
+            on_trunk(g, now, h, e);
+        }
+        while let Some((h, e)) = relay(g).local.poll_event() {
+            progressed = true;
+            on_local(g, now, h, e);
+        }
+        if !progressed {
+            break;
+        }
+        any = true;
+    }
+    relay(g).flush(now);
+    any
+}

@@ -1,0 +1,129 @@
+//! The gateway processes over real UDP on loopback: an unmodified thinwire game server, a
+//! server gateway, an edge gateway and players that connect to the edge as to the server.
+
+#![cfg(feature = "runtime")]
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use bytes::Bytes;
+use thinwire::{ChannelKind, Config, Endpoint, ServerConfig, ServerKey, TransportConfig};
+use thinwire_gateway::run::{EdgeProcess, Runner, ServerProcess, Stop};
+use thinwire_gateway::trunk::TrunkOptions;
+
+const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+const CHANNELS: [ChannelKind; 2] = [ChannelKind::ReliableOrdered, ChannelKind::Unreliable];
+
+fn any_port() -> SocketAddr {
+    SocketAddr::new(LOOPBACK, 0)
+}
+
+/// The game server echoes every message back on the channel it came on, with a prefix.
+async fn echo_server(ep: Endpoint, players: usize) {
+    for _ in 0..players {
+        let conn = ep.accept().await.expect("accept");
+        assert_eq!(
+            conn.channels(),
+            &CHANNELS,
+            "the player's channels, as they asked"
+        );
+        tokio::spawn(async move {
+            while let Ok((ch, m)) = conn.recv().await {
+                let mut echo = b"echo:".to_vec();
+                echo.extend_from_slice(&m.data);
+                let _ = conn.send(ch, Bytes::from(echo));
+            }
+        });
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn players_reach_an_unmodified_server_through_a_gateway_pair() {
+    let game_key = ServerKey::generate([1; 32]);
+    let game = Endpoint::bind(
+        any_port(),
+        Config::server()
+            .with_server_key(game_key.clone())
+            .with_server(ServerConfig {
+                key: Some(game_key.clone()),
+                trusted_sources: vec![LOOPBACK],
+                ..ServerConfig::default()
+            }),
+    )
+    .expect("game server");
+    let players = 3;
+    tokio::spawn(echo_server(game.clone(), players));
+
+    let options = TrunkOptions {
+        period: Duration::from_millis(5),
+        ..TrunkOptions::default()
+    };
+    let server_gw = Runner::server(ServerProcess {
+        listen: any_port(),
+        upstream_bind: any_port(),
+        game_server: game.local_addr(),
+        game_server_key: game_key.public(),
+        key: ServerKey::generate([2; 32]),
+        options: options.clone(),
+        transport: TransportConfig::default(),
+    })
+    .await
+    .expect("server gateway");
+    let edge = Runner::edge(EdgeProcess {
+        listen: any_port(),
+        trunk_bind: any_port(),
+        server_gateway: server_gw.trunk_addr().expect("address"),
+        server_gateway_key: server_gw.public_key(),
+        key: ServerKey::generate([3; 32]),
+        options,
+        transport: TransportConfig::default(),
+        insecure_cleartext: false,
+    })
+    .await
+    .expect("edge gateway");
+    let (edge_addr, edge_key) = (edge.local_addr().expect("address"), edge.public_key());
+    let (stop, rx) = Stop::new();
+    let server_task = tokio::spawn(server_gw.run(rx.clone(), None));
+    let edge_task = tokio::spawn(edge.run(rx, None));
+
+    let mut conns = Vec::new();
+    for _ in 0..players {
+        let ep = Endpoint::bind(any_port(), Config::client()).expect("player");
+        let conn = tokio::time::timeout(
+            Duration::from_secs(5),
+            ep.connect(edge_addr, edge_key, &CHANNELS),
+        )
+        .await
+        .expect("connect in time")
+        .expect("connected to the edge");
+        conns.push((ep, conn));
+    }
+    for (i, (_, conn)) in conns.iter().enumerate() {
+        for n in 0..20u32 {
+            conn.send(0, Bytes::from(format!("p{i}-{n}")))
+                .expect("send");
+        }
+    }
+    for (i, (_, conn)) in conns.iter().enumerate() {
+        for n in 0..20u32 {
+            let (ch, m) = tokio::time::timeout(Duration::from_secs(5), conn.recv())
+                .await
+                .expect("echo in time")
+                .expect("open");
+            assert_eq!(ch, 0);
+            assert_eq!(&m.data[..], format!("echo:p{i}-{n}").as_bytes(), "in order");
+        }
+    }
+    assert_eq!(
+        game.connection_count(),
+        players,
+        "one connection per player"
+    );
+    stop.stop();
+    let server_stats = server_task.await.expect("joined").expect("ran");
+    let edge_stats = edge_task.await.expect("joined").expect("ran");
+    assert_eq!(edge_stats.flows_total, players as u64);
+    assert_eq!(server_stats.flows_total, players as u64);
+    assert_eq!(edge_stats.messages_to_trunk, 20 * players as u64);
+    assert_eq!(edge_stats.messages_from_trunk, 20 * players as u64);
+}
