@@ -4,6 +4,7 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thinwire_lab::metrics::{deadline_rows, deadline_table};
@@ -117,4 +118,40 @@ pub(crate) fn list() {
             }
         }
     }
+}
+
+/// The arguments of `thinwire lab gateway`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct GatewayArgs {
+    /// Output directory.
+    #[arg(long, default_value = "lab-out")]
+    out: std::path::PathBuf,
+    /// Seed of both reproductions.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Simulated seconds of traffic per run (overrides both reproductions' defaults).
+    #[arg(long)]
+    duration: Option<f64>,
+}
+
+/// `thinwire lab gateway`: runs the Anarchy Online and TCM reproductions on the gateway code.
+pub(crate) fn gateway(args: GatewayArgs) -> Result<(), String> {
+    use thinwire_lab::gateway::{write_gateway_report, GatewayLabOptions};
+    let mut opts = GatewayLabOptions::default();
+    if let Some(seed) = args.seed {
+        opts.ao.seed = seed;
+        opts.tcm.seed = seed;
+    }
+    if let Some(d) = args.duration {
+        if !(d.is_finite() && d > 0.0 && d < 1e6) {
+            return Err(format!(
+                "--duration {d}: must be a positive number of seconds"
+            ));
+        }
+        opts.ao.duration = Duration::from_secs_f64(d);
+        opts.tcm.duration = Duration::from_secs_f64(d);
+    }
+    let (_, html) = write_gateway_report(&args.out, &opts).map_err(|e| e.to_string())?;
+    println!("wrote {}", html.display());
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `thinwire`: the command-line program of the thinwire lab.
 #![forbid(unsafe_code)]
 
+mod gateway;
 mod lab;
 
 use std::path::PathBuf;
@@ -26,6 +27,12 @@ enum Command {
     Lab {
         #[command(subcommand)]
         command: LabCommand,
+    },
+    /// Run a multiplexing gateway (edge near the players, or server near the game server);
+    /// see docs/GATEWAY.md.
+    Gateway {
+        #[command(subcommand)]
+        command: gateway::GatewayCommand,
     },
     /// Print the optimal deadline-delivery policy (packets to send per stage)
     /// and its expected cost.
@@ -54,6 +61,9 @@ enum LabCommand {
     Run(RunArgs),
     /// List the built-in scenarios and the scenario files in ./scenarios.
     List,
+    /// Reproduce the multiplexing papers on the real gateway code (Anarchy Online proxy,
+    /// TCM) and write gateway.html and gateway.json.
+    Gateway(lab::GatewayArgs),
 }
 
 /// The arguments of `thinwire lab run`.
@@ -135,7 +145,9 @@ fn main() -> ExitCode {
                 lab::list();
                 Ok(())
             }
+            LabCommand::Gateway(args) => lab::gateway(args),
         },
+        Command::Gateway { command } => gateway::run(command),
         Command::Policy {
             packets,
             stages,

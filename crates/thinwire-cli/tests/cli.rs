@@ -308,3 +308,45 @@ fn unknown_emulator_peer_names_the_available_ones() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--emulate"), "{}", stderr(&o));
 }
+
+#[test]
+fn lab_gateway_writes_both_reproductions() {
+    let out = tmpdir("gateway");
+    let o = thinwire(&[
+        "lab",
+        "gateway",
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--duration",
+        "5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(out.join("gateway.html")).expect("gateway.html");
+    assert!(html.contains("Anarchy Online") && html.contains("TCM"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("gateway.json")).expect("json"))
+            .expect("parses");
+    assert_eq!(json["ao"]["runs"].as_array().map(Vec::len), Some(4));
+    let o = thinwire(&["lab", "gateway", "--duration", "0"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--duration"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn gateway_commands_refuse_a_bad_key() {
+    let o = thinwire(&[
+        "gateway",
+        "edge",
+        "--listen",
+        "127.0.0.1:0",
+        "--server-gateway",
+        "127.0.0.1:9",
+        "--server-gateway-key",
+        "not-a-key",
+        "--key-file",
+        "/nonexistent/dir/key",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("server-gateway-key"), "{}", stderr(&o));
+}

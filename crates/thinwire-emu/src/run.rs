@@ -93,9 +93,10 @@ pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
     }
     for p in &scenario.protocols {
         if let ProtocolSpec::Thinwire(t) = p {
-            let peer = RealPeer::Thinwire(*t);
-            if !v.contains(&peer) {
-                v.push(peer);
+            for peer in [RealPeer::Thinwire(*t), RealPeer::Gateway(*t)] {
+                if !v.contains(&peer) {
+                    v.push(peer);
+                }
             }
         }
     }

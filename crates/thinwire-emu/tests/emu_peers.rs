@@ -35,6 +35,7 @@ fn all_peers_on_short_ao_run() {
         "kcp",
         "kcp-fast",
         "thinwire",
+        "thinwire-gateway",
         "quic-streams",
     ];
     if thinwire_enet::available() {
@@ -85,6 +86,11 @@ fn all_peers_on_short_ao_run() {
     }
     let tw = counter("thinwire", "packets_sent").expect("thinwire packets_sent");
     assert!(tw > 0);
+    // through the gateway pair: both gateways saw every client as one flow
+    assert_eq!(
+        counter("thinwire-gateway", "gateway_flows"),
+        Some(2 * u64::from(scn.clients))
+    );
     assert!(counter("quic-streams", "lost_packets").is_some());
     assert!(run
         .counters

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+pub mod gateway;
 pub mod metrics;
 pub mod policy;
 pub mod protocol;

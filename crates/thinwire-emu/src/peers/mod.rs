@@ -8,6 +8,7 @@
 
 mod book;
 mod enet;
+mod gateway;
 mod kcp;
 mod quic;
 mod tcp;
@@ -39,6 +40,10 @@ pub enum RealPeer {
     },
     /// thinwire over real UDP (the `thinwire` runtime) in a lab configuration.
     Thinwire(thinwire_lab::protocol::ThinwireProtocol),
+    /// thinwire through a multiplexing gateway pair (`thinwire-gateway`): every client and
+    /// the edge gateway on host 1, the server gateway and the unmodified game server on host
+    /// 0, one trunk over the emulated link between them.
+    Gateway(thinwire_lab::protocol::ThinwireProtocol),
     /// QUIC (`quinn`, rustls with `ring`, a self-signed certificate): one
     /// unidirectional stream per reliable class, datagrams for classes that
     /// allow loss (latest-value classes).
@@ -61,6 +66,7 @@ impl RealPeer {
             RealPeer::Kcp { fast: false } => "kcp".into(),
             RealPeer::Kcp { fast: true } => "kcp-fast".into(),
             RealPeer::Thinwire(t) => ProtocolSpec::Thinwire(*t).name(),
+            RealPeer::Gateway(t) => format!("{}-gateway", ProtocolSpec::Thinwire(*t).name()),
             RealPeer::QuicStreams => "quic-streams".into(),
             RealPeer::Enet { unsequenced: false } => "enet-reliable".into(),
             RealPeer::Enet { unsequenced: true } => "enet-unsequenced".into(),
@@ -88,6 +94,7 @@ fn run_host(
         RealPeer::Tcp { thin } => tcp::tcp_host(*thin, client, plan, book),
         RealPeer::Kcp { fast } => kcp::kcp_host(*fast, client, plan, book).map(HostReport::sent),
         RealPeer::Thinwire(t) => thinwire::thinwire_host(*t, client, plan, book),
+        RealPeer::Gateway(t) => gateway::gateway_host(*t, client, plan, book),
         RealPeer::QuicStreams => match cert {
             Some(cert) => quic::quic_host(cert, client, plan, book),
             None => Err("no certificate".into()),

@@ -22,7 +22,7 @@ const THINWIRE_PORT: u16 = 7300;
 type Conns = (thinwire::Endpoint, Vec<Option<thinwire::Connection>>);
 
 /// The runtime configuration of configuration `t` (a server's with `server`).
-fn config(t: ThinwireProtocol, server: bool) -> thinwire::Config {
+pub(super) fn config(t: ThinwireProtocol, server: bool) -> thinwire::Config {
     let mut config = if server {
         thinwire::Config::server().with_server_key(lab_server_key().clone())
     } else {
@@ -76,7 +76,7 @@ async fn open(
 }
 
 /// Sends message `id` (event `ev`) on `c`, on its class's channel.
-fn send(
+pub(super) fn send(
     t: ThinwireProtocol,
     c: &thinwire::Connection,
     per_class: &[(u8, ChannelSemantics)],
@@ -113,7 +113,7 @@ fn send(
 }
 
 /// The connections' `ConnectionStats`, summed.
-fn report(conns: &[Option<thinwire::Connection>]) -> HostReport {
+pub(super) fn report(conns: &[Option<thinwire::Connection>]) -> HostReport {
     let mut report = HostReport::default();
     for st in conns.iter().flatten().filter_map(|c| c.stats()) {
         report.payload_bytes_sent += st.payload_bytes_sent();

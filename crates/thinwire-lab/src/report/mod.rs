@@ -116,3 +116,13 @@ fn render(
     html::page_end(&mut html);
     Ok(html)
 }
+
+/// A whole report page (the lab's style) around an HTML `body` fragment: for reports other
+/// than a scenario's, such as the gateway reproductions.
+pub fn html_page(title: &str, body: &str) -> String {
+    let mut html = String::new();
+    html::page_start(&mut html, title);
+    html.push_str(body);
+    html::page_end(&mut html);
+    html
+}

@@ -1,0 +1,279 @@
+//! What a run reports: the server's link counters, latency, delivery and the byte breakdown
+//! of each mode, the savings, and the published Table 1 beside them.
+
+use serde::Serialize;
+
+use crate::metrics::LatencyMs;
+
+/// IPv4 + UDP header bytes of every datagram.
+pub(super) const IP_UDP: u64 = 28;
+
+/// Datagrams offered to one direction of the server's link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct DirCount {
+    /// Datagrams (data and acks alike), lost ones included.
+    pub packets: u64,
+    /// UDP payload bytes.
+    pub udp_bytes: u64,
+    /// IP-level bytes: UDP payload + 28 B of IPv4 and UDP header per datagram.
+    pub ip_bytes: u64,
+    /// Datagrams the link lost.
+    pub lost: u64,
+}
+
+impl DirCount {
+    /// Counts one datagram of `udp` payload bytes.
+    pub(super) fn count(&mut self, udp: u64, delivered: bool) {
+        self.packets += 1;
+        self.udp_bytes += udp;
+        self.ip_bytes += udp + IP_UDP;
+        self.lost += u64::from(!delivered);
+    }
+
+    fn plus(self, o: DirCount) -> DirCount {
+        DirCount {
+            packets: self.packets + o.packets,
+            udp_bytes: self.udp_bytes + o.udp_bytes,
+            ip_bytes: self.ip_bytes + o.ip_bytes,
+            lost: self.lost + o.lost,
+        }
+    }
+}
+
+/// The server's link, both directions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct WanCount {
+    /// Server to players (game data, and in the multiplexed mode the trunk's data).
+    pub down: DirCount,
+    /// Players to server (mostly acknowledgements).
+    pub up: DirCount,
+    /// Both directions.
+    pub total: DirCount,
+}
+
+impl WanCount {
+    /// Fills in [`WanCount::total`].
+    pub(super) fn finish(&mut self) {
+        self.total = self.down.plus(self.up);
+    }
+}
+
+/// Where the IP bytes on the server's link (both directions) go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ByteBreakdown {
+    /// IPv4 + UDP headers: 28 B per datagram.
+    pub ip_udp_headers: u64,
+    /// The game's payload, each message once.
+    pub app_payload: u64,
+    /// Payload the connections crossing the link sent beyond first transmissions:
+    /// retransmissions and redundant bundling (both directions).
+    pub redundant_payload: u64,
+    /// Payload of first transmissions beyond the game's bytes: the logins and, over the
+    /// trunk, the per-message trunk framing (type, flow id, channel, sequence).
+    pub framing_payload: u64,
+    /// Everything else: thinwire packet headers, frame headers, acknowledgements, AEAD tags,
+    /// keepalives.
+    pub thinwire_overhead: u64,
+}
+
+/// Payload counters of the connections that cross the server's link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct PayloadCount {
+    /// Payload bytes in first transmissions.
+    pub(super) first: u64,
+    /// Payload bytes retransmitted, bundled again, or sent as parity.
+    pub(super) redundant: u64,
+}
+
+impl PayloadCount {
+    /// Adds a connection's counters.
+    pub(super) fn add(&mut self, s: &thinwire_proto::ConnectionStats) {
+        self.first += s.payload_bytes_first;
+        self.redundant +=
+            s.payload_bytes_retransmitted + s.payload_bytes_bundled + s.payload_bytes_parity;
+    }
+
+    /// `self - earlier`, saturating.
+    pub(super) fn since(self, earlier: PayloadCount) -> PayloadCount {
+        PayloadCount {
+            first: self.first.saturating_sub(earlier.first),
+            redundant: self.redundant.saturating_sub(earlier.redundant),
+        }
+    }
+}
+
+impl ByteBreakdown {
+    /// The breakdown of `wan` given the game's payload and the connections' counters over
+    /// the same window.
+    pub(super) fn of(wan: &WanCount, app_payload: u64, payload: PayloadCount) -> Self {
+        let headers = wan.total.packets * IP_UDP;
+        let framing = payload.first.saturating_sub(app_payload);
+        let known = headers + app_payload + payload.redundant + framing;
+        ByteBreakdown {
+            ip_udp_headers: headers,
+            app_payload,
+            redundant_payload: payload.redundant,
+            framing_payload: framing,
+            thinwire_overhead: wan.total.ip_bytes.saturating_sub(known),
+        }
+    }
+}
+
+/// The trunk connection's state at the end of a multiplexed run, as the server gateway (the
+/// sender of the game's data) sees it: why the trunk sends as often as it does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TrunkSummary {
+    /// Mean time a message waited in the period-T hold, ms.
+    pub hold_mean_ms: f64,
+    /// Longest hold, ms.
+    pub hold_max_ms: f64,
+    /// Smoothed RTT at the end, ms.
+    pub srtt_ms: f64,
+    /// Congestion window at the end (packets).
+    pub cwnd_end: u32,
+    /// Datagrams the trunk connection sent (whole run).
+    pub packets_sent: u64,
+    /// Packets declared lost.
+    pub packets_lost: u64,
+    /// Of those, declared lost by a single indication (thin-stream fast retransmit).
+    pub thin_fast_losses: u64,
+    /// Retransmission timeouts that fired.
+    pub rto_expirations: u64,
+    /// Losses declared that were acknowledged afterwards.
+    pub spurious_losses: u64,
+}
+
+impl TrunkSummary {
+    /// The summary of the trunk connections' `stats` (one, unless the trunk came back).
+    pub(super) fn of(stats: &[thinwire_proto::ConnectionStats]) -> Self {
+        let mut t = TrunkSummary::default();
+        for s in stats {
+            t.srtt_ms = s.srtt.as_secs_f64() * 1000.0;
+            t.cwnd_end = s.cwnd;
+            t.packets_sent += s.packets_sent;
+            t.packets_lost += s.packets_lost;
+            t.thin_fast_losses += s.thin_fast_losses;
+            t.rto_expirations += s.rto_expirations;
+            t.spurious_losses += s.spurious_losses;
+        }
+        t
+    }
+}
+
+/// One mode (direct or multiplexed) at one loss rate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AoModeResult {
+    /// Messages the game server sent.
+    pub messages_sent: u64,
+    /// Messages delivered to the players (each once).
+    pub messages_delivered: u64,
+    /// Deliveries out of order within a flow, or repeated.
+    pub order_violations: u64,
+    /// Deliveries to the wrong player, or of unknown messages.
+    pub misdelivered: u64,
+    /// The game's payload bytes (each message once).
+    pub app_payload_bytes: u64,
+    /// The server's link.
+    pub wan: WanCount,
+    /// Where the link's IP bytes go.
+    pub breakdown: ByteBreakdown,
+    /// Per-message latency, server application send to player application delivery.
+    pub latency_ms: LatencyMs,
+    /// Whether every player had logged in when the workload started (if not, the first
+    /// messages of the late flows waited at the server).
+    pub all_ready_at_start: bool,
+    /// Player connections that ended and were opened again.
+    pub disconnects: u64,
+    /// Sends an endpoint or gateway refused.
+    pub refused_sends: u64,
+    /// Datagrams addressed to no node of the network (a routing bug if not zero).
+    pub unroutable: u64,
+    /// Simulated seconds from the workload's start to the last delivery.
+    pub simulated_s: f64,
+    /// The trunk (multiplexed mode only).
+    pub trunk: Option<TrunkSummary>,
+}
+
+/// Multiplexed against direct: how much less the multiplexed mode carries on the server's
+/// link, in percent of the direct mode's count (positive: multiplexed carries less).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Savings {
+    /// IP-level bytes.
+    pub ip_bytes_pct: f64,
+    /// UDP payload bytes.
+    pub udp_bytes_pct: f64,
+    /// Datagrams.
+    pub packets_pct: f64,
+}
+
+fn saving(direct: u64, mux: u64) -> f64 {
+    if direct == 0 {
+        return 0.0;
+    }
+    let pct = 100.0 * (direct as f64 - mux as f64) / direct as f64;
+    (pct * 10.0).round() / 10.0
+}
+
+impl Savings {
+    /// The savings of `mux` over `direct`.
+    pub(super) fn of(direct: &WanCount, mux: &WanCount) -> Self {
+        Savings {
+            ip_bytes_pct: saving(direct.total.ip_bytes, mux.total.ip_bytes),
+            udp_bytes_pct: saving(direct.total.udp_bytes, mux.total.udp_bytes),
+            packets_pct: saving(direct.total.packets, mux.total.packets),
+        }
+    }
+}
+
+/// Both modes at one loss rate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AoLossRun {
+    /// Bernoulli loss rate of each direction of the server's link.
+    pub loss: f64,
+    /// One thinwire connection per player across the link.
+    pub direct: AoModeResult,
+    /// Every player on one trunk across the link.
+    pub multiplexed: AoModeResult,
+    /// Multiplexed against direct.
+    pub savings: Savings,
+}
+
+/// Griwodz & Halvorsen (NOSSDAV 2006), Table 1: the one-hour AO trace replayed over TCP
+/// (New Reno + FACK) at 100 ms delay and 1% loss.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PublishedTable1 {
+    /// Bytes with one TCP connection per client ("simplex").
+    pub separate_bytes: u64,
+    /// Packets with one TCP connection per client.
+    pub separate_packets: u64,
+    /// Bytes with all streams in one multiplexed TCP connection.
+    pub multiplexed_bytes: u64,
+    /// Packets with one multiplexed connection.
+    pub multiplexed_packets: u64,
+    /// Byte savings in percent (derived: 38.7).
+    pub bytes_saving_pct: f64,
+    /// Packet savings in percent (derived: 69.6).
+    pub packets_saving_pct: f64,
+}
+
+/// The published Table 1 numbers.
+pub const PUBLISHED_TABLE1: PublishedTable1 = PublishedTable1 {
+    separate_bytes: 44_974_424,
+    separate_packets: 372_711,
+    multiplexed_bytes: 27_582_922,
+    multiplexed_packets: 113_149,
+    bytes_saving_pct: 38.7,
+    packets_saving_pct: 69.6,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn published_savings_follow_from_the_table() {
+        let t = PUBLISHED_TABLE1;
+        assert_eq!(saving(t.separate_bytes, t.multiplexed_bytes), 38.7);
+        assert_eq!(saving(t.separate_packets, t.multiplexed_packets), 69.6);
+    }
+}

@@ -1,0 +1,97 @@
+//! Short runs of the TCM reproduction that check behaviour which could fail.
+
+use std::time::Duration;
+
+use super::*;
+
+fn short() -> TcmReport {
+    run_tcm(&TcmOptions {
+        seed: 7,
+        duration: Duration::from_secs(20),
+        players: vec![5, 20],
+        periods_ms: vec![10, 25, 50],
+        background_kbps: vec![0, 1000],
+        buffers_ms: vec![50, 500],
+    })
+}
+
+#[test]
+fn tcm_reproduction_matches_formula_and_paper_shape() {
+    let r = short();
+    for row in &r.bwr {
+        assert!(row.exact, "restoration not exact at {row:?}");
+        let rel = (row.bwr_measured - row.bwr_formula).abs() / row.bwr_formula;
+        assert!(rel < 0.10, "measured BWR off Eq. 1 by {rel:.3} at {row:?}");
+        let rel = (row.bwr_measured_l2tp - row.bwr_formula_l2tp).abs() / row.bwr_formula_l2tp;
+        assert!(
+            rel < 0.10,
+            "L2TP: measured BWR off Eq. 1 by {rel:.3} at {row:?}"
+        );
+        // 6 B per COMPRESSED record plus the FULL refreshes (33 B extra every 32 packets).
+        assert!(row.mh_rh <= 8.0, "MH+RH {} > 8 B", row.mh_rh);
+        assert!(row.mean_hold_ms <= row.period_ms as f64);
+    }
+    let twenty: Vec<_> = r.bwr.iter().filter(|x| x.players == 20).collect();
+    for w in twenty.windows(2) {
+        assert!(
+            w[1].mean_bundle_bytes > w[0].mean_bundle_bytes,
+            "bundles grow with T"
+        );
+        assert!(w[1].bwr_measured < w[0].bwr_measured, "saving grows with T");
+    }
+    // Calibration: 20 players near 319 kbit/s at Ethernet level.
+    let native = twenty[0].native_eth_kbps;
+    assert!((native - 319.0).abs() < 15.0, "native {native}");
+    // More players, more packets per period, more saving.
+    let at = |p: usize| {
+        r.bwr
+            .iter()
+            .find(|x| x.players == p && x.period_ms == 25)
+            .unwrap()
+    };
+    assert!(at(20).bwr_measured < at(5).bwr_measured);
+}
+
+#[test]
+fn tcm_time_limited_buffer_bounds_owd() {
+    let r = short();
+    for row in r.link.iter().filter(|x| x.buffer_ms == 50) {
+        assert!(row.owd_p99_ms < 160.0, "OWD p99 over 160 ms: {row:?}");
+    }
+    let overloaded = |buf: u64, mode: &str| {
+        r.link
+            .iter()
+            .find(|x| x.buffer_ms == buf && x.background_kbps == 1000 && x.mode == mode)
+            .unwrap()
+            .clone()
+    };
+    // With 1000 kbit/s of background the link is overloaded: the 500 ms buffer delays, the
+    // 50 ms one drops.
+    assert!(overloaded(500, "native").owd_mean_ms > overloaded(50, "native").owd_mean_ms + 100.0);
+    assert!(overloaded(50, "T=25").loss > 0.0);
+    // Without background nothing is lost and multiplexing saves bandwidth on the link.
+    let idle: Vec<_> = r.link.iter().filter(|x| x.background_kbps == 0).collect();
+    assert!(idle.iter().all(|x| x.loss == 0.0));
+    let native = idle
+        .iter()
+        .find(|x| x.mode == "native")
+        .unwrap()
+        .game_eth_kbps;
+    let t25 = idle
+        .iter()
+        .find(|x| x.mode == "T=25")
+        .unwrap()
+        .game_eth_kbps;
+    assert!(t25 < 0.8 * native, "{t25} vs {native}");
+    let html = tcm_report_html(&r);
+    assert!(html.contains("608 B") && html.contains("<table>"));
+}
+
+/// The full default sweep (120 s per point); prints the report as JSON.
+/// `cargo test -p thinwire-lab --release tcm_full_sweep -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn tcm_full_sweep() {
+    let r = run_tcm(&TcmOptions::default());
+    println!("{}", serde_json::to_string_pretty(&r).unwrap());
+}
