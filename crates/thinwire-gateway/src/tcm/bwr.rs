@@ -59,6 +59,34 @@ impl KStats {
     }
 }
 
+impl KStats {
+    /// The k statistics the formula assumes a priori when packets arrive as a Poisson process
+    /// with `lambda` packets per period on average (k counted over non-empty periods only):
+    /// a prediction from the packet rate alone, without observing any period.
+    pub fn poisson(lambda: f64) -> KStats {
+        if !(lambda.is_finite() && lambda > 0.0) {
+            return KStats::default();
+        }
+        let e = (-lambda).exp();
+        let nonempty = 1.0 - e;
+        let p_single = lambda * e / nonempty;
+        let p_multi = 1.0 - p_single;
+        let mean = lambda / nonempty;
+        let multi_mass = nonempty - lambda * e;
+        KStats {
+            p_single,
+            p_multi,
+            mean,
+            mean_multi: if multi_mass > 0.0 {
+                (lambda - lambda * e) / multi_mass
+            } else {
+                0.0
+            },
+            periods: 0,
+        }
+    }
+}
+
 /// The inputs of Eq. 1: k statistics and header sizes in bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BwrInputs {
@@ -92,4 +120,24 @@ pub fn bwr(i: &BwrInputs) -> f64 {
 /// period.
 pub fn bwr_asymptote(i: &BwrInputs) -> f64 {
     (i.mh + i.rh + i.payload) / (i.nh + i.payload)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poisson_k_statistics_match_their_definition() {
+        let k = KStats::poisson(2.0);
+        let e = (-2.0f64).exp();
+        // Pr(k=1 | k>=1) = λe^-λ / (1 - e^-λ); E[k | k>=1] = λ / (1 - e^-λ)
+        assert!((k.p_single - 2.0 * e / (1.0 - e)).abs() < 1e-12);
+        assert!((k.mean - 2.0 / (1.0 - e)).abs() < 1e-12);
+        // E[k] = Pr(k=1)·1 + Pr(k>1)·E[k|k>1]
+        assert!((k.p_single + k.p_multi * k.mean_multi - k.mean).abs() < 1e-9);
+        // few packets per period: mostly single; many: almost never
+        assert!(KStats::poisson(0.01).p_single > 0.99);
+        assert!(KStats::poisson(20.0).p_single < 1e-6);
+        assert_eq!(KStats::poisson(0.0), KStats::default());
+    }
 }

@@ -32,7 +32,7 @@ pub fn tcm_report_html(report: &TcmReport) -> String {
     h.push_str(
         "<table><caption>Bandwidth relation</caption><tr><th>players</th><th>T ms</th>\
          <th>native kbit/s IP / Eth</th><th>TCM kbit/s IP / Eth</th><th>pps native / TCM</th>\
-         <th>E[k]</th><th>Pr(k=1)</th><th>MH+RH B</th><th>BWR measured / Eq.1 (CH 59)</th>\
+         <th>E[k]</th><th>Pr(k=1)</th><th>MH+RH B</th><th>BWR measured / Eq.1 (CH 59) / predicted</th>\
          <th>BWR measured / Eq.1 (CH 25)</th><th>bundle B</th><th>hold ms</th><th>exact</th></tr>",
     );
     for r in &report.bwr {
@@ -40,10 +40,10 @@ pub fn tcm_report_html(report: &TcmReport) -> String {
             h,
             "<tr><td>{}</td><td>{}</td><td>{:.1} / {:.1}</td><td>{:.1} / {:.1}</td>\
              <td>{:.0} / {:.0}</td><td>{:.2}</td><td>{:.3}</td><td>{:.2}</td>\
-             <td>{:.3} / {:.3}</td><td>{:.3} / {:.3}</td><td>{:.0}</td><td>{:.1}</td><td>{}</td></tr>",
+             <td>{:.3} / {:.3} / {:.3}</td><td>{:.3} / {:.3}</td><td>{:.0}</td><td>{:.1}</td><td>{}</td></tr>",
             r.players, r.period_ms, r.native_ip_kbps, r.native_eth_kbps, r.mux_ip_kbps,
             r.mux_eth_kbps, r.native_pps, r.mux_pps, r.k_mean, r.p_single, r.mh_rh,
-            r.bwr_measured, r.bwr_formula, r.bwr_measured_l2tp, r.bwr_formula_l2tp,
+            r.bwr_measured, r.bwr_formula, r.bwr_predicted, r.bwr_measured_l2tp, r.bwr_formula_l2tp,
             r.mean_bundle_bytes, r.mean_hold_ms, r.exact,
         );
     }

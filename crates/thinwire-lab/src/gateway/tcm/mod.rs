@@ -93,6 +93,10 @@ pub struct BwrRow {
     pub bwr_measured_l2tp: f64,
     /// Eq. 1 with CH = 25 B.
     pub bwr_formula_l2tp: f64,
+    /// Eq. 1 predicted a priori (CH = 59 B): k from Poisson arrivals at the observed packet
+    /// rate (`KStats::poisson`), MH + RH = 6 B (a steady COMPRESSED record), the mean payload.
+    /// Unlike `bwr_formula` it observes no period, so it tests the paper's model.
+    pub bwr_predicted: f64,
     /// Mean MH + RH per bundled packet (record length prefix + compressed header), bytes.
     pub mh_rh: f64,
     /// E\[k\] over non-empty periods.
@@ -301,6 +305,14 @@ fn row(players: usize, t: Duration, d: Duration, tot: &Totals, hold: Duration, n
         bwr_formula: formula(CH_THINWIRE),
         bwr_measured_l2tp: mux_bytes(CH_L2TP) / native,
         bwr_formula_l2tp: formula(CH_L2TP),
+        bwr_predicted: bwr(&BwrInputs {
+            k: KStats::poisson(n as f64 * t.as_secs_f64() / secs),
+            ch: CH_THINWIRE as f64 + 1.0,
+            nh: NH as f64,
+            mh: 1.0,
+            rh: 5.0,
+            payload,
+        }),
         mh_rh,
         k_mean: k.mean,
         p_single: k.p_single,
