@@ -137,12 +137,15 @@ impl RecvChannel {
     }
 
     /// Handles one message frame (`seq` already expanded; `None` on unreliable channels).
+    /// `payload` may share the whole packet's buffer: what is delivered at once is handed out
+    /// as is, what is held (for order or reassembly) is copied to its own buffer, so memory
+    /// held is what the receive budget counts.
     pub(crate) fn on_frame(
         &mut self,
         seq: Option<u64>,
         key: Option<u64>,
         fragment: Option<(u32, u32)>,
-        payload: &[u8],
+        payload: Bytes,
         out: &mut Vec<Delivered>,
     ) -> RecvOutcome {
         let Some(seq) = seq else {
@@ -153,7 +156,7 @@ impl RecvChannel {
             out.push(Delivered {
                 seq: None,
                 key: None,
-                data: Bytes::copy_from_slice(payload),
+                data: payload,
             });
             return RecvOutcome::Accepted;
         };
@@ -167,12 +170,12 @@ impl RecvChannel {
             return RecvOutcome::Refused;
         }
         let data = match fragment {
-            None => Bytes::copy_from_slice(payload),
+            None => payload,
             Some((index, count)) => {
                 if !self.kind.is_reliable() {
                     return RecvOutcome::Refused;
                 }
-                match self.reassemble(seq, index, count, payload) {
+                match self.reassemble(seq, index, count, &payload) {
                     Ok(Some(data)) => data,
                     Ok(None) => {
                         self.note_seen(seq);
@@ -256,7 +259,7 @@ impl RecvChannel {
                     }
                 } else {
                     self.buffered_bytes += data.len();
-                    waiting.insert(seq, (key, data));
+                    waiting.insert(seq, (key, Bytes::copy_from_slice(&data)));
                 }
             }
             Rule::Unordered { below, seen } => {
@@ -377,7 +380,13 @@ mod tests {
 
     fn feed(ch: &mut RecvChannel, seq: u64, key: Option<u64>) -> (RecvOutcome, Vec<u64>) {
         let mut out = Vec::new();
-        let r = ch.on_frame(Some(seq), key, None, &seq.to_be_bytes(), &mut out);
+        let r = ch.on_frame(
+            Some(seq),
+            key,
+            None,
+            Bytes::copy_from_slice(&seq.to_be_bytes()),
+            &mut out,
+        );
         (r, out.iter().filter_map(|d| d.seq).collect())
     }
 
@@ -426,15 +435,33 @@ mod tests {
         let mut ch = RecvChannel::new(ChannelKind::ReliableOrdered, 16);
         let mut out = Vec::new();
         assert_eq!(
-            ch.on_frame(Some(0), None, Some((1, 2)), b"def", &mut out),
+            ch.on_frame(
+                Some(0),
+                None,
+                Some((1, 2)),
+                Bytes::from_static(b"def"),
+                &mut out
+            ),
             RecvOutcome::Accepted
         );
         assert_eq!(
-            ch.on_frame(Some(0), None, Some((1, 2)), b"def", &mut out),
+            ch.on_frame(
+                Some(0),
+                None,
+                Some((1, 2)),
+                Bytes::from_static(b"def"),
+                &mut out
+            ),
             RecvOutcome::Duplicate
         );
         assert!(out.is_empty());
-        ch.on_frame(Some(0), None, Some((0, 2)), b"abc", &mut out);
+        ch.on_frame(
+            Some(0),
+            None,
+            Some((0, 2)),
+            Bytes::from_static(b"abc"),
+            &mut out,
+        );
         assert_eq!(out[0].data, Bytes::from_static(b"abcdef"));
         assert_eq!(ch.buffered_bytes, 0);
     }

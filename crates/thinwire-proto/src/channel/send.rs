@@ -1,6 +1,7 @@
 //! The send side of a channel: messages awaiting transmission or acknowledgement.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, VecDeque};
+use std::ops::{Deref, DerefMut};
 
 use bytes::Bytes;
 
@@ -18,13 +19,50 @@ pub(crate) struct FragState {
     pub(crate) bundled: u8,
 }
 
+/// The fragments' states: inline for the usual single-fragment message (no allocation per
+/// message), boxed for a fragmented one.
+#[derive(Debug, Clone)]
+pub(crate) enum Frags {
+    One(FragState),
+    Many(Box<[FragState]>),
+}
+
+impl Frags {
+    fn new(count: usize) -> Self {
+        if count == 1 {
+            Frags::One(FragState::default())
+        } else {
+            Frags::Many(vec![FragState::default(); count].into_boxed_slice())
+        }
+    }
+}
+
+impl Deref for Frags {
+    type Target = [FragState];
+    fn deref(&self) -> &[FragState] {
+        match self {
+            Frags::One(f) => std::slice::from_ref(f),
+            Frags::Many(b) => b,
+        }
+    }
+}
+
+impl DerefMut for Frags {
+    fn deref_mut(&mut self) -> &mut [FragState] {
+        match self {
+            Frags::One(f) => std::slice::from_mut(f),
+            Frags::Many(b) => b,
+        }
+    }
+}
+
 /// A message being sent.
 #[derive(Debug, Clone)]
 pub(crate) struct OutMessage {
     pub(crate) data: Bytes,
     pub(crate) key: Option<u64>,
     pub(crate) frag_size: usize,
-    pub(crate) frags: Vec<FragState>,
+    pub(crate) frags: Frags,
     pub(crate) acked_frags: u32,
     /// Whether any fragment was ever transmitted (for statistics of first transmissions).
     pub(crate) sent_frags: u32,
@@ -46,12 +84,90 @@ impl OutMessage {
     }
 }
 
+/// The messages of a channel still held, by sequence number: a window from the oldest held to
+/// the newest, with a hole for each one gone (acknowledged, replaced or sent unreliably).
+/// Sequence numbers are consecutive, so finding a message is an index, adding one a push at
+/// the back, and the usual removal (the oldest) a pop at the front: nothing is allocated per
+/// message once the window has grown to the channel's usual backlog.
+#[derive(Debug, Default)]
+pub(crate) struct Window {
+    /// Entry `i` is message `base + i`.
+    slots: VecDeque<Option<OutMessage>>,
+    base: u64,
+    held: usize,
+}
+
+impl Window {
+    /// Messages held.
+    pub(crate) fn len(&self) -> usize {
+        self.held
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.held == 0
+    }
+
+    /// Sequence numbers the window spans, holes included (what bounds its memory).
+    pub(crate) fn span(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn index(&self, seq: u64) -> Option<usize> {
+        let i = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        (i < self.slots.len()).then_some(i)
+    }
+
+    pub(crate) fn get(&self, seq: u64) -> Option<&OutMessage> {
+        self.slots[self.index(seq)?].as_ref()
+    }
+
+    pub(crate) fn get_mut(&mut self, seq: u64) -> Option<&mut OutMessage> {
+        let i = self.index(seq)?;
+        self.slots[i].as_mut()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn contains(&self, seq: u64) -> bool {
+        self.get(seq).is_some()
+    }
+
+    /// Adds message `seq`, which must be newer than every message added before.
+    fn push(&mut self, seq: u64, msg: OutMessage) {
+        if self.slots.is_empty() {
+            self.base = seq;
+        }
+        while self.base + (self.slots.len() as u64) < seq {
+            self.slots.push_back(None);
+        }
+        self.slots.push_back(Some(msg));
+        self.held += 1;
+    }
+
+    fn remove(&mut self, seq: u64) -> Option<OutMessage> {
+        let i = self.index(seq)?;
+        let msg = self.slots[i].take()?;
+        self.held -= 1;
+        while matches!(self.slots.front(), Some(None)) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        Some(msg)
+    }
+
+    /// Gives back the memory of a window that is empty.
+    pub(crate) fn release_if_empty(&mut self) {
+        if self.held == 0 {
+            self.slots = VecDeque::new();
+        }
+    }
+}
+
 /// The send state of one channel.
 #[derive(Debug)]
 pub(crate) struct SendChannel {
     pub(crate) kind: ChannelKind,
     pub(crate) next_seq: u64,
-    pub(crate) msgs: BTreeMap<u64, OutMessage>,
+    pub(crate) msgs: Window,
     /// Latest-value channels: the unacknowledged value for each key.
     by_key: HashMap<u64, u64>,
     /// Largest sequence number the peer is known to have received.
@@ -65,7 +181,7 @@ impl SendChannel {
         Self {
             kind,
             next_seq: 0,
-            msgs: BTreeMap::new(),
+            msgs: Window::default(),
             by_key: HashMap::new(),
             largest_acked_seq: None,
             queued_bytes: 0,
@@ -94,13 +210,13 @@ impl SendChannel {
         };
         let count = data.len().div_ceil(frag_size).max(1);
         self.queued_bytes += data.len();
-        self.msgs.insert(
+        self.msgs.push(
             seq,
             OutMessage {
                 data,
                 key,
                 frag_size,
-                frags: vec![FragState::default(); count],
+                frags: Frags::new(count),
                 acked_frags: 0,
                 sent_frags: 0,
             },
@@ -110,7 +226,7 @@ impl SendChannel {
 
     /// Removes message `seq` (acknowledged, replaced, or sent once if unreliable).
     pub(crate) fn remove(&mut self, seq: u64) -> Option<OutMessage> {
-        let msg = self.msgs.remove(&seq)?;
+        let msg = self.msgs.remove(seq)?;
         self.queued_bytes -= msg.data.len();
         if let Some(k) = msg.key {
             if self.by_key.get(&k) == Some(&seq) {
@@ -122,7 +238,7 @@ impl SendChannel {
 
     /// The state of fragment `frag` of message `seq`, if the message is still held.
     pub(crate) fn frag(&self, seq: u64, frag: u32) -> Option<&FragState> {
-        self.msgs.get(&seq)?.frags.get(frag as usize)
+        self.msgs.get(seq)?.frags.get(frag as usize)
     }
 
     /// Fragment `frag` of `seq` reached the peer. Returns true if that completed the message
@@ -131,7 +247,7 @@ impl SendChannel {
         if self.kind.has_seq() && self.largest_acked_seq.is_none_or(|l| seq > l) {
             self.largest_acked_seq = Some(seq);
         }
-        let Some(msg) = self.msgs.get_mut(&seq) else {
+        let Some(msg) = self.msgs.get_mut(seq) else {
             return false;
         };
         let Some(f) = msg.frags.get_mut(frag as usize) else {
@@ -167,7 +283,7 @@ mod tests {
         assert_eq!(r, None);
         let (b, r) = ch.push(Bytes::from_static(b"pos2"), Some(7), 1000);
         assert_eq!(r, Some(a));
-        assert!(!ch.msgs.contains_key(&a));
+        assert!(!ch.msgs.contains(a));
         assert_eq!(ch.msgs.len(), 2);
         assert!(ch.on_chunk_acked(b, 0));
         // a later value for key 7 after the ack replaces nothing
@@ -179,7 +295,7 @@ mod tests {
     fn fragments_complete_message() {
         let mut ch = SendChannel::new(ChannelKind::ReliableOrdered);
         let (s, _) = ch.push(Bytes::from(vec![1u8; 2500]), None, 1000);
-        let m = &ch.msgs[&s];
+        let m = ch.msgs.get(s).unwrap();
         assert_eq!(m.frag_count(), 3);
         assert_eq!(m.frag_payload(2).len(), 500);
         assert!(!ch.on_chunk_acked(s, 0));

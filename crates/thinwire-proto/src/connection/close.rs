@@ -28,7 +28,7 @@ impl Connection {
     }
 
     pub(super) fn has_reliable_data(&self) -> bool {
-        self.deadline_tx.len() > 0
+        self.deadline.as_ref().is_some_and(|d| d.tx.len() > 0)
             || !self.retransmit.is_empty()
             || self
                 .send

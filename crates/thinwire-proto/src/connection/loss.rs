@@ -16,7 +16,8 @@ const THIN_LINEAR_RTOS: u32 = 6;
 impl Connection {
     pub(super) fn on_ack_frame(&mut self, now: Instant, ack: &AckFrame) {
         let largest_before = self.sent.largest_acked();
-        let acked = self.sent.on_ack(ack);
+        let mut acked = std::mem::take(&mut self.acked_scratch);
+        self.sent.on_ack(ack, &mut acked);
         let mut new_data_acked = false;
         for (pn, packet) in &acked {
             if packet.lost {
@@ -37,9 +38,15 @@ impl Connection {
                 }
             }
             if let Some(s) = packet.shard {
-                self.deadline_tx.on_acked(s);
+                if let Some(d) = &mut self.deadline {
+                    d.tx.on_acked(s);
+                }
             }
         }
+        for (_, packet) in acked.drain(..) {
+            self.sent.recycle(packet.chunks);
+        }
+        self.acked_scratch = acked;
         if new_data_acked {
             self.backoff = 0;
             self.rto_streak = 0;
@@ -71,28 +78,29 @@ impl Connection {
 
     pub(super) fn detect_losses(&mut self, now: Instant) {
         let rule = self.loss_rule();
-        let (lost, next) = self.sent.detect_lost(now, rule);
-        self.loss_time = next;
+        let mut lost = std::mem::take(&mut self.acked_scratch);
+        self.loss_time = self.sent.detect_lost(now, rule, &mut lost);
         if rule.thin {
             self.stats.thin_fast_losses += lost.len() as u64;
         }
-        for (pn, packet) in lost {
+        for (pn, packet) in lost.drain(..) {
             self.on_packet_lost(now, pn, packet);
         }
+        self.acked_scratch = lost;
     }
 
     pub(super) fn on_packet_lost(&mut self, now: Instant, pn: u64, packet: SentPacket) {
         self.stats.packets_lost += 1;
         self.note_loss_sample(true);
         self.cc.on_loss(packet.time_sent, now);
-        for c in packet.chunks {
+        for &c in &packet.chunks {
             let Some(ch) = self.send.get_mut(c.channel as usize) else {
                 continue;
             };
             if !ch.kind.is_reliable() {
                 continue;
             }
-            let Some(msg) = ch.msgs.get_mut(&c.seq) else {
+            let Some(msg) = ch.msgs.get_mut(c.seq) else {
                 continue;
             };
             let Some(f) = msg.frags.get_mut(c.frag as usize) else {
@@ -103,6 +111,7 @@ impl Connection {
                 self.retransmit.push_back(c);
             }
         }
+        self.sent.recycle(packet.chunks);
     }
 
     pub(super) fn rto_deadline(&self) -> Option<Instant> {

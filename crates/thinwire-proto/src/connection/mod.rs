@@ -122,6 +122,15 @@ pub(crate) struct ClientParams {
     pub(crate) accept: Vec<u8>,
 }
 
+/// A connection's deadline delivery: both directions and the channel defaults.
+#[derive(Debug)]
+struct Deadline {
+    tx: DeadlineSender,
+    rx: DeadlineReceiver,
+    /// Per channel: deadline options that every `send` on it uses by default.
+    channel_default: Vec<Option<DeadlineOptions>>,
+}
+
 /// A connection.
 #[derive(Debug)]
 pub(crate) struct Connection {
@@ -142,7 +151,9 @@ pub(crate) struct Connection {
     path: path::PathState,
     config: Arc<TransportConfig>,
     channels: Vec<ChannelKind>,
+    /// The channels' send states, made at the first message sent (`ensure_send`).
     send: Vec<SendChannel>,
+    /// The channels' receive states, made at the first message received (`ensure_recv`).
     recv: Vec<RecvChannel>,
     /// New message data in the order the application sent it.
     pending: VecDeque<ChunkRef>,
@@ -176,13 +187,20 @@ pub(crate) struct Connection {
     /// A retransmission timeout fired: one packet may go regardless of the congestion window.
     probe_due: bool,
     events: Vec<Event>,
-    deadline_tx: DeadlineSender,
-    deadline_rx: DeadlineReceiver,
-    /// Per channel: deadline options that every `send` on it uses by default.
-    channel_deadline: Vec<Option<DeadlineOptions>>,
+    /// Deadline delivery's state, made when the connection first sends or receives a deadline
+    /// message (most connections never do).
+    deadline: Option<Box<Deadline>>,
+    /// Where deadline policies are looked up.
+    policies: PolicyCache,
     loss_samples: u64,
     stats: ConnectionStats,
     delivered_scratch: Vec<Delivered>,
+    /// Packets acknowledged or declared lost by the current ACK (kept for its capacity).
+    acked_scratch: Vec<(u64, crate::recovery::SentPacket)>,
+    /// The frames of the packet being received (kept for its capacity).
+    frame_scratch: Vec<crate::wire::Frame<'static>>,
+    /// Idle memory was given back since the last packet (the Trim timer is off).
+    trimmed: bool,
 }
 
 impl Connection {
@@ -208,11 +226,6 @@ impl Connection {
             retransmitted: false,
             started: now,
         };
-        let send = channels.iter().map(|k| SendChannel::new(*k)).collect();
-        let recv = channels
-            .iter()
-            .map(|k| RecvChannel::new(*k, config.max_latest_keys))
-            .collect();
         Self {
             side,
             state,
@@ -226,8 +239,8 @@ impl Connection {
             seed,
             path: path::PathState::default(),
             channels,
-            send,
-            recv,
+            send: Vec::new(),
+            recv: Vec::new(),
             pending: VecDeque::new(),
             retransmit: VecDeque::new(),
             unacked_order: VecDeque::new(),
@@ -251,12 +264,14 @@ impl Connection {
             ping_due: false,
             probe_due: false,
             events: Vec::new(),
-            deadline_tx: DeadlineSender::new(policies),
-            deadline_rx: DeadlineReceiver::default(),
-            channel_deadline: Vec::new(),
+            deadline: None,
+            policies,
             loss_samples: 0,
             stats: ConnectionStats::default(),
             delivered_scratch: Vec::new(),
+            acked_scratch: Vec::new(),
+            frame_scratch: Vec::new(),
+            trimmed: false,
             config,
         }
     }
@@ -364,11 +379,44 @@ impl Connection {
         self.events.drain(..).for_each(&mut f);
     }
 
-    /// Whether the peer opened the connection (a server's connection).
+    /// Makes the channels' send states, at the first message sent: a connection that never
+    /// sends holds none.
+    fn ensure_send(&mut self) {
+        if self.send.is_empty() {
+            self.send = self.channels.iter().map(|k| SendChannel::new(*k)).collect();
+        }
+    }
+
+    /// Makes the channels' receive states, at the first message received.
+    fn ensure_recv(&mut self) {
+        if self.recv.is_empty() {
+            let keys = self.config.max_latest_keys;
+            self.recv = self
+                .channels
+                .iter()
+                .map(|k| RecvChannel::new(*k, keys))
+                .collect();
+        }
+    }
+
+    /// The deadline state, made on first use.
+    fn deadline_mut(&mut self) -> &mut Deadline {
+        let policies = &self.policies;
+        self.deadline.get_or_insert_with(|| {
+            Box::new(Deadline {
+                tx: DeadlineSender::new(policies.clone()),
+                rx: DeadlineReceiver::default(),
+                channel_default: Vec::new(),
+            })
+        })
+    }
+
+    /// Sets how many flows this connection carries (congestion weight).
     pub(crate) fn set_congestion_weight(&mut self, flows: u32) {
         self.cc.set_weight(flows);
     }
 
+    /// Whether the peer opened the connection (a server's connection).
     pub(crate) fn is_incoming(&self) -> bool {
         self.side == Side::Server
     }
@@ -402,14 +450,16 @@ impl Connection {
 
     pub(crate) fn stats(&self) -> ConnectionStats {
         let mut s = self.stats.clone();
-        let d = &self.deadline_tx.stats;
-        s.deadline_messages_sent = d.messages;
-        s.deadline_completed = d.completed;
-        s.deadline_abandoned = d.abandoned;
-        s.payload_bytes_first += d.data_bytes_first;
-        s.payload_bytes_retransmitted += d.bytes_repeated;
-        s.payload_bytes_parity = d.parity_bytes;
-        s.parity_shards = d.parity_shards;
+        if let Some(d) = &self.deadline {
+            let d = &d.tx.stats;
+            s.deadline_messages_sent = d.messages;
+            s.deadline_completed = d.completed;
+            s.deadline_abandoned = d.abandoned;
+            s.payload_bytes_first += d.data_bytes_first;
+            s.payload_bytes_retransmitted += d.bytes_repeated;
+            s.payload_bytes_parity = d.parity_bytes;
+            s.parity_shards = d.parity_shards;
+        }
         if let Some(k) = &self.keys {
             s.key_updates_sent = k.updates_sent;
             s.key_updates_received = k.updates_received;
@@ -422,15 +472,18 @@ impl Connection {
         s.in_flight = self.sent.in_flight();
         s.thin = self.is_thin();
         s.channels = self
-            .send
+            .channels
             .iter()
-            .zip(&self.recv)
-            .map(|(tx, rx)| ChannelStats {
-                kind: tx.kind,
-                send_queue_messages: tx.msgs.len(),
-                send_queue_bytes: tx.queued_bytes,
-                recv_waiting_messages: rx.waiting_messages(),
-                recv_buffered_bytes: rx.buffered_bytes,
+            .enumerate()
+            .map(|(i, &kind)| {
+                let (tx, rx) = (self.send.get(i), self.recv.get(i));
+                ChannelStats {
+                    kind,
+                    send_queue_messages: tx.map_or(0, |c| c.msgs.len()),
+                    send_queue_bytes: tx.map_or(0, |c| c.queued_bytes),
+                    recv_waiting_messages: rx.map_or(0, RecvChannel::waiting_messages),
+                    recv_buffered_bytes: rx.map_or(0, |c| c.buffered_bytes),
+                }
             })
             .collect();
         s

@@ -36,7 +36,8 @@ struct Probe {
 /// The connection's path-validation state.
 #[derive(Debug, Default)]
 pub(super) struct PathState {
-    probe: Option<Probe>,
+    /// Boxed: most connections never move.
+    probe: Option<Box<Probe>>,
     /// A PATH_RESPONSE to send, and where.
     response: Option<(SocketAddr, [u8; PATH_DATA_LEN])>,
     challenges: u64,
@@ -65,14 +66,14 @@ impl Connection {
         h.update(self.path.challenges.to_be_bytes());
         let mut data = [0u8; PATH_DATA_LEN];
         data.copy_from_slice(&h.finalize()[..PATH_DATA_LEN]);
-        self.path.probe = Some(Probe {
+        self.path.probe = Some(Box::new(Probe {
             addr: from,
             data,
             bytes_in: len,
             bytes_out: 0,
             sent_at: None,
             tries: 0,
-        });
+        }));
     }
 
     /// The peer challenges the path a packet came on: echo it there.

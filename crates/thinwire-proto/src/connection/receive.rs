@@ -4,12 +4,18 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use bytes::Bytes;
+
 use super::{Connection, State};
 use crate::channel::{RecvChannel, RecvOutcome};
 use crate::deadline::ShardOutcome;
 use crate::error::DisconnectReason;
 use crate::event::{Event, Message};
 use crate::wire::{self, Frame};
+
+/// Packets carrying only unreliable messages acknowledged together, at most (sooner when the
+/// ACK delay runs out, data goes back, or a packet arrives out of order).
+pub(crate) const UNRELIABLE_ACK_EVERY: u32 = 8;
 
 /// What the walk over a packet's frames found.
 #[derive(Debug, Default)]
@@ -18,9 +24,48 @@ struct Inspection {
     /// or one without a sequence number.
     frees_buffer: bool,
     ack_eliciting: bool,
+    /// An ack-eliciting frame other than an unreliable message: reliable data, a PING, a
+    /// path frame, a shard. Packets with only unreliable messages are acknowledged lazily.
+    prompt_ack: bool,
     has_shard: bool,
     /// Fragments of messages not yet under reassembly: each would start a partial message.
     new_partials: usize,
+}
+
+/// An emptied frame list, for the frames of another packet: the same allocation (the
+/// standard library collects a vector into itself in place when the element layout is the
+/// same), with the borrow of the old packet gone.
+#[allow(clippy::unnecessary_filter_map)] // the closure changes the element's lifetime
+fn reuse<'b>(mut frames: Vec<Frame<'_>>) -> Vec<Frame<'b>> {
+    frames.clear();
+    frames.into_iter().filter_map(|_| None).collect()
+}
+
+/// A packet's opened payload and, once a message needed it, one shared copy of it: every
+/// message of the packet is a slice of that copy (one allocation per packet, none per
+/// message).
+struct SharedPayload<'a> {
+    payload: &'a [u8],
+    bytes: Option<Bytes>,
+}
+
+impl SharedPayload<'_> {
+    /// `part` (a sub-slice of the payload) as a slice of the shared copy.
+    fn slice(&mut self, part: &[u8]) -> Bytes {
+        let offset = (part.as_ptr() as usize).wrapping_sub(self.payload.as_ptr() as usize);
+        if offset
+            .checked_add(part.len())
+            .is_none_or(|end| end > self.payload.len())
+        {
+            // not from this payload (never happens): a copy of its own
+            return Bytes::copy_from_slice(part);
+        }
+        let payload = self.payload;
+        let whole = self
+            .bytes
+            .get_or_insert_with(|| Bytes::copy_from_slice(payload));
+        whole.slice(offset..offset + part.len())
+    }
 }
 
 /// A short-header packet as the endpoint hands it over: parsed header fields, the header
@@ -67,7 +112,7 @@ impl Connection {
             return true;
         }
         // Parse and validate the whole packet before acting on any of it.
-        let mut frames = Vec::new();
+        let mut frames = reuse(std::mem::take(&mut self.frame_scratch));
         let Some(seen) = self.inspect(payload, &mut frames) else {
             // authenticated but malformed: a broken or hostile peer, never the network
             self.stats.malformed_packets += 1;
@@ -102,27 +147,41 @@ impl Connection {
         }
         let out_of_order = self.rx.insert(pn, now);
         self.last_rx = now;
+        self.trimmed = false;
         self.stats.packets_received += 1;
         self.stats.bytes_received += datagram_len as u64;
         if packet.from != self.remote {
             let newest = self.rx.largest() == Some(pn);
             self.on_packet_from_new_address(packet.from, datagram_len, newest);
         }
-        self.apply_frames(now, packet.from, frames, &seen, out_of_order);
+        self.apply_frames(
+            now,
+            packet.from,
+            (payload, &mut frames),
+            &seen,
+            out_of_order,
+        );
+        self.frame_scratch = reuse(frames);
         true
     }
 
-    /// Applies a validated packet's frames, then decides when to acknowledge it.
-    fn apply_frames(
+    /// Applies a validated packet's frames (parsed from `payload`), then decides when to
+    /// acknowledge it.
+    fn apply_frames<'a>(
         &mut self,
         now: Instant,
         from: SocketAddr,
-        frames: Vec<Frame<'_>>,
+        (payload, frames): (&'a [u8], &mut Vec<Frame<'a>>),
         seen: &Inspection,
         out_of_order: bool,
     ) {
         let mut completed = false;
-        for frame in frames {
+        // the packet's messages share one copy of it, made at the first message
+        let mut shared = SharedPayload {
+            payload,
+            bytes: None,
+        };
+        for frame in frames.drain(..) {
             match frame {
                 Frame::Ack(ack) => self.on_ack_frame(now, &ack),
                 Frame::Close { code, reason } => {
@@ -137,7 +196,7 @@ impl Connection {
                     self.update_timers();
                     return;
                 }
-                Frame::Message(m) => completed |= self.on_message_frame(m),
+                Frame::Message(m) => completed |= self.on_message_frame(m, &mut shared),
                 // acknowledgements of deadline shards are never delayed (seen.has_shard)
                 Frame::Shard(f) => self.on_shard_frame(&f),
                 Frame::PathChallenge(data) => self.on_path_challenge(from, data),
@@ -147,8 +206,16 @@ impl Connection {
         }
         if seen.ack_eliciting {
             self.rx.unacked_eliciting += 1;
-            let immediate_rule = seen.has_shard || (self.config.immediate_ack && completed);
-            if out_of_order || immediate_rule || self.rx.unacked_eliciting >= 2 {
+            // Unreliable data is never retransmitted: its ACK only feeds the RTT, the loss
+            // estimate and the congestion window, so it waits up to the ACK delay for data
+            // going back to ride on, or for UNRELIABLE_ACK_EVERY such packets.
+            let (immediate_rule, every) = if seen.prompt_ack {
+                let completed = self.config.immediate_ack && completed;
+                (seen.has_shard || completed, 2)
+            } else {
+                (false, UNRELIABLE_ACK_EVERY)
+            };
+            if out_of_order || immediate_rule || self.rx.unacked_eliciting >= every {
                 self.rx.immediate = true;
             } else if self.rx.deadline.is_none() {
                 self.rx.deadline = Some(now + self.config.max_ack_delay);
@@ -169,7 +236,16 @@ impl Connection {
             match &f {
                 Frame::Ack(a) if a.largest >= self.next_pn => return None,
                 Frame::Message(m) => {
-                    let ch = &self.recv[m.channel as usize];
+                    // a channel that received nothing yet is in its initial state
+                    let fresh;
+                    let ch = match self.recv.get(m.channel as usize) {
+                        Some(ch) => ch,
+                        None => {
+                            let kind = self.channels[m.channel as usize];
+                            fresh = RecvChannel::new(kind, self.config.max_latest_keys);
+                            &fresh
+                        }
+                    };
                     match m.seq {
                         Some(s) => {
                             let seq = wire::seq_expand(s, ch.expected());
@@ -189,19 +265,29 @@ impl Connection {
                 _ => {}
             }
             seen.ack_eliciting |= f.is_ack_eliciting();
+            seen.prompt_ack |= match &f {
+                Frame::Message(m) => self.channels[m.channel as usize].is_reliable(),
+                f => f.is_ack_eliciting(),
+            };
             frames.push(f);
         }
         Some(seen)
     }
 
     /// Returns whether a message was delivered.
-    pub(super) fn on_message_frame(&mut self, m: wire::MessageFrame<'_>) -> bool {
+    fn on_message_frame(
+        &mut self,
+        m: wire::MessageFrame<'_>,
+        shared: &mut SharedPayload<'_>,
+    ) -> bool {
+        let data = shared.slice(m.payload);
         let idx = m.channel as usize;
+        self.ensure_recv();
         let ch = &mut self.recv[idx];
         let seq = m.seq.map(|s| wire::seq_expand(s, ch.expected()));
         let frag = m.fragment.map(|f| (f.index, f.count));
         let mut out = std::mem::take(&mut self.delivered_scratch);
-        match ch.on_frame(seq, m.key, frag, m.payload, &mut out) {
+        match ch.on_frame(seq, m.key, frag, data, &mut out) {
             RecvOutcome::Accepted => {}
             RecvOutcome::Duplicate => self.stats.duplicate_frames += 1,
             RecvOutcome::Refused => self.stats.refused_frames += 1,
@@ -222,7 +308,8 @@ impl Connection {
     }
 
     pub(super) fn on_shard_frame(&mut self, f: &wire::ShardFrame<'_>) {
-        match self.deadline_rx.on_shard(f, self.rtt.srtt() / 2) {
+        let half_rtt = self.rtt.srtt() / 2;
+        match self.deadline_mut().rx.on_shard(f, half_rtt) {
             ShardOutcome::Stored => {}
             ShardOutcome::Duplicate => self.stats.duplicate_frames += 1,
             ShardOutcome::Refused => self.stats.refused_frames += 1,

@@ -34,10 +34,12 @@ impl Connection {
         if opts.is_some_and(|o| !o.is_valid()) {
             return Err(SendError::InvalidDeadline);
         }
-        if self.channel_deadline.len() < self.channels.len() {
-            self.channel_deadline.resize(self.channels.len(), None);
+        let count = self.channels.len();
+        let defaults = &mut self.deadline_mut().channel_default;
+        if defaults.len() < count {
+            defaults.resize(count, None);
         }
-        self.channel_deadline[channel as usize] = opts;
+        defaults[channel as usize] = opts;
         Ok(())
     }
 
@@ -51,10 +53,9 @@ impl Connection {
     ) -> Result<(), SendError> {
         if key.is_none() {
             if let Some(opts) = self
-                .channel_deadline
-                .get(channel as usize)
-                .copied()
-                .flatten()
+                .deadline
+                .as_ref()
+                .and_then(|d| d.channel_default.get(channel as usize).copied().flatten())
             {
                 return self.send_deadline(now, channel, data, opts).map(|_| ());
             }
@@ -98,13 +99,14 @@ impl Connection {
                 max,
             });
         }
+        self.ensure_send();
         let queued: usize = self.send.iter().map(|c| c.queued_bytes).sum();
         let ch = &mut self.send[channel as usize];
-        if queued + data.len() > self.config.send_buffer || ch.msgs.len() >= SEND_WINDOW {
+        if queued + data.len() > self.config.send_buffer || ch.msgs.span() >= SEND_WINDOW {
             return Err(SendError::BufferFull);
         }
         let (seq, _replaced) = ch.push(data, key, frag_size);
-        let msg = &mut ch.msgs.get_mut(&seq).expect("just pushed");
+        let msg = &mut ch.msgs.get_mut(seq).expect("just pushed");
         for (frag, state) in msg.frags.iter_mut().enumerate() {
             state.queued = true;
             self.pending.push_back(ChunkRef {
@@ -113,7 +115,7 @@ impl Connection {
                 frag: frag as u32,
             });
         }
-        self.update_timers();
+        // queued data changes no timer: the next `poll_transmit` re-arms them
         Ok(())
     }
 
@@ -148,7 +150,10 @@ impl Connection {
             });
         }
         let ctx = self.stage_context();
-        let id = self.deadline_tx.push(now, channel, &data, opts, shard, ctx);
+        let id = self
+            .deadline_mut()
+            .tx
+            .push(now, channel, &data, opts, shard, ctx);
         self.update_timers();
         Ok(id)
     }

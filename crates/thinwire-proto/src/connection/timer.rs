@@ -29,9 +29,15 @@ pub(crate) enum Timer {
     Deadline = 8,
     /// A PATH_CHALLENGE to a new peer address went unanswered: send it again or give up.
     PathProbe = 9,
+    /// Nothing was sent or received for [`TRIM_AFTER`]: give back the memory an idle
+    /// connection does not need (expanded keys, emptied queues' capacity).
+    Trim = 10,
 }
 
-const COUNT: usize = 10;
+const COUNT: usize = 11;
+
+/// How long a connection is quiet before it gives back its idle memory.
+pub(crate) const TRIM_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Deadlines of all timers.
 #[derive(Debug, Default, Clone)]
@@ -63,6 +69,7 @@ impl TimerTable {
             Timer::Drain,
             Timer::Deadline,
             Timer::PathProbe,
+            Timer::Trim,
         ];
         let mut due = [false; COUNT];
         for t in ALL {
@@ -96,16 +103,48 @@ impl Connection {
                 Timer::Close => self.stop_closing(now),
                 Timer::Deadline => {
                     let ctx = self.stage_context();
-                    self.deadline_tx.on_timeout(now, ctx);
+                    if let Some(d) = &mut self.deadline {
+                        d.tx.on_timeout(now, ctx);
+                    }
                 }
                 Timer::Drain => self.drained(),
                 Timer::PathProbe => self.on_path_timeout(),
+                Timer::Trim => self.trim(now),
             }
             if self.state == State::Closed {
                 break;
             }
         }
         self.update_timers();
+    }
+
+    /// The connection has been quiet for [`TRIM_AFTER`]: drops the expanded keys, the
+    /// capacity of every empty queue, the Accept once the client cannot ask for it again, and
+    /// the scratch lists. The next packet makes again what it needs.
+    fn trim(&mut self, now: Instant) {
+        self.trimmed = true;
+        if let Some(k) = &mut self.keys {
+            k.release_idle();
+        }
+        if now >= self.handshake.started + self.config.handshake_timeout {
+            self.accept_packet = None;
+        }
+        self.events = Vec::new();
+        self.delivered_scratch = Vec::new();
+        self.acked_scratch = Vec::new();
+        self.frame_scratch = Vec::new();
+        for q in [&mut self.pending, &mut self.retransmit] {
+            if q.is_empty() {
+                *q = std::collections::VecDeque::new();
+            }
+        }
+        if self.unacked_order.iter().all(|&c| !self.chunk_unacked(c)) {
+            self.unacked_order = std::collections::VecDeque::new();
+        }
+        for ch in &mut self.send {
+            ch.msgs.release_if_empty();
+        }
+        self.sent.release_idle();
     }
 
     pub(super) fn update_timers(&mut self) {
@@ -145,7 +184,16 @@ impl Connection {
                     t.set(Timer::Keepalive, Some(self.last_tx + interval));
                 }
                 t.set(Timer::Idle, Some(self.last_rx + cfg.idle_timeout));
-                t.set(Timer::Deadline, self.deadline_tx.next_timeout());
+                if !self.trimmed {
+                    t.set(
+                        Timer::Trim,
+                        Some(self.last_rx.max(self.last_tx) + TRIM_AFTER),
+                    );
+                }
+                t.set(
+                    Timer::Deadline,
+                    self.deadline.as_ref().and_then(|d| d.tx.next_timeout()),
+                );
                 t.set(Timer::PathProbe, self.path_timeout());
                 if let (State::Closing { .. }, Some(s)) = (&self.state, self.close_started) {
                     t.set(Timer::Close, Some(s + cfg.close_timeout));

@@ -48,6 +48,7 @@ impl Connection {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;
         self.last_tx = now;
+        self.trimmed = false;
         self.update_timers();
         Some(to)
     }
@@ -144,7 +145,11 @@ impl Connection {
             self.write_ack(now, buf);
         }
         let room = self.frame_room().saturating_sub(buf.len());
-        let Some(shard) = self.deadline_tx.write_next(now, buf, room) else {
+        let shard = self
+            .deadline
+            .as_mut()
+            .and_then(|d| d.tx.write_next(now, buf, room));
+        let Some(shard) = shard else {
             buf.clear();
             return false;
         };
@@ -164,7 +169,8 @@ impl Connection {
     }
 
     fn write_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
-        if self.deadline_tx.has_pending() && self.write_shard(now, buf) {
+        if self.deadline.as_ref().is_some_and(|d| d.tx.has_pending()) && self.write_shard(now, buf)
+        {
             return true;
         }
         let may_send_data = self.probe_due || self.cc.can_send(self.sent.in_flight());
@@ -182,7 +188,7 @@ impl Connection {
         if want_ack || self.rx.changed {
             self.write_ack(now, buf);
         }
-        let mut chunks: Vec<ChunkRef> = Vec::new();
+        let mut chunks = self.sent.chunk_list();
         if may_send_data {
             self.fill_from_queue(pn, true, buf, max, &mut chunks);
             self.fill_from_queue(pn, false, buf, max, &mut chunks);
@@ -211,15 +217,18 @@ impl Connection {
                     shard: None,
                 },
             );
+        } else {
+            self.sent.recycle(chunks);
         }
         true
     }
 
     /// Whether chunk `c` still awaits its acknowledgement (its message neither acknowledged nor
     /// replaced).
-    fn chunk_unacked(&self, c: ChunkRef) -> bool {
-        self.send[c.channel as usize]
-            .frag(c.seq, c.frag)
+    pub(super) fn chunk_unacked(&self, c: ChunkRef) -> bool {
+        self.send
+            .get(c.channel as usize)
+            .and_then(|ch| ch.frag(c.seq, c.frag))
             .is_some_and(|f| !f.acked)
     }
 
@@ -307,7 +316,7 @@ impl Connection {
         let ch = &mut self.send[c.channel as usize];
         let kind = ch.kind;
         let compact = wire::seq_compact_ok(c.seq, ch.receiver_low(), ch.next_seq);
-        let Some(msg) = ch.msgs.get_mut(&c.seq) else {
+        let Some(msg) = ch.msgs.get_mut(c.seq) else {
             return false;
         };
         let count = msg.frag_count();

@@ -6,6 +6,7 @@
 //! under one key. The nonce layout is Noise's for each cipher (four zero bytes, then the number
 //! little-endian for ChaChaPoly, big-endian for AES-GCM).
 
+use std::cell::OnceCell;
 use std::fmt;
 
 use aes_gcm::Aes256Gcm;
@@ -95,11 +96,25 @@ fn aes_is_accelerated() -> bool {
     }
 }
 
+/// AES-256-GCM for one direction: the key, and its expanded schedule (992 bytes with the
+/// GHASH tables), made at the first packet and dropped while the connection is idle
+/// ([`PacketKeys::release_idle`]), so an idle connection holds 32 bytes per direction.
+struct LazyAes {
+    key: [u8; 32],
+    expanded: OnceCell<Box<Aes256Gcm>>,
+}
+
+impl LazyAes {
+    fn get(&self) -> &Aes256Gcm {
+        self.expanded
+            .get_or_init(|| Box::new(Aes256Gcm::new((&self.key).into())))
+    }
+}
+
 /// One direction's cipher.
 enum Cipher {
     ChaCha(ChaCha20Poly1305),
-    // boxed: the expanded AES key schedule is large and most connections never use it
-    Aes(Box<Aes256Gcm>),
+    Aes(LazyAes),
     Cleartext,
 }
 
@@ -107,8 +122,18 @@ impl Cipher {
     fn new(suite: CipherSuite, key: &[u8; 32]) -> Self {
         match suite {
             CipherSuite::ChaCha20Poly1305 => Cipher::ChaCha(ChaCha20Poly1305::new(key.into())),
-            CipherSuite::Aes256Gcm => Cipher::Aes(Box::new(Aes256Gcm::new(key.into()))),
+            CipherSuite::Aes256Gcm => Cipher::Aes(LazyAes {
+                key: *key,
+                expanded: OnceCell::new(),
+            }),
             CipherSuite::InsecureCleartext => Cipher::Cleartext,
+        }
+    }
+
+    /// Drops what can be derived again from the key.
+    fn release(&mut self) {
+        if let Cipher::Aes(a) = self {
+            a.expanded.take();
         }
     }
 }
@@ -145,9 +170,10 @@ pub(crate) struct PacketKeys {
     rx: Cipher,
     rx_secret: [u8; 32],
     rx_phase: bool,
-    rx_prev: Option<Cipher>,
+    /// Boxed, as `rx_next`: present only around a key update.
+    rx_prev: Option<Box<Cipher>>,
     /// The next receive generation, derived on the first packet of the other phase.
-    rx_next: Option<(Cipher, [u8; 32])>,
+    rx_next: Option<Box<(Cipher, [u8; 32])>>,
     update_after: u64,
     /// Key updates this side made, and saw its peer make.
     pub(crate) updates_sent: u64,
@@ -207,7 +233,7 @@ impl PacketKeys {
         let (header, body) = buf.split_at_mut(header_len);
         let tag = match &self.tx {
             Cipher::ChaCha(c) => c.encrypt_in_place_detached((&n).into(), header, body),
-            Cipher::Aes(c) => c.encrypt_in_place_detached((&n).into(), header, body),
+            Cipher::Aes(c) => c.get().encrypt_in_place_detached((&n).into(), header, body),
             Cipher::Cleartext => return,
         };
         // encryption fails only for bodies beyond 2^38 bytes, far above any datagram
@@ -237,7 +263,7 @@ impl PacketKeys {
             return open_with(self.rx_prev.as_ref()?, self.suite, pn, header, body);
         }
         let (cipher, secret) = match self.rx_next.take() {
-            Some(next) => next,
+            Some(next) => *next,
             None => {
                 let secret = next_secret(&self.rx_secret);
                 (Cipher::new(self.suite, &secret), secret)
@@ -245,14 +271,27 @@ impl PacketKeys {
         };
         let Some(len) = open_with(&cipher, self.suite, pn, header, body) else {
             // keep the derived key for the genuine update; a forgery changes nothing
-            self.rx_next = Some((cipher, secret));
+            self.rx_next = Some(Box::new((cipher, secret)));
             return None;
         };
-        self.rx_prev = Some(std::mem::replace(&mut self.rx, cipher));
+        self.rx_prev = Some(Box::new(std::mem::replace(&mut self.rx, cipher)));
         self.rx_secret = secret;
         self.rx_phase = phase;
         self.updates_received += 1;
         Some(len)
+    }
+}
+
+impl PacketKeys {
+    /// The connection went idle: drops the expanded key schedules (made again at the next
+    /// packet) and the previous receive generation (a packet of it this late is dropped).
+    pub(crate) fn release_idle(&mut self) {
+        self.tx.release();
+        self.rx.release();
+        self.rx_prev = None;
+        if let Some(next) = &mut self.rx_next {
+            next.0.release();
+        }
     }
 }
 
@@ -273,6 +312,7 @@ fn open_with(
             .decrypt_in_place_detached((&n).into(), header, frames, tag.into())
             .is_ok(),
         Cipher::Aes(c) => c
+            .get()
             .decrypt_in_place_detached((&n).into(), header, frames, tag.into())
             .is_ok(),
         Cipher::Cleartext => true,

@@ -240,7 +240,7 @@ impl Endpoint {
             LongPacket::Reset { cid, token, .. } => {
                 let believed = match self.by_remote.get(&(from, cid)).copied() {
                     Some(h) => {
-                        let ok = self.conns.get_mut(&h).is_some_and(|c| c.on_reset(&token));
+                        let ok = self.conns.get_mut(h).is_some_and(|c| c.on_reset(&token));
                         self.touched(h);
                         ok
                     }
@@ -313,7 +313,7 @@ impl Endpoint {
         let Some(&h) = self.by_cid.get(&cid) else {
             return false;
         };
-        let Some(c) = self.conns.get_mut(&h) else {
+        let Some(c) = self.conns.get_mut(h) else {
             return false;
         };
         let r = f(c);
@@ -347,7 +347,7 @@ impl Endpoint {
         // the address is proven from here on: refusals cannot be aimed at a victim
         if let Some(&h) = self.handshakes.get(&(from, client.instance, client.nonce)) {
             // our Accept was lost: say it again, unchanged
-            if let Some(c) = self.conns.get_mut(&h) {
+            if let Some(c) = self.conns.get_mut(h) {
                 c.resend_accept();
             }
             self.touched(h);
@@ -489,10 +489,9 @@ impl Endpoint {
         };
         let setup = self.setup(from, cid, params.channels, (client.instance, client.nonce));
         let conn = Connection::new_server(now, setup, client_params);
-        let h = self.new_handle();
+        let h = self.conns.insert(conn);
         self.register_incoming(h, from, &client, claims);
         self.by_cid.insert(cid, h);
-        self.conns.insert(h, conn);
         self.stats.connections_accepted += 1;
         self.touched(h);
     }

@@ -4,8 +4,9 @@
 mod handshake;
 mod limits;
 mod stats;
+mod table;
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +22,8 @@ use crate::error::{ConfigError, ConnectError, SendError};
 use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
 use limits::{Source, SourceLimits};
+use rustc_hash::FxHashMap;
+use table::ConnTable;
 
 pub use stats::EndpointStats;
 
@@ -79,15 +82,13 @@ pub struct Endpoint {
     /// Where a received datagram is opened in place.
     scratch: Vec<u8>,
     instance: u64,
-    next_handle: u64,
-    conns: HashMap<ConnectionHandle, Connection>,
-    by_cid: HashMap<ConnectionId, ConnectionHandle>,
+    /// The connections, their timers and which may have datagrams to send.
+    conns: ConnTable,
+    /// Connection ids are ours and random, so a fast unkeyed hash spreads them well (an
+    /// attacker chooses only the ids it looks up, never those stored).
+    by_cid: FxHashMap<ConnectionId, ConnectionHandle>,
     by_remote: HashMap<(SocketAddr, ConnectionId), ConnectionHandle>,
     handshakes: HashMap<(SocketAddr, u64, u64), ConnectionHandle>,
-    timers: BTreeSet<(Instant, ConnectionHandle)>,
-    timer_of: HashMap<ConnectionHandle, Instant>,
-    dirty: VecDeque<ConnectionHandle>,
-    dirty_set: HashSet<ConnectionHandle>,
     replies: VecDeque<(SocketAddr, Vec<u8>)>,
     events: VecDeque<(ConnectionHandle, Event)>,
     stats: EndpointStats,
@@ -133,15 +134,10 @@ impl Endpoint {
             rng,
             cookie_key,
             instance,
-            next_handle: 0,
-            conns: HashMap::new(),
-            by_cid: HashMap::new(),
+            conns: ConnTable::default(),
+            by_cid: FxHashMap::default(),
             by_remote: HashMap::new(),
             handshakes: HashMap::new(),
-            timers: BTreeSet::new(),
-            timer_of: HashMap::new(),
-            dirty: VecDeque::new(),
-            dirty_set: HashSet::new(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -160,23 +156,23 @@ impl Endpoint {
 
     /// Statistics of one connection.
     pub fn connection_stats(&self, conn: ConnectionHandle) -> Option<ConnectionStats> {
-        self.conns.get(&conn).map(Connection::stats)
+        self.conns.get(conn).map(Connection::stats)
     }
 
     /// The peer address of a connection (it follows NAT rebinding).
     pub fn remote_address(&self, conn: ConnectionHandle) -> Option<SocketAddr> {
-        self.conns.get(&conn).map(Connection::remote)
+        self.conns.get(conn).map(Connection::remote)
     }
 
     /// The channel classes of a connection.
     pub fn channels(&self, conn: ConnectionHandle) -> Option<&[ChannelKind]> {
-        self.conns.get(&conn).map(Connection::channels)
+        self.conns.get(conn).map(Connection::channels)
     }
 
     /// One connection's state (tests that look inside).
     #[cfg(any(test, feature = "testing"))]
     pub(crate) fn connection(&self, conn: ConnectionHandle) -> Option<&Connection> {
-        self.conns.get(&conn)
+        self.conns.get(conn)
     }
 
     /// The transport configuration in use.
@@ -198,7 +194,7 @@ impl Endpoint {
 
     /// The cipher suite protecting a connection's packets, once its handshake is done.
     pub fn cipher_suite(&self, conn: ConnectionHandle) -> Option<CipherSuite> {
-        self.conns.get(&conn).and_then(Connection::cipher_suite)
+        self.conns.get(conn).and_then(Connection::cipher_suite)
     }
 
     /// Tells the endpoint the current unix time (seconds since 1970), which only connect-token
@@ -249,12 +245,6 @@ impl Endpoint {
             policies: self.config.policy_cache.clone(),
             seed: self.rng.random(),
         }
-    }
-
-    fn new_handle(&mut self) -> ConnectionHandle {
-        let h = ConnectionHandle(self.next_handle);
-        self.next_handle += 1;
-        h
     }
 
     /// Opens a connection to the server at `remote` whose static public key is `server_key`,
@@ -311,9 +301,8 @@ impl Endpoint {
             initiator: None,
         };
         let conn = Connection::new_client(now, setup, client);
-        let h = self.new_handle();
+        let h = self.conns.insert(conn);
         self.by_cid.insert(cid, h);
-        self.conns.insert(h, conn);
         self.touched(h);
         Ok(h)
     }
@@ -357,7 +346,7 @@ impl Endpoint {
     ) -> Result<u64, SendError> {
         let c = self
             .conns
-            .get_mut(&conn)
+            .get_mut(conn)
             .ok_or(SendError::UnknownConnection)?;
         let id = c.send_deadline(now, channel, data, opts)?;
         self.touched(conn);
@@ -374,7 +363,7 @@ impl Endpoint {
     ) -> Result<(), SendError> {
         let c = self
             .conns
-            .get_mut(&conn)
+            .get_mut(conn)
             .ok_or(SendError::UnknownConnection)?;
         c.set_channel_deadline(channel, opts)
     }
@@ -389,7 +378,7 @@ impl Endpoint {
     ) -> Result<(), SendError> {
         let c = self
             .conns
-            .get_mut(&conn)
+            .get_mut(conn)
             .ok_or(SendError::UnknownConnection)?;
         c.set_congestion_weight(flows);
         Ok(())
@@ -403,7 +392,7 @@ impl Endpoint {
         key: Option<u64>,
         data: Bytes,
     ) -> Result<(), SendError> {
-        let conn = self.conns.get_mut(&h).ok_or(SendError::UnknownConnection)?;
+        let conn = self.conns.get_mut(h).ok_or(SendError::UnknownConnection)?;
         conn.send(now, channel, key, data)?;
         self.touched(h);
         Ok(())
@@ -412,7 +401,7 @@ impl Endpoint {
     /// Closes a connection gracefully: queued reliable data is delivered first (up to the close
     /// timeout), then the peer is told. [`Event::Disconnected`] follows.
     pub fn close(&mut self, now: Instant, conn: ConnectionHandle, code: u64, reason: &[u8]) {
-        if let Some(c) = self.conns.get_mut(&conn) {
+        if let Some(c) = self.conns.get_mut(conn) {
             c.close(now, code, reason.to_vec());
             self.touched(conn);
         }
@@ -441,7 +430,7 @@ impl Endpoint {
             self.send_reset(now, from, hdr.dst_cid, false, datagram.len());
             return;
         };
-        let Some(conn) = self.conns.get_mut(&h) else {
+        let Some(conn) = self.conns.get_mut(h) else {
             return;
         };
         self.scratch.clear();
@@ -474,13 +463,8 @@ impl Endpoint {
 
     /// Processes expired timers.
     pub fn handle_timeout(&mut self, now: Instant) {
-        while let Some(&(at, h)) = self.timers.first() {
-            if at > now {
-                break;
-            }
-            self.timers.pop_first();
-            self.timer_of.remove(&h);
-            if let Some(c) = self.conns.get_mut(&h) {
+        while let Some(h) = self.conns.pop_expired(now) {
+            if let Some(c) = self.conns.get_mut(h) {
                 c.handle_timeout(now);
             }
             self.touched(h);
@@ -489,7 +473,7 @@ impl Endpoint {
 
     /// The earliest instant at which `handle_timeout` has work.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.first().map(|(t, _)| *t)
+        self.conns.next_timer()
     }
 
     /// The next datagram to send, written into `buf` (which is cleared first).
@@ -503,14 +487,14 @@ impl Endpoint {
                 size: buf.len(),
             });
         }
-        while let Some(&h) = self.dirty.front() {
+        while let Some(h) = self.conns.first_dirty() {
             let out = self
                 .conns
-                .get_mut(&h)
+                .get_mut(h)
                 .and_then(|c| c.poll_transmit(now, buf));
             match out {
                 Some(destination) => {
-                    self.refresh(h);
+                    // re-armed once, when the connection has nothing more to send
                     self.stats.datagrams_sent += 1;
                     return Some(Transmit {
                         destination,
@@ -518,8 +502,7 @@ impl Endpoint {
                     });
                 }
                 None => {
-                    self.dirty.pop_front();
-                    self.dirty_set.remove(&h);
+                    self.conns.pop_dirty();
                     self.refresh(h);
                 }
             }
@@ -535,30 +518,21 @@ impl Endpoint {
     /// After anything touched connection `h`: collect its events, re-arm its timer, mark it as
     /// possibly having something to send, and forget it once closed.
     fn touched(&mut self, h: ConnectionHandle) {
-        if self.dirty_set.insert(h) {
-            self.dirty.push_back(h);
-        }
+        self.conns.mark_dirty(h);
         self.refresh(h);
     }
 
     fn refresh(&mut self, h: ConnectionHandle) {
-        let Some(conn) = self.conns.get_mut(&h) else {
+        let Some(conn) = self.conns.get_mut(h) else {
             return;
         };
         conn.drain_events(|e| self.events.push_back((h, e)));
-        let closed = conn.is_closed();
-        let next = conn.poll_timeout();
-        if let Some(old) = self.timer_of.remove(&h) {
-            self.timers.remove(&(old, h));
-        }
-        if closed {
+        if conn.is_closed() {
             self.remove(h);
             return;
         }
-        if let Some(t) = next {
-            self.timers.insert((t, h));
-            self.timer_of.insert(h, t);
-        }
+        let next = conn.poll_timeout();
+        self.conns.set_timer(h, next);
     }
 
     fn remove(&mut self, h: ConnectionHandle) {
@@ -567,7 +541,7 @@ impl Endpoint {
                 self.client_ids.remove(&claims.client_id);
             }
         }
-        if let Some(conn) = self.conns.remove(&h) {
+        if let Some(conn) = self.conns.remove(h) {
             self.by_cid.remove(&conn.local_cid());
             if let Some(rc) = conn.remote_cid() {
                 if self.by_remote.get(&(conn.remote(), rc)) == Some(&h) {
@@ -582,9 +556,6 @@ impl Endpoint {
                 // counted against the source it was admitted from (5.6)
                 self.limits.remove_connection(&Source::of(&key.0));
             }
-        }
-        if self.dirty_set.remove(&h) {
-            self.dirty.retain(|x| *x != h);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The ledger of sent packets and loss detection (thin-stream and standard rules).
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::wire::AckFrame;
@@ -62,13 +62,24 @@ pub(crate) struct LossRule {
     pub(crate) retention: Duration,
 }
 
-/// Sent packets by packet number.
+/// Spare chunk lists kept for reuse (a packet's list goes back when it is acknowledged).
+const SPARE_LISTS: usize = 16;
+
+/// Sent packets by packet number: a window from the oldest remembered packet to the newest,
+/// with a hole for each packet not recorded (ACK-only) or already forgotten. Packet numbers
+/// only grow, so recording is a push at the back and acknowledging the oldest a pop at the
+/// front: no search tree, no allocation per packet once the window and the spare chunk lists
+/// have grown to the connection's usual flight.
 #[derive(Debug, Default)]
 pub(crate) struct SentPackets {
-    map: BTreeMap<u64, SentPacket>,
+    /// Entry `i` is packet `base + i`.
+    window: VecDeque<Option<SentPacket>>,
+    base: u64,
     /// Entries not declared lost.
     in_flight: usize,
     largest_acked: Option<u64>,
+    /// Cleared chunk lists, for the next packets.
+    spare: Vec<Vec<ChunkRef>>,
 }
 
 impl SentPackets {
@@ -81,49 +92,109 @@ impl SentPackets {
         self.largest_acked
     }
 
+    /// An empty chunk list for the next packet (a recycled one when there is one).
+    pub(crate) fn chunk_list(&mut self) -> Vec<ChunkRef> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Takes back a chunk list that is no longer needed.
+    pub(crate) fn recycle(&mut self, mut list: Vec<ChunkRef>) {
+        if self.spare.len() < SPARE_LISTS && list.capacity() > 0 {
+            list.clear();
+            self.spare.push(list);
+        }
+    }
+
     pub(crate) fn on_sent(&mut self, pn: u64, packet: SentPacket) {
         self.in_flight += 1;
-        self.map.insert(pn, packet);
+        if self.window.is_empty() {
+            self.base = pn;
+        }
+        debug_assert!(
+            pn >= self.base + self.window.len() as u64,
+            "packet numbers grow"
+        );
+        while self.base + (self.window.len() as u64) < pn {
+            self.window.push_back(None);
+        }
+        self.window.push_back(Some(packet));
+    }
+
+    /// Gives back the spare lists, and the window's memory when nothing is remembered.
+    pub(crate) fn release_idle(&mut self) {
+        self.spare = Vec::new();
+        if self.window.is_empty() {
+            self.window = VecDeque::new();
+        }
+    }
+
+    /// Drops the holes at the front, so the front is the oldest remembered packet.
+    fn trim(&mut self) {
+        while matches!(self.window.front(), Some(None)) {
+            self.window.pop_front();
+            self.base += 1;
+        }
+        if self.window.is_empty() && self.window.capacity() > 64 {
+            // a burst is over: give its memory back
+            self.window = VecDeque::new();
+        }
+    }
+
+    fn entries(&self) -> impl Iterator<Item = (u64, &SentPacket)> + '_ {
+        let base = self.base;
+        self.window
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, p)| Some((base + i as u64, p.as_ref()?)))
     }
 
     /// Send time of the oldest packet in flight (the RTO is armed from it).
     pub(crate) fn oldest_in_flight(&self) -> Option<Instant> {
-        self.map.values().find(|p| !p.lost).map(|p| p.time_sent)
+        self.entries()
+            .find(|(_, p)| !p.lost)
+            .map(|(_, p)| p.time_sent)
     }
 
-    /// Removes and returns the packets newly acknowledged by `ack`, oldest first.
-    pub(crate) fn on_ack(&mut self, ack: &AckFrame) -> Vec<(u64, SentPacket)> {
-        let mut acked = Vec::new();
+    /// Moves the packets newly acknowledged by `ack` into `acked`, oldest first.
+    pub(crate) fn on_ack(&mut self, ack: &AckFrame, acked: &mut Vec<(u64, SentPacket)>) {
         for range in ack.ranges.iter().rev() {
-            // one lookup per acknowledged packet, no list of keys to collect first
-            while let Some(pn) = self.map.range(range.clone()).next().map(|(pn, _)| *pn) {
-                let p = self.map.remove(&pn).expect("just found");
-                if !p.lost {
-                    self.in_flight -= 1;
+            let end = self.base + self.window.len() as u64;
+            let lo = (*range.start()).max(self.base);
+            let hi = range.end().saturating_add(1).min(end);
+            for pn in lo..hi {
+                if let Some(p) = self.window[(pn - self.base) as usize].take() {
+                    if !p.lost {
+                        self.in_flight -= 1;
+                    }
+                    acked.push((pn, p));
                 }
-                acked.push((pn, p));
             }
         }
         if self.largest_acked.is_none_or(|l| ack.largest > l) {
             self.largest_acked = Some(ack.largest);
         }
-        acked
+        self.trim();
     }
 
-    /// Declares losses by `rule` at `now`. Returns the newly lost packets (their chunks taken out,
-    /// the entries kept as `lost`) and when the next loss check is due.
+    /// Declares losses by `rule` at `now`: the newly lost packets (their chunks taken out, the
+    /// entries kept as `lost`) go into `lost`. Returns when the next loss check is due.
     pub(crate) fn detect_lost(
         &mut self,
         now: Instant,
         rule: LossRule,
-    ) -> (Vec<(u64, SentPacket)>, Option<Instant>) {
-        let mut lost = Vec::new();
+        lost: &mut Vec<(u64, SentPacket)>,
+    ) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         if let Some(largest) = self.largest_acked {
-            for (&pn, p) in self.map.range_mut(..largest) {
-                if p.lost {
-                    continue;
+            let base = self.base;
+            for (i, slot) in self.window.iter_mut().enumerate() {
+                let pn = base + i as u64;
+                if pn >= largest {
+                    break;
                 }
+                let Some(p) = slot.as_mut().filter(|p| !p.lost) else {
+                    continue;
+                };
                 let indicated = *p.indicated_at.get_or_insert(now);
                 let due = if rule.thin {
                     Some(indicated.max(p.time_sent + rule.rtt + rule.thin_window))
@@ -142,22 +213,30 @@ impl SentPackets {
             }
         }
         self.forget_lost(now, rule.retention);
-        (lost, next)
+        next
     }
 
     /// Forgets declared-lost packets sent more than `retention` ago (they are kept until then
     /// only to recognise spurious losses). Without it, a peer that never acknowledges would
-    /// grow the map by one entry per probe.
+    /// grow the window by one entry per probe.
     fn forget_lost(&mut self, now: Instant, retention: Duration) {
         if let Some(horizon) = now.checked_sub(retention) {
-            self.map.retain(|_, p| !(p.lost && p.time_sent < horizon));
+            for slot in self.window.iter_mut() {
+                if slot
+                    .as_ref()
+                    .is_some_and(|p| p.lost && p.time_sent < horizon)
+                {
+                    *slot = None;
+                }
+            }
+            self.trim();
         }
     }
 
     /// Packets remembered: in flight, or declared lost within the retention time.
     #[cfg(any(test, feature = "testing"))]
     pub(crate) fn tracked(&self) -> usize {
-        self.map.len()
+        self.window.iter().flatten().count()
     }
 
     /// Declares lost every packet in flight sent at or before `cutoff` (retransmission timeout)
@@ -169,12 +248,14 @@ impl SentPackets {
         retention: Duration,
     ) -> Vec<(u64, SentPacket)> {
         let mut lost = Vec::new();
-        for (&pn, p) in self.map.iter_mut() {
+        let base = self.base;
+        for (i, slot) in self.window.iter_mut().enumerate() {
+            let Some(p) = slot.as_mut() else { continue };
             if p.lost || p.time_sent > cutoff {
                 continue;
             }
             self.in_flight -= 1;
-            lost.push((pn, p.declare_lost()));
+            lost.push((base + i as u64, p.declare_lost()));
         }
         self.forget_lost(now, retention);
         lost

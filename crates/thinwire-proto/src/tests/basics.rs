@@ -174,3 +174,57 @@ fn same_seed_same_run() {
     assert_ne!(a, transcript(43));
     assert!(a.len() > 150);
 }
+
+/// Issue 13: a packet carrying only unreliable messages asks for no immediate ACK, so when the
+/// peer answers within the ACK delay the ACK rides on the answer. An unreliable request and
+/// echo take two datagrams per round trip (as with ENet, which never acknowledges unreliable
+/// data), where acknowledging each packet at once took four; reliable data is still
+/// acknowledged at once.
+#[test]
+fn an_unreliable_echo_costs_two_datagrams_per_round_trip() {
+    let run = |channel: u8| {
+        let mut pair = Pair::builder(3)
+            .link(thinwire_netmodel::LinkConfig::default().with_delay(Duration::from_millis(10)))
+            .build();
+        let (c, s) = pair.connect(&ALL).expect("connects");
+        pair.run_for(Duration::from_millis(300));
+        let sent = |p: &Pair| {
+            p.client.endpoint.stats().datagrams_sent + p.server.endpoint.stats().datagrams_sent
+        };
+        let before = sent(&pair);
+        const ROUNDS: u64 = 50;
+        for i in 0..ROUNDS {
+            let t = pair.time;
+            pair.client
+                .endpoint
+                .send(t, c, channel, Bytes::from(vec![i as u8; 24]))
+                .unwrap();
+            assert!(pair.run_while(Duration::from_secs(1), |p| p
+                .server
+                .events
+                .iter()
+                .any(|(_, e)| matches!(e, Event::Message(_)))));
+            let echo = pair.server.take_messages(channel).remove(0).data;
+            let t = pair.time;
+            pair.server.endpoint.send(t, s, channel, echo).unwrap();
+            assert!(pair.run_while(Duration::from_secs(1), |p| p
+                .client
+                .events
+                .iter()
+                .any(|(_, e)| matches!(e, Event::Message(_)))));
+            assert_eq!(pair.client.take_messages(channel).len(), 1);
+        }
+        (sent(&pair) - before) as f64 / ROUNDS as f64
+    };
+    let unreliable = run(2);
+    let reliable = run(1);
+    assert!(
+        unreliable <= 2.1,
+        "{unreliable:.2} datagrams per unreliable round trip"
+    );
+    // the reliable echo still acknowledges each message at once: two more per round trip
+    assert!(
+        reliable >= 3.5,
+        "{reliable:.2} datagrams per reliable round trip"
+    );
+}

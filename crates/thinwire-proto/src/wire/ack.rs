@@ -2,7 +2,12 @@
 
 use std::ops::RangeInclusive;
 
+use smallvec::SmallVec;
+
 use super::{varint, DecodeError, Reader, MAX_ACK_RANGES};
+
+/// The ranges of an ack frame: up to four (the usual SACK-like count) without allocating.
+pub type AckRanges = SmallVec<[RangeInclusive<u64>; 4]>;
 
 /// Frame type byte of an ack frame.
 pub(crate) const ACK_TYPE: u8 = 0x02;
@@ -20,7 +25,7 @@ pub struct AckFrame {
     /// Time between receiving `largest` and sending this frame, µs.
     pub ack_delay_us: u64,
     /// Acknowledged packet numbers, highest range first.
-    pub ranges: Vec<RangeInclusive<u64>>,
+    pub ranges: AckRanges,
 }
 
 impl AckFrame {
@@ -41,7 +46,7 @@ impl AckFrame {
         if max_ranges == 0 {
             return None;
         }
-        let mut ranges: Vec<RangeInclusive<u64>> = Vec::new();
+        let mut ranges = AckRanges::new();
         for r in ranges_desc {
             let (start, mut end) = (*r.start(), *r.end());
             if let Some(last) = ranges.last_mut() {
@@ -130,7 +135,7 @@ impl AckFrame {
         let mut smallest = largest
             .checked_sub(first_range)
             .ok_or(DecodeError::BadAck)?;
-        let mut ranges = Vec::with_capacity(extra_count as usize + 1);
+        let mut ranges = AckRanges::new();
         ranges.push(smallest..=largest);
         for _ in 0..extra_count {
             let gap = r.varint()?;

@@ -33,7 +33,7 @@ pub mod varint;
 #[cfg(test)]
 mod tests;
 
-pub use ack::{encode_ack, AckFrame};
+pub use ack::{encode_ack, AckFrame, AckRanges};
 pub use channel_kind::ChannelKind;
 pub use cid::ConnectionId;
 pub use error::DecodeError;

@@ -136,7 +136,7 @@ fn sample_ack() -> AckFrame {
     AckFrame {
         largest: 5,
         ack_delay_us: 1000,
-        ranges: vec![4..=5, 1..=2],
+        ranges: smallvec::smallvec![4..=5, 1..=2],
     }
 }
 
@@ -574,7 +574,7 @@ fn frame_errors() {
         Ok(Frame::Ack(AckFrame {
             largest: 5,
             ack_delay_us: 0,
-            ranges: vec![2..=5, 0..=0]
+            ranges: smallvec::smallvec![2..=5, 0..=0]
         }))
     );
     assert_eq!(first_frame(&hex("02 05 00 01 03 01 00")), Err(BadAck));
@@ -681,16 +681,16 @@ fn header_errors() {
 #[test]
 fn ack_from_ranges_normalises() {
     let a = AckFrame::from_ranges([10..=20, 5..=9, 1..=2].into_iter(), 7, 10).unwrap();
-    assert_eq!(a.ranges, vec![5..=20, 1..=2]);
+    assert_eq!(a.ranges[..], [5..=20, 1..=2]);
     assert_eq!(a.largest, 20);
     assert_eq!(a.ack_delay_us, 7);
     // Overlap, empty range, part above an earlier range.
     #[allow(clippy::reversed_empty_ranges)]
     let input = [10..=20, 15..=18, 9..=3, 30..=40, 12..=25, 0..=0];
     let a = AckFrame::from_ranges(input.into_iter(), 0, 10).unwrap();
-    assert_eq!(a.ranges, vec![10..=20, 0..=0]);
+    assert_eq!(a.ranges[..], [10..=20, 0..=0]);
     let a = AckFrame::from_ranges([10..=20, 5..=7, 1..=2].into_iter(), 0, 2).unwrap();
-    assert_eq!(a.ranges, vec![10..=20, 5..=7]);
+    assert_eq!(a.ranges[..], [10..=20, 5..=7]);
     assert_eq!(AckFrame::from_ranges([1..=2].into_iter(), 0, 0), None);
     assert_eq!(
         AckFrame::from_ranges(std::iter::empty::<RangeInclusive<u64>>(), 0, 5),
@@ -706,7 +706,7 @@ fn ack_encode_is_robust_to_hand_built_frames() {
     let bad = AckFrame {
         largest: 10,
         ack_delay_us: 0,
-        ranges: vec![8..=10, 7..=7, 1..=2],
+        ranges: smallvec::smallvec![8..=10, 7..=7, 1..=2],
     };
     let mut out = Vec::new();
     encode_ack(&bad, &mut out);
@@ -714,12 +714,12 @@ fn ack_encode_is_robust_to_hand_built_frames() {
     let Ok(Frame::Ack(back)) = first_frame(&out) else {
         panic!("ack did not decode")
     };
-    assert_eq!(back.ranges, vec![8..=10]);
+    assert_eq!(back.ranges[..], [8..=10]);
     // Empty ranges: acknowledges `largest` alone.
     let empty = AckFrame {
         largest: 3,
         ack_delay_us: 0,
-        ranges: vec![],
+        ranges: smallvec::smallvec![],
     };
     let mut out = Vec::new();
     encode_ack(&empty, &mut out);
