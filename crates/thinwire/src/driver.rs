@@ -10,7 +10,7 @@ use quinn_udp::UdpSockRef;
 use tokio::io::Interest;
 
 use crate::error::ConnectionError;
-use crate::io::{RecvBuf, TxBatch};
+use crate::io::{RecvBuf, Sent, TxBatch};
 use crate::shared::Shared;
 
 /// Most receive batches handled per wake-up before timers and transmits get a turn.
@@ -60,6 +60,8 @@ async fn run(shared: &Shared, rx: &mut RecvBuf, tx: &mut TxBatch) -> io::Result<
     loop {
         let (deadline, done) = {
             let mut st = shared.lock();
+            // what the application queues from here on needs a new wake-up
+            st.wake_pending = false;
             let now = Instant::now();
             st.engine.io.wakeups += 1;
             st.engine.on_timeout(now);
@@ -117,32 +119,24 @@ fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<()
     Ok(())
 }
 
-/// Hands every queued train to the socket, waiting for writability when the socket is full.
-/// Send errors lose the datagrams (counted); the protocol recovers as from any loss.
+/// Hands every queued train to the socket (a flush's worth per `sendmmsg` on Linux), waiting
+/// for writability when the socket is full. Send errors lose the datagrams (counted); the
+/// protocol recovers as from any loss.
 async fn send_all(shared: &Shared, tx: &mut TxBatch) {
-    let (mut calls, mut datagrams, mut bytes, mut errors) = (0u64, 0u64, 0u64, 0u64);
-    while let Some((t, count)) = tx.next() {
+    let mut sent = Sent::default();
+    while !tx.is_empty() {
         let r = shared
             .socket
-            .async_io(Interest::WRITABLE, || {
-                shared.udp.try_send(UdpSockRef::from(&shared.socket), &t)
-            })
+            .async_io(Interest::WRITABLE, || tx.send(&shared.udp, &shared.socket))
             .await;
         match r {
-            Ok(()) => {
-                calls += 1;
-                datagrams += count as u64;
-                bytes += t.contents.len() as u64;
-            }
-            Err(_) => errors += 1,
+            Ok(s) => sent += s,
+            // not from the socket (which only reports WouldBlock, handled by async_io): the
+            // reactor failed; drop a train so that the loop ends
+            Err(_) => sent += tx.drop_next(),
         }
-        tx.advance();
     }
-    if calls + errors > 0 {
-        let mut st = shared.lock();
-        st.engine.io.send_calls += calls;
-        st.engine.io.datagrams_sent += datagrams;
-        st.engine.io.bytes_sent += bytes;
-        st.engine.io.send_errors += errors;
+    if sent != Sent::default() {
+        sent.record(&mut shared.lock().engine.io);
     }
 }

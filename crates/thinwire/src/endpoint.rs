@@ -10,7 +10,7 @@
 //!                                                         socket readable → recvmmsg/GRO
 //!                                                         wake from the application
 //!                                                         sleep until next_wakeup() }
-//!                                                       → GSO/sendmsg of what the core produced
+//!                                                       → sendmmsg/GSO of what the core produced
 //! ```
 //!
 //! [`Connection`] (`connection.rs`) is the per-peer handle, `shared.rs` holds the state behind
@@ -18,7 +18,7 @@
 //! readable, the application has queued something, or the earliest timer of the core (or of the
 //! fault-injection links) falls due.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -32,7 +32,7 @@ use crate::connection::Connection;
 use crate::driver::drive;
 use crate::engine::Engine;
 use crate::error::{BindError, ConnectError, ConnectionError};
-use crate::shared::{EndpointRef, Shared, Slot, State};
+use crate::shared::{release_drained, EndpointRef, Shared, Slot, Slots, State};
 use crate::stats::EndpointStats;
 
 /// A thinwire endpoint: one UDP socket, any number of connections, and a driver task on the
@@ -80,10 +80,11 @@ impl Endpoint {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 engine,
-                conns: HashMap::new(),
+                conns: Slots::default(),
                 incoming: VecDeque::new(),
                 stopped: None,
                 shutdown: None,
+                wake_pending: false,
             }),
             socket,
             udp,
@@ -166,19 +167,19 @@ impl Endpoint {
                 .core
                 .remote_address(h)
                 .expect("the connection was just opened");
-            let slot = Slot::new(remote, false);
+            let slot = Slot::new(false);
             let conn = Connection::new(
                 self.inner.clone(),
                 h,
                 remote,
                 slot.notify.clone(),
-                channels.to_vec(),
+                channels.into(),
             );
             st.conns.insert(h, slot);
             shared.dispatch(&mut st);
+            shared.wake_driver(st);
             conn
         };
-        shared.wake.notify_one();
         // `conn` closes the half-open connection if this future is dropped.
         conn.established().await
     }
@@ -205,18 +206,14 @@ impl Endpoint {
             notified.as_mut().enable();
             {
                 let mut st = shared.lock();
-                while let Some(h) = st.incoming.pop_front() {
+                while let Some((h, remote)) = st.incoming.pop_front() {
+                    release_drained(&mut st.incoming);
                     if let Some(s) = st.conns.get(&h) {
-                        let channels = st
-                            .engine
-                            .core
-                            .channels(h)
-                            .map(<[_]>::to_vec)
-                            .unwrap_or_default();
+                        let channels = st.engine.core.channels(h).unwrap_or_default().into();
                         return Some(Connection::new(
                             self.inner.clone(),
                             h,
-                            s.remote,
+                            remote,
                             s.notify.clone(),
                             channels,
                         ));
@@ -251,8 +248,7 @@ impl Endpoint {
         let mut st = shared.lock();
         st.close_open(Instant::now(), code, reason);
         shared.dispatch(&mut st);
-        drop(st);
-        shared.wake.notify_one();
+        shared.wake_driver(st);
     }
 
     /// Waits until the endpoint holds no connection (e.g. after [`close`](Self::close), to let

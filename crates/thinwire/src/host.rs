@@ -246,7 +246,7 @@ impl Host {
     /// `Duration::ZERO` only processes what has arrived. The wait is a `poll(2)` on the socket
     /// bounded by the earlier of `timeout` and the protocol's next timer: no spinning.
     pub fn service(&mut self, timeout: Duration) -> io::Result<Option<HostEvent>> {
-        if let Some(e) = self.events.pop_front() {
+        if let Some(e) = self.next_event() {
             return Ok(Some(e));
         }
         let now = Instant::now();
@@ -257,7 +257,7 @@ impl Host {
         loop {
             self.receive()?;
             self.pump(Instant::now());
-            if let Some(e) = self.events.pop_front() {
+            if let Some(e) = self.next_event() {
                 return Ok(Some(e));
             }
             let now = Instant::now();
@@ -275,6 +275,13 @@ impl Host {
                 wake.saturating_duration_since(now),
             )?;
         }
+    }
+
+    /// The oldest queued event; a queue a burst left large gives its memory back once drained.
+    fn next_event(&mut self) -> Option<HostEvent> {
+        let e = self.events.pop_front();
+        crate::shared::release_drained(&mut self.events);
+        e
     }
 
     /// Events waiting to be returned by [`service`](Self::service).
@@ -337,28 +344,29 @@ impl Host {
         self.collect_events();
     }
 
+    /// Hands every queued train to the socket (a flush's worth per `sendmmsg` on Linux). A
+    /// full socket gets one wait of up to [`SEND_WAIT`] per train; a train it still refuses
+    /// is dropped (counted), and the protocol recovers as from any loss.
     fn send_all(&mut self) {
-        while let Some((t, count)) = self.tx.next() {
-            let mut waited = false;
-            loop {
-                match self.udp.try_send(UdpSockRef::from(&self.socket), &t) {
-                    Ok(()) => {
-                        self.engine.io.send_calls += 1;
-                        self.engine.io.datagrams_sent += count as u64;
-                        self.engine.io.bytes_sent += t.contents.len() as u64;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock && !waited => {
-                        waited = true;
-                        if wait(&self.socket, PollFlags::OUT, SEND_WAIT).is_ok() {
-                            continue;
-                        }
-                        self.engine.io.send_errors += 1;
-                    }
-                    Err(_) => self.engine.io.send_errors += 1,
+        let mut waited = false;
+        while !self.tx.is_empty() {
+            match self.tx.send(&self.udp, &self.socket) {
+                Ok(sent) => {
+                    sent.record(&mut self.engine.io);
+                    waited = false;
                 }
-                break;
+                // the socket is full: wait for room once
+                Err(_) if !waited => {
+                    waited = true;
+                    if wait(&self.socket, PollFlags::OUT, SEND_WAIT).is_err() {
+                        self.tx.drop_next().record(&mut self.engine.io);
+                    }
+                }
+                Err(_) => {
+                    self.tx.drop_next().record(&mut self.engine.io);
+                    waited = false;
+                }
             }
-            self.tx.advance();
         }
     }
 

@@ -1,10 +1,29 @@
-//! Batched UDP socket I/O on top of `quinn-udp`: `recvmmsg` with GRO on receive and GSO on
-//! send where the platform has them (Linux), one datagram per system call elsewhere.
+//! Batched UDP socket I/O: `recvmmsg` with GRO on receive (through `quinn-udp`), and on send
+//! the GSO trains of a whole flush in one `sendmmsg` (Linux, `mmsg.rs`), falling back to
+//! `quinn-udp`'s one `sendmsg` per train elsewhere or when `sendmmsg` fails.
 
 use std::io::{self, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
 
 use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState, BATCH_SIZE};
+
+use crate::stats::IoStats;
+
+#[cfg(target_os = "linux")]
+mod mmsg;
+
+/// A socket a [`TxBatch`] can be sent on: the std socket of a `Host`, the tokio socket of a
+/// driver.
+#[cfg(unix)]
+pub(crate) trait Socket: std::os::fd::AsFd {}
+#[cfg(unix)]
+impl<T: std::os::fd::AsFd> Socket for T {}
+/// A socket a [`TxBatch`] can be sent on: the std socket of a `Host`, the tokio socket of a
+/// driver.
+#[cfg(windows)]
+pub(crate) trait Socket: std::os::windows::io::AsSocket {}
+#[cfg(windows)]
+impl<T: std::os::windows::io::AsSocket> Socket for T {}
 
 /// Room for one receive slot: any UDP datagram (and any GRO train, which the kernel caps at
 /// 64 KiB) fits whole, so nothing is ever truncated.
@@ -97,14 +116,53 @@ struct Train {
     count: usize,
 }
 
+/// What [`TxBatch::send`] handed to the socket, to add to the [`IoStats`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sent {
+    /// Successful send system calls.
+    pub(crate) calls: u64,
+    pub(crate) datagrams: u64,
+    pub(crate) bytes: u64,
+    /// Trains the system refused (dropped).
+    pub(crate) errors: u64,
+    /// `sendmmsg` calls refused (not for a full buffer), whose first train was then sent alone.
+    pub(crate) fallbacks: u64,
+}
+
+impl Sent {
+    /// Adds these counts to `io`.
+    pub(crate) fn record(&self, io: &mut IoStats) {
+        io.send_calls += self.calls;
+        io.datagrams_sent += self.datagrams;
+        io.bytes_sent += self.bytes;
+        io.send_errors += self.errors;
+        io.send_fallbacks += self.fallbacks;
+    }
+}
+
+impl std::ops::AddAssign for Sent {
+    fn add_assign(&mut self, other: Sent) {
+        self.calls += other.calls;
+        self.datagrams += other.datagrams;
+        self.bytes += other.bytes;
+        self.errors += other.errors;
+        self.fallbacks += other.fallbacks;
+    }
+}
+
 /// Datagrams waiting to be sent, grouped into GSO trains: consecutive datagrams to the same
-/// destination of the same size (the last of a train may be shorter) go in one `sendmsg`.
+/// destination of the same size (the last of a train may be shorter) go as one message. On
+/// Linux one `sendmmsg` takes up to 64 trains (any destinations); elsewhere each train is one
+/// `sendmsg`.
 #[derive(Debug, Default)]
 pub(crate) struct TxBatch {
     buf: Vec<u8>,
     trains: Vec<Train>,
     /// Trains already handed to the socket.
     sent: usize,
+    /// `sendmmsg` does not exist here (`ENOSYS`): one train per call from now on.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    single: bool,
 }
 
 impl TxBatch {
@@ -148,8 +206,8 @@ impl TxBatch {
         });
     }
 
-    /// The next train to send, if any.
-    pub(crate) fn next(&self) -> Option<(Transmit<'_>, usize)> {
+    /// The next train to send, if any, and how many datagrams it holds.
+    fn next(&self) -> Option<(Transmit<'_>, usize)> {
         let t = self.trains.get(self.sent)?;
         Some((
             Transmit {
@@ -163,12 +221,84 @@ impl TxBatch {
         ))
     }
 
-    /// Marks the train returned by [`next`](Self::next) as handed to the socket.
-    pub(crate) fn advance(&mut self) {
-        self.sent += 1;
+    /// Marks the next `n` trains as handed to the socket (or dropped), counting them into
+    /// `sent` as delivered to it; releases the buffers once everything went.
+    fn advance(&mut self, n: usize, sent: &mut Sent) {
+        for t in &self.trains[self.sent..self.sent + n] {
+            sent.datagrams += t.count as u64;
+            sent.bytes += t.len as u64;
+        }
+        self.sent += n;
         if self.is_empty() {
             self.clear();
         }
+    }
+
+    /// Drops the next train (the socket would not take it); counts it as a send error.
+    pub(crate) fn drop_next(&mut self) -> Sent {
+        let mut sent = Sent::default();
+        if !self.is_empty() {
+            self.sent += 1;
+            sent.errors = 1;
+            if self.is_empty() {
+                self.clear();
+            }
+        }
+        sent
+    }
+
+    /// Hands the socket as many queued trains as one system call takes: up to 64 in one
+    /// `sendmmsg` on Linux, one train through quinn-udp elsewhere or when `sendmmsg` failed
+    /// for another reason than a full buffer (then quinn-udp's own fallbacks apply: GSO off
+    /// after `EIO`). A partial `sendmmsg` keeps the rest for the next call.
+    ///
+    /// `Err` only for `WouldBlock`: nothing went, wait until `socket` is writable. A train the
+    /// system refuses otherwise is dropped and counted in [`Sent::errors`]; the protocol
+    /// recovers as from any loss.
+    pub(crate) fn send<S: Socket>(
+        &mut self,
+        state: &UdpSocketState,
+        socket: &S,
+    ) -> io::Result<Sent> {
+        let mut sent = Sent::default();
+        if self.is_empty() {
+            return Ok(sent);
+        }
+        #[cfg(target_os = "linux")]
+        if !self.single {
+            let messages = self.trains[self.sent..].iter().map(|t| mmsg::Message {
+                destination: t.destination,
+                contents: &self.buf[t.start..t.start + t.len],
+                // a train is at most MAX_GSO_BYTES long, so a segment fits in u16
+                segment: (t.count > 1).then_some(t.segment as u16),
+            });
+            match mmsg::send(socket.as_fd(), messages) {
+                Ok(n) => {
+                    sent.calls = 1;
+                    self.advance(n, &mut sent);
+                    return Ok(sent);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
+                Err(e) => {
+                    sent.fallbacks = 1;
+                    if e.raw_os_error() == Some(libc::ENOSYS) {
+                        self.single = true;
+                    }
+                }
+            }
+        }
+        let Some((t, _)) = self.next() else {
+            return Ok(sent);
+        };
+        match state.try_send(UdpSockRef::from(socket), &t) {
+            Ok(()) => {
+                sent.calls += 1;
+                self.advance(1, &mut sent);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
+            Err(_) => sent += self.drop_next(),
+        }
+        Ok(sent)
     }
 }
 
@@ -190,7 +320,7 @@ mod tests {
         let mut got = Vec::new();
         while let Some((tx, n)) = t.next() {
             got.push((tx.destination, tx.contents.len(), tx.segment_size, n));
-            t.advance();
+            t.advance(1, &mut Sent::default());
         }
         assert_eq!(
             got,
@@ -215,8 +345,74 @@ mod tests {
         while let Some((tx, c)) = t.next() {
             assert_eq!((tx.segment_size, c), (None, 1));
             n += 1;
-            t.advance();
+            t.advance(1, &mut Sent::default());
         }
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn a_flush_to_many_destinations_takes_few_calls_and_survives_a_bad_one() {
+        let (socket, state) = bind("127.0.0.1:0".parse().unwrap(), None).unwrap();
+        let peers: Vec<UdpSocket> = (0..100)
+            .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+            .collect();
+        let mut batch = TxBatch::default();
+        for (i, p) in peers.iter().enumerate() {
+            batch.push(p.local_addr().unwrap(), &[i as u8; 40], 64);
+            if i == 50 {
+                // an IPv6 destination on an IPv4 socket: the system refuses this one
+                batch.push("[::1]:9".parse().unwrap(), &[0; 40], 64);
+            }
+        }
+        let mut total = Sent::default();
+        while !batch.is_empty() {
+            total += batch.send(&state, &socket).expect("loopback takes it");
+        }
+        assert_eq!((total.datagrams, total.errors), (100, 1));
+        #[cfg(target_os = "linux")]
+        {
+            // 51 datagrams, the refused one alone (then through sendmsg), the other 49
+            assert_eq!((total.calls, total.fallbacks), (2, 1), "{total:?}");
+        }
+        #[cfg(not(target_os = "linux"))]
+        assert_eq!(total.calls, 100);
+        let mut buf = [0u8; 64];
+        for (i, p) in peers.iter().enumerate() {
+            p.set_read_timeout(Some(std::time::Duration::from_secs(1)))
+                .unwrap();
+            let n = p.recv(&mut buf).unwrap();
+            assert_eq!(&buf[..n], &[i as u8; 40][..]);
+        }
+    }
+
+    #[test]
+    fn gso_trains_keep_their_segments_in_a_batch() {
+        let (socket, state) = bind("127.0.0.1:0".parse().unwrap(), None).unwrap();
+        let gso = state.max_gso_segments();
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut batch = TxBatch::default();
+        for i in 0..5u8 {
+            batch.push(a.local_addr().unwrap(), &[i; 100], gso);
+        }
+        batch.push(b.local_addr().unwrap(), b"single", gso);
+        let mut total = Sent::default();
+        while !batch.is_empty() {
+            total += batch.send(&state, &socket).unwrap();
+        }
+        assert_eq!((total.datagrams, total.errors), (6, 0));
+        #[cfg(target_os = "linux")]
+        assert_eq!(total.calls, 1, "{total:?}");
+        let mut buf = [0u8; 256];
+        for i in 0..5u8 {
+            a.set_read_timeout(Some(std::time::Duration::from_secs(1)))
+                .unwrap();
+            let n = a.recv(&mut buf).unwrap();
+            assert_eq!(&buf[..n], &[i; 100][..]);
+        }
+        b.set_read_timeout(Some(std::time::Duration::from_secs(1)))
+            .unwrap();
+        let n = b.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"single");
     }
 }

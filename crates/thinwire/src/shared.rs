@@ -1,7 +1,14 @@
 //! The state an endpoint's handles and its driver task share: the sans-IO core (inside the
 //! [`Engine`]), one mailbox per connection, and the notifications between them.
+//!
+//! What the runtime adds to each connection, beyond the core's: a [`Slot`] (56 bytes on 64-bit
+//! targets) in the endpoint's map, the `Arc<Notify>` its waiters sleep on (48 bytes of heap),
+//! and the application's [`Connection`](crate::Connection) (88 bytes of heap). A slot holds no
+//! heap while idle: its message queue is allocated by the first delivery and given back when a
+//! burst has drained, and the reason a connection ended is boxed, as it is needed only once.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -16,42 +23,93 @@ use crate::error::ConnectionError;
 /// Close code used when a [`Connection`](crate::Connection) is dropped without an explicit close.
 pub const DROP_CLOSE_CODE: u64 = 0;
 
+/// Most entries a drained queue keeps room for: a burst (a thousand connects, a second of
+/// messages nobody read) must not pin its peak memory for the life of the connection.
+const KEEP_DRAINED: usize = 16;
+
+/// Gives back the memory of `queue` once it is empty and larger than [`KEEP_DRAINED`] entries.
+pub(crate) fn release_drained<T>(queue: &mut VecDeque<T>) {
+    if queue.is_empty() && queue.capacity() > KEEP_DRAINED {
+        *queue = VecDeque::new();
+    }
+}
+
 /// One connection's mailbox in the endpoint.
 #[derive(Debug)]
 pub(crate) struct Slot {
-    pub(crate) messages: VecDeque<(u8, Message)>,
-    pub(crate) end: Option<DisconnectReason>,
-    pub(crate) connected: bool,
-    pub(crate) remote: SocketAddr,
+    /// Delivered messages not yet read (each knows its channel).
+    pub(crate) messages: VecDeque<Message>,
+    /// Why the connection ended, once it has.
+    pub(crate) end: Option<Box<DisconnectReason>>,
     pub(crate) notify: Arc<Notify>,
+    /// The handshake completed.
+    pub(crate) connected: bool,
     /// A [`Connection`] exists for it (or will, once accepted); otherwise messages are dropped
     /// and the slot goes away when the connection ends.
     pub(crate) owned: bool,
 }
 
 impl Slot {
-    pub(crate) fn new(remote: SocketAddr, connected: bool) -> Self {
+    pub(crate) fn new(connected: bool) -> Self {
         Self {
             messages: VecDeque::new(),
             end: None,
-            connected,
-            remote,
             notify: Arc::new(Notify::new()),
+            connected,
             owned: true,
         }
     }
+
+    /// The next delivered message; the queue's memory goes back once a burst has drained.
+    pub(crate) fn pop(&mut self) -> Option<Message> {
+        let m = self.messages.pop_front();
+        release_drained(&mut self.messages);
+        m
+    }
 }
+
+/// Hashes [`ConnectionHandle`]s for the slot map, on every send and delivery. The core hands
+/// handles out itself (no peer chooses them), so a keyed hash (SipHash, to resist flooding)
+/// buys nothing: one multiplication spreads them, and its low bits, which pick the bucket,
+/// are a permutation of the handle's low bits.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct HandleHasher(u64);
+
+impl Hasher for HandleHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // 2^64 / the golden ratio (Knuth's multiplicative hashing)
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The connection slots of an endpoint, by handle.
+pub(crate) type Slots = HashMap<ConnectionHandle, Slot, BuildHasherDefault<HandleHasher>>;
 
 /// Everything behind the endpoint's lock.
 #[derive(Debug)]
 pub(crate) struct State {
     pub(crate) engine: Engine,
-    pub(crate) conns: HashMap<ConnectionHandle, Slot>,
-    pub(crate) incoming: VecDeque<ConnectionHandle>,
+    pub(crate) conns: Slots,
+    /// Connections accepted by the core and not yet by the application, with the peer's
+    /// address when the handshake completed.
+    pub(crate) incoming: VecDeque<(ConnectionHandle, SocketAddr)>,
     /// Why the driver stopped, once it has.
     pub(crate) stopped: Option<ConnectionError>,
     /// Set when the last handle is gone: close everything, stop at the latest at this instant.
     pub(crate) shutdown: Option<Instant>,
+    /// The driver has been woken and has not yet taken the lock since: a burst of sends wakes
+    /// it once.
+    pub(crate) wake_pending: bool,
 }
 
 impl State {
@@ -63,7 +121,7 @@ impl State {
                     remote,
                     incoming: true,
                 } => {
-                    let mut slot = Slot::new(remote, true);
+                    let mut slot = Slot::new(true);
                     if self.shutdown.is_some() {
                         // nobody will accept it: close it, forget it when it ends
                         slot.owned = false;
@@ -76,24 +134,22 @@ impl State {
                         );
                     } else {
                         self.conns.insert(h, slot);
-                        self.incoming.push_back(h);
+                        self.incoming.push_back((h, remote));
                         shared_accept.notify_waiters();
                     }
                 }
                 Event::Connected {
-                    incoming: false,
-                    remote,
+                    incoming: false, ..
                 } => {
                     if let Some(s) = self.conns.get_mut(&h) {
                         s.connected = true;
-                        s.remote = remote;
                         s.notify.notify_waiters();
                     }
                 }
                 Event::Message(m) => {
                     if let Some(s) = self.conns.get_mut(&h) {
                         if s.owned {
-                            s.messages.push_back((m.channel, m));
+                            s.messages.push_back(m);
                             s.notify.notify_waiters();
                         }
                     }
@@ -101,7 +157,7 @@ impl State {
                 Event::Disconnected { reason } => {
                     let orphan = match self.conns.get_mut(&h) {
                         Some(s) => {
-                            s.end = Some(reason);
+                            s.end = Some(Box::new(reason));
                             s.notify.notify_waiters();
                             !s.owned
                         }
@@ -153,6 +209,16 @@ impl Shared {
     pub(crate) fn dispatch(&self, st: &mut State) {
         st.dispatch(&self.accept, &self.idle);
     }
+
+    /// Releases the lock and wakes the driver to act on what changed under it, unless it has
+    /// been woken since it last took the lock (it will see this change too).
+    pub(crate) fn wake_driver(&self, mut st: MutexGuard<'_, State>) {
+        let first = !std::mem::replace(&mut st.wake_pending, true);
+        drop(st);
+        if first {
+            self.wake.notify_one();
+        }
+    }
 }
 
 /// Keeps the driver alive; the last one dropped shuts the endpoint down gracefully.
@@ -170,7 +236,52 @@ impl Drop for EndpointRef {
         st.shutdown = Some(now + linger);
         st.close_open(now, DROP_CLOSE_CODE, b"endpoint closed");
         shared.dispatch(&mut st);
-        drop(st);
-        shared.wake.notify_one();
+        shared.wake_driver(st);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_slot_is_small() {
+        // the map stores the handle beside it: 64 bytes an entry
+        assert_eq!(std::mem::size_of::<Slot>(), 56);
+    }
+
+    #[test]
+    fn a_drained_burst_gives_its_memory_back() {
+        let mut s = Slot::new(true);
+        for seq in 0..100 {
+            s.messages.push_back(Message {
+                channel: 0,
+                seq: Some(seq),
+                key: None,
+                data: bytes::Bytes::new(),
+                deadline: None,
+            });
+        }
+        assert!(s.messages.capacity() >= 100);
+        for seq in 0..100 {
+            assert_eq!(s.pop().unwrap().seq, Some(seq));
+        }
+        assert!(s.pop().is_none());
+        assert_eq!(s.messages.capacity(), 0);
+    }
+
+    #[test]
+    fn handles_spread_over_the_buckets() {
+        use std::hash::BuildHasher;
+        let b = BuildHasherDefault::<HandleHasher>::default();
+        // sequential handles, and the core's `generation << 32 | index` ones: distinct low bits
+        for base in [0u64, 7 << 32] {
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..1024 {
+                seen.insert(b.hash_one(ConnectionHandle(base | i)) & 1023);
+            }
+            assert_eq!(seen.len(), 1024);
+        }
     }
 }

@@ -29,7 +29,10 @@ pub struct IoStats {
     pub datagrams_received: u64,
     /// Bytes read from the socket.
     pub bytes_received: u64,
-    /// Send system calls (each may carry a GSO train of several datagrams).
+    /// Send system calls that went through. On Linux one `sendmmsg` carries up to 64 messages
+    /// to any destinations, each message a GSO train of one or more datagrams to one
+    /// destination; elsewhere one `sendmsg` carries one train. `datagrams_sent / send_calls`
+    /// is the batching achieved.
     pub send_calls: u64,
     /// Datagrams handed to the socket (after outbound fault injection).
     pub datagrams_sent: u64,
@@ -37,6 +40,10 @@ pub struct IoStats {
     pub bytes_sent: u64,
     /// Sends the operating system refused (the datagrams are lost; the protocol recovers).
     pub send_errors: u64,
+    /// `sendmmsg` calls refused for another reason than a full socket buffer, after which the
+    /// first message went alone through `sendmsg` (its error, if any, is in `send_errors`).
+    /// Always 0 off Linux.
+    pub send_fallbacks: u64,
     /// Receives that failed with something other than "nothing to read".
     pub recv_errors: u64,
     /// Times the driver woke up (socket, timer or application); a measure of idle cost.
