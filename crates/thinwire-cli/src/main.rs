@@ -1,6 +1,7 @@
-//! `thinwire`: the command-line program of the thinwire lab.
+//! `thinwire`: the command-line program of the thinwire lab and bench.
 #![forbid(unsafe_code)]
 
+mod bench;
 mod gateway;
 mod lab;
 
@@ -34,6 +35,10 @@ enum Command {
         #[command(subcommand)]
         command: gateway::GatewayCommand,
     },
+    /// Measure thinwire, ENet and KCP side by side on loopback (messages per second, round
+    /// trips, memory per idle connection, a 30 Hz server sweep) and write results.json and
+    /// report.html.
+    Bench(bench::BenchArgs),
     /// Print the optimal deadline-delivery policy (packets to send per stage)
     /// and its expected cost.
     Policy {
@@ -148,6 +153,7 @@ fn main() -> ExitCode {
             LabCommand::Gateway(args) => lab::gateway(args),
         },
         Command::Gateway { command } => gateway::run(command),
+        Command::Bench(args) => bench::run(args),
         Command::Policy {
             packets,
             stages,

@@ -22,17 +22,69 @@ pub struct ENetPacket {
     pub user_data: *mut c_void,
 }
 
-/// Opaque `ENetHost`.
+/// `ENetHost`, opaque but for its first two fields (see [`ENetHostHead`]).
 #[repr(C)]
 pub struct ENetHost {
     _private: [u8; 0],
 }
 
-/// Opaque `ENetPeer`.
+/// The first fields of `ENetHost`, read through a cast pointer: `address` is the bound
+/// address (`enet_host_create` stores the port the system picked).
+#[repr(C)]
+pub struct ENetHostHead {
+    pub socket: c_int,
+    pub address: ENetAddress,
+}
+
+/// `ENetPeer`, opaque but for its first fields (see [`ENetPeerHead`]).
 #[repr(C)]
 pub struct ENetPeer {
     _private: [u8; 0],
 }
+
+/// `ENetListNode` (and `ENetList`, whose only field is its sentinel node).
+#[repr(C)]
+pub struct ENetListNode {
+    pub next: *mut ENetListNode,
+    pub previous: *mut ENetListNode,
+}
+
+/// `ENetPeer` of 1.3.17 up to `outgoingCommands`, read through a cast pointer; the fields
+/// not named here are padded by their size (`enet.h` lines 290-338).
+#[repr(C)]
+pub struct ENetPeerHead {
+    pub dispatch_list: ENetListNode,
+    pub host: *mut ENetHost,
+    pub outgoing_peer_id: u16,
+    pub incoming_peer_id: u16,
+    pub connect_id: u32,
+    pub outgoing_session_id: u8,
+    pub incoming_session_id: u8,
+    pub address: ENetAddress,
+    pub data: *mut c_void,
+    pub state: u32,
+    pub channels: *mut c_void,
+    pub channel_count: usize,
+    /// `incomingBandwidth` through `mtu`: 33 `enet_uint32` counters.
+    pub counters: [u32; 33],
+    pub window_size: u32,
+    pub reliable_data_in_transit: u32,
+    pub outgoing_reliable_sequence_number: u16,
+    pub acknowledgements: ENetListNode,
+    pub sent_reliable_commands: ENetListNode,
+    pub sent_unreliable_commands: ENetListNode,
+    pub outgoing_commands: ENetListNode,
+}
+
+// The offsets `gcc` gives for ENet 1.3.17's `enet.h` on 64-bit Linux (x86_64, aarch64).
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::offset_of!(ENetHostHead, address) == 4);
+    assert!(std::mem::offset_of!(ENetPeerHead, state) == 56);
+    assert!(std::mem::offset_of!(ENetPeerHead, window_size) == 212);
+    assert!(std::mem::offset_of!(ENetPeerHead, reliable_data_in_transit) == 216);
+    assert!(std::mem::offset_of!(ENetPeerHead, outgoing_commands) == 272);
+};
 
 pub const ENET_EVENT_TYPE_NONE: u32 = 0;
 pub const ENET_EVENT_TYPE_CONNECT: u32 = 1;

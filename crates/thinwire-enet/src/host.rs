@@ -27,6 +27,44 @@ pub enum Event {
     Disconnect(PeerId),
 }
 
+/// What [`Host::service_with`] hands its callback: an [`Event`] whose packet bytes are
+/// borrowed from ENet's packet instead of copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventRef<'a> {
+    /// A connection completed.
+    Connect(PeerId),
+    /// A packet arrived.
+    Receive {
+        /// From whom.
+        peer: PeerId,
+        /// On which channel.
+        channel: u8,
+        /// Its bytes (valid during the callback only).
+        data: &'a [u8],
+    },
+    /// A peer disconnected or timed out.
+    Disconnect(PeerId),
+}
+
+impl EventRef<'_> {
+    /// The owned [`Event`] (copies the packet's bytes).
+    pub fn to_event(self) -> Event {
+        match self {
+            EventRef::Connect(p) => Event::Connect(p),
+            EventRef::Receive {
+                peer,
+                channel,
+                data,
+            } => Event::Receive {
+                peer,
+                channel,
+                data: data.to_vec(),
+            },
+            EventRef::Disconnect(p) => Event::Disconnect(p),
+        }
+    }
+}
+
 #[cfg(has_enet)]
 mod imp {
     use super::*;
@@ -125,6 +163,16 @@ mod imp {
 
         /// Sends queued packets and waits up to `timeout_ms` for one event.
         pub fn service(&mut self, timeout_ms: u32) -> Result<Option<Event>, EnetError> {
+            self.service_with(timeout_ms, |e| e.to_event())
+        }
+
+        /// [`service`](Self::service) without copying a received packet: `f` sees the event
+        /// with the packet's bytes borrowed, and its result is returned.
+        pub fn service_with<R>(
+            &mut self,
+            timeout_ms: u32,
+            f: impl FnOnce(EventRef<'_>) -> R,
+        ) -> Result<Option<R>, EnetError> {
             let mut ev = ffi::ENetEvent {
                 kind: ffi::ENET_EVENT_TYPE_NONE,
                 peer: std::ptr::null_mut(),
@@ -144,27 +192,56 @@ mod imp {
             Ok(match ev.kind {
                 ffi::ENET_EVENT_TYPE_CONNECT => {
                     self.peers.insert(id, ev.peer);
-                    Some(Event::Connect(id))
+                    Some(f(EventRef::Connect(id)))
                 }
-                ffi::ENET_EVENT_TYPE_DISCONNECT => Some(Event::Disconnect(id)),
+                ffi::ENET_EVENT_TYPE_DISCONNECT => Some(f(EventRef::Disconnect(id))),
                 ffi::ENET_EVENT_TYPE_RECEIVE => {
                     // SAFETY: for a receive event ENet hands us a live packet whose data
-                    // points to data_length bytes; we copy them and then destroy it, as the
-                    // ENet documentation requires.
-                    let data = unsafe {
+                    // points to data_length bytes; `f` sees them borrowed, and then we
+                    // destroy the packet, as the ENet documentation requires.
+                    let out = unsafe {
                         let p = &*ev.packet;
-                        let bytes = std::slice::from_raw_parts(p.data, p.data_length).to_vec();
+                        let bytes = std::slice::from_raw_parts(p.data, p.data_length);
+                        let out = f(EventRef::Receive {
+                            peer: id,
+                            channel: ev.channel_id,
+                            data: bytes,
+                        });
                         ffi::enet_packet_destroy(ev.packet);
-                        bytes
+                        out
                     };
-                    Some(Event::Receive {
-                        peer: id,
-                        channel: ev.channel_id,
-                        data,
-                    })
+                    Some(out)
                 }
                 _ => None,
             })
+        }
+
+        /// The address the host is bound to (with the port the system picked for port 0).
+        pub fn local_addr(&self) -> SocketAddrV4 {
+            // SAFETY: self.raw is a live host whose first fields are `ENetHostHead`'s (the
+            // layout is checked at compile time in ffi.rs); nothing else runs on it now.
+            let a = unsafe {
+                std::ptr::addr_of!((*self.raw.cast::<ffi::ENetHostHead>()).address).read()
+            };
+            SocketAddrV4::new(std::net::Ipv4Addr::from(a.host.to_ne_bytes()), a.port)
+        }
+
+        /// Whether ENet holds packets for `peer` that the last flush could not put on the
+        /// wire (its reliable window is full): a sender that must not queue without bound
+        /// waits until this is false. False for an unknown peer.
+        pub fn backlogged(&self, peer: PeerId) -> bool {
+            let Some(&p) = self.peers.get(&peer) else {
+                return false;
+            };
+            // SAFETY: p is a peer of this live host (ENet keeps peers in one array for the
+            // host's life), whose first fields are `ENetPeerHead`'s (checked in ffi.rs); the
+            // list's sentinel points to itself when the list is empty. Single-threaded: ENet
+            // is not running while we read.
+            unsafe {
+                let list =
+                    std::ptr::addr_of_mut!((*p.cast::<ffi::ENetPeerHead>()).outgoing_commands);
+                (*list).next != list
+            }
         }
 
         /// Sends everything queued now.
@@ -220,6 +297,22 @@ mod imp {
         }
         /// Unreachable: no host can exist.
         pub fn service(&mut self, _timeout_ms: u32) -> Result<Option<Event>, EnetError> {
+            match self._never {}
+        }
+        /// Unreachable: no host can exist.
+        pub fn service_with<R>(
+            &mut self,
+            _timeout_ms: u32,
+            _f: impl FnOnce(EventRef<'_>) -> R,
+        ) -> Result<Option<R>, EnetError> {
+            match self._never {}
+        }
+        /// Unreachable: no host can exist.
+        pub fn local_addr(&self) -> SocketAddrV4 {
+            match self._never {}
+        }
+        /// Unreachable: no host can exist.
+        pub fn backlogged(&self, _peer: PeerId) -> bool {
             match self._never {}
         }
         /// Unreachable: no host can exist.

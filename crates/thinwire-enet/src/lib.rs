@@ -2,18 +2,21 @@
 //!
 //! A minimal safe wrapper over ENet 1.3 (the C library game developers use, from Debian's
 //! `libenet-dev`), enough for the thinwire lab to drive ENet as a real peer: create a host,
-//! connect, send reliable or unsequenced packets on a channel, and service events.
+//! connect, send reliable or unsequenced packets on a channel, and service events (also
+//! without copying packets); read the bound port and whether a peer's reliable window holds
+//! packets back (for senders that must not queue without bound, like `thinwire bench`).
 //!
 //! The FFI declarations are written by hand against `enet/enet.h` 1.3.17 (only the few
-//! functions and the three structs whose fields are read); all `unsafe` lives in `ffi.rs`
-//! and `host.rs`, each call with its safety argument. Without the library installed the crate
+//! functions and the three structs whose fields are read, plus the leading fields of
+//! `ENetHost` and `ENetPeer` up to those read, their offsets checked at compile time); all
+//! `unsafe` lives in `ffi.rs` and `host.rs`, each call with its safety argument. Without the library installed the crate
 //! still builds, and [`available`] returns false.
 
 #[cfg(has_enet)]
 mod ffi;
 mod host;
 
-pub use host::{Event, Host, PeerId};
+pub use host::{Event, EventRef, Host, PeerId};
 
 /// Whether ENet was linked (the system library was found at build time).
 pub fn available() -> bool {

@@ -57,3 +57,47 @@ fn reliable_and_unsequenced_round_trip() {
     );
     assert_eq!(unsequenced, 20, "loopback loses nothing");
 }
+
+#[test]
+fn bound_port_borrowed_receive_and_backlog() {
+    if !available() {
+        eprintln!("skipped: built without libenet (apt-get install libenet-dev)");
+        return;
+    }
+    let lo = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+    let mut server = Host::bind(lo(0), 2, 1).expect("server host");
+    let addr = server.local_addr();
+    assert_eq!(*addr.ip(), Ipv4Addr::LOCALHOST);
+    assert_ne!(addr.port(), 0, "the port the system picked");
+    let mut client = Host::bind(lo(0), 1, 1).expect("client host");
+    let peer = client.connect(addr, 1).expect("connect");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let (mut up, mut got) = (false, Vec::new());
+    while Instant::now() < deadline && got.len() < 100 {
+        if client.service(1).unwrap() == Some(Event::Connect(peer)) {
+            up = true;
+            for i in 0..100u8 {
+                client.send(peer, 0, &[i; 24], true).unwrap();
+            }
+            client.flush();
+        }
+        if up {
+            client.service(0).unwrap();
+        }
+        server
+            .service_with(1, |e| {
+                if let thinwire_enet::EventRef::Receive { data, .. } = e {
+                    got.push(data[0]);
+                }
+            })
+            .unwrap();
+    }
+    assert_eq!(got, (0..100).collect::<Vec<u8>>());
+    // everything was acknowledged: nothing waits for the window
+    let until = Instant::now() + Duration::from_millis(200);
+    while Instant::now() < until {
+        client.service(1).unwrap();
+        server.service(1).unwrap();
+    }
+    assert!(!client.backlogged(peer));
+}

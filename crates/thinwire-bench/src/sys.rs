@@ -1,0 +1,108 @@
+//! What the bench reads from the system: the machine it runs on, a thread's CPU time, the
+//! process's resident set and its heap in use.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The machine a run was measured on.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Machine {
+    /// Logical CPUs available to the process.
+    pub cores: usize,
+    /// CPU model name (`/proc/cpuinfo`), empty when unknown.
+    pub cpu_model: String,
+    /// Load averages over 1, 5 and 15 minutes when the run started.
+    pub load_average_start: [f64; 3],
+    /// Load averages when the run ended.
+    pub load_average_end: [f64; 3],
+    /// Kernel name and release (`/proc/sys/kernel/ostype`, `osrelease`).
+    pub kernel: String,
+    /// Total memory in MiB.
+    pub memory_mib: u64,
+    /// ENet's version, when linked.
+    pub enet: Option<String>,
+}
+
+impl Machine {
+    /// Reads the machine's description now (the end load average is filled in later).
+    pub(crate) fn read() -> Self {
+        let load = load_average();
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_owned())
+            .unwrap_or_default();
+        let kernel = format!(
+            "{} {}",
+            read("/proc/sys/kernel/ostype").trim(),
+            read("/proc/sys/kernel/osrelease").trim()
+        );
+        let memory_mib = status_kib("/proc/meminfo", "MemTotal:") / 1024;
+        Self {
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpu_model,
+            load_average_start: load,
+            load_average_end: load,
+            kernel: kernel.trim().to_owned(),
+            memory_mib,
+            enet: thinwire_enet::available().then(|| "1.3 (system libenet)".to_owned()),
+        }
+    }
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The 1, 5 and 15 minute load averages (zeros when unknown).
+pub(crate) fn load_average() -> [f64; 3] {
+    let text = read("/proc/loadavg");
+    let mut it = text
+        .split_whitespace()
+        .map(|v| v.parse::<f64>().unwrap_or(0.0));
+    [(); 3].map(|_| it.next().unwrap_or(0.0))
+}
+
+/// A `Key:   123 kB` line of a `/proc` status file, in KiB (0 when missing).
+fn status_kib(path: &str, key: &str) -> u64 {
+    read(path)
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The process's resident set in bytes (`VmRSS`, KiB resolution).
+pub(crate) fn rss_bytes() -> u64 {
+    status_kib("/proc/self/status", "VmRSS:") * 1024
+}
+
+/// CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`).
+pub(crate) fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// Bytes of heap in use by the whole process: every `malloc` (Rust's allocator and ENet's C
+/// code both use glibc's) still held, small chunks and `mmap`ed ones alike. Exact to the
+/// chunk, unlike the resident set, which moves by pages and keeps what was freed.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub(crate) fn heap_in_use() -> Option<u64> {
+    // SAFETY: mallinfo2 (glibc 2.33+) takes no arguments, only reads the allocator's
+    // statistics under its locks, and returns a plain struct by value.
+    let info = unsafe { libc::mallinfo2() };
+    Some((info.uordblks + info.hblkhd) as u64)
+}
+
+/// Heap accounting needs glibc; elsewhere only the resident set is measured.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn heap_in_use() -> Option<u64> {
+    None
+}

@@ -1,0 +1,76 @@
+//! `thinwire bench`: the arguments, then `thinwire_bench::run` and the table it prints.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use thinwire_bench::BenchOptions;
+
+/// The arguments of `thinwire bench`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchArgs {
+    /// Output directory (results.json, report.html).
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    /// Seconds per throughput, round-trip and sweep measurement.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Repetitions; each runs thinwire, ENet and KCP once, interleaved.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Idle connections of the memory measurement.
+    #[arg(long, default_value_t = 2000)]
+    idle: usize,
+    /// Client counts of the 30 Hz server sweep (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1000,2000,5000,10000")]
+    sweep: Vec<usize>,
+    /// Run only these sections (comma-separated: memory, throughput, round_trip, sweep).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// A short run that checks everything works (0.2 s measurements, 20 idle connections,
+    /// a sweep of 50 clients, one repetition): for CI, not for numbers.
+    #[arg(long)]
+    quick: bool,
+    /// thinwire uses the INSECURE cleartext opt-out on both ends (what encryption costs).
+    #[arg(long)]
+    insecure_cleartext: bool,
+    /// Internal: run as the client process of a memory or sweep measurement.
+    #[arg(long, hide = true, value_name = "SPEC")]
+    child: Option<String>,
+}
+
+/// Runs `thinwire bench` (or, with `--child`, one of its client processes).
+pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
+    if let Some(spec) = &args.child {
+        return thinwire_bench::child_main(spec);
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("locating this program: {e}"))?;
+    let opts = BenchOptions {
+        out: args.out,
+        seconds: args.seconds,
+        reps: args.reps,
+        idle: args.idle,
+        sweep: args.sweep,
+        quick: args.quick,
+        insecure_cleartext: args.insecure_cleartext,
+        sections: args.only,
+        child_command: vec![exe.into(), "bench".into()],
+        ..BenchOptions::default()
+    };
+    let t0 = Instant::now();
+    let results = thinwire_bench::run(&opts)?;
+    println!();
+    print!("{}", thinwire_bench::terminal_table(&results));
+    let m = &results.machine;
+    println!(
+        "\n{} cores ({}), {}; load average {:.2} at the start, {:.2} at the end; {:.0} s",
+        m.cores,
+        m.cpu_model,
+        m.kernel,
+        m.load_average_start[0],
+        m.load_average_end[0],
+        t0.elapsed().as_secs_f64()
+    );
+    println!("wrote {}", opts.out.join("results.json").display());
+    println!("wrote {}", opts.out.join("report.html").display());
+    Ok(())
+}
