@@ -84,6 +84,12 @@ pub enum HostEvent {
 /// [`flush`](Self::flush). Nothing runs in the background: keepalives, retransmissions and
 /// acknowledgements happen inside those calls, so call `service` at least every few tens of
 /// milliseconds (a game loop does).
+///
+/// Like ENet's `enet_host_service`, what arrives is handed to the application before the
+/// acknowledgements it asks for are sent: they go out at the next `service` that finds
+/// nothing new, or at [`flush`](Self::flush), so an answer sent in between carries them in
+/// the same datagram (a reliable request and its reply take two datagrams, not four). They
+/// are never held back more than 1 ms while events keep arriving.
 pub struct Host {
     socket: UdpSocket,
     udp: UdpSocketState,
@@ -92,7 +98,13 @@ pub struct Host {
     tx: TxBatch,
     events: VecDeque<HostEvent>,
     local_addr: SocketAddr,
+    /// When timers and transmits were last processed.
+    last_pump: Instant,
 }
+
+/// Longest `service` returns newly arrived events without processing timers and sending
+/// (acknowledgements, retransmissions) in between.
+pub(crate) const ACK_HOLD: Duration = Duration::from_millis(1);
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,6 +130,7 @@ impl Host {
             tx: TxBatch::default(),
             events: VecDeque::new(),
             local_addr,
+            last_pump: Instant::now(),
         })
     }
 
@@ -256,7 +269,15 @@ impl Host {
             .unwrap_or(now + Duration::from_secs(86_400 * 365));
         loop {
             self.receive()?;
-            self.pump(Instant::now());
+            let now = Instant::now();
+            if now < self.last_pump + ACK_HOLD {
+                // the application sees what arrived first; its answer will carry the ACKs
+                self.collect_events();
+                if let Some(e) = self.next_event() {
+                    return Ok(Some(e));
+                }
+            }
+            self.pump(now);
             if let Some(e) = self.next_event() {
                 return Ok(Some(e));
             }
@@ -337,6 +358,7 @@ impl Host {
 
     /// Timers, transmits, events.
     fn pump(&mut self, now: Instant) {
+        self.last_pump = now;
         self.engine.on_timeout(now);
         self.engine
             .collect(now, &mut self.tx, self.udp.max_gso_segments());
