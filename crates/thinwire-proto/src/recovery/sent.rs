@@ -65,16 +65,17 @@ pub(crate) struct LossRule {
 /// Spare chunk lists kept for reuse (a packet's list goes back when it is acknowledged).
 const SPARE_LISTS: usize = 16;
 
-/// Sent packets by packet number: a window from the oldest remembered packet to the newest,
-/// with a hole for each packet not recorded (ACK-only) or already forgotten. Packet numbers
-/// only grow, so recording is a push at the back and acknowledging the oldest a pop at the
-/// front: no search tree, no allocation per packet once the window and the spare chunk lists
-/// have grown to the connection's usual flight.
+/// Sent packets in packet-number order: recorded (ack-eliciting) packets only, each with its
+/// number, and an emptied entry for one acknowledged or forgotten while older ones are still
+/// held. Packet numbers only grow, so recording is a push at the back, acknowledging the
+/// oldest a pop at the front, and finding a range a binary search: no search tree, no
+/// allocation per packet once the deque and the spare chunk lists have grown to the
+/// connection's usual flight. ACK-only packets leave no entry, so a peer that makes this side
+/// acknowledge much while one packet waits cannot grow it.
 #[derive(Debug, Default)]
 pub(crate) struct SentPackets {
-    /// Entry `i` is packet `base + i`.
-    window: VecDeque<Option<SentPacket>>,
-    base: u64,
+    /// `(packet number, packet)`, numbers ascending; `None` once acknowledged or forgotten.
+    window: VecDeque<(u64, Option<SentPacket>)>,
     /// Entries not declared lost.
     in_flight: usize,
     largest_acked: Option<u64>,
@@ -107,17 +108,11 @@ impl SentPackets {
 
     pub(crate) fn on_sent(&mut self, pn: u64, packet: SentPacket) {
         self.in_flight += 1;
-        if self.window.is_empty() {
-            self.base = pn;
-        }
         debug_assert!(
-            pn >= self.base + self.window.len() as u64,
+            self.window.back().is_none_or(|(last, _)| pn > *last),
             "packet numbers grow"
         );
-        while self.base + (self.window.len() as u64) < pn {
-            self.window.push_back(None);
-        }
-        self.window.push_back(Some(packet));
+        self.window.push_back((pn, Some(packet)));
     }
 
     /// Gives back the spare lists, and the window's memory when nothing is remembered.
@@ -130,9 +125,8 @@ impl SentPackets {
 
     /// Drops the holes at the front, so the front is the oldest remembered packet.
     fn trim(&mut self) {
-        while matches!(self.window.front(), Some(None)) {
+        while matches!(self.window.front(), Some((_, None))) {
             self.window.pop_front();
-            self.base += 1;
         }
         if self.window.is_empty() && self.window.capacity() > 64 {
             // a burst is over: give its memory back
@@ -141,11 +135,9 @@ impl SentPackets {
     }
 
     fn entries(&self) -> impl Iterator<Item = (u64, &SentPacket)> + '_ {
-        let base = self.base;
         self.window
             .iter()
-            .enumerate()
-            .filter_map(move |(i, p)| Some((base + i as u64, p.as_ref()?)))
+            .filter_map(|(pn, p)| Some((*pn, p.as_ref()?)))
     }
 
     /// Send time of the oldest packet in flight (the RTO is armed from it).
@@ -158,15 +150,17 @@ impl SentPackets {
     /// Moves the packets newly acknowledged by `ack` into `acked`, oldest first.
     pub(crate) fn on_ack(&mut self, ack: &AckFrame, acked: &mut Vec<(u64, SentPacket)>) {
         for range in ack.ranges.iter().rev() {
-            let end = self.base + self.window.len() as u64;
-            let lo = (*range.start()).max(self.base);
-            let hi = range.end().saturating_add(1).min(end);
-            for pn in lo..hi {
-                if let Some(p) = self.window[(pn - self.base) as usize].take() {
+            let (lo, hi) = (*range.start(), *range.end());
+            let first = self.window.partition_point(|(pn, _)| *pn < lo);
+            for (pn, slot) in self.window.range_mut(first..) {
+                if *pn > hi {
+                    break;
+                }
+                if let Some(p) = slot.take() {
                     if !p.lost {
                         self.in_flight -= 1;
                     }
-                    acked.push((pn, p));
+                    acked.push((*pn, p));
                 }
             }
         }
@@ -186,9 +180,8 @@ impl SentPackets {
     ) -> Option<Instant> {
         let mut next: Option<Instant> = None;
         if let Some(largest) = self.largest_acked {
-            let base = self.base;
-            for (i, slot) in self.window.iter_mut().enumerate() {
-                let pn = base + i as u64;
+            for (pn, slot) in self.window.iter_mut() {
+                let pn = *pn;
                 if pn >= largest {
                     break;
                 }
@@ -221,7 +214,7 @@ impl SentPackets {
     /// grow the window by one entry per probe.
     fn forget_lost(&mut self, now: Instant, retention: Duration) {
         if let Some(horizon) = now.checked_sub(retention) {
-            for slot in self.window.iter_mut() {
+            for (_, slot) in self.window.iter_mut() {
                 if slot
                     .as_ref()
                     .is_some_and(|p| p.lost && p.time_sent < horizon)
@@ -233,10 +226,11 @@ impl SentPackets {
         }
     }
 
-    /// Packets remembered: in flight, or declared lost within the retention time.
+    /// Entries held: packets in flight or declared lost within the retention time, and the
+    /// emptied entries between them (what the ledger's memory grows with).
     #[cfg(any(test, feature = "testing"))]
     pub(crate) fn tracked(&self) -> usize {
-        self.window.iter().flatten().count()
+        self.window.len()
     }
 
     /// Declares lost every packet in flight sent at or before `cutoff` (retransmission timeout)
@@ -248,14 +242,13 @@ impl SentPackets {
         retention: Duration,
     ) -> Vec<(u64, SentPacket)> {
         let mut lost = Vec::new();
-        let base = self.base;
-        for (i, slot) in self.window.iter_mut().enumerate() {
+        for (pn, slot) in self.window.iter_mut() {
             let Some(p) = slot.as_mut() else { continue };
             if p.lost || p.time_sent > cutoff {
                 continue;
             }
             self.in_flight -= 1;
-            lost.push((base + i as u64, p.declare_lost()));
+            lost.push((*pn, p.declare_lost()));
         }
         self.forget_lost(now, retention);
         lost

@@ -217,3 +217,50 @@ fn partial_messages_are_capped_per_connection() {
         .iter()
         .any(|m| m.data.len() == 500));
 }
+
+/// A peer that keeps this side acknowledging (a PING every 2 ms) while it never acknowledges
+/// this side's one outstanding update. ACK-only packets are not recorded, and the ledger of
+/// sent packets holds entries only for recorded ones: with a window indexed by packet number
+/// (holes for every ACK-only packet), it grew by one entry per ACK sent, about 250 a second.
+#[test]
+fn acknowledging_a_busy_peer_does_not_grow_the_sent_ledger() {
+    let mut pair = Pair::builder(12)
+        .link(LinkConfig::default().with_delay(ms(20)))
+        .cipher_suites(vec![CipherSuite::InsecureCleartext])
+        .build();
+    let (c, s) = pair
+        .connect(&[ChannelKind::ReliableOrdered])
+        .expect("connects");
+    let cid_len = 8;
+    pair.client.filter = Some(Box::new(move |_, _, d: &mut Vec<u8>| {
+        if !wire::is_long_header(d) {
+            if let Ok((_, offset)) = ShortHeader::decode(d, cid_len) {
+                d.truncate(offset);
+                wire::encode_ping(d);
+            }
+        }
+        Verdict::Pass
+    }));
+    let _ = pair
+        .server
+        .endpoint
+        .send(pair.time, s, 0, Bytes::from_static(b"update"));
+    let acks_before = pair.server.endpoint.stats().datagrams_sent;
+    let mut most_held = 0;
+    for _ in 0..2500 {
+        // anything the client sends reaches the server as a PING
+        let _ = pair
+            .client
+            .endpoint
+            .send(pair.time, c, 0, Bytes::from_static(b"x"));
+        pair.run_for(ms(2));
+        let conn = pair.server.endpoint.connection(s).expect("kept alive");
+        most_held = most_held.max(conn.sent_tracked());
+    }
+    let sent = pair.server.endpoint.stats().datagrams_sent - acks_before;
+    assert!(sent > 1000, "the server acknowledged only {sent} times");
+    assert!(
+        most_held < 40,
+        "the server's sent ledger held up to {most_held} entries after {sent} datagrams"
+    );
+}
