@@ -31,23 +31,19 @@ fn server_id_header(pair: &mut Pair, c: crate::ConnectionHandle) -> ShortHeader 
         .expect("a short-header packet")
 }
 
-/// A connected client peer that pings but never acknowledges: every short-header packet it
-/// sends reaches the server with its payload replaced by a PING, so the server keeps hearing
-/// from it but never learns that anything arrived. Before the fix the server kept every
-/// packet it declared lost for ever (`SentPackets::expire` never forgot them) and a thin
-/// stream's timeouts never backed off. Now old losses are forgotten after four RTOs and, after
-/// six linear timeouts in a row, the probes back off exponentially up to `max_rto`.
-#[test]
-fn a_peer_that_pings_but_never_acknowledges_is_probed_sparingly() {
-    let mut pair = Pair::builder(11)
+/// A connected pair whose client is hostile: every short-header packet it sends reaches the
+/// server with its payload replaced by a PING, so the server keeps hearing from it but never
+/// learns that anything arrived. The hostile client holds its keys, so it can send anything;
+/// in cleartext the filter can write its packets directly (the bounds do not depend on the
+/// suite). Returns the pair and the client's and the server's handles.
+fn pinging_client(seed: u64) -> (Pair, crate::ConnectionHandle, crate::ConnectionHandle) {
+    let mut pair = Pair::builder(seed)
         .link(LinkConfig::default().with_delay(ms(20)))
         .cipher_suites(vec![CipherSuite::InsecureCleartext])
         .build();
-    let (_c, s) = pair
+    let (c, s) = pair
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
-    // the hostile client holds its keys, so it can send anything; in cleartext the filter can
-    // write its packets directly (the bounds do not depend on the suite)
     let cid_len = 8;
     pair.client.filter = Some(Box::new(move |_, _, d: &mut Vec<u8>| {
         if !wire::is_long_header(d) {
@@ -58,6 +54,18 @@ fn a_peer_that_pings_but_never_acknowledges_is_probed_sparingly() {
         }
         Verdict::Pass
     }));
+    (pair, c, s)
+}
+
+/// A connected client peer that pings but never acknowledges: every short-header packet it
+/// sends reaches the server with its payload replaced by a PING, so the server keeps hearing
+/// from it but never learns that anything arrived. Before the fix the server kept every
+/// packet it declared lost for ever (`SentPackets::expire` never forgot them) and a thin
+/// stream's timeouts never backed off. Now old losses are forgotten after four RTOs and, after
+/// six linear timeouts in a row, the probes back off exponentially up to `max_rto`.
+#[test]
+fn a_peer_that_pings_but_never_acknowledges_is_probed_sparingly() {
+    let (mut pair, _c, s) = pinging_client(11);
     let sent_before = pair.server.endpoint.stats().datagrams_sent;
     let mut most_tracked = 0;
     for i in 0..600 {
@@ -224,23 +232,7 @@ fn partial_messages_are_capped_per_connection() {
 /// (holes for every ACK-only packet), it grew by one entry per ACK sent, about 250 a second.
 #[test]
 fn acknowledging_a_busy_peer_does_not_grow_the_sent_ledger() {
-    let mut pair = Pair::builder(12)
-        .link(LinkConfig::default().with_delay(ms(20)))
-        .cipher_suites(vec![CipherSuite::InsecureCleartext])
-        .build();
-    let (c, s) = pair
-        .connect(&[ChannelKind::ReliableOrdered])
-        .expect("connects");
-    let cid_len = 8;
-    pair.client.filter = Some(Box::new(move |_, _, d: &mut Vec<u8>| {
-        if !wire::is_long_header(d) {
-            if let Ok((_, offset)) = ShortHeader::decode(d, cid_len) {
-                d.truncate(offset);
-                wire::encode_ping(d);
-            }
-        }
-        Verdict::Pass
-    }));
+    let (mut pair, c, s) = pinging_client(12);
     let _ = pair
         .server
         .endpoint
