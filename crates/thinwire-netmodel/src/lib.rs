@@ -36,6 +36,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod clock;
 mod config;
 mod error;
 mod link;

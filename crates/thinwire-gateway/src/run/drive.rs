@@ -14,8 +14,10 @@ use tokio::sync::watch;
 
 use crate::trunk::{EdgeGateway, GatewayError, GatewayEvent, GatewayStats, ServerGateway, Side};
 
-/// What the driver needs of a sans-IO gateway (both kinds have exactly this).
-pub(crate) trait Machine {
+/// What the driver needs of a sans-IO gateway (both kinds have exactly this). Public only as
+/// the bound of the processes' `run` methods; nothing outside the crate can name it.
+#[allow(unreachable_pub)]
+pub trait Machine {
     fn handle_datagram(&mut self, now: Instant, side: Side, from: SocketAddr, datagram: &[u8]);
     fn handle_timeout(&mut self, now: Instant);
     fn poll_timeout(&self) -> Option<Instant>;

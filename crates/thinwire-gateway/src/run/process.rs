@@ -158,16 +158,6 @@ impl Runner<EdgeGateway> {
     pub fn public_key(&self) -> PublicKey {
         self.machine.players_public_key()
     }
-
-    /// Runs until `stop` turns true (or its [`Stop`] is dropped); returns the final
-    /// statistics. `report` (if any) is called every period with the statistics so far.
-    pub async fn run(
-        self,
-        stop: watch::Receiver<bool>,
-        report: Option<Report>,
-    ) -> Result<GatewayStats, RunError> {
-        run_machine(self, stop, report).await
-    }
 }
 
 impl Runner<ServerGateway> {
@@ -190,24 +180,17 @@ impl Runner<ServerGateway> {
     pub fn public_key(&self) -> PublicKey {
         self.machine.trunk_public_key()
     }
+}
 
+impl<M: Machine> Runner<M> {
     /// Runs until `stop` turns true (or its [`Stop`] is dropped); returns the final
     /// statistics. `report` (if any) is called every period with the statistics so far.
     pub async fn run(
-        self,
+        mut self,
         stop: watch::Receiver<bool>,
         report: Option<Report>,
     ) -> Result<GatewayStats, RunError> {
-        run_machine(self, stop, report).await
+        drive(&mut self.machine, &self.sockets, |_, _| {}, stop, report).await?;
+        Ok(self.machine.stats().clone())
     }
-}
-
-/// Drives a bound gateway until `stop`; its final statistics.
-async fn run_machine<M: Machine>(
-    mut r: Runner<M>,
-    stop: watch::Receiver<bool>,
-    report: Option<Report>,
-) -> Result<GatewayStats, RunError> {
-    drive(&mut r.machine, &r.sockets, |_, _| {}, stop, report).await?;
-    Ok(r.machine.stats().clone())
 }

@@ -368,18 +368,27 @@ impl<M> TcmRunner<M> {
     }
 }
 
-/// Runs a TCM gateway's loop; the statistics at the end.
-async fn run_machine<M: Machine>(
-    mut r: TcmRunner<M>,
-    stop: watch::Receiver<bool>,
-    report: Option<TcmReport>,
-) -> Result<TcmProcessStats, TcmRunError> {
-    let report =
-        report.map(|(every, mut f)| (every, move |m: &M, p: &TcmPath| f(&p.stats(m.stats()))));
-    drive_with(&mut r.machine, &r.sockets, &mut r.path, stop, report)
+impl<M: Machine> TcmRunner<M> {
+    /// Runs until `stop` turns true (or its [`Stop`](super::Stop) is dropped); returns the
+    /// final statistics. `report` (if any) is called every period with the statistics so far.
+    pub async fn run(
+        mut self,
+        stop: watch::Receiver<bool>,
+        report: Option<TcmReport>,
+    ) -> Result<TcmProcessStats, TcmRunError> {
+        let report =
+            report.map(|(every, mut f)| (every, move |m: &M, p: &TcmPath| f(&p.stats(m.stats()))));
+        drive_with(
+            &mut self.machine,
+            &self.sockets,
+            &mut self.path,
+            stop,
+            report,
+        )
         .await
         .map_err(RunError::from)?;
-    Ok(r.path.stats(r.machine.stats()))
+        Ok(self.path.stats(self.machine.stats()))
+    }
 }
 
 impl TcmRunner<EdgeGateway> {
@@ -403,16 +412,6 @@ impl TcmRunner<EdgeGateway> {
             sockets,
             path,
         })
-    }
-
-    /// Runs until `stop` turns true (or its [`Stop`](super::Stop) is dropped); returns the
-    /// final statistics. `report` (if any) is called every period with the statistics so far.
-    pub async fn run(
-        self,
-        stop: watch::Receiver<bool>,
-        report: Option<TcmReport>,
-    ) -> Result<TcmProcessStats, TcmRunError> {
-        run_machine(self, stop, report).await
     }
 }
 
@@ -442,16 +441,6 @@ impl TcmRunner<ServerGateway> {
     /// The public key tcm-local connects with.
     pub fn public_key(&self) -> PublicKey {
         self.machine.trunk_public_key()
-    }
-
-    /// Runs until `stop` turns true (or its [`Stop`](super::Stop) is dropped); returns the
-    /// final statistics.
-    pub async fn run(
-        self,
-        stop: watch::Receiver<bool>,
-        report: Option<TcmReport>,
-    ) -> Result<TcmProcessStats, TcmRunError> {
-        run_machine(self, stop, report).await
     }
 }
 

@@ -24,6 +24,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use thinwire_netmodel::clock::{self, SimClock};
+
 use bytes::Bytes;
 use thinwire_netmodel::{Link, LinkConfig};
 use thinwire_proto::{
@@ -545,39 +547,31 @@ impl Harness {
 
     /// Runs every event up to `until`, then sets the time to `until`.
     pub fn run_until(&mut self, until: Instant) {
-        loop {
-            self.flush();
-            match self.next_event() {
-                Some(t) if t <= until => {
-                    self.time = self.time.max(t);
-                    self.process_due();
-                }
-                _ => break,
-            }
-        }
-        self.time = self.time.max(until);
-        self.process_due();
+        clock::run_until(self, until);
     }
 
     /// Runs for `d` of simulated time.
     pub fn run_for(&mut self, d: Duration) {
-        let until = self.time + d;
-        self.run_until(until);
+        clock::run_for(self, d);
     }
 
-    /// Runs until `done` holds or `limit` passes; returns whether it held.
-    pub fn run_while(&mut self, limit: Duration, mut done: impl FnMut(&Harness) -> bool) -> bool {
-        let until = self.time + limit;
-        while !done(self) {
-            self.flush();
-            match self.next_event() {
-                Some(t) if t <= until => {
-                    self.time = self.time.max(t);
-                    self.process_due();
-                }
-                _ => return done(self),
-            }
-        }
-        true
+    /// Runs until `done` holds or `limit` of simulated time passes; returns whether it held.
+    pub fn run_while(&mut self, limit: Duration, done: impl FnMut(&Harness) -> bool) -> bool {
+        clock::run_while(self, limit, done)
+    }
+}
+
+impl SimClock for Harness {
+    fn time_mut(&mut self) -> &mut Instant {
+        &mut self.time
+    }
+    fn flush(&mut self) {
+        Harness::flush(self);
+    }
+    fn next_event(&self) -> Option<Instant> {
+        Harness::next_event(self)
+    }
+    fn process_due(&mut self) {
+        Harness::process_due(self);
     }
 }

@@ -154,6 +154,12 @@ impl Endpoint {
         self.conns.len()
     }
 
+    /// The handles of every connection held, in any state (handles are not numbered in
+    /// order: a freed slot is reused under a new handle).
+    pub fn connections(&self) -> impl Iterator<Item = ConnectionHandle> + '_ {
+        self.conns.handles()
+    }
+
     /// Statistics of one connection.
     pub fn connection_stats(&self, conn: ConnectionHandle) -> Option<ConnectionStats> {
         self.conns.get(conn).map(Connection::stats)

@@ -83,6 +83,14 @@ impl ConnTable {
             .filter(|s| s.generation == g && s.conn.is_some())
     }
 
+    /// The handles of every connection held, in slot order.
+    pub(crate) fn handles(&self) -> impl Iterator<Item = ConnectionHandle> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.conn.as_ref()?;
+            Some(ConnectionHandle(u64::from(s.generation) << 32 | i as u64))
+        })
+    }
+
     pub(crate) fn get(&self, h: ConnectionHandle) -> Option<&Connection> {
         self.slot(h).and_then(|s| s.conn.as_deref())
     }

@@ -13,6 +13,8 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use thinwire_netmodel::clock::{self, SimClock};
+
 use crate::{
     ChannelKind, CipherSuite, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig,
     TransportConfig,
@@ -371,42 +373,19 @@ impl Pair {
         self.flush();
     }
 
-    /// Runs until `until` (processing every event up to it), then sets the time to `until`.
+    /// Runs every event up to `until`, then sets the time to `until`.
     pub fn run_until(&mut self, until: Instant) {
-        loop {
-            self.flush();
-            match self.next_event() {
-                Some(t) if t <= until => {
-                    self.time = self.time.max(t);
-                    self.process_due();
-                }
-                _ => break,
-            }
-        }
-        self.time = self.time.max(until);
-        self.process_due();
+        clock::run_until(self, until);
     }
 
     /// Runs for `d` of simulated time.
     pub fn run_for(&mut self, d: Duration) {
-        let until = self.time + d;
-        self.run_until(until);
+        clock::run_for(self, d);
     }
 
     /// Runs until `done` holds or `limit` of simulated time passes; returns whether it held.
-    pub fn run_while(&mut self, limit: Duration, mut done: impl FnMut(&Pair) -> bool) -> bool {
-        let until = self.time + limit;
-        while !done(self) {
-            self.flush();
-            match self.next_event() {
-                Some(t) if t <= until => {
-                    self.time = self.time.max(t);
-                    self.process_due();
-                }
-                _ => return done(self),
-            }
-        }
-        true
+    pub fn run_while(&mut self, limit: Duration, done: impl FnMut(&Pair) -> bool) -> bool {
+        clock::run_while(self, limit, done)
     }
 
     /// Settles the RTT estimate: `count` small messages (the 7 bytes `warm-up`, channel 0) from
@@ -492,5 +471,20 @@ pub mod crypto {
         let (m2, _) = resp.finish(&data).expect("message 2");
         client.finish(&m2).expect("read 2");
         (m1.len(), m2.len())
+    }
+}
+
+impl SimClock for Pair {
+    fn time_mut(&mut self) -> &mut Instant {
+        &mut self.time
+    }
+    fn flush(&mut self) {
+        Pair::flush(self);
+    }
+    fn next_event(&self) -> Option<Instant> {
+        Pair::next_event(self)
+    }
+    fn process_due(&mut self) {
+        Pair::process_due(self);
     }
 }

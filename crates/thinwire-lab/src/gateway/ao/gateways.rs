@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 use thinwire_gateway::trunk::{
     EdgeConfig, EdgeGateway, GatewayEvent, ServerGateway, ServerGatewayConfig, Side, TrunkOptions,
 };
-use thinwire_proto::{
-    ConnectionHandle, Endpoint, EndpointConfig, PublicKey, ServerConfig, TransportConfig,
-};
+use thinwire_proto::{Endpoint, EndpointConfig, PublicKey, ServerConfig, TransportConfig};
 
 use super::nodes::Trouble;
 use super::results::{PayloadCount, TrunkSummary};
@@ -75,17 +73,10 @@ pub(super) struct EdgeNode {
     trunk_downs: u64,
 }
 
-/// Connection handles probed for the trunk connection: an endpoint numbers its connections
-/// from 0 and never reuses a number, and a trunk endpoint holds one connection (a few more
-/// only if the trunk went down and came back, which the run reports).
-const TRUNK_HANDLES: u64 = 64;
-
 /// Adds the payload counters of every connection of the trunk endpoint `ep` to `total`.
 fn trunk_payload(ep: &Endpoint, total: &mut PayloadCount) {
-    for h in 0..TRUNK_HANDLES {
-        if let Some(s) = ep.connection_stats(ConnectionHandle(h)) {
-            total.add(&s);
-        }
+    for s in ep.connections().filter_map(|h| ep.connection_stats(h)) {
+        total.add(&s);
     }
 }
 
@@ -126,8 +117,10 @@ impl ServerGwNode {
 
     /// The trunk's summary: its connection's counters and the period-T hold.
     pub(super) fn trunk_summary(&self) -> TrunkSummary {
-        let stats: Vec<_> = (0..TRUNK_HANDLES)
-            .filter_map(|h| self.gw.trunk().connection_stats(ConnectionHandle(h)))
+        let trunk = self.gw.trunk();
+        let stats: Vec<_> = trunk
+            .connections()
+            .filter_map(|h| trunk.connection_stats(h))
             .collect();
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         TrunkSummary {
