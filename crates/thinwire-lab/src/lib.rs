@@ -8,6 +8,7 @@
 pub mod error;
 pub mod gateway;
 pub mod metrics;
+pub mod paper;
 pub mod policy;
 pub mod protocol;
 pub mod report;

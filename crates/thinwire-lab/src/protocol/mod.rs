@@ -119,6 +119,20 @@ pub trait SimEndpoint {
     fn deadline_counters(&self) -> Option<DeadlineCounters> {
         None
     }
+    /// Adds this endpoint's named protocol counters to `out` (summed over
+    /// every endpoint of a simulation; see [`Counters`]). Models add what a
+    /// paper measures inside the transport, e.g. retransmissions by count.
+    fn add_counters(&self, _out: &mut Counters) {}
+}
+
+/// Named, additive protocol counters of one simulation (sums and counts, so
+/// that endpoints add up; ratios are taken when the figures are computed).
+/// Keys are `snake_case`, e.g. `tcp_segments`, `tcp_rtx1_delay_sum_ms`.
+pub type Counters = std::collections::BTreeMap<String, f64>;
+
+/// Adds `v` to counter `name` of `out`.
+pub fn add_counter(out: &mut Counters, name: &str, v: f64) {
+    *out.entry(name.to_owned()).or_insert(0.0) += v;
 }
 
 /// A transport: a factory of endpoints plus labels.

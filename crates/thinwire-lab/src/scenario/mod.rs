@@ -102,6 +102,8 @@ pub struct Scenario {
     pub protocols: Vec<ProtocolSpec>,
     /// Sweep.
     pub sweep: Sweep,
+    /// The paper this scenario reproduces and its published figures.
+    pub paper: crate::paper::PaperSpec,
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use thinwire_netmodel::{LinkConfig, LossModel};
+use thinwire_netmodel::{GilbertElliott, LinkConfig, LossModel};
 
 use super::sweep::SweepPoint;
 use super::{CrossRate, CrossSpec, LinkSpec, Scenario};
@@ -52,6 +52,13 @@ impl Scenario {
         }
         if let Some(l) = p.loss {
             base.loss = LossModel::Bernoulli { p: l };
+        }
+        if let Some(b) = p.burst.filter(|&b| b > 1.0) {
+            // Checked when the scenario was parsed: the mean is below 1 and
+            // high enough bursts stay a valid chain.
+            if let Ok(ge) = GilbertElliott::from_mean_and_burst(base.loss.mean_loss(), b) {
+                base.loss = ge.into();
+            }
         }
         if spec.bandwidth_kbps.is_none() && spec.per_client.is_empty() {
             return vec![base];

@@ -12,6 +12,10 @@ pub struct Sweep {
     pub delay_ms: Vec<f64>,
     /// Bernoulli access loss rates (both directions).
     pub loss: Vec<f64>,
+    /// Mean loss-burst lengths in packets of the access loss (both
+    /// directions): `1` keeps the loss as it is (Bernoulli), `b > 1` makes it
+    /// Gilbert-Elliott with the same mean and bursts of `b` packets on average.
+    pub burst: Vec<f64>,
 }
 
 /// One point of a sweep.
@@ -23,6 +27,8 @@ pub struct SweepPoint {
     pub delay_ms: Option<f64>,
     /// Access loss override.
     pub loss: Option<f64>,
+    /// Mean loss-burst length of the access loss (see [`Sweep::burst`]).
+    pub burst: Option<f64>,
 }
 
 impl SweepPoint {
@@ -37,6 +43,9 @@ impl SweepPoint {
         }
         if let Some(l) = self.loss {
             parts.push(format!("loss={}%", l * 100.0));
+        }
+        if let Some(b) = self.burst {
+            parts.push(format!("burst={b}"));
         }
         parts.join(",")
     }
@@ -60,15 +69,23 @@ impl Scenario {
         } else {
             self.sweep.loss.iter().map(|&l| Some(l)).collect()
         };
+        let bursts: Vec<Option<f64>> = if self.sweep.burst.is_empty() {
+            vec![None]
+        } else {
+            self.sweep.burst.iter().map(|&b| Some(b)).collect()
+        };
         let mut out = Vec::new();
         for &c in &clients {
             for &d in &delays {
                 for &l in &losses {
-                    out.push(SweepPoint {
-                        clients: c,
-                        delay_ms: d,
-                        loss: l,
-                    });
+                    for &b in &bursts {
+                        out.push(SweepPoint {
+                            clients: c,
+                            delay_ms: d,
+                            loss: l,
+                            burst: b,
+                        });
+                    }
                 }
             }
         }

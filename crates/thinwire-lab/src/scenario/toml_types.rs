@@ -286,6 +286,7 @@ pub(crate) struct SweepToml {
     pub(crate) clients: Option<Vec<u32>>,
     pub(crate) delay_ms: Option<Vec<NonNeg>>,
     pub(crate) loss: Option<Vec<Prob>>,
+    pub(crate) burst: Option<Vec<Positive>>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -302,4 +303,9 @@ pub(crate) struct ScenarioToml {
     pub(crate) bottleneck: Option<Spanned<LinkToml>>,
     pub(crate) workload: Spanned<Vec<Spanned<WorkloadToml>>>,
     pub(crate) sweep: Option<SweepToml>,
+    pub(crate) paper: Option<Spanned<crate::paper::PaperToml>>,
+    #[serde(default)]
+    pub(crate) published: Vec<crate::paper::PublishedToml>,
+    #[serde(default)]
+    pub(crate) published_order: Vec<crate::paper::PublishedOrderToml>,
 }

@@ -183,6 +183,10 @@ impl<'a, P: Protocol> Sim<'a, P> {
         }
         // Nothing to say when no message went through deadline delivery.
         let deadline = deadline.filter(|d| d.messages > 0 || d.delivered > 0);
+        let mut counters = crate::protocol::Counters::new();
+        for e in &self.endpoints {
+            e.add_counters(&mut counters);
+        }
         let mut access = LinkSummary::default();
         let mut bottleneck = LinkSummary::default();
         for (i, l) in self.links.iter().enumerate() {
@@ -202,6 +206,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
             bottleneck,
             events: self.events,
             deadline,
+            counters,
         }
     }
     fn push(&mut self, at: Instant, ev: Ev) {

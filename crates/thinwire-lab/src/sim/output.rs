@@ -3,7 +3,7 @@
 use thinwire_netmodel::LinkStats;
 
 use crate::metrics::WireCounters;
-use crate::protocol::DeadlineCounters;
+use crate::protocol::{Counters, DeadlineCounters};
 use crate::workload::Direction;
 
 /// What happened to one application message.
@@ -77,4 +77,7 @@ pub struct RunOutput {
     /// Deadline-delivery counters summed over all endpoints, for protocols
     /// that report them and when some message used deadline delivery.
     pub deadline: Option<DeadlineCounters>,
+    /// Named protocol counters summed over every endpoint (see
+    /// [`crate::protocol::SimEndpoint::add_counters`]).
+    pub counters: Counters,
 }

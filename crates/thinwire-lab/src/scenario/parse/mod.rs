@@ -84,6 +84,15 @@ impl Scenario {
         let access_span = raw.access.as_ref().map_or(0..0, |a| a.span());
         check_sweep(&ctx, &sweep, access_span, [&access_up, &access_down])?;
         check_clients(path, &sweep, clients)?;
+        let names: Vec<String> = protocols.iter().map(ProtocolSpec::name).collect();
+        let paper_span = raw.paper.as_ref().map_or(0..0, |p| p.span());
+        let paper = crate::paper::parse_paper(
+            raw.paper.map(Spanned::into_inner),
+            raw.published,
+            raw.published_order,
+            &names,
+        )
+        .map_err(|e| ctx.err(paper_span, e))?;
         Ok(Scenario {
             name: raw.name.unwrap_or_else(|| default_name.to_owned()),
             description: raw.description.unwrap_or_default(),
@@ -98,6 +107,7 @@ impl Scenario {
             workloads,
             protocols,
             sweep,
+            paper,
         })
     }
 
@@ -260,6 +270,12 @@ fn sweep(t: SweepToml) -> Sweep {
             .into_iter()
             .map(|v| v.0)
             .collect(),
+        burst: t
+            .burst
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.0)
+            .collect(),
     }
 }
 
@@ -276,6 +292,28 @@ fn check_sweep(
             access_span,
             "access: per_client.delay_ms cannot be combined with sweep.delay_ms",
         ));
+    }
+    if let Some(b) = sweep.burst.iter().find(|&&b| b < 1.0 || b > 1000.0) {
+        return Err(ctx.err(
+            access_span,
+            format!("sweep.burst: {b} is not a mean burst length in packets (1 to 1000)"),
+        ));
+    }
+    let means = sweep.loss.iter().copied().chain(
+        access
+            .iter()
+            .map(|l| l.config.loss.mean_loss())
+            .filter(|_| sweep.loss.is_empty()),
+    );
+    for m in means {
+        for &b in &sweep.burst {
+            if b > 1.0 && thinwire_netmodel::GilbertElliott::from_mean_and_burst(m, b).is_err() {
+                return Err(ctx.err(
+                    access_span,
+                    format!("sweep.burst: loss {m} cannot have mean bursts of {b} packets"),
+                ));
+            }
+        }
     }
     if !sweep.loss.is_empty() && drawn(|p| p.loss.is_some()) {
         return Err(ctx.err(

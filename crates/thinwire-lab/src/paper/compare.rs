@@ -1,0 +1,272 @@
+//! Published against ours: every run's value of a figure, their mean with a
+//! 95% confidence interval, and a verdict.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{point_matches, Metric, PaperSpec, Published, PublishedOrder};
+
+/// Which entry of the paper tables a value belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum EntryId {
+    /// `[[published]]` number `i` (0-based).
+    Published(usize),
+    /// `[[published_order]]` number `i` (0-based).
+    Order(usize),
+}
+
+/// One measured value: an entry's metric for one protocol, in one run, at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Value {
+    /// The entry.
+    pub entry: EntryId,
+    /// Run index (0 = the scenario's seed).
+    pub run: u32,
+    /// Sweep point label (`""` without a sweep).
+    pub point: String,
+    /// Protocol (base name).
+    pub protocol: String,
+    /// The metric's value (`None`: undefined in this run).
+    pub value: Option<f64>,
+}
+
+/// A mean over runs with its 95% confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// Mean over the runs where the value is defined.
+    pub mean: f64,
+    /// Half-width of the 95% confidence interval (Student's t), `None` with one run.
+    pub ci95: Option<f64>,
+    /// Runs that gave a value.
+    pub runs: usize,
+}
+
+impl Estimate {
+    /// `123.4` or `123.4 ± 5.6`, with `digits` decimals.
+    pub fn display(&self, digits: usize) -> String {
+        match self.ci95 {
+            Some(h) => format!("{:.*} ± {:.*}", digits, self.mean, digits, h),
+            None => format!("{:.*}", digits, self.mean),
+        }
+    }
+}
+
+/// Two-sided 95% Student-t quantiles for 1..=30 degrees of freedom.
+const T95: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// Mean and 95% confidence interval of independent values (`None` when empty).
+///
+/// The interval is `t(0.975, n-1) * s / sqrt(n)` with the sample standard
+/// deviation `s`; beyond 30 degrees of freedom the normal 1.96 is used.
+pub fn confidence_interval(values: &[f64]) -> Option<Estimate> {
+    if values.is_empty() {
+        return None;
+    }
+    let n = values.len();
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let ci95 = (n > 1).then(|| {
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let t = T95.get(n - 2).copied().unwrap_or(1.96);
+        t * var.sqrt() / (n as f64).sqrt()
+    });
+    Some(Estimate {
+        mean,
+        ci95,
+        runs: n,
+    })
+}
+
+/// How ours compares with the published figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// Within the tolerance.
+    Matches,
+    /// Outside it.
+    Differs,
+    /// Ours could not be computed (no run of that protocol or point).
+    Missing,
+}
+
+impl Verdict {
+    /// `matches`, `differs` or `missing`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Matches => "matches",
+            Verdict::Differs => "differs",
+            Verdict::Missing => "missing",
+        }
+    }
+}
+
+/// A published figure beside ours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The figure.
+    pub published: Published,
+    /// Ours at every matching sweep point, in sweep order (the first is the
+    /// paper's setup; the rest, e.g. bursty loss, are extra columns).
+    pub columns: Vec<(String, Option<Estimate>)>,
+    /// The verdict at the first point.
+    pub verdict: Verdict,
+}
+
+impl Comparison {
+    /// Ours at the paper's setup (the first matching point).
+    pub fn ours(&self) -> Option<Estimate> {
+        self.columns.first().and_then(|c| c.1)
+    }
+
+    /// Ours over published at the paper's setup.
+    pub fn ratio(&self) -> Option<f64> {
+        let o = self.ours()?;
+        (self.published.value != 0.0).then(|| o.mean / self.published.value)
+    }
+}
+
+/// A ranking checked at one sweep point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderCheck {
+    /// The point.
+    pub point: String,
+    /// Each protocol's mean over runs, in the published order.
+    pub values: Vec<(String, Option<Estimate>)>,
+    /// Whether the published order holds (within the slack).
+    pub holds: bool,
+}
+
+/// A published ranking beside ours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderComparison {
+    /// The ranking.
+    pub order: PublishedOrder,
+    /// Every matching point.
+    pub checks: Vec<OrderCheck>,
+}
+
+impl OrderComparison {
+    /// Points where the order holds, and points checked.
+    pub fn score(&self) -> (usize, usize) {
+        (
+            self.checks.iter().filter(|c| c.holds).count(),
+            self.checks.len(),
+        )
+    }
+}
+
+/// Values keyed by (entry, point, protocol), one per run.
+type Table = BTreeMap<(EntryId, String, String), Vec<(u32, Option<f64>)>>;
+
+fn table(values: &[Value]) -> Table {
+    let mut t: Table = BTreeMap::new();
+    for v in values {
+        t.entry((v.entry, v.point.clone(), v.protocol.clone()))
+            .or_default()
+            .push((v.run, v.value));
+    }
+    for runs in t.values_mut() {
+        runs.sort_by_key(|r| r.0);
+    }
+    t
+}
+
+/// Per-run values of `entry` for `protocol` at `point`.
+fn per_run(t: &Table, entry: EntryId, point: &str, protocol: &str) -> BTreeMap<u32, f64> {
+    t.get(&(entry, point.to_owned(), protocol.to_owned()))
+        .map(|v| v.iter().filter_map(|&(r, x)| x.map(|x| (r, x))).collect())
+        .unwrap_or_default()
+}
+
+/// One run's figure from the protocol's (and the baseline's) measured values.
+fn combine(metric: &Metric, ours: f64, base: Option<f64>) -> Option<f64> {
+    match (metric, base) {
+        (Metric::Gsi, None) => Some(ours.exp()),
+        (Metric::Gsi, Some(b)) => Some((ours - b).exp()),
+        (_, None) => Some(ours),
+        (_, Some(b)) => (b != 0.0).then(|| ours / b),
+    }
+}
+
+/// Compares every published figure and ranking with the measured `values`.
+/// `points` are the scenario's sweep point labels in sweep order.
+pub fn compare_published(
+    spec: &PaperSpec,
+    points: &[String],
+    values: &[Value],
+) -> (Vec<Comparison>, Vec<OrderComparison>) {
+    let t = table(values);
+    let mut out = Vec::new();
+    for (i, p) in spec.published.iter().enumerate() {
+        let id = EntryId::Published(i);
+        let mut columns = Vec::new();
+        for point in points.iter().filter(|pt| point_matches(pt, &p.point)) {
+            let ours = per_run(&t, id, point, &p.protocol);
+            let base = p.baseline.as_ref().map(|b| per_run(&t, id, point, b));
+            let runs: Vec<f64> = ours
+                .iter()
+                .filter_map(|(r, &v)| match &base {
+                    None => combine(&p.metric, v, None),
+                    Some(b) => b.get(r).and_then(|&bv| combine(&p.metric, v, Some(bv))),
+                })
+                .map(|v| v + p.offset)
+                .collect();
+            columns.push((point.clone(), confidence_interval(&runs)));
+        }
+        let verdict = match columns.first().and_then(|c| c.1) {
+            None => Verdict::Missing,
+            Some(e) if p.tolerance.holds(p.value, e.mean) => Verdict::Matches,
+            Some(_) => Verdict::Differs,
+        };
+        out.push(Comparison {
+            published: p.clone(),
+            columns,
+            verdict,
+        });
+    }
+    let mut orders = Vec::new();
+    for (i, o) in spec.orders.iter().enumerate() {
+        let id = EntryId::Order(i);
+        let mut checks = Vec::new();
+        for point in points
+            .iter()
+            .filter(|pt| o.points.is_empty() || o.points.iter().any(|f| point_matches(pt, f)))
+        {
+            let values: Vec<(String, Option<Estimate>)> = o
+                .protocols
+                .iter()
+                .map(|p| {
+                    let runs: Vec<f64> = per_run(&t, id, point, p)
+                        .values()
+                        .filter_map(|&v| combine(&o.metric, v, None))
+                        .collect();
+                    (p.clone(), confidence_interval(&runs))
+                })
+                .collect();
+            let means: Option<Vec<f64>> = values.iter().map(|v| v.1.map(|e| e.mean)).collect();
+            let holds = means.is_some_and(|m| {
+                m.windows(2).all(|w| {
+                    // Lower is better for latencies; for the GSI, higher is.
+                    if matches!(o.metric, Metric::Gsi) {
+                        w[1] <= w[0] * (1.0 + o.slack)
+                    } else {
+                        w[1] >= w[0] * (1.0 - o.slack)
+                    }
+                })
+            });
+            checks.push(OrderCheck {
+                point: point.clone(),
+                values,
+                holds,
+            });
+        }
+        orders.push(OrderComparison {
+            order: o.clone(),
+            checks,
+        });
+    }
+    (out, orders)
+}
