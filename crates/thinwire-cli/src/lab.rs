@@ -8,7 +8,12 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thinwire_lab::metrics::{deadline_rows, deadline_table};
-use thinwire_lab::runner::{run_scenario, write_outputs, LabRun, Progress, RunOptions};
+use thinwire_lab::paper::{comparison_table, PaperJson};
+use thinwire_lab::report::{render_papers_report, PaperRun};
+use thinwire_lab::runner::{
+    merge_shards, run_scenario, run_shard, write_outputs, LabRun, Progress, RunOptions, Shard,
+    ShardFile,
+};
 use thinwire_lab::scenario::{Scenario, BUILTIN};
 
 /// The simulator's progress as an `indicatif` bar (hidden unless stderr is a terminal).
@@ -53,6 +58,157 @@ pub(crate) fn simulate(scn: &Scenario, out: &Path, opts: &RunOptions) -> Result<
     Ok(())
 }
 
+/// `thinwire lab run --shard K/N`: simulates part K of N and writes its shard file.
+pub(crate) fn shard(
+    scn: &Scenario,
+    out: &Path,
+    opts: &RunOptions,
+    shard: Shard,
+) -> Result<(), String> {
+    let bar = progress_bar(&format!("{} shard {shard}", scn.name));
+    let result = run_shard(scn, opts, shard, &Bar(bar.clone()));
+    bar.finish_and_clear();
+    let file = result.map_err(|e| e.to_string())?;
+    let path = file.write(out).map_err(|e| e.to_string())?;
+    println!(
+        "scenario {} ({}): shard {shard} ran {} of {} simulations",
+        scn.name,
+        scn.source,
+        file.len(),
+        file.total_jobs
+    );
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+/// The arguments of `thinwire lab merge`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct MergeArgs {
+    /// Shard files, or directories holding `shard-*.json` files.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Output directory.
+    #[arg(long, default_value = "lab-out")]
+    out: PathBuf,
+}
+
+/// Every shard file named by `inputs` (directories are searched for `shard-*.json`).
+fn shard_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for i in inputs {
+        if i.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(i)
+                .map_err(|e| format!("{}: {e}", i.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("shard-") && n.ends_with(".json"))
+                })
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(i.clone());
+        }
+    }
+    if files.is_empty() {
+        return Err("no shard files found".into());
+    }
+    Ok(files)
+}
+
+/// `thinwire lab merge`: assembles the shards of one run into its outputs.
+pub(crate) fn merge(args: MergeArgs) -> Result<(), String> {
+    let files = shard_files(&args.inputs)?;
+    let shards = files
+        .iter()
+        .map(|f| ShardFile::read(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let source = shards.first().map(|s| s.source.clone()).unwrap_or_default();
+    let lab = merge_shards(shards).map_err(|e| e.to_string())?;
+    write_outputs(&lab, &args.out).map_err(|e| e.to_string())?;
+    println!(
+        "merged {} shard files of {} ({source})",
+        files.len(),
+        lab.results.scenario
+    );
+    print_tables(&lab, &args.out);
+    Ok(())
+}
+
+/// The built-in scenarios that reproduce a paper (a `[paper]` table), in order.
+fn paper_scenarios() -> Result<Vec<Scenario>, String> {
+    let mut out = Vec::new();
+    for (name, _) in BUILTIN {
+        let scn = Scenario::load(name).map_err(|e| e.to_string())?;
+        if scn.paper.info.is_some() {
+            out.push(scn);
+        }
+    }
+    Ok(out)
+}
+
+/// `thinwire lab run papers`: every paper's scenario, each into `out/NAME/`,
+/// and one report (`out/report.html`, `out/paper.json`) with a summary of
+/// every published figure at the top.
+pub(crate) fn papers(out: &Path, opts: &RunOptions) -> Result<(), String> {
+    let scenarios = paper_scenarios()?;
+    let mut runs = Vec::new();
+    for scn in &scenarios {
+        let bar = progress_bar(&scn.name);
+        let result = run_scenario(scn, opts, &Bar(bar.clone()));
+        bar.finish_and_clear();
+        let lab = result.map_err(|e| format!("{}: {e}", scn.name))?;
+        let dir = out.join(&scn.name);
+        write_outputs(&lab, &dir).map_err(|e| e.to_string())?;
+        if let Some(p) = &lab.paper {
+            println!(
+                "{} ({})",
+                scn.name,
+                p.info.as_ref().map_or("", |i| i.title.as_str())
+            );
+            print!("{}", comparison_table(&p.comparisons, &p.orders));
+            println!();
+        }
+        runs.push((scn.name.clone(), lab));
+    }
+    let papers: Vec<PaperRun<'_>> = runs
+        .iter()
+        .map(|(name, run)| PaperRun {
+            scenario: name,
+            run,
+            report_href: format!("{name}/report.html"),
+        })
+        .collect();
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let html = out.join("report.html");
+    std::fs::write(&html, render_papers_report(&papers))
+        .map_err(|e| format!("{}: {e}", html.display()))?;
+    let mut json = PaperJson::default();
+    for (name, run) in &runs {
+        if let Some(p) = &run.paper {
+            json.add(name, &p.comparisons, &p.orders);
+        }
+    }
+    let path = out.join("paper.json");
+    std::fs::write(&path, json.to_json_pretty()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ok = json
+        .figures
+        .iter()
+        .filter(|f| f.verdict == "matches")
+        .count();
+    println!(
+        "{ok} of {} published figures within tolerance across {} papers' scenarios",
+        json.figures.len(),
+        runs.len()
+    );
+    println!("wrote {}", html.display());
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
 /// The results table, the deadline table, the per-run notes and the files written.
 fn print_summary(scn: &Scenario, lab: &LabRun, out: &Path) {
     println!(
@@ -62,12 +218,26 @@ fn print_summary(scn: &Scenario, lab: &LabRun, out: &Path) {
     if !scn.description.is_empty() {
         println!("{}", scn.description);
     }
-    println!();
-    print!("{}", lab.results.terminal_table());
     if let Some(security) = scn.thinwire_security() {
         println!("thinwire security: {security}");
     }
+    print_tables(lab, out);
+}
+
+/// What [`print_summary`] prints after the scenario's header.
+fn print_tables(lab: &LabRun, out: &Path) {
     println!();
+    print!("{}", lab.results.terminal_table());
+    println!();
+    if let Some(r) = &lab.repetitions {
+        print!("{}", r.terminal_table());
+        println!();
+    }
+    if let Some(p) = &lab.paper {
+        println!("paper vs thinwire lab:");
+        print!("{}", comparison_table(&p.comparisons, &p.orders));
+        println!();
+    }
     let deadline = deadline_table(&deadline_rows(&lab.results, &lab.samples));
     if !deadline.is_empty() {
         print!("{deadline}");
@@ -92,6 +262,9 @@ fn print_summary(scn: &Scenario, lab: &LabRun, out: &Path) {
     }
     println!();
     println!("wrote {}", out.join("results.json").display());
+    if lab.repetitions.is_some() {
+        println!("wrote {}", out.join("runs.json").display());
+    }
     println!("wrote {}", out.join("report.html").display());
 }
 

@@ -5,7 +5,7 @@ mod bench;
 mod gateway;
 mod lab;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -69,13 +69,18 @@ enum LabCommand {
     /// Reproduce the multiplexing papers on the real gateway code (Anarchy Online proxy,
     /// TCM) and write gateway.html and gateway.json.
     Gateway(lab::GatewayArgs),
+    /// Merge the shard files of a run split with `lab run --shard K/N` (every
+    /// `shard-*.json` in the given directories, or the given files) into the run's
+    /// results.json, runs.json and report.html.
+    Merge(lab::MergeArgs),
 }
 
 /// The arguments of `thinwire lab run`.
 #[derive(Debug, Args)]
 struct RunArgs {
     /// A built-in scenario name (see `thinwire lab list`) or a TOML file;
-    /// the default scenario when omitted.
+    /// the default scenario when omitted. `papers` runs every built-in
+    /// scenario that reproduces a paper and writes one report.
     scenario: Option<String>,
     /// Output directory.
     #[arg(long, default_value = "lab-out")]
@@ -89,6 +94,14 @@ struct RunArgs {
     /// Simulations run in parallel (default: one per core).
     #[arg(long, default_value_t = 0)]
     jobs: usize,
+    /// Independent runs (seeds) of every simulation, for confidence
+    /// intervals (overrides the scenario's `runs`; default 1).
+    #[arg(long, conflicts_with = "emulate")]
+    runs: Option<u32>,
+    /// Run only part K of N of the simulations and write DIR/shard-K-of-N.json
+    /// (merge the parts with `thinwire lab merge`); see docs/REPRODUCING.md.
+    #[arg(long, value_name = "K/N", conflicts_with = "emulate")]
+    shard: Option<thinwire_lab::runner::Shard>,
     /// Run real stacks (kernel TCP, KCP, QUIC, ENet, thinwire over UDP)
     /// through the real-kernel emulator (network namespaces + TUN relay;
     /// needs root) instead of the simulator; see docs/EMULATOR.md.
@@ -113,7 +126,6 @@ struct RunArgs {
 /// over to the emulator (`--emulate`) or the simulator.
 fn run(args: RunArgs) -> Result<(), String> {
     let name = args.scenario.unwrap_or_else(|| "default".to_owned());
-    let scn = Scenario::load(&name).map_err(|e| e.to_string())?;
     let duration = match args.duration {
         None => None,
         Some(d) if d.is_finite() && d > 0.0 && d < 1e7 => Some(Duration::from_secs_f64(d)),
@@ -123,6 +135,26 @@ fn run(args: RunArgs) -> Result<(), String> {
             ))
         }
     };
+    let opts = RunOptions {
+        seed: args.seed,
+        duration,
+        jobs: args.jobs,
+        runs: args.runs,
+    };
+    if name == "papers" && !Path::new(&name).exists() {
+        if args.emulate || args.shard.is_some() {
+            return Err(
+                "`lab run papers` runs the simulator on every paper scenario; emulate or shard \
+                 one scenario at a time (see docs/REPRODUCING.md)"
+                    .into(),
+            );
+        }
+        return lab::papers(&args.out, &opts);
+    }
+    let scn = Scenario::load(&name).map_err(|e| e.to_string())?;
+    if let Some(shard) = args.shard {
+        return lab::shard(&scn, &args.out, &opts, shard);
+    }
     if args.emulate {
         let opts = thinwire_emu::LabRunOptions {
             seed: args.seed,
@@ -133,11 +165,6 @@ fn run(args: RunArgs) -> Result<(), String> {
         };
         return thinwire_emu::run_and_write(&scn, &args.out, &opts).map_err(|e| e.to_string());
     }
-    let opts = RunOptions {
-        seed: args.seed,
-        duration,
-        jobs: args.jobs,
-    };
     lab::simulate(&scn, &args.out, &opts)
 }
 
@@ -151,6 +178,7 @@ fn main() -> ExitCode {
                 Ok(())
             }
             LabCommand::Gateway(args) => lab::gateway(args),
+            LabCommand::Merge(args) => lab::merge(args),
         },
         Command::Gateway { command } => gateway::run(command),
         Command::Bench(args) => bench::run(args),

@@ -64,13 +64,8 @@ pub fn run_and_write(scn: &Scenario, out: &Path, opts: &LabRunOptions) -> Result
     } else {
         None
     };
-    let lab = LabRun {
-        results: run.results,
-        samples: run.samples,
-        params,
-        notes: Vec::new(),
-        simulated,
-    };
+    let mut lab = LabRun::from_results(run.results, run.samples, params);
+    lab.simulated = simulated;
     write_outputs(&lab, out)?;
     println!(
         "scenario {} ({}), emulated, seed {}",

@@ -33,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             seed: None,
             duration: Some(duration),
             jobs: 1,
+            runs: None,
         };
         let start = Instant::now();
         let run = run_scenario(&one, &opts, &NoProgress)?;

@@ -21,6 +21,7 @@
 //! | [`PROFILE`], [`MMORPG_UP`], [`MMORPG_DOWN`], [`MESSAGING`], [`REPLAY`] | a workload's source (index: client) |
 //! | [`THINWIRE_KEY`] | thinwire's endpoint secret (index: 8-byte chunk) |
 //! | [`THINWIRE_SERVER_KEY`] | the simulated thinwire servers' static key (seed 0, index: 8-byte chunk) |
+//! | [`REPETITION`] | the run seed of repetition `r >= 1` of `--runs` (index: `r`) |
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -67,6 +68,8 @@ pub const REPLAY: u64 = 0x5250_4c59;
 pub const THINWIRE_KEY: u64 = 0x5457;
 /// The static key of simulated thinwire servers (one for every run).
 pub const THINWIRE_SERVER_KEY: u64 = 0x5457_534b;
+/// The seeds of a scenario's repetitions (`--runs`).
+pub const REPETITION: u64 = 0x5245_5054;
 
 /// The seed of stream `tag`, `index` of run seed `seed` (SplitMix64
 /// finaliser over the combination).

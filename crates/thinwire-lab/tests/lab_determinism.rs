@@ -53,6 +53,7 @@ fn json(scn: &Scenario, seed: Option<u64>, jobs: usize) -> String {
         seed,
         duration: None,
         jobs,
+        runs: None,
     };
     run_scenario(scn, &opts, &NoProgress)
         .expect("runs")
@@ -87,6 +88,7 @@ fn default_scenario_is_deterministic() {
         seed: None,
         duration: Some(Duration::from_secs(30)),
         jobs: 2,
+        runs: None,
     };
     let a = run_scenario(&scn, &opts, &NoProgress).expect("runs");
     let b = run_scenario(&scn, &opts, &NoProgress).expect("runs");
@@ -129,6 +131,7 @@ fn deadline_scenario_is_deterministic() {
         seed: None,
         duration: None,
         jobs,
+        runs: None,
     };
     let a = run_scenario(&scn, &opts(1), &NoProgress).expect("runs");
     let b = run_scenario(&scn, &opts(2), &NoProgress).expect("runs");

@@ -13,6 +13,7 @@
 
 mod compare;
 mod measure;
+mod text;
 mod toml;
 
 pub use compare::{
@@ -20,6 +21,7 @@ pub use compare::{
     OrderComparison, Value, Verdict,
 };
 pub use measure::{measure, ClassFacts, JobFacts, Measured};
+pub use text::{comparison_table, FigureJson, OrderJson, PaperJson};
 pub(crate) use toml::{parse_paper, PaperToml, PublishedOrderToml, PublishedToml};
 
 /// The paper a scenario reproduces and the choices made where it is silent.

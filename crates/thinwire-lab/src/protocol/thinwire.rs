@@ -106,7 +106,7 @@ pub struct ThinwireProtocol {
 /// Deadline-delivery counters of thinwire endpoints (summed over
 /// connections; sender-side counts come from the sending endpoint,
 /// receiver-side counts from the receiving one).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeadlineCounters {
     /// Deadline messages queued by senders.
     pub messages: u64,

@@ -44,6 +44,9 @@ figure { margin: 16px 0 28px; }
 figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #e4e7ec; }
 figcaption { font-size: 14px; color: #4a5468; margin-top: 6px; }
 .error { color: #a00; }
+td.ok { color: #11603a; background: #e8f6ee; }
+td.bad { color: #8a1c1c; background: #fbeaea; }
+td.muted { color: #6a7385; }
 dl dt { font-weight: 600; margin-top: 8px; }
 dl dd { margin-left: 18px; }
 "#;

@@ -24,13 +24,17 @@
 
 mod figures;
 mod html;
+mod paper;
 mod plots;
 mod sections;
 mod side_by_side;
 
 use std::path::Path;
 
+pub use paper::{render_papers_report, PaperRun};
+
 use crate::metrics::{MetricsError, Results, Samples};
+use crate::runner::LabRun;
 
 /// Renders the report and writes it to `path` (creating the parent directory if needed).
 pub fn write_report(
@@ -91,12 +95,39 @@ pub fn render_report_side_by_side(
     .unwrap_or_default()
 }
 
+/// The report of a lab run: [`render_report`] (or, for an emulated run with
+/// the simulator beside it, [`render_report_side_by_side`]) plus, when the
+/// run has them, the "paper vs thinwire lab" section and the repetitions
+/// table.
+pub fn render_lab_report(run: &LabRun) -> String {
+    render_full(
+        &run.results,
+        &run.samples,
+        &run.params,
+        None,
+        run.simulated.as_ref().map(|s| (&s.results, &s.samples)),
+        Some(run),
+    )
+    .unwrap_or_default()
+}
+
 fn render(
     results: &Results,
     samples: &Samples,
     scenario_params: &[(String, String)],
     baseline: Option<&str>,
     sim: Option<(&Results, &Samples)>,
+) -> Result<String, MetricsError> {
+    render_full(results, samples, scenario_params, baseline, sim, None)
+}
+
+fn render_full(
+    results: &Results,
+    samples: &Samples,
+    scenario_params: &[(String, String)],
+    baseline: Option<&str>,
+    sim: Option<(&Results, &Samples)>,
+    run: Option<&LabRun>,
 ) -> Result<String, MetricsError> {
     let ratios = results.satisfaction_ratios(baseline)?;
     let mut html = String::with_capacity(256 * 1024);
@@ -106,7 +137,16 @@ fn render(
     );
     sections::header(&mut html, results);
     sections::params_section(&mut html, scenario_params);
+    if let Some(o) = run.and_then(|r| r.paper.as_ref()) {
+        let runs = run
+            .and_then(|r| r.repetitions.as_ref())
+            .map_or(1, |r| r.runs);
+        paper::paper_section(&mut html, o, runs, "");
+    }
     sections::summary_section(&mut html, results, &ratios);
+    if let Some(r) = run.and_then(|r| r.repetitions.as_ref()) {
+        paper::repetitions_section(&mut html, r, "");
+    }
     sections::gsi_section(&mut html, results, &ratios);
     figures::figure_sections(&mut html, results, samples);
     if let Some(sim) = sim {

@@ -84,6 +84,8 @@ pub struct Scenario {
     pub source: String,
     /// Run seed.
     pub seed: u64,
+    /// Independent runs (seeds), for confidence intervals (`runs`, default 1).
+    pub runs: u32,
     /// Application traffic duration.
     pub duration: Duration,
     /// Extra time for messages in flight.

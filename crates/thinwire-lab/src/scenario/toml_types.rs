@@ -295,6 +295,7 @@ pub(crate) struct ScenarioToml {
     pub(crate) name: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) seed: Option<u64>,
+    pub(crate) runs: Option<u32>,
     pub(crate) duration_s: Option<Positive>,
     pub(crate) drain_s: Option<NonNeg>,
     pub(crate) clients: Option<u32>,

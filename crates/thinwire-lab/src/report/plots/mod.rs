@@ -13,6 +13,7 @@
 mod bars;
 mod frame;
 mod latency;
+mod paper;
 mod scatter;
 mod style;
 
@@ -22,6 +23,7 @@ use crate::metrics::{RunResult, SampleSeries};
 
 pub(crate) use bars::{grouped_bars, wire_bytes, GroupedBars};
 pub(crate) use latency::{latency_cdf, latency_tail};
+pub(crate) use paper::{order_curves, published_ratios};
 pub(crate) use scatter::tail_vs_redundancy;
 pub(crate) use style::{css_color, protocol_color};
 

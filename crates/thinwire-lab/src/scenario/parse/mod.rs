@@ -80,6 +80,14 @@ impl Scenario {
             return Err(ctx.err(raw.workload.span(), "`workload` is empty"));
         }
         let clients = raw.clients.unwrap_or(1);
+        let runs = raw.runs.unwrap_or(1);
+        if !(1..=crate::runner::MAX_RUNS).contains(&runs) {
+            return Err(LabError::at_line(
+                path,
+                1,
+                format!("runs = {runs}: must be between 1 and {}", crate::runner::MAX_RUNS),
+            ));
+        }
         let sweep = sweep(raw.sweep.unwrap_or_default());
         let access_span = raw.access.as_ref().map_or(0..0, |a| a.span());
         check_sweep(&ctx, &sweep, access_span, [&access_up, &access_down])?;
@@ -98,6 +106,7 @@ impl Scenario {
             description: raw.description.unwrap_or_default(),
             source: path.display().to_string(),
             seed: raw.seed.unwrap_or(1),
+            runs,
             duration: Duration::from_secs_f64(raw.duration_s.map_or(60.0, |v| v.0)),
             drain: Duration::from_secs_f64(raw.drain_s.map_or(10.0, |v| v.0)),
             clients,
@@ -293,7 +302,7 @@ fn check_sweep(
             "access: per_client.delay_ms cannot be combined with sweep.delay_ms",
         ));
     }
-    if let Some(b) = sweep.burst.iter().find(|&&b| b < 1.0 || b > 1000.0) {
+    if let Some(b) = sweep.burst.iter().find(|&&b| !(1.0..=1000.0).contains(&b)) {
         return Err(ctx.err(
             access_span,
             format!("sweep.burst: {b} is not a mean burst length in packets (1 to 1000)"),
