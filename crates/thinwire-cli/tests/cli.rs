@@ -350,3 +350,55 @@ fn gateway_commands_refuse_a_bad_key() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("server-gateway-key"), "{}", stderr(&o));
 }
+
+#[test]
+fn shards_run_apart_and_merge_into_the_whole_run() {
+    let dir = tmpdir("shards");
+    let shards = dir.join("shards");
+    let common = ["--duration", "10", "--runs", "2", "--jobs", "1"];
+    for k in ["1/2", "2/2"] {
+        let mut extra = common.to_vec();
+        extra.extend_from_slice(&["--shard", k]);
+        let o = lab_run("default", &shards, &extra);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert!(shards.join("shard-1-of-2.json").exists());
+    let merged = dir.join("merged");
+    let o = thinwire(&[
+        "lab",
+        "merge",
+        shards.to_str().expect("utf-8"),
+        "--out",
+        merged.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = dir.join("whole");
+    let o = lab_run("default", &whole, &common);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["results.json", "runs.json", "report.html"] {
+        let a = std::fs::read(merged.join(f)).expect("merged output");
+        let b = std::fs::read(whole.join(f)).expect("whole output");
+        assert!(
+            a == b,
+            "{f} differs between the merged shards and the whole run"
+        );
+    }
+    // Half the shards is refused, with the missing part named.
+    std::fs::remove_file(shards.join("shard-2-of-2.json")).expect("rm");
+    let o = thinwire(&[
+        "lab",
+        "merge",
+        shards.to_str().expect("utf-8"),
+        "--out",
+        merged.to_str().expect("utf-8"),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("shard 2/2 is missing"),
+        "{}",
+        stderr(&o)
+    );
+    let bad = lab_run("default", &shards, &["--shard", "3/2"]);
+    assert!(!bad.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
