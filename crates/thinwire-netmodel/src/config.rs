@@ -22,6 +22,10 @@ pub enum QueueLimit {
     /// Drop a packet whose queueing delay (time from `send` to the start of
     /// its serialization) would exceed this duration.
     Time(Duration),
+    /// Drop-tail buffer holding at most this many packets waiting, not
+    /// counting the one being serialized: ns-2's `Queue/DropTail` with
+    /// `limit_` (50 packets by default), whatever their sizes.
+    Packets(usize),
 }
 
 /// Shape of the jitter added to the propagation delay.

@@ -79,6 +79,13 @@ impl Serializer {
                     return Admission::Dropped;
                 }
             }
+            QueueLimit::Packets(max) => {
+                // After `expire`, the front of the backlog is on the wire; the
+                // others wait.
+                if self.backlog.len().saturating_sub(1) >= max {
+                    return Admission::Dropped;
+                }
+            }
         }
         let end = start + serialization_time(size, bps);
         self.busy_until = Some(end);

@@ -195,6 +195,40 @@ fn byte_limited_queue_drops_beyond_its_size() {
 }
 
 #[test]
+fn packet_limited_queue_counts_packets_not_bytes() {
+    // ns-2 DropTail with limit 3: three packets wait behind the one on the
+    // wire, whatever their sizes.
+    let cfg = LinkConfig::default()
+        .with_bandwidth(1_000_000)
+        .with_queue(QueueLimit::Packets(3));
+    let mut link = Link::new(cfg, 0);
+    let t0 = Instant::now();
+    let sizes = [1000, 40, 1500, 40, 40, 1500];
+    let outcomes: Vec<_> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| link.send(t0, pkt(i as u64), s))
+        .collect();
+    let accepted: Vec<bool> = outcomes
+        .iter()
+        .map(|o| matches!(o, SendOutcome::Scheduled(_)))
+        .collect();
+    assert_eq!(accepted, vec![true, true, true, true, false, false]);
+    assert_eq!(link.stats().dropped_queue, 2);
+    // Once the first packet (1000 B = 8 ms) is on its way there is room for
+    // exactly one more, even a large one.
+    let t1 = t0 + 8 * MS;
+    assert!(matches!(
+        link.send(t1, pkt(10), 1500),
+        SendOutcome::Scheduled(_)
+    ));
+    assert!(matches!(
+        link.send(t1, pkt(11), 40),
+        SendOutcome::DroppedQueue
+    ));
+}
+
+#[test]
 fn time_limited_queue_bounds_queueing_delay() {
     let limit = 50 * MS;
     let bw = 200_000u64; // 200 kbit/s

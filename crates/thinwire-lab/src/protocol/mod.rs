@@ -1,4 +1,5 @@
-//! Transports the simulator drives: the TCP and UDP models and thinwire.
+//! Transports the simulator drives: the TCP, UDP, SCTP and DCCP models and
+//! thinwire.
 //!
 //! Every transport implements [`Protocol`], a factory of [`SimEndpoint`]s.
 //! A client has one endpoint; the server has either one endpoint per client
@@ -7,6 +8,8 @@
 //! simulator hands them application messages, packets and timeouts, and polls
 //! them for packets to transmit and messages delivered to the application.
 
+mod dccp;
+mod sctp;
 mod spec;
 mod tcp;
 mod thinwire;
@@ -16,8 +19,13 @@ use std::time::{Duration, Instant};
 
 use thinwire_netmodel::Corruptible;
 
+pub use dccp::{DccpConfig, DccpConn, DccpModel, DccpPacket};
+pub use sctp::{Sack, SctpAssoc, SctpConfig, SctpModel, SctpPacket};
 pub use spec::{ProtocolSpec, MAX_FIXED_PARITY};
-pub use tcp::{TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats};
+pub use tcp::{
+    AckStyle, RtoStyle, RtxCounters, TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats,
+    TcpVariant, MAX_RTX_TRACKED,
+};
 pub use thinwire::{lab_server_key, DeadlineCounters, ThinwireEndpoint, ThinwireProtocol};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};
 
@@ -179,6 +187,17 @@ pub enum Mapping {
     /// Latest-value classes on a keyed latest-reliable channel, unordered
     /// classes reliable-unordered, ordered classes reliable-ordered.
     FullMapping,
+    /// Wu et al.'s P_MRO (MTAP 2009, Table 4): multi-streaming only, three
+    /// reliable-ordered channels, one per kind of content (moves, attacks,
+    /// talk; a server class shares the channel of the action it answers).
+    Pmro,
+    /// Wu et al.'s P_MR: moves and attacks reliable-unordered, talk
+    /// reliable-ordered, on the three channels of [`Mapping::Pmro`].
+    Pmr,
+    /// Wu et al.'s P_M: moves UNRELIABLE and unordered, attacks
+    /// reliable-unordered, talk reliable-ordered, on the three channels of
+    /// [`Mapping::Pmro`].
+    Pm,
 }
 
 /// Channel kind a class gets under a mapping.
@@ -190,6 +209,8 @@ pub enum ChannelSemantics {
     ReliableUnordered,
     /// Reliable delivery of the newest value per key.
     LatestReliable,
+    /// No retransmission, no order: delivered on arrival or lost.
+    Unreliable,
 }
 
 impl Mapping {
@@ -199,8 +220,15 @@ impl Mapping {
             .iter()
             .enumerate()
             .map(|(i, c)| {
+                let latest = matches!(c.semantics, Semantics::Latest | Semantics::Newest);
                 let ch = match self {
                     Mapping::SingleOrdered => 0,
+                    // One channel per kind of content: moves, attacks, talk.
+                    Mapping::Pmro | Mapping::Pmr | Mapping::Pm => match c.semantics {
+                        Semantics::Latest | Semantics::Newest => 0,
+                        Semantics::Unordered => 1,
+                        Semantics::Ordered => 2,
+                    },
                     _ => i.min(250) as u8,
                 };
                 let kind = match (self, c.semantics) {
@@ -215,7 +243,14 @@ impl Mapping {
                     (Mapping::FullMapping, Semantics::Unordered) => {
                         ChannelSemantics::ReliableUnordered
                     }
-                    (Mapping::FullMapping, Semantics::Latest) => ChannelSemantics::LatestReliable,
+                    (Mapping::FullMapping, Semantics::Latest | Semantics::Newest) => {
+                        ChannelSemantics::LatestReliable
+                    }
+                    (Mapping::Pmro, _) | (Mapping::Pmr | Mapping::Pm, Semantics::Ordered) => {
+                        ChannelSemantics::ReliableOrdered
+                    }
+                    (Mapping::Pm, _) if latest => ChannelSemantics::Unreliable,
+                    (Mapping::Pmr | Mapping::Pm, _) => ChannelSemantics::ReliableUnordered,
                 };
                 (ch, kind)
             })
@@ -229,6 +264,9 @@ impl Mapping {
             Mapping::AllOrdered => "all-ordered",
             Mapping::ReliableUnordered => "reliable-unordered",
             Mapping::FullMapping => "full-mapping",
+            Mapping::Pmro => "pmro",
+            Mapping::Pmr => "pmr",
+            Mapping::Pm => "pm",
         }
     }
 }

@@ -1,15 +1,22 @@
 //! [`ProtocolSpec`]: a transport to compare, named as in scenario files and results.
 
-use super::thinwire::INSECURE_SUFFIX;
-use super::{DeadlineParity, Mapping, Protocol, ThinwireProtocol};
+use super::thinwire::{INSECURE_SUFFIX, SHARDS_INFIX};
+use super::{DeadlineParity, Mapping, Protocol, TcpVariant, ThinwireProtocol};
 
 /// A transport to compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProtocolSpec {
     /// The TCP NewReno model.
     TcpModel,
+    /// A named variant of the TCP model other than `tcp-model`
+    /// (`tcp-model-linux`, `tcp-model-thin`, `tcp-model-linear-rto`).
+    TcpVariant(TcpVariant),
     /// The plain UDP model.
     UdpModel,
+    /// The SCTP model (one ordered reliable stream, ns-2 defaults).
+    SctpModel,
+    /// The DCCP model with CCID 2.
+    DccpModel,
     /// thinwire itself, in a configuration.
     Thinwire(ThinwireProtocol),
 }
@@ -23,17 +30,26 @@ impl ProtocolSpec {
     /// `-insecure-cleartext`).
     pub const NAMES: &'static [&'static str] = &[
         "tcp-model",
+        "tcp-model-linux",
+        "tcp-model-thin",
+        "tcp-model-linear-rto",
         "udp-model",
+        "sctp-model",
+        "dccp-model",
         "thinwire",
         "thinwire-thin-off",
         "thinwire-all-ordered",
         "thinwire-reliable-unordered",
         "thinwire-full-mapping",
+        "thinwire-pmro",
+        "thinwire-pmr",
+        "thinwire-pm",
         "thinwire-deadline",
         "thinwire-rtx-only",
         "thinwire-fec+1",
         "thinwire-fec+2",
         "thinwire-fec+3",
+        "thinwire-deadline-k2",
         "thinwire-insecure-cleartext",
     ];
 
@@ -43,6 +59,10 @@ impl ProtocolSpec {
     /// `thinwire-fec+N`) are `thinwire` (thin-stream features on, one ordered
     /// channel) whose messages with a deadline go through deadline delivery
     /// with adaptive parity, no parity, or `N` parity shards per stage.
+    ///
+    /// A deadline configuration's name followed by `-kN` (`N` in `1..=64`,
+    /// e.g. `thinwire-deadline-k2`, `thinwire-fec+3-k2`) cuts every deadline
+    /// message into `N` data shards instead of 512-byte ones.
     ///
     /// Every thinwire configuration encrypts its packets, as thinwire always
     /// does; the same name ending in `-insecure-cleartext` (e.g.
@@ -60,22 +80,51 @@ impl ProtocolSpec {
                 _ => None,
             };
         }
+        if let Some((base, k)) = name.rsplit_once(SHARDS_INFIX) {
+            // Plain decimal digits only (no sign, no leading zero), 1..=64.
+            let k = (!k.starts_with('0') && k.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| k.parse::<u8>().ok())
+                .flatten()
+                .filter(|k| (1..=64).contains(k))?;
+            return match Self::parse(base)? {
+                ProtocolSpec::Thinwire(t)
+                    if t.deadline.is_some()
+                        && t.deadline_shards.is_none()
+                        && !t.insecure_cleartext =>
+                {
+                    Some(ProtocolSpec::Thinwire(ThinwireProtocol {
+                        deadline_shards: Some(k),
+                        ..t
+                    }))
+                }
+                _ => None,
+            };
+        }
         let tw = |thin: bool, mapping: Mapping, deadline: Option<DeadlineParity>| {
             ProtocolSpec::Thinwire(ThinwireProtocol {
                 thin,
                 mapping,
                 deadline,
+                deadline_shards: None,
                 insecure_cleartext: false,
             })
         };
         Some(match name {
             "tcp-model" => ProtocolSpec::TcpModel,
+            "tcp-model-linux" | "tcp-model-thin" | "tcp-model-linear-rto" => {
+                ProtocolSpec::TcpVariant(TcpVariant::parse(name)?)
+            }
             "udp-model" => ProtocolSpec::UdpModel,
+            "sctp-model" => ProtocolSpec::SctpModel,
+            "dccp-model" => ProtocolSpec::DccpModel,
             "thinwire" => tw(true, Mapping::SingleOrdered, None),
             "thinwire-thin-off" => tw(false, Mapping::SingleOrdered, None),
             "thinwire-all-ordered" => tw(true, Mapping::AllOrdered, None),
             "thinwire-reliable-unordered" => tw(true, Mapping::ReliableUnordered, None),
             "thinwire-full-mapping" => tw(true, Mapping::FullMapping, None),
+            "thinwire-pmro" => tw(true, Mapping::Pmro, None),
+            "thinwire-pmr" => tw(true, Mapping::Pmr, None),
+            "thinwire-pm" => tw(true, Mapping::Pm, None),
             "thinwire-deadline" => tw(true, Mapping::SingleOrdered, Some(DeadlineParity::Adaptive)),
             "thinwire-rtx-only" => tw(
                 true,
@@ -101,7 +150,10 @@ impl ProtocolSpec {
     pub fn name(&self) -> String {
         match self {
             ProtocolSpec::TcpModel => "tcp-model".into(),
+            ProtocolSpec::TcpVariant(v) => v.name().into(),
             ProtocolSpec::UdpModel => "udp-model".into(),
+            ProtocolSpec::SctpModel => "sctp-model".into(),
+            ProtocolSpec::DccpModel => "dccp-model".into(),
             ProtocolSpec::Thinwire(t) => t.name(),
         }
     }

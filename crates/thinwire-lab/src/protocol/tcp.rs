@@ -2,64 +2,42 @@
 //!
 //! One ordered, reliable byte stream per direction and client. Modelled:
 //! slow start and congestion avoidance (window counted in segments, as Linux
-//! does), fast retransmit after 3 duplicate acknowledgements and NewReno fast
-//! recovery (RFC 6582; no SACK), the retransmission timer of RFC 6298 with a
-//! 200 ms floor, 1 s initial value and exponential backoff, delayed
-//! acknowledgements (every second segment or after 200 ms, immediately for
-//! out-of-order data or when a hole is filled), Nagle off, MSS 1448, and 40
-//! bytes of IPv4+TCP headers per packet. Acknowledgements ride on data
-//! segments when there are any; as in RFC 5681 only pure acknowledgements
-//! count as duplicates. Messages are framed with a 2-byte length prefix; a
-//! message is delivered when all of its bytes and all earlier bytes arrived
-//! (head-of-line blocking). Connection setup and teardown are not modelled (the
-//! connection is established at time 0).
+//! does), fast retransmit and NewReno fast recovery (RFC 6582), the
+//! retransmission timer with exponential backoff, delayed acknowledgements
+//! (immediately for out-of-order data or when a hole is filled), Nagle off,
+//! MSS 1448, and 40 bytes of IPv4+TCP headers per packet. Acknowledgements
+//! ride on data segments when there are any. Messages are framed with a
+//! 2-byte length prefix; a message is delivered when all of its bytes and all
+//! earlier bytes arrived (head-of-line blocking). Connection setup and
+//! teardown are not modelled (the connection is established at time 0).
+//!
+//! The named variants ([`TcpVariant`], table in `tcp/config.rs`) differ in
+//! the RTO formula (RFC 6298 with a 200 ms floor, or Linux's SRTT +
+//! max(4·RTTVAR, 200 ms)), the receiver's acknowledgement policy, SACK
+//! (a scoreboard of the receiver's out-of-order blocks: SACKed segments are
+//! neither counted in flight nor resent), Linux's retransmission collapsing,
+//! and the thin-stream modifications of Petlund et al. (NetGames 2008) and
+//! Griwodz & Halvorsen (NOSSDAV 2006). Per-packet retransmission counters
+//! (`tcp/rtx.rs`) measure what those papers report.
+
+mod config;
+mod rtx;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use thinwire_netmodel::Corruptible;
 
-use super::{OutMessage, Protocol, SimEndpoint, Transmit};
+pub use config::{AckStyle, RtoStyle, TcpConfig, TcpVariant};
+use config::{LINEAR_RTO_PACKETS, LINUX_RCV_MSS, THIN_PACKETS};
+pub use rtx::{RtxCounters, MAX_RTX_TRACKED};
+
+use super::{add_counter, Counters, OutMessage, Protocol, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;
+use rtx::Part;
 
-/// Parameters of the TCP model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TcpConfig {
-    /// Maximum segment size (payload bytes per segment).
-    pub mss: u32,
-    /// IPv4 + TCP header bytes per packet.
-    pub header_bytes: u32,
-    /// Length prefix per message in the stream.
-    pub prefix_bytes: u32,
-    /// Initial retransmission timeout.
-    pub initial_rto: Duration,
-    /// Lower bound of the retransmission timeout.
-    pub min_rto: Duration,
-    /// Upper bound of the retransmission timeout.
-    pub max_rto: Duration,
-    /// Delayed-acknowledgement timeout.
-    pub delayed_ack: Duration,
-    /// Duplicate acknowledgements that trigger fast retransmit.
-    pub dupack_threshold: u32,
-    /// Initial congestion window in segments.
-    pub initial_cwnd: u32,
-}
-
-impl Default for TcpConfig {
-    fn default() -> Self {
-        TcpConfig {
-            mss: 1448,
-            header_bytes: 40,
-            prefix_bytes: 2,
-            initial_rto: Duration::from_secs(1),
-            min_rto: Duration::from_millis(200),
-            max_rto: Duration::from_secs(120),
-            delayed_ack: Duration::from_millis(200),
-            dupack_threshold: 3,
-            initial_cwnd: 10,
-        }
-    }
-}
+/// SACK blocks a receiver reports at most (RFC 2018 with timestamps: 3).
+const MAX_SACK_BLOCKS: usize = 3;
 
 /// A TCP segment (data and/or acknowledgement).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,9 +48,15 @@ pub struct TcpSegment {
     pub len: u32,
     /// Cumulative acknowledgement: next stream byte expected.
     pub ack: u64,
+    /// SACK blocks: out-of-order ranges `[start, end)` the receiver holds
+    /// (empty without SACK).
+    pub sack: Vec<(u64, u64)>,
     /// Messages ending in this segment: (end offset, message id). Stands for
     /// the length prefixes the receiver would parse.
     pub ends: Vec<(u64, u64)>,
+    /// The first transmission of this segment's newest data (a new packet,
+    /// not a retransmission). Simulator bookkeeping, not on the wire.
+    pub fresh: bool,
     /// Damaged on the wire (fails the checksum, dropped by the receiver).
     pub corrupted: bool,
 }
@@ -101,6 +85,10 @@ pub struct TcpStats {
     pub fast_retransmits: u64,
     /// Application payload bytes sent (prefixes excluded, retransmissions included).
     pub payload_bytes: u64,
+    /// New packets that also carried earlier unacknowledged data (RDB).
+    pub rdb_bundles: u64,
+    /// Data segments received on their first transmission (the receiver's count).
+    pub fresh_received: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -110,6 +98,9 @@ struct Seg {
     tx_count: u32,
     last_sent: Instant,
     lost: bool,
+    sacked: bool,
+    /// Original packets whose data this segment holds, in stream order.
+    parts: Vec<Part>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -140,15 +131,19 @@ pub struct TcpConn {
     rto: Duration,
     rto_at: Option<Instant>,
     force_retransmit: bool,
+    last_new_send: Option<Instant>,
     // Receiver.
     rcv_nxt: u64,
     ooo: BTreeMap<u64, u64>,
     bounds: BTreeMap<u64, u64>,
     unacked_segments: u32,
+    unacked_bytes: u64,
+    last_data_rx: Option<Instant>,
     delack_at: Option<Instant>,
     ack_pending: bool,
     delivered: VecDeque<u64>,
     stats: TcpStats,
+    rtx: RtxCounters,
 }
 
 impl TcpConn {
@@ -172,14 +167,18 @@ impl TcpConn {
             rto: cfg.initial_rto,
             rto_at: None,
             force_retransmit: false,
+            last_new_send: None,
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             bounds: BTreeMap::new(),
             unacked_segments: 0,
+            unacked_bytes: 0,
+            last_data_rx: None,
             delack_at: None,
             ack_pending: false,
             delivered: VecDeque::new(),
             stats: TcpStats::default(),
+            rtx: RtxCounters::default(),
         }
     }
 
@@ -188,9 +187,19 @@ impl TcpConn {
         &self.stats
     }
 
+    /// Retransmission counters by retransmission count.
+    pub fn rtx_counters(&self) -> &RtxCounters {
+        &self.rtx
+    }
+
     /// Current retransmission timeout (including backoff).
     pub fn rto(&self) -> Duration {
         self.rto
+    }
+
+    /// Smoothed RTT, once there is a sample.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
     }
 
     /// Congestion window in segments.
@@ -210,19 +219,30 @@ impl TcpConn {
         self.stream_end = end;
     }
 
-    /// Segments in flight (sent, not acknowledged, not marked lost).
+    /// Segments in flight (sent, not acknowledged, not SACKed, not marked lost).
     fn pipe(&self) -> usize {
-        self.segs.iter().filter(|s| !s.lost).count()
+        self.segs.iter().filter(|s| !s.lost && !s.sacked).count()
     }
 
+    /// The RTO from the current estimate, without backoff.
     fn rto_from_estimate(&self) -> Duration {
-        match self.srtt {
-            None => self.cfg.initial_rto,
-            Some(srtt) => {
-                let g = Duration::from_millis(1);
-                (srtt + (self.rttvar * 4).max(g)).clamp(self.cfg.min_rto, self.cfg.max_rto)
-            }
-        }
+        let Some(srtt) = self.srtt else {
+            return self.cfg.initial_rto;
+        };
+        let dev = (self.rttvar * 4).max(Duration::from_millis(1));
+        let rto = match self.cfg.rto_style {
+            RtoStyle::Rfc6298 => (srtt + dev).max(self.cfg.min_rto),
+            RtoStyle::Linux => srtt + dev.max(self.cfg.min_rto),
+        };
+        let rto = if self.cfg.linear_rto && self.segs.len() < LINEAR_RTO_PACKETS {
+            // Griwodz & Halvorsen, Sec. 4.4: (srtt >> 3) + min(srtt >> 4, rttvar),
+            // where Linux's rttvar is the deviation term with its 200 ms floor.
+            let linux_dev = dev.max(self.cfg.min_rto);
+            srtt + (srtt / 2).min(linux_dev)
+        } else {
+            rto
+        };
+        rto.min(self.cfg.max_rto)
     }
 
     fn rtt_sample(&mut self, r: Duration) {
@@ -239,7 +259,42 @@ impl TcpConn {
         }
     }
 
-    fn on_ack(&mut self, now: Instant, ack: u64, pure: bool) {
+    /// Marks segments covered by the receiver's SACK blocks.
+    fn on_sack(&mut self, blocks: &[(u64, u64)]) {
+        for &(lo, hi) in blocks {
+            for s in self.segs.iter_mut() {
+                if s.start >= lo && s.end <= hi {
+                    s.sacked = true;
+                    s.lost = false;
+                }
+            }
+        }
+    }
+
+    /// Marks the first segment neither SACKed nor acknowledged as lost and
+    /// asks for its retransmission.
+    fn mark_first_hole_lost(&mut self) {
+        if let Some(s) = self.segs.iter_mut().find(|s| !s.sacked) {
+            s.lost = true;
+        }
+        self.force_retransmit = true;
+    }
+
+    /// Slow-start threshold after a loss: half the flight (RFC 5681), or half
+    /// the congestion window as Linux's Reno computes it.
+    fn loss_ssthresh(&self) -> f64 {
+        if self.cfg.linux_cwnd {
+            (self.cwnd * f64::from(self.cfg.loss_beta_pct) / 100.0).max(2.0)
+        } else {
+            (self.pipe() as f64 / 2.0).max(2.0)
+        }
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: u64, pure: bool, sack: &[(u64, u64)]) {
+        // Linux grows the window only when the flight filled it
+        // (`tcp_is_cwnd_limited`): an application-limited thin stream keeps
+        // the window it uses.
+        let cwnd_limited = !self.cfg.linux_cwnd || self.pipe() as f64 >= self.cwnd.floor();
         if ack > self.snd_una && ack <= self.snd_max {
             // New data acknowledged.
             let mut acked_segs = 0u32;
@@ -258,7 +313,11 @@ impl TcpConn {
                         sample = Some(now - s.last_sent);
                     }
                     acked_segs += 1;
-                    self.segs.pop_front();
+                    if let Some(s) = self.segs.pop_front() {
+                        for p in &s.parts {
+                            self.rtx.on_acked(p);
+                        }
+                    }
                 } else {
                     break;
                 }
@@ -267,6 +326,10 @@ impl TcpConn {
                 // Partially acknowledged segment: trim it.
                 if s.start < ack {
                     s.start = ack;
+                    let done = s.parts.partition_point(|p| p.end <= ack);
+                    for p in s.parts.drain(..done) {
+                        self.rtx.on_acked(&p);
+                    }
                 }
             }
             self.snd_una = ack;
@@ -276,6 +339,7 @@ impl TcpConn {
             if let Some(r) = sample.filter(|_| !retransmitted_acked) {
                 self.rtt_sample(r);
             }
+            self.on_sack(sack);
             // New acknowledgement: the backoff is cleared.
             self.rto = self.rto_from_estimate();
             self.dupacks = 0;
@@ -287,11 +351,9 @@ impl TcpConn {
                 } else {
                     // Partial acknowledgement: retransmit the next hole.
                     self.cwnd = (self.cwnd - f64::from(acked_segs) + 1.0).max(1.0);
-                    if let Some(s) = self.segs.front_mut() {
-                        s.lost = true;
-                    }
-                    self.force_retransmit = true;
+                    self.mark_first_hole_lost();
                 }
+            } else if !cwnd_limited {
             } else if self.cwnd < self.ssthresh {
                 self.cwnd += f64::from(acked_segs.min(2));
             } else {
@@ -302,23 +364,37 @@ impl TcpConn {
             } else {
                 Some(now + self.rto)
             };
-        } else if pure && ack == self.snd_una && !self.segs.is_empty() {
-            // Duplicate acknowledgement.
-            self.dupacks += 1;
-            if self.in_recovery {
-                self.cwnd += 1.0;
-            } else if self.dupacks == self.cfg.dupack_threshold && self.snd_una >= self.recover {
-                self.stats.fast_retransmits += 1;
-                let flight = self.pipe() as f64;
-                self.ssthresh = (flight / 2.0).max(2.0);
-                self.cwnd = self.ssthresh + f64::from(self.cfg.dupack_threshold);
-                self.in_recovery = true;
-                self.recover = self.snd_max;
-                if let Some(s) = self.segs.front_mut() {
-                    s.lost = true;
-                }
-                self.force_retransmit = true;
-            }
+            return;
+        }
+        if ack != self.snd_una || self.segs.is_empty() {
+            return;
+        }
+        self.on_sack(sack);
+        // With SACK any acknowledgement reporting out-of-order data is a
+        // duplicate; without, only pure ones (RFC 5681).
+        let duplicate = if self.cfg.sack_dupacks {
+            !sack.is_empty()
+        } else {
+            pure
+        };
+        if !duplicate {
+            return;
+        }
+        self.dupacks += 1;
+        let threshold = if self.cfg.thin_dupack && self.segs.len() < THIN_PACKETS {
+            1
+        } else {
+            self.cfg.dupack_threshold
+        };
+        if self.in_recovery {
+            self.cwnd += 1.0;
+        } else if self.dupacks >= threshold && self.snd_una >= self.recover {
+            self.stats.fast_retransmits += 1;
+            self.ssthresh = self.loss_ssthresh();
+            self.cwnd = self.ssthresh + f64::from(threshold);
+            self.in_recovery = true;
+            self.recover = self.snd_max;
+            self.mark_first_hole_lost();
         }
     }
 
@@ -328,22 +404,40 @@ impl TcpConn {
             return;
         }
         self.stats.timeouts += 1;
-        let flight = self.pipe() as f64;
-        self.ssthresh = (flight / 2.0).max(2.0);
+        self.ssthresh = self.loss_ssthresh();
         self.cwnd = 1.0;
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.snd_max;
         for s in &mut self.segs {
-            s.lost = true;
+            if !s.sacked {
+                s.lost = true;
+            }
         }
-        self.rto = (self.rto * 2).min(self.cfg.max_rto);
+        // `packets_out` in Linux counts every unacknowledged segment.
+        let out = self.segs.len();
+        let linear = (self.cfg.linear_rto && out < LINEAR_RTO_PACKETS)
+            || (self.cfg.thin_linear_timeouts && out < THIN_PACKETS);
+        self.rto = if linear {
+            self.rto_from_estimate()
+        } else {
+            (self.rto * 2).min(self.cfg.max_rto)
+        };
         self.rto_at = Some(now + self.rto);
     }
 
     fn on_data(&mut self, now: Instant, seg: &TcpSegment) {
         let start = seg.seq;
         let end = seg.seq + u64::from(seg.len);
+        if seg.fresh {
+            self.stats.fresh_received += 1;
+        }
+        // Linux leaves delayed-ACK mode when data arrives after an idle gap
+        // longer than its RTO (`tcp_event_data_recv`).
+        let idle = self
+            .last_data_rx
+            .is_none_or(|t| now.saturating_duration_since(t) > self.rto);
+        self.last_data_rx = Some(now);
         for &(e, id) in &seg.ends {
             if e > self.rcv_nxt {
                 self.bounds.insert(e, id);
@@ -362,6 +456,7 @@ impl TcpConn {
             return;
         }
         let had_hole = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
         self.rcv_nxt = end;
         while let Some((&s, &e)) = self.ooo.first_key_value() {
             if s > self.rcv_nxt {
@@ -379,14 +474,39 @@ impl TcpConn {
         }
         if had_hole {
             self.ack_pending = true;
-        } else {
-            self.unacked_segments += 1;
-            if self.unacked_segments >= 2 {
-                self.ack_pending = true;
-            } else if self.delack_at.is_none() {
-                self.delack_at = Some(now + self.cfg.delayed_ack);
+            return;
+        }
+        self.unacked_segments += 1;
+        self.unacked_bytes += self.rcv_nxt - before;
+        let now_ack = match self.cfg.ack_style {
+            AckStyle::EverySecond => self.unacked_segments >= 2,
+            AckStyle::Linux => idle || self.unacked_bytes > LINUX_RCV_MSS,
+        };
+        if now_ack {
+            self.ack_pending = true;
+        } else if self.delack_at.is_none() {
+            self.delack_at = Some(now + self.cfg.delayed_ack);
+        }
+    }
+
+    /// The receiver's SACK blocks (merged out-of-order ranges, lowest first).
+    fn sack_blocks(&self) -> Vec<(u64, u64)> {
+        if !self.cfg.sack_dupacks {
+            return Vec::new();
+        }
+        let mut blocks: Vec<(u64, u64)> = Vec::new();
+        for (&s, &e) in &self.ooo {
+            match blocks.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => {
+                    if blocks.len() == MAX_SACK_BLOCKS {
+                        break;
+                    }
+                    blocks.push((s, e));
+                }
             }
         }
+        blocks
     }
 
     /// Handles an arriving segment.
@@ -394,13 +514,13 @@ impl TcpConn {
         if seg.corrupted {
             return;
         }
-        self.on_ack(now, seg.ack, seg.len == 0);
+        self.on_ack(now, seg.ack, seg.len == 0, &seg.sack);
         if seg.len > 0 {
             self.on_data(now, &seg);
         }
     }
 
-    fn build(&mut self, start: u64, end: u64) -> TcpSegment {
+    fn build(&mut self, start: u64, end: u64, fresh: bool) -> TcpSegment {
         let prefix = u64::from(self.cfg.prefix_bytes);
         let first = self.msgs.partition_point(|m| m.end <= start);
         let mut ends = Vec::new();
@@ -423,16 +543,120 @@ impl TcpConn {
         self.stats.data_segments += 1;
         self.stats.payload_bytes += len - prefix_overlap;
         // The acknowledgement rides along.
-        self.ack_pending = false;
-        self.unacked_segments = 0;
-        self.delack_at = None;
+        self.clear_ack_state();
         TcpSegment {
             seq: start,
             len: len as u32,
             ack: self.rcv_nxt,
+            sack: self.sack_blocks(),
             ends,
+            fresh,
             corrupted: false,
         }
+    }
+
+    fn clear_ack_state(&mut self) {
+        self.ack_pending = false;
+        self.unacked_segments = 0;
+        self.unacked_bytes = 0;
+        self.delack_at = None;
+    }
+
+    /// Retransmits segment `i` (collapsing the next one into it first when
+    /// the configuration says so).
+    fn retransmit(&mut self, now: Instant, i: usize) -> TcpSegment {
+        let mss = u64::from(self.cfg.mss);
+        if self.cfg.retrans_collapse && i + 1 < self.segs.len() {
+            let (a, b) = (&self.segs[i], &self.segs[i + 1]);
+            if 2 * (a.end - a.start) < mss && b.end - a.start <= mss && !b.sacked {
+                if let Some(b) = self.segs.remove(i + 1) {
+                    let a = &mut self.segs[i];
+                    a.end = b.end;
+                    a.tx_count = a.tx_count.max(b.tx_count);
+                    a.parts.extend(b.parts);
+                }
+            }
+        }
+        let s = &mut self.segs[i];
+        s.lost = false;
+        s.tx_count += 1;
+        s.last_sent = now;
+        self.rtx.on_retransmit(&mut s.parts, now);
+        let (start, end) = (s.start, s.end);
+        self.stats.retransmissions += 1;
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto);
+        }
+        self.build(start, end, false)
+    }
+
+    /// Sends the next new data, bundling earlier unacknowledged data with it
+    /// when redundant data bundling is on.
+    fn send_new(&mut self, now: Instant) -> TcpSegment {
+        let mss = u64::from(self.cfg.mss);
+        if self.cfg.linux_cwnd && self.segs.is_empty() {
+            self.restart_after_idle(now);
+        }
+        self.last_new_send = Some(now);
+        let start = self.snd_max;
+        let end = (start + mss).min(self.stream_end);
+        let mut seg = Seg {
+            start,
+            end,
+            tx_count: 1,
+            last_sent: now,
+            lost: false,
+            sacked: false,
+            parts: vec![Part::new(end, now)],
+        };
+        self.rtx.data_packets += 1;
+        if self.cfg.rdb {
+            // Petlund et al., Sec. 3: the newest unacknowledged segments that fit
+            // with the new data in one MSS ride along (the sequence number is the
+            // oldest bundled byte; the packet replaces the segments it carries).
+            let fits = self
+                .segs
+                .iter()
+                .rev()
+                .take_while(|s| end - s.start <= mss)
+                .count();
+            if fits > 0 {
+                self.stats.rdb_bundles += 1;
+                let mut parts = Vec::new();
+                for s in self.segs.drain(self.segs.len() - fits..) {
+                    seg.start = seg.start.min(s.start);
+                    parts.extend(s.parts);
+                }
+                parts.append(&mut seg.parts);
+                seg.parts = parts;
+            }
+        }
+        let pkt_start = seg.start;
+        self.segs.push_back(seg);
+        self.snd_max = end;
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto);
+        }
+        self.build(pkt_start, end, true)
+    }
+
+    /// Linux's `tcp_cwnd_restart` (slow start after idle): new data after
+    /// more than one RTO with nothing in flight halves the window for each
+    /// RTO of silence, down to the initial window.
+    fn restart_after_idle(&mut self, now: Instant) {
+        let Some(last) = self.last_new_send else {
+            return;
+        };
+        let mut idle = now.saturating_duration_since(last);
+        let restart = f64::from(self.cfg.initial_cwnd.max(1)).min(self.cwnd);
+        if idle <= self.rto {
+            return;
+        }
+        while idle > self.rto && self.cwnd > restart {
+            idle -= self.rto;
+            self.cwnd = (self.cwnd / 2.0).floor();
+        }
+        self.cwnd = self.cwnd.max(restart);
     }
 
     /// Next segment to send, if any.
@@ -441,45 +665,23 @@ impl TcpConn {
         if can_send {
             if let Some(i) = self.segs.iter().position(|s| s.lost) {
                 self.force_retransmit = false;
-                let s = &mut self.segs[i];
-                s.lost = false;
-                s.tx_count += 1;
-                s.last_sent = now;
-                let (start, end) = (s.start, s.end);
-                self.stats.retransmissions += 1;
-                if self.rto_at.is_none() {
-                    self.rto_at = Some(now + self.rto);
-                }
-                return Some(self.build(start, end));
+                return Some(self.retransmit(now, i));
             }
             self.force_retransmit = false;
             if self.snd_max < self.stream_end {
-                let start = self.snd_max;
-                let end = (start + u64::from(self.cfg.mss)).min(self.stream_end);
-                self.segs.push_back(Seg {
-                    start,
-                    end,
-                    tx_count: 1,
-                    last_sent: now,
-                    lost: false,
-                });
-                self.snd_max = end;
-                if self.rto_at.is_none() {
-                    self.rto_at = Some(now + self.rto);
-                }
-                return Some(self.build(start, end));
+                return Some(self.send_new(now));
             }
         }
         if self.ack_pending {
-            self.ack_pending = false;
-            self.unacked_segments = 0;
-            self.delack_at = None;
+            self.clear_ack_state();
             self.stats.pure_acks += 1;
             return Some(TcpSegment {
                 seq: self.snd_max,
                 len: 0,
                 ack: self.rcv_nxt,
+                sack: self.sack_blocks(),
                 ends: Vec::new(),
+                fresh: false,
                 corrupted: false,
             });
         }
@@ -525,9 +727,15 @@ impl SimEndpoint for TcpConn {
     fn poll_transmit(&mut self, now: Instant) -> Option<Transmit<TcpSegment>> {
         let before = self.stats.payload_bytes;
         let seg = self.poll_segment(now)?;
+        // SACK blocks cost 8 bytes each plus 2 for the option (padded to 4).
+        let sack_bytes = if seg.sack.is_empty() {
+            0
+        } else {
+            (2 + 8 * seg.sack.len() as u32).next_multiple_of(4)
+        };
         Some(Transmit {
             peer: self.peer,
-            wire_bytes: (self.cfg.header_bytes + seg.len) as usize,
+            wire_bytes: (self.cfg.header_bytes + sack_bytes + seg.len) as usize,
             payload_bytes: Some((self.stats.payload_bytes - before) as usize),
             packet: seg,
         })
@@ -544,13 +752,38 @@ impl SimEndpoint for TcpConn {
     fn poll_delivered(&mut self) -> Option<(u32, u64)> {
         self.poll_message().map(|id| (self.peer, id))
     }
+
+    fn add_counters(&self, out: &mut Counters) {
+        let s = &self.stats;
+        add_counter(out, "tcp_segments", s.data_segments as f64);
+        add_counter(out, "tcp_pure_acks", s.pure_acks as f64);
+        add_counter(out, "tcp_retransmissions", s.retransmissions as f64);
+        add_counter(out, "tcp_timeouts", s.timeouts as f64);
+        add_counter(out, "tcp_fast_retransmits", s.fast_retransmits as f64);
+        add_counter(out, "tcp_rdb_bundles", s.rdb_bundles as f64);
+        add_counter(out, "tcp_fresh_received", s.fresh_received as f64);
+        self.rtx.add_to(out);
+    }
 }
 
 /// The TCP model as a [`Protocol`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TcpModel {
     /// Parameters.
     pub config: TcpConfig,
+    /// The named variant (gives the name; [`TcpModel::variant`] also sets
+    /// `config` from it).
+    pub variant: TcpVariant,
+}
+
+impl TcpModel {
+    /// The model of a named variant with that variant's parameters.
+    pub fn variant(variant: TcpVariant) -> Self {
+        TcpModel {
+            config: variant.config(),
+            variant,
+        }
+    }
 }
 
 impl Protocol for TcpModel {
@@ -558,7 +791,7 @@ impl Protocol for TcpModel {
     type Endpoint = TcpConn;
 
     fn name(&self) -> String {
-        "tcp-model".into()
+        self.variant.name().into()
     }
     fn model(&self) -> bool {
         true

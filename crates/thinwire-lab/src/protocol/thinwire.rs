@@ -36,12 +36,16 @@ use thinwire_proto::{
 };
 
 use super::{
-    ChannelSemantics, DeadlineParity, Mapping, OutMessage, Protocol, SimEndpoint, Transmit,
+    add_counter, ChannelSemantics, Counters, DeadlineParity, Mapping, OutMessage, Protocol,
+    SimEndpoint, Transmit,
 };
 use crate::workload::ClassSpec;
 
 /// The suffix of the cleartext opt-out's protocol names.
 pub(super) const INSECURE_SUFFIX: &str = "-insecure-cleartext";
+/// What precedes `N` in the `-kN` suffix of a deadline configuration cutting
+/// every deadline message into `N` data shards.
+pub(super) const SHARDS_INFIX: &str = "-k";
 
 /// IPv4 + UDP header bytes added to every datagram.
 const IP_UDP: usize = 28;
@@ -84,6 +88,7 @@ fn kind(s: ChannelSemantics) -> ChannelKind {
         ChannelSemantics::ReliableOrdered => ChannelKind::ReliableOrdered,
         ChannelSemantics::ReliableUnordered => ChannelKind::ReliableUnordered,
         ChannelSemantics::LatestReliable => ChannelKind::LatestReliable,
+        ChannelSemantics::Unreliable => ChannelKind::Unreliable,
     }
 }
 
@@ -97,6 +102,12 @@ pub struct ThinwireProtocol {
     /// Deadline delivery for messages that carry a deadline, with this
     /// parity mode; `None`: such messages are sent like any other.
     pub deadline: Option<DeadlineParity>,
+    /// Data shards per deadline message (`-kN` in the name): every deadline
+    /// message is cut into `N` data shards of `ceil(size / N)` bytes, as
+    /// Pangolin's experiments cut a 2 KB message into `k` packets (Zhang et
+    /// al., CoNEXT 2011, Sec. 7.3.2). `None`: the transport's
+    /// `deadline_shard_size` (512 bytes). Only with [`Self::deadline`].
+    pub deadline_shards: Option<u8>,
     /// **No packet encryption** (`EndpointConfig::insecure_cleartext` on
     /// both ends): for measuring what encryption costs, never what thinwire
     /// is. `false`: packets are AEAD-sealed, as in every deployment.
@@ -213,7 +224,7 @@ impl ThinwireProtocol {
             (true, m) => format!("thinwire-{}", m.as_str()),
             (false, m) => format!("thinwire-thin-off-{}", m.as_str()),
         };
-        match self.deadline {
+        let name = match self.deadline {
             None => base,
             Some(d) => {
                 let full = d.protocol_name();
@@ -224,6 +235,10 @@ impl ThinwireProtocol {
                     format!("{base}-{suffix}")
                 }
             }
+        };
+        match self.deadline_shards {
+            Some(k) => format!("{name}{SHARDS_INFIX}{k}"),
+            None => name,
         }
     }
 
@@ -234,6 +249,7 @@ impl ThinwireProtocol {
             ep,
             is_server,
             deadline: self.deadline,
+            deadline_shards: self.deadline_shards,
             channels,
             class_channel,
             conn: None,
@@ -243,6 +259,8 @@ impl ThinwireProtocol {
             buf: Vec::with_capacity(1500),
             delivered: VecDeque::new(),
             payload: HashMap::new(),
+            established: false,
+            sent: SentCounts::default(),
         }
     }
 
@@ -271,6 +289,7 @@ pub struct ThinwireEndpoint {
     ep: Endpoint,
     is_server: bool,
     deadline: Option<DeadlineParity>,
+    deadline_shards: Option<u8>,
     channels: Vec<ChannelKind>,
     class_channel: Vec<(u8, ChannelSemantics)>,
     /// Client side: the connection to the server.
@@ -286,7 +305,35 @@ pub struct ThinwireEndpoint {
     /// Last seen counters per connection, and datagrams sent to that
     /// connection's peer since they were read.
     payload: HashMap<ConnectionHandle, (Snapshot, u32)>,
+    /// Client side: whether the connection to the server was established
+    /// (datagrams before it are handshake, not counted in [`Self::sent`]).
+    established: bool,
+    /// What this endpoint sent on established connections, for the named
+    /// counters (see [`SimEndpoint::add_counters`]).
+    sent: SentCounts,
 }
+
+/// Datagrams with payload and their bytes that one endpoint sent on
+/// established connections, and the message bytes its application handed
+/// over: the sending side's own view, as Pangolin counts overhead (every byte
+/// the sender transmits, headers included, over the message bytes; Zhang et
+/// al., CoNEXT 2011, Sec. 7.3.2). The handshake, keepalives, acknowledgement-
+/// only packets and the peer's acknowledgements are not in it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct SentCounts {
+    /// Datagrams that carried payload, on established connections.
+    datagrams: u64,
+    /// Their bytes on the wire (IPv4 and UDP headers included).
+    wire_bytes: u64,
+    /// Bytes of the messages the application sent (each counted once).
+    message_bytes: u64,
+    /// Payload bytes sent per connection when last looked at.
+    payload_seen: HashMap<ConnectionHandle, u64>,
+}
+
+/// Header bytes per packet of Pangolin (12 B) with IPv4 and UDP (28 B), for
+/// the counter that prices thinwire's payload at Pangolin's header size.
+const PANGOLIN_HEADER_BYTES: u64 = 40;
 
 impl ThinwireEndpoint {
     fn payload_of(&self, msg: &OutMessage) -> Bytes {
@@ -312,6 +359,9 @@ impl ThinwireEndpoint {
             if !left.is_zero() {
                 let opts = DeadlineOptions {
                     parity: parity.mode(),
+                    shard_size: self
+                        .deadline_shards
+                        .map(|k| data.len().div_ceil(usize::from(k.max(1)))),
                     ..DeadlineOptions::new(left, msg.target)
                 };
                 match self.ep.send_deadline(now, conn, ch, data.clone(), opts) {
@@ -333,6 +383,7 @@ impl ThinwireEndpoint {
         while let Some((h, ev)) = self.ep.poll_event() {
             match ev {
                 Event::Connected { remote, .. } => {
+                    self.established |= !self.is_server;
                     if self.is_server {
                         if let Some(c) = client_of(remote) {
                             self.by_client.insert(c, h);
@@ -391,6 +442,19 @@ impl ThinwireEndpoint {
         }
     }
 
+    /// Counts a datagram of `wire_bytes` just sent on `h` in [`Self::sent`]
+    /// if it carried payload (keepalives and acknowledgements do not).
+    fn count_data_datagram(&mut self, h: ConnectionHandle, wire_bytes: usize) {
+        let Some(now) = self.ep.connection_stats(h).map(|s| s.payload_bytes_sent()) else {
+            return;
+        };
+        let before = self.sent.payload_seen.insert(h, now).unwrap_or(0);
+        if now > before {
+            self.sent.datagrams += 1;
+            self.sent.wire_bytes += wire_bytes as u64;
+        }
+    }
+
     /// The latest counters of every connection this endpoint had.
     fn snapshots(&self) -> HashMap<ConnectionHandle, Snapshot> {
         let mut seen: HashMap<ConnectionHandle, Snapshot> =
@@ -413,6 +477,7 @@ impl SimEndpoint for ThinwireEndpoint {
     type Packet = Vec<u8>;
 
     fn send(&mut self, now: Instant, peer: u32, msg: &OutMessage) {
+        self.sent.message_bytes += u64::from(msg.size);
         if self.is_server {
             match self.by_client.get(&peer) {
                 Some(&h) => self.send_on(now, h, msg, Duration::ZERO),
@@ -444,6 +509,9 @@ impl SimEndpoint for ThinwireEndpoint {
         };
         if let Some(h) = conn {
             self.note_transmit(h);
+            if self.is_server || self.established {
+                self.count_data_datagram(h, t.size + IP_UDP);
+            }
         }
         Some(Transmit {
             peer,
@@ -469,6 +537,31 @@ impl SimEndpoint for ThinwireEndpoint {
     fn payload_bytes_sent(&self) -> Option<u64> {
         // Includes retransmitted and parity shards (`payload_bytes_parity`).
         Some(self.snapshots().values().map(|s| s.payload).sum())
+    }
+
+    /// `tw_{side}_datagrams`, `tw_{side}_wire_bytes`, `tw_{side}_message_bytes`,
+    /// `tw_{side}_payload_bytes` (payload sent: copies, repairs and parity
+    /// included) and `tw_{side}_bytes_at_40b_header` (that payload plus 40
+    /// bytes per datagram: thinwire's traffic priced at Pangolin's header
+    /// size), with `side` `server` or `client`. Datagrams count from the
+    /// connection's establishment on and only those with payload (no
+    /// handshake, keepalives or acknowledgement-only packets).
+    fn add_counters(&self, out: &mut Counters) {
+        let side = if self.is_server { "server" } else { "client" };
+        let payload = self.payload_bytes_sent().unwrap_or(0);
+        let s = &self.sent;
+        for (name, v) in [
+            ("datagrams", s.datagrams),
+            ("wire_bytes", s.wire_bytes),
+            ("message_bytes", s.message_bytes),
+            ("payload_bytes", payload),
+            (
+                "bytes_at_40b_header",
+                payload + PANGOLIN_HEADER_BYTES * s.datagrams,
+            ),
+        ] {
+            add_counter(out, &format!("tw_{side}_{name}"), v as f64);
+        }
     }
 
     fn deadline_counters(&self) -> Option<DeadlineCounters> {
@@ -551,6 +644,107 @@ fn server_key() -> PublicKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::protocol::ProtocolSpec;
+    use crate::sim::{run, RunOutput, SimSetup};
+    use crate::workload::{MessagingWorkload, WorkloadSpec};
+    use thinwire_netmodel::{LinkConfig, LossModel};
+
+    fn thinwire(name: &str) -> ThinwireProtocol {
+        match ProtocolSpec::parse(name) {
+            Some(ProtocolSpec::Thinwire(t)) => t,
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    /// Two 2 KB messages to each of 3 clients over `down` (RTT all on it).
+    fn two_messages(name: &str, down: LinkConfig) -> RunOutput {
+        let setup = SimSetup {
+            clients: 3,
+            access_up: vec![LinkConfig::default()],
+            access_down: vec![down],
+            bottleneck: None,
+            cross: (None, None),
+            duration: Duration::from_millis(2500),
+            drain: Duration::from_secs(3),
+            seed: 3,
+        };
+        let w = [WorkloadSpec::Messaging(MessagingWorkload {
+            start: Duration::from_secs(1),
+            ..MessagingWorkload::default()
+        })];
+        run(&thinwire(name), &setup, &w, &mut |_| {})
+    }
+
+    #[test]
+    fn shard_suffix_parses_and_round_trips() {
+        for (name, k) in [
+            ("thinwire-deadline-k2", 2),
+            ("thinwire-fec+3-k2", 2),
+            ("thinwire-rtx-only-k64", 64),
+        ] {
+            let t = thinwire(name);
+            assert_eq!(t.deadline_shards, Some(k), "{name}");
+            assert!(t.deadline.is_some());
+            assert_eq!(t.name(), name);
+        }
+        let t = thinwire("thinwire-deadline-k5-insecure-cleartext");
+        assert_eq!((t.deadline_shards, t.insecure_cleartext), (Some(5), true));
+        assert_eq!(t.name(), "thinwire-deadline-k5-insecure-cleartext");
+        for bad in [
+            "thinwire-k2",
+            "thinwire-deadline-k0",
+            "thinwire-deadline-k02",
+            "thinwire-deadline-k65",
+            "thinwire-deadline-k",
+            "thinwire-deadline-k2-k3",
+            "thinwire-deadline-insecure-cleartext-k2",
+        ] {
+            assert_eq!(ProtocolSpec::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn k_shards_are_k_datagrams_and_counters_leave_out_handshake_and_acks() {
+        let link = LinkConfig::default().with_delay(Duration::from_millis(100));
+        for (name, k) in [
+            ("thinwire-rtx-only-k2", 2.0),
+            ("thinwire-deadline-k3", 3.0),
+            ("thinwire-deadline", 4.0),
+        ] {
+            let out = two_messages(name, link.clone());
+            assert_eq!(out.messages.len(), 6);
+            assert!(out.messages.iter().all(|m| m.delivered_us.is_some()));
+            let c = |n: &str| out.counters.get(n).copied().unwrap_or(f64::NAN);
+            // lossless: exactly k data datagrams per message, nothing else
+            assert_eq!(c("tw_server_message_bytes"), 6.0 * 2048.0, "{name}");
+            assert_eq!(c("tw_server_datagrams"), 6.0 * k, "{name}");
+            assert!(c("tw_server_payload_bytes") >= 6.0 * 2048.0, "{name}");
+            assert_eq!(
+                c("tw_server_bytes_at_40b_header"),
+                c("tw_server_payload_bytes") + 40.0 * 6.0 * k,
+                "{name}"
+            );
+            // thinwire's own headers are larger than Pangolin's 40 bytes
+            let wire = c("tw_server_wire_bytes") - c("tw_server_payload_bytes");
+            assert!(wire > 40.0 * 6.0 * k, "{name}: {wire}");
+            // the clients sent no messages, hence no data datagrams
+            assert_eq!(c("tw_client_datagrams"), 0.0, "{name}");
+        }
+    }
+
+    #[test]
+    fn repairs_and_parity_count_as_datagrams() {
+        let lossy = LinkConfig {
+            loss: LossModel::Bernoulli { p: 0.3 },
+            ..LinkConfig::default().with_delay(Duration::from_millis(50))
+        };
+        let out = two_messages("thinwire-fec+2-k2", lossy);
+        let c = |n: &str| out.counters.get(n).copied().unwrap_or(f64::NAN);
+        // every stage sends at least the 2 missing shards plus 2 parity shards
+        assert!(c("tw_server_datagrams") >= 6.0 * 4.0, "{out:?}");
+        assert!(c("tw_server_payload_bytes") >= 2.0 * c("tw_server_message_bytes"));
+    }
 
     #[test]
     fn client_addresses_round_trip() {

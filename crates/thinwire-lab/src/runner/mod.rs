@@ -25,7 +25,7 @@ pub use shard::{merge_shards, run_shard, Shard, ShardFile};
 use crate::error::LabError;
 use crate::metrics::{sweep_name, Engine, Recorder, Results, Samples};
 use crate::paper::{compare_published, Comparison, OrderComparison, PaperInfo};
-use crate::protocol::{ProtocolSpec, TcpModel, UdpModel};
+use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, UdpModel};
 use crate::scenario::Scenario;
 use crate::sim::{self, RunOutput, SimSetup};
 use crate::workload::WorkloadSpec;
@@ -203,7 +203,10 @@ fn simulate(
 ) -> RunOutput {
     match spec {
         ProtocolSpec::TcpModel => sim::run(&TcpModel::default(), setup, workloads, progress),
+        ProtocolSpec::TcpVariant(v) => sim::run(&TcpModel::variant(v), setup, workloads, progress),
         ProtocolSpec::UdpModel => sim::run(&UdpModel, setup, workloads, progress),
+        ProtocolSpec::SctpModel => sim::run(&SctpModel::default(), setup, workloads, progress),
+        ProtocolSpec::DccpModel => sim::run(&DccpModel::default(), setup, workloads, progress),
         ProtocolSpec::Thinwire(config) => sim::run(&config, setup, workloads, progress),
     }
 }

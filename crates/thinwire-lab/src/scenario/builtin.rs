@@ -11,8 +11,20 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../scenarios/ao-thin-stream.toml"),
     ),
     (
+        "griwodz-ao",
+        include_str!("../../../../scenarios/griwodz-ao.toml"),
+    ),
+    (
+        "petlund-bzflag",
+        include_str!("../../../../scenarios/petlund-bzflag.toml"),
+    ),
+    (
         "mmorpg-content",
         include_str!("../../../../scenarios/mmorpg-content.toml"),
+    ),
+    (
+        "wu-mmorpg",
+        include_str!("../../../../scenarios/wu-mmorpg.toml"),
     ),
     (
         "messaging-deadline",
@@ -29,6 +41,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "deadline-wild-bursty",
         include_str!("../../../../scenarios/deadline-wild-bursty.toml"),
+    ),
+    (
+        "pangolin-tcp-wild-na",
+        include_str!("../../../../scenarios/pangolin-tcp-wild-na.toml"),
+    ),
+    (
+        "pangolin-tcp-wild-eu",
+        include_str!("../../../../scenarios/pangolin-tcp-wild-eu.toml"),
+    ),
+    (
+        "pangolin-wild",
+        include_str!("../../../../scenarios/pangolin-wild.toml"),
     ),
     (
         "sweep-1000",

@@ -183,6 +183,17 @@ fn describe_cross(c: &Option<CrossSpec>) -> String {
                 mean_on.as_millis(),
                 mean_off.as_millis()
             ),
+            CrossShape::Expoo(e) => format!(
+                "{} ns-2 Exponential on/off sources ({} ms / {} ms; access links {}-{} kbit/s, \
+                 {}-packet queues; each crossing with probability {})",
+                e.sources,
+                e.mean_on.as_millis(),
+                e.mean_off.as_millis(),
+                e.access_kbps[0],
+                e.access_kbps[1],
+                e.access_queue,
+                e.crossing
+            ),
         },
         c.packet_bytes,
         match c.rate {
@@ -210,6 +221,7 @@ fn describe_link(c: &LinkConfig, bw: String) -> String {
         QueueLimit::Unlimited => "unlimited queue".to_owned(),
         QueueLimit::Bytes(b) => format!("{b}-byte drop-tail queue"),
         QueueLimit::Time(t) => format!("{} ms time-limited queue", t.as_secs_f64() * 1000.0),
+        QueueLimit::Packets(n) => format!("{n}-packet drop-tail queue"),
     };
     format!(
         "delay {} ms, jitter ±{} ms{}, {loss}, {bw}, {queue}{}{}",

@@ -8,6 +8,14 @@
 //! does not depend on the direction: when both directions use the same
 //! distribution (as `[access.per_client]` does), a client's up and down links
 //! get the same delay and the same loss rate.
+//!
+//! A population of several regions is a list of [`ClientGroup`]s: each takes
+//! a consecutive block of client indices (its share of the clients, in
+//! order) and draws from its own distributions, so that parameters that go
+//! together in the measurements (Europe: longer RTTs *and* more loss) stay
+//! together. A jitter fraction makes the delay variation grow with the
+//! client's delay (Zhang et al., CoNEXT 2011, Fig. 2(c): large RTT variation
+//! occurs mostly on clients with large RTTs).
 
 use std::time::Duration;
 
@@ -15,7 +23,7 @@ use rand::Rng;
 use rand_distr::{Distribution, LogNormal, Normal};
 use thinwire_netmodel::{LinkConfig, LossModel};
 
-use super::toml_types::{DistTableToml, DistToml, PerClientToml};
+use super::toml_types::{ClientGroupToml, DistTableToml, DistToml, PerClientToml};
 use crate::seed;
 
 /// Largest per-client loss rate a draw can give (draws are clamped to it).
@@ -173,23 +181,78 @@ pub struct PerClient {
     /// Bernoulli probability, or the stationary loss of a Gilbert-Elliott
     /// chain, whose burst behaviour is kept).
     pub loss: Option<ValueDist>,
+    /// The link's jitter as a fraction of the client's one-way delay
+    /// (replaces `jitter_ms`; the jitter distribution and `reorder` stay as
+    /// configured), applied after the delay is drawn.
+    pub jitter_fraction: Option<f64>,
+    /// Groups of clients with their own distributions, in order; empty: one
+    /// population. A group's missing parameters fall back to the ones above.
+    pub groups: Vec<ClientGroup>,
+}
+
+/// A block of clients with its own distributions (e.g. one region).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientGroup {
+    /// Name for reports (e.g. `NA`).
+    pub name: String,
+    /// Share of the clients in `(0, 1]`; the shares of a list add up to 1.
+    pub share: f64,
+    /// The group's distributions (its `groups` is empty).
+    pub draws: PerClient,
+}
+
+/// Clients `[first, end)` of `clients` that a block from cumulative share
+/// `from` to cumulative share `to` holds: `round(from * clients)` to
+/// `round(to * clients)`, so consecutive blocks tile the clients exactly.
+fn share_block(from: f64, to: f64, clients: u32) -> std::ops::Range<u32> {
+    let at = |s: f64| (s.clamp(0.0, 1.0) * f64::from(clients)).round() as u32;
+    at(from)..at(to)
 }
 
 impl PerClient {
     /// Whether nothing is drawn per client.
     pub fn is_empty(&self) -> bool {
-        self.delay_ms.is_none() && self.loss.is_none()
+        self.delay_ms.is_none()
+            && self.loss.is_none()
+            && self.jitter_fraction.is_none()
+            && self.groups.is_empty()
     }
 
-    /// Applies client `client`'s draws (run seed `seed`) to `config`.
-    pub fn apply(&self, config: &mut LinkConfig, seed: u64, client: u32) {
-        if let Some(d) = &self.delay_ms {
+    /// The group of client `client` out of `clients` (`None` without groups).
+    pub fn group_of(&self, client: u32, clients: u32) -> Option<&ClientGroup> {
+        let mut from = 0.0;
+        for (i, g) in self.groups.iter().enumerate() {
+            let to = if i + 1 == self.groups.len() {
+                1.0
+            } else {
+                from + g.share
+            };
+            if share_block(from, to, clients).contains(&client) {
+                return Some(g);
+            }
+            from = to;
+        }
+        None
+    }
+
+    /// Applies client `client`'s draws (run seed `seed`; `clients` clients in
+    /// all, which places the client in its group) to `config`.
+    pub fn apply(&self, config: &mut LinkConfig, seed: u64, client: u32, clients: u32) {
+        let group = self.group_of(client, clients).map(|g| &g.draws);
+        let pick = |f: fn(&PerClient) -> Option<&ValueDist>| group.and_then(f).or(f(self));
+        if let Some(d) = pick(|p| p.delay_ms.as_ref()) {
             let v = draw(d, seed, seed::PER_CLIENT_DELAY, client).clamp(0.0, 1e7);
             config.delay = Duration::from_secs_f64(v / 1000.0);
         }
-        if let Some(d) = &self.loss {
+        if let Some(d) = pick(|p| p.loss.as_ref()) {
             let v = draw(d, seed, seed::PER_CLIENT_LOSS, client).clamp(0.0, MAX_CLIENT_LOSS);
             config.loss = with_mean_loss(&config.loss, v);
+        }
+        if let Some(f) = group
+            .and_then(|g| g.jitter_fraction)
+            .or(self.jitter_fraction)
+        {
+            config.jitter = config.delay.mul_f64(f);
         }
     }
 
@@ -201,6 +264,17 @@ impl PerClient {
         }
         if let Some(d) = &self.loss {
             parts.push(format!("loss rate {}", d.describe()));
+        }
+        if let Some(f) = self.jitter_fraction {
+            parts.push(format!("jitter {}% of the delay", fmt_num(f * 100.0)));
+        }
+        for g in &self.groups {
+            parts.push(format!(
+                "group {} ({}% of the clients): {}",
+                g.name,
+                fmt_num(g.share * 100.0),
+                g.draws.describe()
+            ));
         }
         parts.join(", ")
     }
@@ -333,20 +407,67 @@ fn dist(t: &DistToml, what: &str, lo: f64, hi: f64) -> Result<ValueDist, String>
     Ok(d)
 }
 
+/// The delay and loss distributions of a table (top level or group).
+fn draws(
+    what: &str,
+    delay_ms: Option<&DistToml>,
+    loss: Option<&DistToml>,
+    jitter_fraction: Option<f64>,
+) -> Result<PerClient, String> {
+    if let Some(f) = jitter_fraction.filter(|f| !(0.0..=10.0).contains(f)) {
+        return Err(format!("{what}.jitter_fraction: {f} is outside [0, 10]"));
+    }
+    Ok(PerClient {
+        delay_ms: delay_ms
+            .map(|d| dist(d, &format!("{what}.delay_ms"), 0.0, 1e7))
+            .transpose()?,
+        loss: loss
+            .map(|d| dist(d, &format!("{what}.loss"), 0.0, MAX_CLIENT_LOSS))
+            .transpose()?,
+        jitter_fraction,
+        groups: Vec::new(),
+    })
+}
+
+fn group(g: &ClientGroupToml) -> Result<ClientGroup, String> {
+    let what = format!("per_client.groups[{}]", g.name);
+    Ok(ClientGroup {
+        name: g.name.clone(),
+        share: g.share.0,
+        draws: draws(
+            &what,
+            g.delay_ms.as_ref(),
+            g.loss.as_ref(),
+            g.jitter_fraction.map(|f| f.0),
+        )?,
+    })
+}
+
 /// Converts and checks `[access.per_client]`.
 pub(crate) fn per_client(t: &PerClientToml) -> Result<PerClient, String> {
-    Ok(PerClient {
-        delay_ms: t
-            .delay_ms
-            .as_ref()
-            .map(|d| dist(d, "per_client.delay_ms", 0.0, 1e7))
-            .transpose()?,
-        loss: t
-            .loss
-            .as_ref()
-            .map(|d| dist(d, "per_client.loss", 0.0, MAX_CLIENT_LOSS))
-            .transpose()?,
-    })
+    let mut out = draws(
+        "per_client",
+        t.delay_ms.as_ref(),
+        t.loss.as_ref(),
+        t.jitter_fraction.map(|f| f.0),
+    )?;
+    out.groups = t
+        .groups
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(group)
+        .collect::<Result<_, _>>()?;
+    if !out.groups.is_empty() {
+        let total: f64 = out.groups.iter().map(|g| g.share).sum();
+        if (total - 1.0).abs() > 1e-6 {
+            return Err(format!(
+                "per_client.groups: the shares add up to {}, not 1",
+                fmt_num(total)
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Quantiles of a per-client quantity, for reports: `(median, p90, max)`.
@@ -443,18 +564,104 @@ mod tests {
                 max: 200.0,
             }),
             loss: Some(ValueDist::Uniform { min: 0.0, max: 0.1 }),
+            ..PerClient::default()
         };
         let mut up = LinkConfig::default();
         let mut down = LinkConfig::default();
-        pc.apply(&mut up, 3, 5);
-        pc.apply(&mut down, 3, 5);
+        pc.apply(&mut up, 3, 5, 10);
+        pc.apply(&mut down, 3, 5, 10);
         assert_eq!(up.delay, down.delay);
         assert_eq!(up.loss, down.loss);
         let mut other = LinkConfig::default();
-        pc.apply(&mut other, 3, 6);
+        pc.apply(&mut other, 3, 6, 10);
         assert_ne!(up.delay, other.delay);
         let mut reseeded = LinkConfig::default();
-        pc.apply(&mut reseeded, 4, 5);
+        pc.apply(&mut reseeded, 4, 5, 10);
         assert_ne!(up.delay, reseeded.delay);
+    }
+
+    fn two_regions() -> PerClient {
+        let region = |name: &str, share: f64, delay: f64, loss: f64| ClientGroup {
+            name: name.into(),
+            share,
+            draws: PerClient {
+                delay_ms: Some(ValueDist::Constant(delay)),
+                loss: Some(ValueDist::Constant(loss)),
+                ..PerClient::default()
+            },
+        };
+        PerClient {
+            jitter_fraction: Some(0.1),
+            groups: vec![
+                region("NA", 0.7, 100.0, 0.01),
+                region("EU", 0.3, 200.0, 0.03),
+            ],
+            ..PerClient::default()
+        }
+    }
+
+    #[test]
+    fn groups_take_consecutive_blocks_and_keep_their_parameters_together() {
+        let pc = two_regions();
+        let mut na = 0;
+        for c in 0..1000 {
+            let mut cfg = LinkConfig::default();
+            pc.apply(&mut cfg, 1, c, 1000);
+            let (delay, loss) = if c < 700 { (100, 0.01) } else { (200, 0.03) };
+            na += u32::from(pc.group_of(c, 1000).is_some_and(|g| g.name == "NA"));
+            assert_eq!(cfg.delay, Duration::from_millis(delay), "client {c}");
+            assert_eq!(cfg.loss, LossModel::Bernoulli { p: loss }, "client {c}");
+            // the jitter follows the client's own delay
+            assert_eq!(cfg.jitter, Duration::from_millis(delay / 10), "client {c}");
+        }
+        assert_eq!(na, 700);
+        // blocks tile any client count exactly (rounding included)
+        for n in [1u32, 3, 7, 10_304] {
+            let count = |name: &str| {
+                (0..n)
+                    .filter(|&c| pc.group_of(c, n).is_some_and(|g| g.name == name))
+                    .count() as u32
+            };
+            assert_eq!(count("NA") + count("EU"), n, "{n}");
+            assert_eq!(share_block(0.0, 0.7, n).len() as u32, count("NA"), "{n}");
+        }
+        assert!(
+            pc.describe().contains("group EU (30% of the clients)"),
+            "{}",
+            pc.describe()
+        );
+    }
+
+    #[test]
+    fn group_falls_back_to_the_top_level_distributions() {
+        let mut pc = two_regions();
+        pc.groups[1].draws.loss = None;
+        pc.loss = Some(ValueDist::Constant(0.2));
+        let mut cfg = LinkConfig::default();
+        pc.apply(&mut cfg, 1, 9, 10);
+        assert_eq!(cfg.loss, LossModel::Bernoulli { p: 0.2 });
+        assert_eq!(cfg.delay, Duration::from_millis(200));
+    }
+
+    #[test]
+    fn group_shares_must_add_up_to_one() {
+        let t: PerClientToml = toml::from_str(
+            "jitter_fraction = 0.1\n\
+             [[groups]]\nname = \"a\"\nshare = 0.7\ndelay_ms = 100\n\
+             [[groups]]\nname = \"b\"\nshare = 0.2\ndelay_ms = 200\n",
+        )
+        .expect("toml");
+        let e = per_client(&t).expect_err("shares 0.9");
+        assert!(e.contains("add up to 0.9"), "{e}");
+        let t: PerClientToml = toml::from_str(
+            "[[groups]]\nname = \"a\"\nshare = 0.7\ndelay_ms = 100\njitter_fraction = 0.2\n\
+             [[groups]]\nname = \"b\"\nshare = 0.3\nloss = { uniform = [0.0, 0.1] }\n",
+        )
+        .expect("toml");
+        let pc = per_client(&t).expect("valid");
+        assert_eq!(pc.groups.len(), 2);
+        assert_eq!(pc.groups[0].draws.jitter_fraction, Some(0.2));
+        let t: PerClientToml = toml::from_str("jitter_fraction = 11\n").expect("toml");
+        assert!(per_client(&t).is_err());
     }
 }

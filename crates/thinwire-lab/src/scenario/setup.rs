@@ -10,7 +10,7 @@ use super::sweep::SweepPoint;
 use super::{CrossRate, CrossSpec, LinkSpec, Scenario};
 use crate::error::LabError;
 use crate::seed;
-use crate::sim::{calibrate_rate, Background, CrossShape, CrossTraffic, SimSetup};
+use crate::sim::{calibrate_rate, Background, CrossTraffic, SimSetup};
 use crate::workload::{mean_load, InstanceParams};
 
 impl Scenario {
@@ -71,7 +71,7 @@ impl Scenario {
                     cfg.bandwidth_bps =
                         Some(((lo + (hi - lo) * u) * 1000.0).round().max(1.0) as u64);
                 }
-                spec.per_client.apply(&mut cfg, self.seed, c);
+                spec.per_client.apply(&mut cfg, self.seed, c, p.clients);
                 cfg
             })
             .collect()
@@ -124,12 +124,7 @@ impl Scenario {
         };
         let rate_pps = match spec.rate {
             CrossRate::Kbps(k) => {
-                let duty = match spec.shape {
-                    CrossShape::Poisson => 1.0,
-                    CrossShape::OnOff { mean_on, mean_off } => {
-                        mean_on.as_secs_f64() / (mean_on + mean_off).as_secs_f64().max(1e-9)
-                    }
-                };
+                let duty = spec.shape.duty();
                 k * 1000.0 / (8.0 * f64::from(spec.packet_bytes)) / duty.max(1e-6)
             }
             CrossRate::TargetLoss(l) => calibrate_rate(

@@ -186,6 +186,7 @@ fn deadline_protocol_names_round_trip() {
             thin: true,
             mapping: Mapping::SingleOrdered,
             deadline: Some(DeadlineParity::Fixed(n)),
+            deadline_shards: None,
             insecure_cleartext: false,
         })
     };

@@ -153,6 +153,8 @@ pub(crate) struct LossModelToml {
 pub(crate) struct QueueToml {
     pub(crate) bytes: Option<u64>,
     pub(crate) time_ms: Option<NonNeg>,
+    /// Packets waiting (ns-2's DropTail `limit_`).
+    pub(crate) packets: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -184,6 +186,21 @@ pub(crate) struct LinkToml {
 pub(crate) struct PerClientToml {
     pub(crate) delay_ms: Option<DistToml>,
     pub(crate) loss: Option<DistToml>,
+    pub(crate) jitter_fraction: Option<NonNeg>,
+    /// `[[access.per_client.groups]]`: consecutive blocks of clients with
+    /// their own distributions (e.g. regions).
+    pub(crate) groups: Option<Vec<ClientGroupToml>>,
+}
+
+/// One `[[access.per_client.groups]]` entry.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClientGroupToml {
+    pub(crate) name: String,
+    pub(crate) share: Positive,
+    pub(crate) delay_ms: Option<DistToml>,
+    pub(crate) loss: Option<DistToml>,
+    pub(crate) jitter_fraction: Option<NonNeg>,
 }
 
 /// A distribution: a plain number (constant) or a table.
@@ -233,6 +250,14 @@ pub(crate) struct CrossToml {
     pub(crate) mean_on_ms: Option<Positive>,
     pub(crate) mean_off_ms: Option<Positive>,
     pub(crate) direction: Option<String>,
+    /// `ns2-exponential`: number of sources.
+    pub(crate) sources: Option<u16>,
+    /// `ns2-exponential`: access link bandwidth of a traffic node (kbit/s).
+    pub(crate) access_kbps: Option<Range>,
+    /// `ns2-exponential`: drop-tail limit of a traffic node's access link.
+    pub(crate) access_queue_packets: Option<u32>,
+    /// `ns2-exponential`: probability that a source crosses the bottleneck.
+    pub(crate) crossing: Option<Prob>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -254,6 +279,19 @@ pub(crate) enum WorkloadToml {
         update_size: Option<Positive>,
         update_size_sd: Option<NonNeg>,
         zone_size: Option<u32>,
+    },
+    /// The action-driven MMORPG model of Wu et al. (MTAP 2009).
+    MmorpgActions {
+        rate_mean: Option<Positive>,
+        rate_sigma: Option<NonNeg>,
+        rate_range: Option<[Positive; 2]>,
+        mix: Option<[NonNeg; 3]>,
+        client_sizes: Option<[u32; 2]>,
+        client_size_share: Option<Prob>,
+        server_size: Option<Positive>,
+        server_size_sd: Option<NonNeg>,
+        zones: Option<u32>,
+        join_gap_s: Option<[NonNeg; 2]>,
     },
     Messaging {
         size: Option<u32>,

@@ -1,6 +1,8 @@
-//! Cross traffic on the bottleneck: Poisson or on-off packet arrivals, and a
-//! calibration that finds the rate giving a target loss rate.
+//! Cross traffic on the bottleneck: Poisson, on-off or ns-2 Exponential
+//! on/off packet arrivals, and a calibration that finds the rate giving a
+//! target loss rate.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -22,6 +24,110 @@ pub enum CrossShape {
         /// Mean off period.
         mean_off: Duration,
     },
+    /// Several ns-2 `Application/Traffic/Exponential` sources, each behind
+    /// its own access link (see [`Expoo`]).
+    Expoo(Expoo),
+}
+
+impl CrossShape {
+    /// Fraction of the time a source is on (1 for Poisson).
+    pub fn duty(&self) -> f64 {
+        let (on, off) = match self {
+            CrossShape::Poisson => return 1.0,
+            CrossShape::OnOff { mean_on, mean_off } => (*mean_on, *mean_off),
+            CrossShape::Expoo(e) => (e.mean_on, e.mean_off),
+        };
+        on.as_secs_f64() / (on + off).as_secs_f64().max(1e-9)
+    }
+}
+
+/// ns-2's Exponential on/off traffic (`Application/Traffic/Exponential`):
+/// during an on period (exponential, mean `burst_time_`) a source sends
+/// fixed-size packets at a constant rate (`rate_`); during an off period
+/// (exponential, mean `idle_time_`) it is silent. ns-2's defaults are 210-byte
+/// packets, 0.5 s on and 0.5 s off.
+///
+/// Each of `sources` sources sits on its own traffic node whose access link
+/// (bandwidth uniform in `access_kbps`, drop-tail of `access_queue` packets)
+/// shapes what it sends before the bottleneck; a source whose rate exceeds
+/// its access link is cut to the link's rate and loses the excess there.
+/// Each source loads this bottleneck direction with probability `crossing`
+/// (e.g. 0.5 when its two ends attach to one of two routers at random and only
+/// pairs on different routers cross the server's links), drawn per run.
+/// [`CrossTraffic::rate_pps`] is the sum of the sources' on-period rates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Expoo {
+    /// Mean on period (ns-2 `burst_time_`, default 0.5 s).
+    pub mean_on: Duration,
+    /// Mean off period (ns-2 `idle_time_`, default 0.5 s).
+    pub mean_off: Duration,
+    /// Number of sources.
+    pub sources: u16,
+    /// Access link bandwidth range of a traffic node in kbit/s (uniform);
+    /// `[0, 0]`: no access link.
+    pub access_kbps: [f64; 2],
+    /// Drop-tail limit of a traffic node's access link, in packets waiting.
+    pub access_queue: u32,
+    /// Probability that a source's traffic crosses this bottleneck direction.
+    pub crossing: f64,
+}
+
+/// One ns-2 Exponential source behind its access link.
+#[derive(Debug)]
+struct ExpooSource {
+    /// Seconds between packets while on.
+    interval: f64,
+    /// Next packet of the source (before its access link).
+    next_gen: f64,
+    on_until: f64,
+    /// Access link: seconds per packet (0: none), limit, departure times of
+    /// the packets queued or on the wire.
+    ser: f64,
+    limit: usize,
+    backlog: VecDeque<f64>,
+}
+
+impl ExpooSource {
+    /// The next packet generated after `next_gen` (skipping off periods).
+    fn advance(&mut self, rng: &mut ChaCha8Rng, e: &Expoo) {
+        self.next_gen += self.interval;
+        while self.next_gen > self.on_until {
+            let off = exp_sample(rng, e.mean_off.as_secs_f64());
+            let start = self.on_until + off;
+            self.on_until = start + exp_sample(rng, e.mean_on.as_secs_f64());
+            self.next_gen = start;
+        }
+    }
+
+    /// Time the next packet leaves the access link, generating (and dropping
+    /// at the access queue) as needed.
+    fn next_departure(&mut self, rng: &mut ChaCha8Rng, e: &Expoo) -> f64 {
+        loop {
+            if self.ser <= 0.0 {
+                let t = self.next_gen;
+                self.advance(rng, e);
+                return t;
+            }
+            // Departures already scheduled come first.
+            if let Some(&d) = self.backlog.front() {
+                if d <= self.next_gen {
+                    self.backlog.pop_front();
+                    return d;
+                }
+            }
+            // Admit the next generated packet to the access link.
+            let t = self.next_gen;
+            self.advance(rng, e);
+            // Packets whose departure passed by `t` have left.
+            let on_wire = self.backlog.front().is_some_and(|&d| d > t);
+            let waiting = self.backlog.len().saturating_sub(usize::from(on_wire));
+            if waiting >= self.limit && on_wire {
+                continue;
+            }
+            let start = self.backlog.back().copied().unwrap_or(t).max(t);
+            self.backlog.push_back(start + self.ser);
+        }
+    }
 }
 
 /// Cross-traffic parameters for one direction of the bottleneck.
@@ -42,6 +148,8 @@ pub struct CrossGen {
     rng: ChaCha8Rng,
     t: f64,
     on_until: f64,
+    /// ns-2 Exponential sources with their next departure times.
+    expoo: Vec<(f64, ExpooSource)>,
 }
 
 fn exp_sample(rng: &mut ChaCha8Rng, mean: f64) -> f64 {
@@ -54,14 +162,53 @@ impl CrossGen {
     pub fn new(cfg: CrossTraffic, seed: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let on_until = match cfg.shape {
-            CrossShape::Poisson => f64::INFINITY,
+            CrossShape::Poisson | CrossShape::Expoo(_) => f64::INFINITY,
             CrossShape::OnOff { mean_on, .. } => exp_sample(&mut rng, mean_on.as_secs_f64()),
         };
+        let mut expoo = Vec::new();
+        if let CrossShape::Expoo(e) = cfg.shape {
+            let per_source = cfg.rate_pps / f64::from(e.sources.max(1));
+            for _ in 0..e.sources {
+                let crosses = rng.random::<f64>() < e.crossing;
+                let (lo, hi) = (e.access_kbps[0].min(e.access_kbps[1]), e.access_kbps[1]);
+                let kbps = if hi > lo {
+                    rng.random_range(lo..hi)
+                } else {
+                    lo
+                };
+                // A source starts at a random phase of an on or off period.
+                let on = rng.random::<f64>() < cfg.shape.duty();
+                let first = if on {
+                    0.0
+                } else {
+                    exp_sample(&mut rng, e.mean_off.as_secs_f64())
+                };
+                let on_until = first + exp_sample(&mut rng, e.mean_on.as_secs_f64());
+                if !crosses || per_source <= 0.0 || !per_source.is_finite() {
+                    continue;
+                }
+                let mut src = ExpooSource {
+                    interval: 1.0 / per_source,
+                    next_gen: first,
+                    on_until,
+                    ser: if kbps > 0.0 {
+                        f64::from(cfg.packet_bytes) * 8.0 / (kbps * 1000.0)
+                    } else {
+                        0.0
+                    },
+                    limit: e.access_queue as usize,
+                    backlog: VecDeque::new(),
+                };
+                let t = src.next_departure(&mut rng, &e);
+                expoo.push((t, src));
+            }
+        }
         CrossGen {
             cfg,
             rng,
             t: 0.0,
             on_until,
+            expoo,
         }
     }
 
@@ -74,6 +221,18 @@ impl CrossGen {
     pub fn next_arrival(&mut self) -> Option<Duration> {
         if self.cfg.rate_pps <= 0.0 || !self.cfg.rate_pps.is_finite() {
             return None;
+        }
+        if let CrossShape::Expoo(e) = self.cfg.shape {
+            let (i, _) = self
+                .expoo
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))?;
+            let (t, src) = &mut self.expoo[i];
+            let at = *t;
+            *t = src.next_departure(&mut self.rng, &e);
+            self.t = at;
+            return Some(Duration::from_secs_f64(at));
         }
         let mean_gap = 1.0 / self.cfg.rate_pps;
         let mut t = self.t + exp_sample(&mut self.rng, mean_gap);
@@ -189,12 +348,7 @@ pub fn calibrate_rate(
         )));
     }
     let capacity_pps = bps as f64 / (8.0 * f64::from(cfg.packet_bytes.max(1)));
-    let duty = match cfg.shape {
-        CrossShape::Poisson => 1.0,
-        CrossShape::OnOff { mean_on, mean_off } => {
-            mean_on.as_secs_f64() / (mean_on.as_secs_f64() + mean_off.as_secs_f64()).max(1e-9)
-        }
-    };
+    let duty = cfg.shape.duty();
     let horizon = Duration::from_secs(300);
     if cross_loss(link, cfg, 0.0, background, horizon, seed) >= target_loss {
         return Ok(0.0);
@@ -250,6 +404,71 @@ mod tests {
             .count();
         let rate = n as f64 / 2000.0;
         assert!((rate - 25.0).abs() < 2.0, "{rate}");
+    }
+
+    fn expoo(sources: u16, access_kbps: [f64; 2], crossing: f64) -> CrossTraffic {
+        CrossTraffic {
+            // 500 kbit/s per source while on, 210-byte packets.
+            rate_pps: f64::from(sources) * 500_000.0 / (8.0 * 210.0),
+            packet_bytes: 210,
+            shape: CrossShape::Expoo(Expoo {
+                mean_on: Duration::from_millis(500),
+                mean_off: Duration::from_millis(500),
+                sources,
+                access_kbps,
+                access_queue: 50,
+                crossing,
+            }),
+        }
+    }
+
+    fn rate_kbps(cfg: CrossTraffic, seed: u64, secs: f64) -> f64 {
+        let mut g = CrossGen::new(cfg, seed);
+        let mut last = Duration::ZERO;
+        let n = std::iter::from_fn(|| g.next_arrival())
+            .take_while(|t| *t < Duration::from_secs_f64(secs))
+            .inspect(|t| {
+                assert!(*t >= last, "arrivals out of order");
+                last = *t;
+            })
+            .count();
+        n as f64 * 210.0 * 8.0 / secs / 1000.0
+    }
+
+    #[test]
+    fn expoo_without_access_link_has_half_the_on_rate() {
+        // One source, no access link: 500 kbit/s half of the time.
+        let r = rate_kbps(expoo(1, [0.0, 0.0], 1.0), 3, 2000.0);
+        assert!((r - 250.0).abs() < 15.0, "{r}");
+    }
+
+    #[test]
+    fn expoo_is_cut_to_its_access_link() {
+        // A 100 kbit/s access link with a 50-packet queue: the source is
+        // throttled to (nearly) the link rate, which its queue keeps busy
+        // through most off periods.
+        let r = rate_kbps(expoo(1, [100.0, 100.0], 1.0), 4, 2000.0);
+        assert!(r <= 100.5 && r > 85.0, "{r}");
+        // Spacing of departures is at least one packet time on that link.
+        let mut g = CrossGen::new(expoo(1, [100.0, 100.0], 1.0), 4);
+        let ts: Vec<f64> = (0..500)
+            .filter_map(|_| g.next_arrival())
+            .map(|t| t.as_secs_f64())
+            .collect();
+        let min_gap = ts.windows(2).map(|w| w[1] - w[0]).fold(f64::MAX, f64::min);
+        assert!(min_gap >= 210.0 * 8.0 / 100_000.0 - 1e-9, "{min_gap}");
+    }
+
+    #[test]
+    fn expoo_crossing_selects_sources() {
+        // Eleven sources each crossing with probability 1/2: the load is a
+        // whole number of throttled sources, and none when nothing crosses.
+        let all = rate_kbps(expoo(11, [64.0, 128.0], 1.0), 5, 500.0);
+        let half = rate_kbps(expoo(11, [64.0, 128.0], 0.5), 5, 500.0);
+        assert!(all > 11.0 * 64.0 * 0.8 && all < 11.0 * 128.0, "{all}");
+        assert!(half < all, "{half} vs {all}");
+        let mut none = CrossGen::new(expoo(11, [64.0, 128.0], 0.0), 5);
+        assert!(none.next_arrival().is_none());
     }
 
     #[test]

@@ -349,6 +349,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
     }
 
     fn relay(&mut self, now: Instant, id: u64, from: u32) {
+        self.react(now, id, from);
         let Some(f) = &self.inst.fanout else { return };
         let m = &self.msgs[id as usize];
         if !f.classes.contains(&m.out.class) {
@@ -370,6 +371,26 @@ impl<'a, P: Protocol> Sim<'a, P> {
                 },
             };
             self.app_send(now, &ev);
+        }
+    }
+
+    /// The workload's server reactions to message `id` from `from`.
+    fn react(&mut self, now: Instant, id: u64, from: u32) {
+        let Some(r) = self.inst.reactor.as_mut() else {
+            return;
+        };
+        let m = &self.msgs[id as usize];
+        let msg = crate::workload::MessageSpec {
+            class: m.out.class,
+            size: m.out.size,
+            deadline: None,
+            target: crate::workload::DEFAULT_DEADLINE_TARGET,
+            key: m.key,
+        };
+        let mut out = Vec::new();
+        r.react(now - self.base, from, &msg, self.clients, &mut out);
+        for ev in &out {
+            self.app_send(now, ev);
         }
     }
 

@@ -14,7 +14,9 @@ mod engine;
 mod output;
 mod setup;
 
-pub use cross::{calibrate_rate, cross_loss, Background, CrossGen, CrossShape, CrossTraffic};
+pub use cross::{
+    calibrate_rate, cross_loss, Background, CrossGen, CrossShape, CrossTraffic, Expoo,
+};
 pub use output::{LinkSummary, MessageOutcome, RunOutput};
 pub use setup::SimSetup;
 

@@ -234,6 +234,7 @@ fn encryption_costs_sixteen_bytes_per_data_packet() {
         thin: true,
         mapping: Mapping::SingleOrdered,
         deadline: None,
+        deadline_shards: None,
         insecure_cleartext,
     };
     let sealed = run(&tw(false), &s, &w, &mut |_| {});

@@ -9,6 +9,7 @@
 mod dist;
 mod messaging;
 mod mmorpg;
+mod mmorpg_actions;
 mod pcap;
 mod profiles;
 mod replay;
@@ -18,6 +19,7 @@ use std::time::Duration;
 pub use dist::Clamped;
 pub use messaging::MessagingWorkload;
 pub use mmorpg::MmorpgWorkload;
+pub use mmorpg_actions::ActionMmorpgWorkload;
 pub use pcap::{load_pcap, PcapOptions};
 pub use profiles::{GameProfile, ProfileWorkload, PROFILES};
 pub use replay::{load_trace_csv, parse_trace_csv, semantics_for, ReplayWorkload, TraceRow};
@@ -53,6 +55,12 @@ pub enum Semantics {
     /// considered delivered when it or a newer message with the same key
     /// reaches the receiver.
     Latest,
+    /// Only the newest value per key matters to the application, as with
+    /// [`Semantics::Latest`], but every message is accounted on its own: one
+    /// that never arrives is lost even when a newer one does (how Wu et al.,
+    /// MTAP 2009, count moves; a transport may still send it unreliably or
+    /// supersede it).
+    Newest,
 }
 
 /// Index of a class in [`WorkloadInstance::classes`].
@@ -127,6 +135,23 @@ impl Fanout {
     }
 }
 
+/// A game server's reactions to client messages: called by the simulator
+/// once per client message, when the server receives it (its first delivery),
+/// with the messages the server sends in answer.
+pub trait Reactor: Send {
+    /// The server received `msg` from client `from` at `at` (since the start
+    /// of the run), among `clients` clients; pushes the server's messages
+    /// (direction [`Direction::Down`], sent at `at`) onto `out`.
+    fn react(
+        &mut self,
+        at: Duration,
+        from: u32,
+        msg: &MessageSpec,
+        clients: u32,
+        out: &mut Vec<AppEvent>,
+    );
+}
+
 /// A workload instantiated for one run.
 pub struct WorkloadInstance {
     /// Classes, indexed by [`ClassId`].
@@ -135,6 +160,8 @@ pub struct WorkloadInstance {
     pub sources: Vec<Box<dyn Source>>,
     /// Optional relay rule.
     pub fanout: Option<Fanout>,
+    /// Optional server reactions (answers and notifications).
+    pub reactor: Option<Box<dyn Reactor>>,
 }
 
 impl std::fmt::Debug for WorkloadInstance {
@@ -143,6 +170,7 @@ impl std::fmt::Debug for WorkloadInstance {
             .field("classes", &self.classes)
             .field("sources", &self.sources.len())
             .field("fanout", &self.fanout)
+            .field("reactor", &self.reactor.is_some())
             .finish()
     }
 }
@@ -154,6 +182,7 @@ impl WorkloadInstance {
             classes: Vec::new(),
             sources: Vec::new(),
             fanout: None,
+            reactor: None,
         }
     }
 
@@ -194,6 +223,8 @@ pub enum WorkloadSpec {
     Profile(ProfileWorkload),
     /// The MMORPG session model.
     Mmorpg(MmorpgWorkload),
+    /// The action-driven MMORPG model of Wu et al. (server answers each action).
+    MmorpgActions(ActionMmorpgWorkload),
     /// Concurrent messaging with deadlines.
     Messaging(MessagingWorkload),
     /// Replay of a CSV trace or a pcap import.
@@ -208,6 +239,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::Profile(w) => w.instantiate(inst, &p),
             WorkloadSpec::Mmorpg(w) => w.instantiate(inst, &p),
+            WorkloadSpec::MmorpgActions(w) => w.instantiate(inst, &p),
             WorkloadSpec::Messaging(w) => w.instantiate(inst, &p),
             WorkloadSpec::Replay(w) => w.instantiate(inst, &p),
         }
@@ -218,6 +250,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::Profile(w) => w.describe(),
             WorkloadSpec::Mmorpg(w) => w.describe(),
+            WorkloadSpec::MmorpgActions(w) => w.describe(),
             WorkloadSpec::Messaging(w) => w.describe(),
             WorkloadSpec::Replay(w) => w.describe(),
         }

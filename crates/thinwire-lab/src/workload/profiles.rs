@@ -204,7 +204,14 @@ impl ProfileWorkload {
     pub(super) fn instantiate(&self, inst: &mut WorkloadInstance, p: &InstanceParams) {
         let class = inst.class(&self.class, Semantics::Ordered);
         for client in 0..p.clients {
-            let rng = crate::seed::rng(p.seed, crate::seed::PROFILE, u64::from(client));
+            // An upstream profile draws from its own stream, so that a scenario
+            // with the same profile both ways does not send the same times and
+            // sizes in both directions (downstream keeps the historic stream).
+            let stream = match self.direction {
+                Direction::Down => u64::from(client),
+                Direction::Up => u64::from(client) | 1 << 32,
+            };
+            let rng = crate::seed::rng(p.seed, crate::seed::PROFILE, stream);
             inst.sources
                 .push(Box::new(ProfileSource::new(self, class, client, p, rng)));
         }
@@ -310,6 +317,40 @@ mod tests {
         );
         let mut src = inst.sources.pop().expect("one source");
         std::iter::from_fn(|| src.next_event()).collect()
+    }
+
+    #[test]
+    fn the_same_profile_both_ways_draws_independent_streams() {
+        let p = GameProfile::by_key("bzflag").expect("bzflag");
+        let mut inst = WorkloadInstance::new();
+        let params = InstanceParams {
+            clients: 1,
+            duration: Duration::from_secs(5),
+            seed: 3,
+        };
+        for direction in [Direction::Down, Direction::Up] {
+            ProfileWorkload {
+                profile: *p,
+                direction,
+                class: "game".into(),
+                deadline: None,
+                target: crate::workload::DEFAULT_DEADLINE_TARGET,
+            }
+            .instantiate(&mut inst, &params);
+        }
+        let mut times: Vec<Vec<(Duration, u32)>> = inst
+            .sources
+            .iter_mut()
+            .map(|src| {
+                std::iter::from_fn(|| src.next_event())
+                    .map(|e| (e.at, e.msg.size))
+                    .collect()
+            })
+            .collect();
+        let up = times.pop().expect("up");
+        let down = times.pop().expect("down");
+        assert!(up.len() > 50 && down.len() > 50);
+        assert_ne!(up, down);
     }
 
     #[test]

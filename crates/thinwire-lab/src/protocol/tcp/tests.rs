@@ -31,7 +31,10 @@ struct Pair {
 
 impl Pair {
     fn new(delay: Duration) -> Self {
-        let cfg = TcpConfig::default();
+        Self::with(TcpConfig::default(), delay)
+    }
+
+    fn with(cfg: TcpConfig, delay: Duration) -> Self {
         Pair {
             a: TcpConn::new(cfg, 0),
             b: TcpConn::new(cfg, 0),
@@ -187,7 +190,9 @@ fn corrupted_segments_are_dropped() {
         seq: 0,
         len: 10,
         ack: 0,
+        sack: Vec::new(),
         ends: vec![(10, 1)],
+        fresh: true,
         corrupted: false,
     };
     s.flip_bit(3);
@@ -228,4 +233,273 @@ fn an_ack_covering_a_retransmission_gives_no_rtt_sample() {
         200 * MS,
         "no sample from the ambiguous acknowledgement"
     );
+}
+
+/// A pair of `variant` endpoints over `delay` one way, warmed up with one
+/// 50-byte message (id 1) at time 0; returns the pair and the time 1 s later.
+fn warmed(cfg: TcpConfig, delay: Duration) -> (Pair, Instant) {
+    let mut p = Pair::with(cfg, delay);
+    let t0 = p.now;
+    p.a.send_message(&msg(1, 50));
+    p.run_until(t0 + 1000 * MS);
+    (p, t0 + 1000 * MS)
+}
+
+fn linux() -> TcpConfig {
+    TcpVariant::Linux.config()
+}
+
+fn sends_after(p: &Pair, from: usize) -> Vec<Instant> {
+    p.a_data_sent[from..].iter().map(|s| s.0).collect()
+}
+
+#[test]
+fn variants_parse_by_name_and_differ_only_where_documented() {
+    for v in TcpVariant::ALL {
+        assert_eq!(TcpVariant::parse(v.name()), Some(v));
+    }
+    assert_eq!(TcpConfig::default(), TcpVariant::Generic.config());
+    let (l, t, r) = (
+        linux(),
+        TcpVariant::Thin.config(),
+        TcpVariant::LinearRto.config(),
+    );
+    assert_eq!(l.rto_style, RtoStyle::Linux);
+    assert!(t.rdb && t.thin_dupack && t.thin_linear_timeouts && !t.linear_rto);
+    assert!(r.linear_rto && !r.rdb && !r.thin_dupack && !r.thin_linear_timeouts);
+    assert_eq!(
+        TcpConfig {
+            rdb: false,
+            thin_dupack: false,
+            thin_linear_timeouts: false,
+            ..t
+        },
+        l
+    );
+    assert_eq!(
+        TcpConfig {
+            linear_rto: false,
+            ..r
+        },
+        l
+    );
+}
+
+#[test]
+fn linux_rto_keeps_200_ms_above_the_srtt() {
+    // The first data segment of a Linux receiver is acknowledged at once
+    // (quickack), so the sample is the 20 ms RTT: SRTT 20, RTTVAR 10.
+    let (p, _) = warmed(linux(), 10 * MS);
+    assert_eq!(p.a.srtt(), Some(20 * MS));
+    assert_eq!(p.a.rto(), 220 * MS, "SRTT + max(4 RTTVAR, 200 ms)");
+    // The generic receiver delays the lone segment's ACK by 200 ms: a 220 ms
+    // sample, RTO 220 + 4·110.
+    let (g, _) = warmed(TcpConfig::default(), 10 * MS);
+    assert_eq!(g.a.rto(), 660 * MS);
+}
+
+#[test]
+fn linux_receiver_delays_acks_40_ms_and_acks_at_once_after_idle() {
+    let (mut p, t1) = warmed(linux(), 10 * MS);
+    // 1 s after the last data: within the receiver's RTO (1 s, no sample):
+    // the ACK waits for the 40 ms timer, so the sender samples 60 ms.
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1 + 500 * MS);
+    assert_eq!(p.a.srtt(), Some(25 * MS), "20·7/8 + 60/8");
+    // After 2 s of silence the receiver acknowledges at once (20 ms sample).
+    p.run_until(t1 + 2600 * MS);
+    p.a.send_message(&msg(3, 50));
+    p.run_until(t1 + 3000 * MS);
+    assert_eq!(p.a.srtt(), Some(Duration::from_micros(24_375)));
+    assert_eq!(p.b.stats().pure_acks, 3);
+}
+
+#[test]
+fn linux_backs_off_and_counts_retransmission_delays() {
+    let (mut p, t1) = warmed(linux(), 10 * MS);
+    p.drop_a_data = vec![1, 2];
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1 + 3000 * MS);
+    let s = sends_after(&p, 1);
+    assert_eq!(s, vec![t1, t1 + 220 * MS, t1 + 660 * MS]);
+    let mut c = Counters::new();
+    p.a.add_counters(&mut c);
+    assert_eq!(c["tcp_data_packets"], 2.0);
+    assert_eq!(c["tcp_rtx1_self"], 1.0);
+    assert_eq!(c["tcp_rtx2_total"], 1.0);
+    assert_eq!(c["tcp_rtx1_acked"], 0.0);
+    assert_eq!(c["tcp_rtx2_acked"], 1.0);
+    assert_eq!(c["tcp_rtx2_delay_sum_ms"], 660.0);
+    assert_eq!(c["tcp_timeouts"], 2.0);
+}
+
+#[test]
+fn thin_linear_timeouts_keep_the_rto_constant() {
+    let (mut p, t1) = warmed(TcpVariant::Thin.config(), 10 * MS);
+    p.drop_a_data = vec![1, 2, 3];
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1 + 3000 * MS);
+    let s = sends_after(&p, 1);
+    assert_eq!(
+        s,
+        vec![t1, t1 + 220 * MS, t1 + 440 * MS, t1 + 660 * MS],
+        "no backoff with 1 packet in flight"
+    );
+    assert_eq!(p.delivered_b.last(), Some(&(t1 + 670 * MS, 2)));
+}
+
+#[test]
+fn thin_linear_timeouts_back_off_with_four_packets_in_flight() {
+    let (mut p, t1) = warmed(
+        TcpConfig {
+            thin_linear_timeouts: true,
+            // Room for four segments at once.
+            initial_cwnd: 10,
+            ..linux()
+        },
+        10 * MS,
+    );
+    // Four segments lost, twice each: the RTO doubles as in plain Linux.
+    p.drop_a_data = vec![1, 2, 3, 4, 5];
+    for i in 0..4 {
+        p.a.send_message(&msg(2 + i, 1000));
+        p.run_until(t1);
+    }
+    p.run_until(t1 + 3000 * MS);
+    assert_eq!(p.a_data_sent[4].2, 1002, "four segments in flight");
+    let s = sends_after(&p, 5);
+    assert_eq!(
+        s[..2],
+        [t1 + 220 * MS, t1 + 660 * MS],
+        "220 ms, then 440 ms"
+    );
+}
+
+#[test]
+fn thin_dupack_retransmits_after_one_duplicate() {
+    let cfg = TcpConfig {
+        thin_dupack: true,
+        ..linux()
+    };
+    let (mut p, t1) = warmed(cfg, 10 * MS);
+    p.drop_a_data = vec![1];
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1 + 5 * MS);
+    p.a.send_message(&msg(3, 50));
+    p.run_until(t1 + 1000 * MS);
+    // 3 arrives out of order at 15 ms; its SACK comes back at 25 ms.
+    assert_eq!(sends_after(&p, 1), vec![t1, t1 + 5 * MS, t1 + 25 * MS]);
+    assert_eq!(p.a.stats().fast_retransmits, 1);
+    assert_eq!(p.delivered_b[1..], [(t1 + 35 * MS, 2), (t1 + 35 * MS, 3)]);
+
+    // Plain Linux waits for the RTO, and resends only the hole (3 was SACKed).
+    let (mut p, t1) = warmed(linux(), 10 * MS);
+    p.drop_a_data = vec![1];
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1 + 5 * MS);
+    p.a.send_message(&msg(3, 50));
+    p.run_until(t1 + 1000 * MS);
+    assert_eq!(sends_after(&p, 1), vec![t1, t1 + 5 * MS, t1 + 220 * MS]);
+    assert_eq!(p.a_data_sent[3].2, 52, "no collapse with a SACKed segment");
+    assert_eq!(p.a.stats().fast_retransmits, 0);
+}
+
+#[test]
+fn linux_collapses_a_small_retransmission_with_the_next_segment() {
+    let (mut p, t1) = warmed(linux(), 10 * MS);
+    p.drop_a_data = vec![1, 2];
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1 + 5 * MS);
+    p.a.send_message(&msg(3, 50));
+    p.run_until(t1 + 1000 * MS);
+    let rtx = p.a_data_sent[3];
+    assert_eq!((rtx.0, rtx.2), (t1 + 220 * MS, 104), "both in one packet");
+    assert_eq!(p.a.stats().retransmissions, 1);
+    let mut c = Counters::new();
+    p.a.add_counters(&mut c);
+    assert_eq!((c["tcp_rtx1_self"], c["tcp_rtx1_incl"]), (1.0, 1.0));
+    assert_eq!(c["tcp_rtx1_acked"], 2.0);
+    assert_eq!(c["tcp_rtx1_delay_sum_ms"], 220.0 + 215.0);
+}
+
+#[test]
+fn rdb_bundles_unacknowledged_data_so_a_loss_needs_no_retransmission() {
+    let (mut p, t1) = warmed(TcpVariant::Thin.config(), 10 * MS);
+    p.drop_a_data = vec![1];
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1 + 5 * MS);
+    p.a.send_message(&msg(3, 50));
+    p.run_until(t1 + 1000 * MS);
+    let seq2 = p.a_data_sent[1].1;
+    assert_eq!(p.a_data_sent[2], (t1 + 5 * MS, seq2, 104), "2 rides with 3");
+    assert_eq!(p.delivered_b[1..], [(t1 + 15 * MS, 2), (t1 + 15 * MS, 3)]);
+    let st = p.a.stats();
+    assert_eq!((st.retransmissions, st.timeouts, st.rdb_bundles), (0, 0, 1));
+    assert_eq!(
+        st.payload_bytes,
+        50 + 50 + 100,
+        "the bundled copy is redundancy"
+    );
+    // New packets that arrived: the warm-up and the bundle (2 was lost).
+    assert_eq!(p.b.stats().fresh_received, 2);
+}
+
+#[test]
+fn rdb_stops_at_one_mss() {
+    let (mut p, t1) = warmed(TcpVariant::Thin.config(), 10 * MS);
+    p.a.send_message(&msg(2, 1000));
+    p.run_until(t1 + 1 * MS);
+    p.a.send_message(&msg(3, 500));
+    p.run_until(t1 + 1000 * MS);
+    let lens: Vec<u32> = p.a_data_sent[1..].iter().map(|s| s.2).collect();
+    assert_eq!(lens, vec![1002, 502], "1002 + 502 > 1448: nothing bundled");
+    assert_eq!(p.a.stats().rdb_bundles, 0);
+}
+
+#[test]
+fn linear_rto_is_srtt_plus_half_srtt_without_backoff() {
+    let (mut p, t1) = warmed(TcpVariant::LinearRto.config(), 100 * MS);
+    // SRTT 200, RTTVAR 100: Linux would use 200 + 400 = 600 ms.
+    assert_eq!(p.a.rto(), 300 * MS, "200 + min(200/2, 400)");
+    p.drop_a_data = vec![1, 2];
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1 + 3000 * MS);
+    assert_eq!(sends_after(&p, 1), vec![t1, t1 + 300 * MS, t1 + 600 * MS]);
+    let (mut l, t1) = warmed(linux(), 100 * MS);
+    assert_eq!(l.a.rto(), 600 * MS);
+    l.drop_a_data = vec![1, 2];
+    l.a.send_message(&msg(2, 50));
+    l.run_until(t1 + 3000 * MS);
+    assert_eq!(sends_after(&l, 1), vec![t1, t1 + 600 * MS, t1 + 1800 * MS]);
+}
+
+#[test]
+fn linux_window_grows_only_when_full_and_restarts_after_idle() {
+    // An application-limited stream (one small message per 100 ms, one packet
+    // in flight) keeps Linux's initial window; the generic model's grows.
+    let (mut p, t1) = warmed(linux(), 10 * MS);
+    let (mut g, _) = warmed(TcpConfig::default(), 10 * MS);
+    for i in 0..10u32 {
+        for q in [&mut p, &mut g] {
+            q.a.send_message(&msg(2 + u64::from(i), 50));
+            q.run_until(t1 + 100 * MS * (i + 1));
+        }
+    }
+    assert_eq!(p.a.cwnd(), 3.0);
+    assert!(g.a.cwnd() > 10.0, "{}", g.a.cwnd());
+
+    // Six 1000-byte segments at once fill the window: it grows.
+    let t2 = t1 + 2000 * MS;
+    p.run_until(t2);
+    for i in 0..6 {
+        p.a.send_message(&msg(20 + i, 1000));
+        p.run_until(t2);
+    }
+    p.run_until(t2 + 500 * MS);
+    assert!(p.a.cwnd() > 3.0, "{}", p.a.cwnd());
+    // After 5 s of silence (many RTOs), new data starts from the initial window.
+    p.run_until(t2 + 5500 * MS);
+    p.a.send_message(&msg(30, 50));
+    p.run_until(t2 + 5500 * MS);
+    assert_eq!(p.a.cwnd(), 3.0);
 }

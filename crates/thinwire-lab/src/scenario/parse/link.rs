@@ -15,7 +15,7 @@ use crate::error::LabError;
 use crate::scenario::per_client::{per_client, PerClient};
 use crate::scenario::toml_types::{CrossToml, LinkToml, LossToml, Range};
 use crate::scenario::{CrossRate, CrossSpec, LinkSpec};
-use crate::sim::CrossShape;
+use crate::sim::{CrossShape, Expoo};
 
 /// `over` (an `up` or `down` table) over `base`, field by field.
 pub(super) fn merge(base: &LinkToml, over: Option<&LinkToml>) -> LinkToml {
@@ -101,10 +101,15 @@ pub(super) fn link_spec(
         }
     }
     if let Some(q) = &t.queue {
-        c.queue = match (q.bytes, q.time_ms) {
-            (Some(b), None) => QueueLimit::Bytes(usize::try_from(b).unwrap_or(usize::MAX)),
-            (None, Some(ms)) => QueueLimit::Time(Duration::from_secs_f64(ms.0 / 1000.0)),
-            _ => return Err(e("queue needs exactly one of `bytes` or `time_ms`".into())),
+        c.queue = match (q.bytes, q.time_ms, q.packets) {
+            (Some(b), None, None) => QueueLimit::Bytes(usize::try_from(b).unwrap_or(usize::MAX)),
+            (None, Some(ms), None) => QueueLimit::Time(Duration::from_secs_f64(ms.0 / 1000.0)),
+            (None, None, Some(n)) => QueueLimit::Packets(usize::try_from(n).unwrap_or(usize::MAX)),
+            _ => {
+                return Err(e(
+                    "queue needs exactly one of `bytes`, `time_ms` or `packets`".into(),
+                ))
+            }
         };
         if c.bandwidth_bps.is_none() {
             return Err(e("a queue limit needs `bandwidth_kbps`".into()));
@@ -150,9 +155,34 @@ pub(super) fn cross_spec(
             mean_on: Duration::from_secs_f64(t.mean_on_ms.map_or(1000.0, |v| v.0) / 1000.0),
             mean_off: Duration::from_secs_f64(t.mean_off_ms.map_or(1000.0, |v| v.0) / 1000.0),
         },
-        Some(_) => return Err(e("shape must be `poisson` or `on-off`")),
+        // ns-2's Application/Traffic/Exponential defaults: 0.5 s on, 0.5 s off.
+        Some("ns2-exponential") => CrossShape::Expoo(Expoo {
+            mean_on: Duration::from_secs_f64(t.mean_on_ms.map_or(500.0, |v| v.0) / 1000.0),
+            mean_off: Duration::from_secs_f64(t.mean_off_ms.map_or(500.0, |v| v.0) / 1000.0),
+            sources: t.sources.unwrap_or(1).max(1),
+            access_kbps: match t.access_kbps {
+                None => [0.0, 0.0],
+                Some(Range::One(k)) => [k, k],
+                Some(Range::Between(a, b)) => [a, b],
+            },
+            access_queue: t.access_queue_packets.unwrap_or(50),
+            crossing: t.crossing.map_or(1.0, |p| p.0),
+        }),
+        Some(_) => return Err(e("shape must be `poisson`, `on-off` or `ns2-exponential`")),
     };
-    let packet_bytes = t.packet_bytes.unwrap_or(1000);
+    let ns2 = matches!(shape, CrossShape::Expoo(_));
+    if !ns2
+        && (t.sources.is_some()
+            || t.access_kbps.is_some()
+            || t.access_queue_packets.is_some()
+            || t.crossing.is_some())
+    {
+        return Err(e(
+            "`sources`, `access_kbps`, `access_queue_packets` and `crossing` need shape `ns2-exponential`",
+        ));
+    }
+    // ns-2's Exponential source sends 210-byte packets by default.
+    let packet_bytes = t.packet_bytes.unwrap_or(if ns2 { 210 } else { 1000 });
     if !(40..=65_535).contains(&packet_bytes) {
         return Err(e("packet_bytes must be between 40 and 65535"));
     }

@@ -85,7 +85,10 @@ impl Scenario {
             return Err(LabError::at_line(
                 path,
                 1,
-                format!("runs = {runs}: must be between 1 and {}", crate::runner::MAX_RUNS),
+                format!(
+                    "runs = {runs}: must be between 1 and {}",
+                    crate::runner::MAX_RUNS
+                ),
             ));
         }
         let sweep = sweep(raw.sweep.unwrap_or_default());

@@ -8,9 +8,9 @@ use super::Ctx;
 use crate::error::LabError;
 use crate::scenario::toml_types::{NonNeg, WorkloadToml};
 use crate::workload::{
-    load_pcap, load_trace_csv, Direction, GameProfile, MessagingWorkload, MmorpgWorkload,
-    PcapOptions, ProfileWorkload, ReplayWorkload, TraceRow, WorkloadSpec, DEFAULT_DEADLINE_TARGET,
-    PROFILES,
+    load_pcap, load_trace_csv, ActionMmorpgWorkload, Direction, GameProfile, MessagingWorkload,
+    MmorpgWorkload, PcapOptions, ProfileWorkload, ReplayWorkload, TraceRow, WorkloadSpec,
+    DEFAULT_DEADLINE_TARGET, PROFILES,
 };
 
 /// One `[[workload]]` table; `span` locates it for errors.
@@ -56,6 +56,51 @@ pub(super) fn workload(
                 update_size: update_size.map_or(d.update_size, |v| v.0),
                 update_size_sd: update_size_sd.map_or(d.update_size_sd, |v| v.0),
                 zone_size: zone_size.unwrap_or(d.zone_size),
+            })
+        }
+        WorkloadToml::MmorpgActions {
+            rate_mean,
+            rate_sigma,
+            rate_range,
+            mix,
+            client_sizes,
+            client_size_share,
+            server_size,
+            server_size_sd,
+            zones,
+            join_gap_s,
+        } => {
+            let d = ActionMmorpgWorkload::default();
+            let mix = mix.map_or(d.mix, |m| [m[0].0, m[1].0, m[2].0]);
+            let sizes = client_sizes.map_or((d.client_sizes.0, d.client_sizes.1), |s| (s[0], s[1]));
+            check_mmorpg(
+                ctx,
+                span.clone(),
+                mix,
+                (sizes.0.min(sizes.1), sizes.0.max(sizes.1)),
+            )?;
+            let rate_range = rate_range.map_or(d.rate_range, |r| (r[0].0, r[1].0));
+            let join_gap = join_gap_s.map_or(d.join_gap, |g| (g[0].0, g[1].0));
+            if rate_range.0 > rate_range.1 || join_gap.0 > join_gap.1 {
+                return Err(ctx.err(
+                    span,
+                    "mmorpg-actions: rate_range and join_gap_s must be [min, max] with min <= max",
+                ));
+            }
+            WorkloadSpec::MmorpgActions(ActionMmorpgWorkload {
+                rate_mean: rate_mean.map_or(d.rate_mean, |v| v.0),
+                rate_sigma: rate_sigma.map_or(d.rate_sigma, |v| v.0),
+                rate_range,
+                mix,
+                client_sizes: (
+                    sizes.0,
+                    sizes.1,
+                    client_size_share.map_or(d.client_sizes.2, |p| p.0),
+                ),
+                server_size: server_size.map_or(d.server_size, |v| v.0),
+                server_size_sd: server_size_sd.map_or(d.server_size_sd, |v| v.0),
+                zones: zones.unwrap_or(d.zones).max(1),
+                join_gap,
             })
         }
         WorkloadToml::Messaging {

@@ -1,0 +1,202 @@
+//! [`TcpConfig`] and the named variants of the TCP model ([`TcpVariant`]).
+//!
+//! | variant | name | what |
+//! |---|---|---|
+//! | [`TcpVariant::Generic`] | `tcp-model` | NewReno, RFC 6298 timer with a 200 ms floor on the RTO, delayed ACK every second segment or 200 ms, initial window 10 |
+//! | [`TcpVariant::Linux`] | `tcp-model-linux` | NewReno as Linux 2.6 runs it: RTO = SRTT + max(4·RTTVAR, 200 ms), Linux's receiver (40 ms delayed-ACK timer, immediate ACKs after an idle gap), retransmission collapsing, SACK-style duplicate ACKs, Linux's window rules (growth only when cwnd-limited, ssthresh = cwnd/2, restart after idle), initial window 3 |
+//! | [`TcpVariant::Thin`] | `tcp-model-thin` | `tcp-model-linux` plus the thin-stream modifications of Petlund et al. (NetGames 2008): linear timeouts and fast retransmit after 1 dupACK while fewer than 4 packets are in flight, and redundant data bundling |
+//! | [`TcpVariant::LinearRto`] | `tcp-model-linear-rto` | `tcp-model-linux` with the modified RTO of Griwodz & Halvorsen (NOSSDAV 2006): RTO = SRTT + min(SRTT/2, RTTVAR) with no backoff while fewer than 3 packets are in flight |
+
+use std::time::Duration;
+
+/// How the retransmission timeout is computed from the RTT estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtoStyle {
+    /// RFC 6298: `max(SRTT + 4·RTTVAR, min_rto)`.
+    Rfc6298,
+    /// Linux 2.6 (`__tcp_set_rto`): `SRTT + max(4·RTTVAR, min_rto)`, i.e. the
+    /// 200 ms minimum applies to the deviation term, so the RTO never falls
+    /// below SRTT + 200 ms.
+    Linux,
+}
+
+/// When the receiver acknowledges data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckStyle {
+    /// Every second segment, or when [`TcpConfig::delayed_ack`] expires.
+    EverySecond,
+    /// Linux 2.6: when more than 536 bytes (`TCP_MIN_RCVMSS`) are unacknowledged
+    /// (small game segments practically never reach it), or when the
+    /// delayed-ACK timer expires ([`TcpConfig::delayed_ack`]: 40 ms,
+    /// `TCP_ATO_MIN`, where Linux's adaptive timer settles for a stream of small
+    /// segments); immediately ("quickack") when data arrives after an idle
+    /// gap longer than the receiver's own RTO.
+    Linux,
+}
+
+/// Linux's initial receive-MSS estimate (`TCP_MIN_RCVMSS`, 536 bytes): more
+/// unacknowledged data than this makes a Linux receiver acknowledge at once.
+pub(crate) const LINUX_RCV_MSS: u64 = 536;
+
+/// Parameters of the TCP model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpConfig {
+    /// Maximum segment size (payload bytes per segment).
+    pub mss: u32,
+    /// IPv4 + TCP header bytes per packet.
+    pub header_bytes: u32,
+    /// Length prefix per message in the stream.
+    pub prefix_bytes: u32,
+    /// Initial retransmission timeout.
+    pub initial_rto: Duration,
+    /// Lower bound of the retransmission timeout ([`RtoStyle::Rfc6298`]) or of
+    /// its deviation term ([`RtoStyle::Linux`]).
+    pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout.
+    pub max_rto: Duration,
+    /// Delayed-acknowledgement timeout.
+    pub delayed_ack: Duration,
+    /// Duplicate acknowledgements that trigger fast retransmit.
+    pub dupack_threshold: u32,
+    /// Initial congestion window in segments.
+    pub initial_cwnd: u32,
+    /// RTO formula.
+    pub rto_style: RtoStyle,
+    /// Receiver acknowledgement policy.
+    pub ack_style: AckStyle,
+    /// Any acknowledgement that repeats `snd_una` while the receiver holds
+    /// out-of-order data counts as a duplicate, data-carrying ones included
+    /// (what SACK blocks tell a Linux sender); otherwise only pure
+    /// acknowledgements count (RFC 5681).
+    pub sack_dupacks: bool,
+    /// Linux's window rules: the window grows only when the flight fills it
+    /// (`tcp_is_cwnd_limited`), a loss sets ssthresh to half the window (Reno's
+    /// `max(cwnd/2, 2)`, not half the flight), and new data after more than
+    /// one RTO of silence restarts from at most the initial window
+    /// (`tcp_cwnd_restart`).
+    pub linux_cwnd: bool,
+    /// With `linux_cwnd`: ssthresh after a loss as a percentage of the window
+    /// (50: New Reno, which the papers' group names as its TCP and whose
+    /// halving Petlund et al. Sec. 5 refer to; 80 would be BIC/CUBIC, the
+    /// kernel defaults from 2.6.8 / 2.6.19 on, whose `beta` is 819/1024).
+    pub loss_beta_pct: u32,
+    /// Linux's `tcp_retrans_collapse`: a retransmitted segment shorter than
+    /// half an MSS absorbs the next segment if both fit in one MSS (once per
+    /// retransmission, as in 2.6.15).
+    pub retrans_collapse: bool,
+    /// Petlund et al.: no exponential backoff while fewer than
+    /// 4 packets are in flight.
+    pub thin_linear_timeouts: bool,
+    /// Petlund et al.: fast retransmit after one duplicate acknowledgement
+    /// while fewer than 4 packets are in flight.
+    pub thin_dupack: bool,
+    /// Petlund et al.: redundant data bundling: each new packet also carries
+    /// as much unacknowledged earlier data as fits in one MSS.
+    pub rdb: bool,
+    /// Griwodz & Halvorsen: while fewer than 3 packets
+    /// are in flight, RTO = SRTT + min(SRTT/2, deviation term) and no backoff.
+    pub linear_rto: bool,
+}
+
+/// "Thin" in Petlund et al.: fewer packets in flight than this (the number a
+/// fast retransmit needs: the original and three duplicates).
+pub(crate) const THIN_PACKETS: usize = 4;
+
+/// Griwodz & Halvorsen's modified RTO applies while `packets_out` is below this.
+pub(crate) const LINEAR_RTO_PACKETS: usize = 3;
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpVariant::Generic.config()
+    }
+}
+
+/// A named configuration of the TCP model (see the module's table).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TcpVariant {
+    /// `tcp-model`: generic NewReno (RFC 6298 timer with a 200 ms floor).
+    #[default]
+    Generic,
+    /// `tcp-model-linux`: NewReno as Linux 2.6 runs it.
+    Linux,
+    /// `tcp-model-thin`: Linux with Petlund et al.'s thin-stream modifications.
+    Thin,
+    /// `tcp-model-linear-rto`: Linux with Griwodz & Halvorsen's modified RTO.
+    LinearRto,
+}
+
+impl TcpVariant {
+    /// Every variant.
+    pub const ALL: [TcpVariant; 4] = [
+        TcpVariant::Generic,
+        TcpVariant::Linux,
+        TcpVariant::Thin,
+        TcpVariant::LinearRto,
+    ];
+
+    /// The protocol name of this variant.
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpVariant::Generic => "tcp-model",
+            TcpVariant::Linux => "tcp-model-linux",
+            TcpVariant::Thin => "tcp-model-thin",
+            TcpVariant::LinearRto => "tcp-model-linear-rto",
+        }
+    }
+
+    /// The variant called `name`.
+    pub fn parse(name: &str) -> Option<TcpVariant> {
+        Self::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The parameters of this variant.
+    pub fn config(self) -> TcpConfig {
+        let generic = TcpConfig {
+            mss: 1448,
+            header_bytes: 40,
+            prefix_bytes: 2,
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(120),
+            delayed_ack: Duration::from_millis(200),
+            dupack_threshold: 3,
+            initial_cwnd: 10,
+            rto_style: RtoStyle::Rfc6298,
+            ack_style: AckStyle::EverySecond,
+            sack_dupacks: false,
+            linux_cwnd: false,
+            loss_beta_pct: 50,
+            retrans_collapse: false,
+            thin_linear_timeouts: false,
+            thin_dupack: false,
+            rdb: false,
+            linear_rto: false,
+        };
+        let linux = TcpConfig {
+            // TCP_ATO_MIN: Linux's delayed-ACK timer for small segments.
+            delayed_ack: Duration::from_millis(40),
+            // RFC 3390 with a 1448-byte MSS: min(4·MSS, max(2·MSS, 4380 B)).
+            initial_cwnd: 3,
+            rto_style: RtoStyle::Linux,
+            ack_style: AckStyle::Linux,
+            sack_dupacks: true,
+            linux_cwnd: true,
+            retrans_collapse: true,
+            ..generic
+        };
+        match self {
+            TcpVariant::Generic => generic,
+            TcpVariant::Linux => linux,
+            TcpVariant::Thin => TcpConfig {
+                thin_linear_timeouts: true,
+                thin_dupack: true,
+                rdb: true,
+                ..linux
+            },
+            TcpVariant::LinearRto => TcpConfig {
+                linear_rto: true,
+                ..linux
+            },
+        }
+    }
+}
