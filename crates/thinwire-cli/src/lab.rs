@@ -178,7 +178,8 @@ pub(crate) fn papers(out: &Path, opts: &RunOptions) -> Result<(), String> {
         .iter()
         .map(|(name, run)| PaperRun {
             scenario: name,
-            run,
+            paper: run.paper.as_ref(),
+            repetitions: run.repetitions.as_ref(),
             report_href: format!("{name}/report.html"),
         })
         .collect();

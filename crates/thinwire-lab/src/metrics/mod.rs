@@ -60,16 +60,20 @@
 //!   baseline protocol's row of the same class and, for sweeps (protocols named
 //!   `base [point]`, see [`split_sweep_label`]), of the same sweep point.
 
+mod ci;
 mod compare;
 mod deadline;
 mod gsi;
 mod recorder;
+mod repetitions;
 mod results;
 mod samples;
 mod stats;
 pub(crate) mod table;
 
+pub use ci::{confidence_interval, Estimate};
 pub use compare::{compare, CompareRow, Comparison, DISAGREE_AT_P99};
+pub use repetitions::{RepeatedRow, Repetitions};
 pub(crate) use deadline::{deadline_cells, DEADLINE_HEADERS, DEADLINE_NOTE};
 pub use deadline::{deadline_rows, deadline_table, DeadlineRow};
 pub use gsi::{

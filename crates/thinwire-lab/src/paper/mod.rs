@@ -16,9 +16,10 @@ mod measure;
 mod text;
 mod toml;
 
+pub use crate::metrics::{confidence_interval, Estimate};
 pub use compare::{
-    compare_published, confidence_interval, Comparison, EntryId, Estimate, OrderCheck,
-    OrderComparison, Value, Verdict,
+    compare_published, Comparison, EntryId, OrderCheck, OrderComparison, PaperOutcome, Value,
+    Verdict,
 };
 pub use measure::{measure, ClassFacts, JobFacts, Measured};
 pub use text::{comparison_table, FigureJson, OrderJson, PaperJson};

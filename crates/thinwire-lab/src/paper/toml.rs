@@ -130,6 +130,55 @@ fn point_parts(p: &str) -> Vec<String> {
         .collect()
 }
 
+/// One `[[published]]` entry, checked (`known` checks a protocol name).
+fn published_entry(
+    i: usize,
+    p: PublishedToml,
+    known: &dyn Fn(&str, &str) -> Result<(), String>,
+) -> Result<Published, String> {
+    let at = format!("[[published]] #{} (`{}`)", i + 1, p.what);
+    let m = metric(
+        &p.metric,
+        p.q,
+        p.ms,
+        p.counter.as_ref(),
+        p.per.as_ref(),
+        p.scale,
+    )
+    .map_err(|e| format!("{at}: {e}"))?;
+    known(&p.protocol, &at)?;
+    if let Some(b) = &p.baseline {
+        known(b, &at)?;
+    }
+    if !p.value.is_finite() {
+        return Err(format!("{at}: `value` must be a finite number"));
+    }
+    let tolerance = match (p.tolerance, p.tolerance_abs) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "{at}: give `tolerance` (relative) or `tolerance_abs`, not both"
+            ))
+        }
+        (Some(t), None) if t.is_finite() && t >= 0.0 => Tolerance::Relative(t),
+        (None, Some(t)) if t.is_finite() && t >= 0.0 => Tolerance::Absolute(t),
+        (None, None) => Tolerance::Relative(DEFAULT_TOLERANCE),
+        _ => return Err(format!("{at}: a tolerance must be a non-negative number")),
+    };
+    Ok(Published {
+        what: p.what,
+        metric: m,
+        protocol: p.protocol,
+        baseline: p.baseline,
+        classes: p.classes,
+        point: p.point.as_deref().map(point_parts).unwrap_or_default(),
+        offset: p.offset.unwrap_or(0.0),
+        value: p.value,
+        source: p.source,
+        tolerance,
+        note: p.note,
+    })
+}
+
 /// Checks and converts the paper tables; errors name the offending entry.
 pub(crate) fn parse_paper(
     info: Option<PaperToml>,
@@ -156,47 +205,7 @@ pub(crate) fn parse_paper(
         ..PaperSpec::default()
     };
     for (i, p) in published.into_iter().enumerate() {
-        let at = format!("[[published]] #{} (`{}`)", i + 1, p.what);
-        let m = metric(
-            &p.metric,
-            p.q,
-            p.ms,
-            p.counter.as_ref(),
-            p.per.as_ref(),
-            p.scale,
-        )
-        .map_err(|e| format!("{at}: {e}"))?;
-        known(&p.protocol, &at)?;
-        if let Some(b) = &p.baseline {
-            known(b, &at)?;
-        }
-        if !p.value.is_finite() {
-            return Err(format!("{at}: `value` must be a finite number"));
-        }
-        let tolerance = match (p.tolerance, p.tolerance_abs) {
-            (Some(_), Some(_)) => {
-                return Err(format!(
-                    "{at}: give `tolerance` (relative) or `tolerance_abs`, not both"
-                ))
-            }
-            (Some(t), None) if t.is_finite() && t >= 0.0 => Tolerance::Relative(t),
-            (None, Some(t)) if t.is_finite() && t >= 0.0 => Tolerance::Absolute(t),
-            (None, None) => Tolerance::Relative(DEFAULT_TOLERANCE),
-            _ => return Err(format!("{at}: a tolerance must be a non-negative number")),
-        };
-        spec.published.push(Published {
-            what: p.what,
-            metric: m,
-            protocol: p.protocol,
-            baseline: p.baseline,
-            classes: p.classes,
-            point: p.point.as_deref().map(point_parts).unwrap_or_default(),
-            offset: p.offset.unwrap_or(0.0),
-            value: p.value,
-            source: p.source,
-            tolerance,
-            note: p.note,
-        });
+        spec.published.push(published_entry(i, p, &known)?);
     }
     for (i, o) in orders.into_iter().enumerate() {
         let at = format!("[[published_order]] #{} (`{}`)", i + 1, o.what);

@@ -33,8 +33,9 @@ use std::path::Path;
 
 pub use paper::{render_papers_report, PaperRun};
 
+use crate::metrics::Repetitions;
 use crate::metrics::{MetricsError, Results, Samples};
-use crate::runner::LabRun;
+use crate::paper::PaperOutcome;
 
 /// Renders the report and writes it to `path` (creating the parent directory if needed).
 pub fn write_report(
@@ -99,16 +100,23 @@ pub fn render_report_side_by_side(
 /// the simulator beside it, [`render_report_side_by_side`]) plus, when the
 /// run has them, the "paper vs thinwire lab" section and the repetitions
 /// table.
-pub fn render_lab_report(run: &LabRun) -> String {
-    render_full(
-        &run.results,
-        &run.samples,
-        &run.params,
-        None,
-        run.simulated.as_ref().map(|s| (&s.results, &s.samples)),
-        Some(run),
-    )
-    .unwrap_or_default()
+pub fn render_lab_report(
+    results: &Results,
+    samples: &Samples,
+    scenario_params: &[(String, String)],
+    sim: Option<(&Results, &Samples)>,
+    paper: Option<&PaperOutcome>,
+    repetitions: Option<&Repetitions>,
+) -> String {
+    let extra = Extra { paper, repetitions };
+    render_full(results, samples, scenario_params, None, sim, extra).unwrap_or_default()
+}
+
+/// The optional sections of a lab run's report.
+#[derive(Debug, Clone, Copy, Default)]
+struct Extra<'a> {
+    paper: Option<&'a PaperOutcome>,
+    repetitions: Option<&'a Repetitions>,
 }
 
 fn render(
@@ -118,7 +126,14 @@ fn render(
     baseline: Option<&str>,
     sim: Option<(&Results, &Samples)>,
 ) -> Result<String, MetricsError> {
-    render_full(results, samples, scenario_params, baseline, sim, None)
+    render_full(
+        results,
+        samples,
+        scenario_params,
+        baseline,
+        sim,
+        Extra::default(),
+    )
 }
 
 fn render_full(
@@ -127,7 +142,7 @@ fn render_full(
     scenario_params: &[(String, String)],
     baseline: Option<&str>,
     sim: Option<(&Results, &Samples)>,
-    run: Option<&LabRun>,
+    extra: Extra<'_>,
 ) -> Result<String, MetricsError> {
     let ratios = results.satisfaction_ratios(baseline)?;
     let mut html = String::with_capacity(256 * 1024);
@@ -137,14 +152,12 @@ fn render_full(
     );
     sections::header(&mut html, results);
     sections::params_section(&mut html, scenario_params);
-    if let Some(o) = run.and_then(|r| r.paper.as_ref()) {
-        let runs = run
-            .and_then(|r| r.repetitions.as_ref())
-            .map_or(1, |r| r.runs);
+    if let Some(o) = extra.paper {
+        let runs = extra.repetitions.map_or(1, |r| r.runs);
         paper::paper_section(&mut html, o, runs, "");
     }
     sections::summary_section(&mut html, results, &ratios);
-    if let Some(r) = run.and_then(|r| r.repetitions.as_ref()) {
+    if let Some(r) = extra.repetitions {
         paper::repetitions_section(&mut html, r, "");
     }
     sections::gsi_section(&mut html, results, &ratios);

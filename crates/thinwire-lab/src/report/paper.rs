@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use super::html::{escape, figure};
 use super::plots::{order_curves, published_ratios};
-use crate::paper::{Comparison, Estimate, Verdict};
-use crate::runner::{LabRun, PaperOutcome, Repetitions};
+use crate::metrics::{Estimate, Repetitions};
+use crate::paper::{Comparison, PaperOutcome, Verdict};
 
 /// Decimals that suit a value's size.
 fn digits(v: f64) -> usize {
@@ -131,6 +131,13 @@ pub(super) fn paper_section(html: &mut String, outcome: &PaperOutcome, runs: u32
              grey band is the tolerance, the bar the 95% confidence interval over runs.",
         );
     }
+    orders_section(html, outcome, prefix);
+    choices_section(html, outcome);
+    html.push_str("</section>\n");
+}
+
+/// The published rankings: a table and one figure each.
+fn orders_section(html: &mut String, outcome: &PaperOutcome, prefix: &str) {
     if !outcome.orders.is_empty() {
         html.push_str(
             "<h3>Published rankings</h3>\n<table>\n<tr><th>ranking (best first)</th><th>source</th>\
@@ -176,6 +183,10 @@ pub(super) fn paper_section(html: &mut String, outcome: &PaperOutcome, runs: u32
             );
         }
     }
+}
+
+/// The setup choices and the differences from the paper.
+fn choices_section(html: &mut String, outcome: &PaperOutcome) {
     if let Some(info) = &outcome.info {
         for (title, list) in [
             (
@@ -197,7 +208,6 @@ pub(super) fn paper_section(html: &mut String, outcome: &PaperOutcome, runs: u32
             html.push_str("</ul>\n");
         }
     }
-    html.push_str("</section>\n");
 }
 
 /// The repetitions table: every row's statistics over every run.
@@ -232,8 +242,10 @@ pub(super) fn repetitions_section(html: &mut String, reps: &Repetitions, prefix:
 pub struct PaperRun<'a> {
     /// The scenario's name.
     pub scenario: &'a str,
-    /// Its run.
-    pub run: &'a LabRun,
+    /// Its paper tables.
+    pub paper: Option<&'a PaperOutcome>,
+    /// Its repetitions, with more than one run.
+    pub repetitions: Option<&'a Repetitions>,
     /// Link to its own report, relative to the combined report.
     pub report_href: String,
 }
@@ -253,7 +265,7 @@ pub fn render_papers_report(papers: &[PaperRun<'_>]) -> String {
          <th>figures within tolerance</th><th>rankings that hold everywhere</th></tr>\n",
     );
     for p in papers {
-        let Some(o) = &p.run.paper else { continue };
+        let Some(o) = p.paper else { continue };
         let (ok, n) = score(&o.comparisons);
         let orders_ok = o
             .orders
@@ -278,7 +290,7 @@ pub fn render_papers_report(papers: &[PaperRun<'_>]) -> String {
         "<h3>Every published figure</h3>\n<table>\n<tr><th>scenario</th>{COMPARISON_HEAD}</tr>"
     );
     for p in papers {
-        if let Some(o) = &p.run.paper {
+        if let Some(o) = p.paper {
             comparison_rows(&mut html, &o.comparisons, Some(p.scenario));
         }
     }
@@ -291,11 +303,11 @@ pub fn render_papers_report(papers: &[PaperRun<'_>]) -> String {
             escape(&p.report_href),
             s = escape(p.scenario)
         );
-        if let Some(o) = &p.run.paper {
-            let runs = p.run.repetitions.as_ref().map_or(1, |r| r.runs);
+        if let Some(o) = p.paper {
+            let runs = p.repetitions.map_or(1, |r| r.runs);
             paper_section(&mut html, o, runs, &format!("{}-", p.scenario));
         }
-        if let Some(r) = &p.run.repetitions {
+        if let Some(r) = p.repetitions {
             repetitions_section(&mut html, r, &format!("{}-", p.scenario));
         }
         html.push_str("</section>\n");

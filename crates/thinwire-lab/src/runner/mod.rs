@@ -18,13 +18,15 @@ mod shard;
 use std::path::Path;
 use std::time::Duration;
 
+pub use crate::metrics::{RepeatedRow, Repetitions};
+pub use crate::paper::PaperOutcome;
 pub use job::{JobSummary, RunNote};
-pub use repeat::{run_seed, RepeatedRow, Repetitions};
+pub use repeat::run_seed;
 pub use shard::{merge_shards, run_shard, Shard, ShardFile};
 
 use crate::error::LabError;
 use crate::metrics::{sweep_name, Engine, Recorder, Results, Samples};
-use crate::paper::{compare_published, Comparison, OrderComparison, PaperInfo};
+use crate::paper::compare_published;
 use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, UdpModel};
 use crate::scenario::Scenario;
 use crate::sim::{self, RunOutput, SimSetup};
@@ -44,8 +46,7 @@ pub struct RunOptions {
     pub runs: Option<u32>,
 }
 
-/// Largest number of runs of one scenario.
-pub const MAX_RUNS: u32 = 100_000;
+pub use crate::scenario::MAX_RUNS;
 
 /// Something that wants to hear about progress (fraction of all work done).
 pub trait Progress: Sync {
@@ -59,17 +60,6 @@ pub struct NoProgress;
 
 impl Progress for NoProgress {
     fn update(&self, _fraction: f64) {}
-}
-
-/// The paper tables of a run: every published figure and ranking beside ours.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PaperOutcome {
-    /// The paper and the setup choices.
-    pub info: Option<PaperInfo>,
-    /// Published figures against ours.
-    pub comparisons: Vec<Comparison>,
-    /// Published rankings against ours.
-    pub orders: Vec<OrderComparison>,
 }
 
 /// The outcome of a scenario run.
@@ -104,6 +94,20 @@ impl LabRun {
             paper: None,
             repetitions: None,
         }
+    }
+}
+
+impl LabRun {
+    /// The run's `report.html` (see [`crate::report::render_lab_report`]).
+    pub fn report_html(&self) -> String {
+        crate::report::render_lab_report(
+            &self.results,
+            &self.samples,
+            &self.params,
+            self.simulated.as_ref().map(|s| (&s.results, &s.samples)),
+            self.paper.as_ref(),
+            self.repetitions.as_ref(),
+        )
     }
 }
 
@@ -177,7 +181,7 @@ fn assemble(scn: &Scenario, plan: &plan::JobPlan, jobs: &[JobResult]) -> LabRun 
         }
     });
     let repetitions =
-        (scn.runs > 1).then(|| Repetitions::from_jobs(&scn.name, scn.seed, scn.runs, jobs));
+        (scn.runs > 1).then(|| repeat::repetitions(&scn.name, scn.seed, scn.runs, jobs));
     LabRun {
         results,
         samples,
@@ -240,7 +244,6 @@ pub fn write_outputs(run: &LabRun, dir: &Path) -> Result<(), LabError> {
         None => {}
     }
     let html = dir.join("report.html");
-    std::fs::write(&html, crate::report::render_lab_report(run))
-        .map_err(|e| LabError::io(&html, e))?;
+    std::fs::write(&html, run.report_html()).map_err(|e| LabError::io(&html, e))?;
     Ok(())
 }

@@ -28,6 +28,9 @@ use crate::protocol::ProtocolSpec;
 use crate::sim::CrossShape;
 use crate::workload::WorkloadSpec;
 
+/// Largest number of runs (independent seeds) of one scenario.
+pub const MAX_RUNS: u32 = 100_000;
+
 /// An access-link direction, possibly with per-client parameters.
 #[derive(Debug, Clone)]
 pub struct LinkSpec {

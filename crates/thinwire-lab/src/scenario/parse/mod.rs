@@ -81,14 +81,11 @@ impl Scenario {
         }
         let clients = raw.clients.unwrap_or(1);
         let runs = raw.runs.unwrap_or(1);
-        if !(1..=crate::runner::MAX_RUNS).contains(&runs) {
+        if !(1..=super::MAX_RUNS).contains(&runs) {
             return Err(LabError::at_line(
                 path,
                 1,
-                format!(
-                    "runs = {runs}: must be between 1 and {}",
-                    crate::runner::MAX_RUNS
-                ),
+                format!("runs = {runs}: must be between 1 and {}", super::MAX_RUNS),
             ));
         }
         let sweep = sweep(raw.sweep.unwrap_or_default());
