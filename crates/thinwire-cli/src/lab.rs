@@ -9,7 +9,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thinwire_lab::metrics::{deadline_rows, deadline_table};
 use thinwire_lab::paper::{comparison_table, PaperJson};
-use thinwire_lab::report::{render_papers_report, PaperRun};
+use thinwire_lab::report::{render_papers_report, LinkedReport, PaperRun};
 use thinwire_lab::runner::{
     merge_shards, run_scenario, run_shard, write_outputs, LabRun, Progress, RunOptions, Shard,
     ShardFile,
@@ -183,9 +183,31 @@ pub(crate) fn papers(out: &Path, opts: &RunOptions) -> Result<(), String> {
             report_href: format!("{name}/report.html"),
         })
         .collect();
+    // The multiplexing papers run on the real gateway code, with a report of their own.
+    let mut gw = thinwire_lab::gateway::GatewayLabOptions::default();
+    if let Some(seed) = opts.seed {
+        gw.ao.seed = seed;
+        gw.tcm.seed = seed;
+    }
+    if let Some(d) = opts.duration {
+        gw.ao.duration = d;
+        gw.tcm.duration = d;
+    }
+    let (_, gw_html) = thinwire_lab::gateway::write_gateway_report(&out.join("gateway"), &gw)
+        .map_err(|e| e.to_string())?;
+    println!(
+        "gateway reproductions (Griwodz & Halvorsen's multiplexing proxy, Saldaña et al.'s TCM): {}",
+        gw_html.display()
+    );
+    let linked = [LinkedReport {
+        title: "Griwodz & Halvorsen, Table 1 (the multiplexing proxy) and Saldaña et al. (TCM), \
+                on the real gateway code (`thinwire lab gateway`)"
+            .into(),
+        href: "gateway/gateway.html".into(),
+    }];
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let html = out.join("report.html");
-    std::fs::write(&html, render_papers_report(&papers))
+    std::fs::write(&html, render_papers_report(&papers, &linked))
         .map_err(|e| format!("{}: {e}", html.display()))?;
     let mut json = PaperJson::default();
     for (name, run) in &runs {

@@ -402,3 +402,43 @@ fn shards_run_apart_and_merge_into_the_whole_run() {
     assert!(!bad.status.success());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn papers_runs_every_paper_scenario_into_one_report() {
+    let dir = tmpdir("papers");
+    let o = lab_run("papers", &dir, &["--duration", "5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = std::fs::read_to_string(dir.join("paper.json")).expect("paper.json");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let figures = v["figures"].as_array().expect("figures");
+    let mut scenarios: Vec<&str> = figures
+        .iter()
+        .filter_map(|f| f["scenario"].as_str())
+        .collect();
+    scenarios.dedup();
+    for s in [
+        "wu-mmorpg",
+        "petlund-bzflag",
+        "griwodz-ao",
+        "deadline-xbox",
+        "pangolin-wild",
+    ] {
+        assert!(scenarios.contains(&s), "{s} missing from {scenarios:?}");
+        assert!(
+            dir.join(s).join("results.json").exists(),
+            "{s}/results.json"
+        );
+    }
+    // Every figure has a published value and, for the paper's protocols, ours.
+    let measured = figures.iter().filter(|f| f["ours"].is_number()).count();
+    assert!(
+        measured * 10 >= figures.len() * 9,
+        "{measured} of {} measured",
+        figures.len()
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report");
+    assert!(html.contains("Every published figure"));
+    assert!(html.contains("gateway/gateway.html"));
+    assert!(dir.join("gateway").join("gateway.html").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

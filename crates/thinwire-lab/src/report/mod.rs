@@ -31,7 +31,7 @@ mod side_by_side;
 
 use std::path::Path;
 
-pub use paper::{render_papers_report, PaperRun};
+pub use paper::{render_papers_report, LinkedReport, PaperRun};
 
 use crate::metrics::Repetitions;
 use crate::metrics::{MetricsError, Results, Samples};

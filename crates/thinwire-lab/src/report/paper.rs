@@ -250,9 +250,19 @@ pub struct PaperRun<'a> {
     pub report_href: String,
 }
 
+/// A reproduction with a report of its own, linked from the papers report.
+#[derive(Debug, Clone)]
+pub struct LinkedReport {
+    /// What it reproduces.
+    pub title: String,
+    /// Link to its report, relative to the combined report.
+    pub href: String,
+}
+
 /// The one-page report of `thinwire lab run papers`: a summary table of every
-/// published figure of every paper, then a section per paper.
-pub fn render_papers_report(papers: &[PaperRun<'_>]) -> String {
+/// published figure of every paper, the linked reproductions that have
+/// reports of their own, then a section per paper.
+pub fn render_papers_report(papers: &[PaperRun<'_>], linked: &[LinkedReport]) -> String {
     let mut html = String::with_capacity(256 * 1024);
     super::html::page_start(&mut html, "thinwire lab: the papers reproduced");
     html.push_str(
@@ -285,6 +295,18 @@ pub fn render_papers_report(papers: &[PaperRun<'_>]) -> String {
         );
     }
     html.push_str("</table>\n");
+    if !linked.is_empty() {
+        html.push_str("<p>Reproduced with reports of their own:</p>\n<ul>\n");
+        for l in linked {
+            let _ = writeln!(
+                html,
+                "<li><a href=\"{}\">{}</a></li>",
+                escape(&l.href),
+                escape(&l.title)
+            );
+        }
+        html.push_str("</ul>\n");
+    }
     let _ = writeln!(
         html,
         "<h3>Every published figure</h3>\n<table>\n<tr><th>scenario</th>{COMPARISON_HEAD}</tr>"
