@@ -1,0 +1,228 @@
+//! The sender's reaction to acknowledgements and timeouts: RTT estimation and
+//! the RTO, SACK scoreboard, congestion window growth, NewReno fast
+//! recovery and the retransmission timer's expiry.
+
+use std::time::{Duration, Instant};
+
+use super::config::{LINEAR_RTO_PACKETS, THIN_PACKETS};
+use super::{RtoStyle, TcpConn};
+
+impl TcpConn {
+    /// The RTO from the current estimate, without backoff.
+    fn rto_from_estimate(&self) -> Duration {
+        let Some(srtt) = self.srtt else {
+            return self.cfg.initial_rto;
+        };
+        let dev = (self.rttvar * 4).max(Duration::from_millis(1));
+        let rto = match self.cfg.rto_style {
+            RtoStyle::Rfc6298 => (srtt + dev).max(self.cfg.min_rto),
+            RtoStyle::Linux => srtt + dev.max(self.cfg.min_rto),
+        };
+        let rto = if self.cfg.linear_rto && self.segs.len() < LINEAR_RTO_PACKETS {
+            // Griwodz & Halvorsen, Sec. 4.4: (srtt >> 3) + min(srtt >> 4, rttvar),
+            // where Linux's rttvar is the deviation term with its 200 ms floor.
+            let linux_dev = dev.max(self.cfg.min_rto);
+            srtt + (srtt / 2).min(linux_dev)
+        } else {
+            rto
+        };
+        rto.min(self.cfg.max_rto)
+    }
+
+    fn rtt_sample(&mut self, r: Duration) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(srtt) => {
+                let diff = srtt.abs_diff(r);
+                self.rttvar = self.rttvar * 3 / 4 + diff / 4;
+                self.srtt = Some(srtt * 7 / 8 + r / 8);
+            }
+        }
+    }
+
+    /// Marks segments covered by the receiver's SACK blocks.
+    fn on_sack(&mut self, blocks: &[(u64, u64)]) {
+        for &(lo, hi) in blocks {
+            for s in self.segs.iter_mut() {
+                if s.start >= lo && s.end <= hi {
+                    s.sacked = true;
+                    s.lost = false;
+                }
+            }
+        }
+    }
+
+    /// Marks the first segment neither SACKed nor acknowledged as lost and
+    /// asks for its retransmission.
+    fn mark_first_hole_lost(&mut self) {
+        if let Some(s) = self.segs.iter_mut().find(|s| !s.sacked) {
+            s.lost = true;
+        }
+        self.force_retransmit = true;
+    }
+
+    /// Slow-start threshold after a loss: half the flight (RFC 5681), or half
+    /// the congestion window as Linux's Reno computes it.
+    fn loss_ssthresh(&self) -> f64 {
+        if self.cfg.linux_cwnd {
+            (self.cwnd * f64::from(self.cfg.loss_beta_pct) / 100.0).max(2.0)
+        } else {
+            (self.pipe() as f64 / 2.0).max(2.0)
+        }
+    }
+
+    /// Processes the acknowledgement fields of an arriving segment.
+    pub(super) fn on_ack(&mut self, now: Instant, ack: u64, pure: bool, sack: &[(u64, u64)]) {
+        // Linux grows the window only when the flight filled it
+        // (`tcp_is_cwnd_limited`): an application-limited thin stream keeps
+        // the window it uses.
+        let cwnd_limited = !self.cfg.linux_cwnd || self.pipe() as f64 >= self.cwnd.floor();
+        if ack > self.snd_una && ack <= self.snd_max {
+            self.on_new_ack(now, ack, sack, cwnd_limited);
+        } else if ack == self.snd_una && !self.segs.is_empty() {
+            self.on_dup_ack(pure, sack);
+        }
+    }
+
+    /// New data acknowledged up to `ack`.
+    fn on_new_ack(&mut self, now: Instant, ack: u64, sack: &[(u64, u64)], cwnd_limited: bool) {
+        let (acked_segs, sample) = self.take_acked(now, ack);
+        if let Some(r) = sample {
+            self.rtt_sample(r);
+        }
+        self.on_sack(sack);
+        // New acknowledgement: the backoff is cleared.
+        self.rto = self.rto_from_estimate();
+        self.dupacks = 0;
+        if self.in_recovery {
+            if ack >= self.recover {
+                // Full acknowledgement: leave fast recovery.
+                self.in_recovery = false;
+                self.cwnd = self.ssthresh;
+            } else {
+                // Partial acknowledgement: retransmit the next hole.
+                self.cwnd = (self.cwnd - f64::from(acked_segs) + 1.0).max(1.0);
+                self.mark_first_hole_lost();
+            }
+        } else if !cwnd_limited {
+        } else if self.cwnd < self.ssthresh {
+            self.cwnd += f64::from(acked_segs.min(2));
+        } else {
+            self.cwnd += f64::from(acked_segs) / self.cwnd;
+        }
+        self.rto_at = if self.segs.is_empty() {
+            None
+        } else {
+            Some(now + self.rto)
+        };
+    }
+
+    /// Drops the segments and messages acknowledged by `ack` (trimming a
+    /// partially acknowledged segment) and advances `snd_una`. Returns the
+    /// number of whole segments acknowledged and the RTT sample to take.
+    fn take_acked(&mut self, now: Instant, ack: u64) -> (u32, Option<Duration>) {
+        let mut acked_segs = 0u32;
+        // Karn's rule as Linux applies it without timestamps: the RTT is sampled from
+        // the oldest segment this acknowledgement covers, and not at all when it covers
+        // a retransmitted one (its later segments were sent long before the
+        // retransmission that this acknowledgement answers, so their "RTT" would include
+        // the timeout, inflate the RTO, and feed on itself).
+        let mut sample = None;
+        let mut retransmitted_acked = false;
+        while let Some(s) = self.segs.front() {
+            if s.end <= ack {
+                if s.tx_count > 1 {
+                    retransmitted_acked = true;
+                } else if sample.is_none() {
+                    sample = Some(now - s.last_sent);
+                }
+                acked_segs += 1;
+                if let Some(s) = self.segs.pop_front() {
+                    for p in &s.parts {
+                        self.rtx.on_acked(p);
+                    }
+                }
+            } else {
+                break;
+            }
+        }
+        if let Some(s) = self.segs.front_mut() {
+            // Partially acknowledged segment: trim it.
+            if s.start < ack {
+                s.start = ack;
+                let done = s.parts.partition_point(|p| p.end <= ack);
+                for p in s.parts.drain(..done) {
+                    self.rtx.on_acked(&p);
+                }
+            }
+        }
+        self.snd_una = ack;
+        while self.msgs.front().is_some_and(|m| m.end <= ack) {
+            self.msgs.pop_front();
+        }
+        (acked_segs, sample.filter(|_| !retransmitted_acked))
+    }
+
+    /// An acknowledgement of nothing new while data is outstanding.
+    fn on_dup_ack(&mut self, pure: bool, sack: &[(u64, u64)]) {
+        self.on_sack(sack);
+        // With SACK any acknowledgement reporting out-of-order data is a
+        // duplicate; without, only pure ones (RFC 5681).
+        let duplicate = if self.cfg.sack_dupacks {
+            !sack.is_empty()
+        } else {
+            pure
+        };
+        if !duplicate {
+            return;
+        }
+        self.dupacks += 1;
+        let threshold = if self.cfg.thin_dupack && self.segs.len() < THIN_PACKETS {
+            1
+        } else {
+            self.cfg.dupack_threshold
+        };
+        if self.in_recovery {
+            self.cwnd += 1.0;
+        } else if self.dupacks >= threshold && self.snd_una >= self.recover {
+            self.stats.fast_retransmits += 1;
+            self.ssthresh = self.loss_ssthresh();
+            self.cwnd = self.ssthresh + f64::from(threshold);
+            self.in_recovery = true;
+            self.recover = self.snd_max;
+            self.mark_first_hole_lost();
+        }
+    }
+
+    /// The retransmission timer expired.
+    pub(super) fn on_rto(&mut self, now: Instant) {
+        if self.segs.is_empty() {
+            self.rto_at = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.ssthresh = self.loss_ssthresh();
+        self.cwnd = 1.0;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        for s in &mut self.segs {
+            if !s.sacked {
+                s.lost = true;
+            }
+        }
+        // `packets_out` in Linux counts every unacknowledged segment.
+        let out = self.segs.len();
+        let linear = (self.cfg.linear_rto && out < LINEAR_RTO_PACKETS)
+            || (self.cfg.thin_linear_timeouts && out < THIN_PACKETS);
+        self.rto = if linear {
+            self.rto_from_estimate()
+        } else {
+            (self.rto * 2).min(self.cfg.max_rto)
+        };
+        self.rto_at = Some(now + self.rto);
+    }
+}

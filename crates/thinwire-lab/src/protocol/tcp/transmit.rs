@@ -1,0 +1,189 @@
+//! Building outgoing segments: new data (with redundant data bundling),
+//! retransmissions (with collapsing), pure acknowledgements and the SACK
+//! blocks they carry.
+
+use std::time::Instant;
+
+use super::rtx::Part;
+use super::{Seg, TcpConn, TcpSegment};
+
+/// SACK blocks a receiver reports at most (RFC 2018 with timestamps: 3).
+const MAX_SACK_BLOCKS: usize = 3;
+
+impl TcpConn {
+    /// The receiver's SACK blocks (merged out-of-order ranges, lowest first).
+    fn sack_blocks(&self) -> Vec<(u64, u64)> {
+        if !self.cfg.sack_dupacks {
+            return Vec::new();
+        }
+        let mut blocks: Vec<(u64, u64)> = Vec::new();
+        for (&s, &e) in &self.ooo {
+            match blocks.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => {
+                    if blocks.len() == MAX_SACK_BLOCKS {
+                        break;
+                    }
+                    blocks.push((s, e));
+                }
+            }
+        }
+        blocks
+    }
+
+    /// A data segment carrying stream bytes `[start, end)` and the current
+    /// acknowledgement.
+    fn build(&mut self, start: u64, end: u64, fresh: bool) -> TcpSegment {
+        let prefix = u64::from(self.cfg.prefix_bytes);
+        let first = self.msgs.partition_point(|m| m.end <= start);
+        let mut ends = Vec::new();
+        let mut prefix_overlap = 0u64;
+        for m in self.msgs.iter().skip(first) {
+            if m.start >= end {
+                break;
+            }
+            let p_end = m.start + prefix;
+            let lo = m.start.max(start);
+            let hi = p_end.min(end);
+            if hi > lo {
+                prefix_overlap += hi - lo;
+            }
+            if m.end > start && m.end <= end {
+                ends.push((m.end, m.id));
+            }
+        }
+        let len = end - start;
+        self.stats.data_segments += 1;
+        self.stats.payload_bytes += len - prefix_overlap;
+        // The acknowledgement rides along.
+        self.clear_ack_state();
+        TcpSegment {
+            seq: start,
+            len: len as u32,
+            ack: self.rcv_nxt,
+            sack: self.sack_blocks(),
+            ends,
+            fresh,
+            corrupted: false,
+        }
+    }
+
+    /// A pure acknowledgement.
+    pub(super) fn pure_ack(&mut self) -> TcpSegment {
+        self.clear_ack_state();
+        self.stats.pure_acks += 1;
+        TcpSegment {
+            seq: self.snd_max,
+            len: 0,
+            ack: self.rcv_nxt,
+            sack: self.sack_blocks(),
+            ends: Vec::new(),
+            fresh: false,
+            corrupted: false,
+        }
+    }
+
+    fn clear_ack_state(&mut self) {
+        self.ack_pending = false;
+        self.unacked_segments = 0;
+        self.unacked_bytes = 0;
+        self.delack_at = None;
+    }
+
+    /// Retransmits segment `i` (collapsing the next one into it first when
+    /// the configuration says so).
+    pub(super) fn retransmit(&mut self, now: Instant, i: usize) -> TcpSegment {
+        let mss = u64::from(self.cfg.mss);
+        if self.cfg.retrans_collapse && i + 1 < self.segs.len() {
+            let (a, b) = (&self.segs[i], &self.segs[i + 1]);
+            if 2 * (a.end - a.start) < mss && b.end - a.start <= mss && !b.sacked {
+                if let Some(b) = self.segs.remove(i + 1) {
+                    let a = &mut self.segs[i];
+                    a.end = b.end;
+                    a.tx_count = a.tx_count.max(b.tx_count);
+                    a.parts.extend(b.parts);
+                }
+            }
+        }
+        let s = &mut self.segs[i];
+        s.lost = false;
+        s.tx_count += 1;
+        s.last_sent = now;
+        self.rtx.on_retransmit(&mut s.parts, now);
+        let (start, end) = (s.start, s.end);
+        self.stats.retransmissions += 1;
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto);
+        }
+        self.build(start, end, false)
+    }
+
+    /// Sends the next new data, bundling earlier unacknowledged data with it
+    /// when redundant data bundling is on.
+    pub(super) fn send_new(&mut self, now: Instant) -> TcpSegment {
+        let mss = u64::from(self.cfg.mss);
+        if self.cfg.linux_cwnd && self.segs.is_empty() {
+            self.restart_after_idle(now);
+        }
+        self.last_new_send = Some(now);
+        let start = self.snd_max;
+        let end = (start + mss).min(self.stream_end);
+        let mut seg = Seg {
+            start,
+            end,
+            tx_count: 1,
+            last_sent: now,
+            lost: false,
+            sacked: false,
+            parts: vec![Part::new(end, now)],
+        };
+        self.rtx.data_packets += 1;
+        if self.cfg.rdb {
+            // Petlund et al., Sec. 3: the newest unacknowledged segments that fit
+            // with the new data in one MSS ride along (the sequence number is the
+            // oldest bundled byte; the packet replaces the segments it carries).
+            let fits = self
+                .segs
+                .iter()
+                .rev()
+                .take_while(|s| end - s.start <= mss)
+                .count();
+            if fits > 0 {
+                self.stats.rdb_bundles += 1;
+                let mut parts = Vec::new();
+                for s in self.segs.drain(self.segs.len() - fits..) {
+                    seg.start = seg.start.min(s.start);
+                    parts.extend(s.parts);
+                }
+                parts.append(&mut seg.parts);
+                seg.parts = parts;
+            }
+        }
+        let pkt_start = seg.start;
+        self.segs.push_back(seg);
+        self.snd_max = end;
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rto);
+        }
+        self.build(pkt_start, end, true)
+    }
+
+    /// Linux's `tcp_cwnd_restart` (slow start after idle): new data after
+    /// more than one RTO with nothing in flight halves the window for each
+    /// RTO of silence, down to the initial window.
+    fn restart_after_idle(&mut self, now: Instant) {
+        let Some(last) = self.last_new_send else {
+            return;
+        };
+        let mut idle = now.saturating_duration_since(last);
+        let restart = f64::from(self.cfg.initial_cwnd.max(1)).min(self.cwnd);
+        if idle <= self.rto {
+            return;
+        }
+        while idle > self.rto && self.cwnd > restart {
+            idle -= self.rto;
+            self.cwnd = (self.cwnd / 2.0).floor();
+        }
+        self.cwnd = self.cwnd.max(restart);
+    }
+}
