@@ -33,6 +33,70 @@ pub(super) fn workload(
             deadline: deadline_ms.map(|v| ms(v.0)),
             target: target.map_or(DEFAULT_DEADLINE_TARGET, |t| t.0),
         }),
+        WorkloadToml::Mmorpg { .. } | WorkloadToml::MmorpgActions { .. } => {
+            mmorpg_model(ctx, w, span)?
+        }
+        WorkloadToml::Messaging {
+            size,
+            interval_ms,
+            deadline_ms,
+            target,
+            start_ms,
+            direction: dir,
+            class,
+            synchronized,
+        } => {
+            let d = MessagingWorkload::default();
+            let size = size.unwrap_or(d.size);
+            if size == 0 || size > 1_000_000 {
+                return Err(ctx.err(span, "messaging: size must be between 1 and 1000000 bytes"));
+            }
+            WorkloadSpec::Messaging(MessagingWorkload {
+                size,
+                interval: interval_ms.map_or(d.interval, |v| ms(v.0)),
+                deadline: deadline_ms.map_or(d.deadline, |v| ms(v.0)),
+                target: target.map_or(d.target, |t| t.0),
+                start: start_ms.map_or(d.start, |v| ms(v.0)),
+                direction: direction(ctx, dir.as_deref(), d.direction, span)?,
+                class: class.clone().unwrap_or(d.class),
+                synchronized: synchronized.unwrap_or(d.synchronized),
+            })
+        }
+        WorkloadToml::Trace {
+            path,
+            phase_ms,
+            r#loop,
+            target,
+        } => {
+            let rows = load_trace_csv(&ctx.resolve(path))?;
+            let target = target.map_or(DEFAULT_DEADLINE_TARGET, |t| t.0);
+            replay(rows, path, target, *phase_ms, *r#loop)
+        }
+        WorkloadToml::Pcap {
+            path,
+            server_port,
+            class,
+            phase_ms,
+            r#loop,
+        } => {
+            let options = PcapOptions {
+                server_port: *server_port,
+                class: class.clone(),
+            };
+            let rows = load_pcap(&ctx.resolve(path), &options)?;
+            replay(rows, path, DEFAULT_DEADLINE_TARGET, *phase_ms, *r#loop)
+        }
+    })
+}
+
+/// An MMORPG table (`mmorpg` or `mmorpg-actions`); `workload` hands over no
+/// other kind.
+fn mmorpg_model(
+    ctx: &Ctx<'_>,
+    w: &WorkloadToml,
+    span: Range<usize>,
+) -> Result<WorkloadSpec, LabError> {
+    Ok(match w {
         WorkloadToml::Mmorpg {
             client_rate,
             mix,
@@ -103,56 +167,8 @@ pub(super) fn workload(
                 join_gap,
             })
         }
-        WorkloadToml::Messaging {
-            size,
-            interval_ms,
-            deadline_ms,
-            target,
-            start_ms,
-            direction: dir,
-            class,
-            synchronized,
-        } => {
-            let d = MessagingWorkload::default();
-            let size = size.unwrap_or(d.size);
-            if size == 0 || size > 1_000_000 {
-                return Err(ctx.err(span, "messaging: size must be between 1 and 1000000 bytes"));
-            }
-            WorkloadSpec::Messaging(MessagingWorkload {
-                size,
-                interval: interval_ms.map_or(d.interval, |v| ms(v.0)),
-                deadline: deadline_ms.map_or(d.deadline, |v| ms(v.0)),
-                target: target.map_or(d.target, |t| t.0),
-                start: start_ms.map_or(d.start, |v| ms(v.0)),
-                direction: direction(ctx, dir.as_deref(), d.direction, span)?,
-                class: class.clone().unwrap_or(d.class),
-                synchronized: synchronized.unwrap_or(d.synchronized),
-            })
-        }
-        WorkloadToml::Trace {
-            path,
-            phase_ms,
-            r#loop,
-            target,
-        } => {
-            let rows = load_trace_csv(&ctx.resolve(path))?;
-            let target = target.map_or(DEFAULT_DEADLINE_TARGET, |t| t.0);
-            replay(rows, path, target, *phase_ms, *r#loop)
-        }
-        WorkloadToml::Pcap {
-            path,
-            server_port,
-            class,
-            phase_ms,
-            r#loop,
-        } => {
-            let options = PcapOptions {
-                server_port: *server_port,
-                class: class.clone(),
-            };
-            let rows = load_pcap(&ctx.resolve(path), &options)?;
-            replay(rows, path, DEFAULT_DEADLINE_TARGET, *phase_ms, *r#loop)
-        }
+        // `workload` hands over the MMORPG kinds only; any other is its error.
+        _ => return Err(ctx.err(span, "expected an `mmorpg` or `mmorpg-actions` workload")),
     })
 }
 

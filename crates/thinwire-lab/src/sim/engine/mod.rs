@@ -1,6 +1,12 @@
 //! The event loop: [`Sim`] holds the links, endpoints, workload sources and
 //! the event queue of one simulation; [`Sim::new`] builds and primes it,
-//! [`Sim::step`] handles one event, [`Sim::finish`] sums up.
+//! [`Sim::step`] handles one event, [`Sim::finish`] sums up. The pieces it is
+//! built from are made in `engine/build.rs`; application messages (sending,
+//! delivery, the server's relays and reactions) are handled in
+//! `engine/messages.rs`.
+
+mod build;
+mod messages;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -8,16 +14,15 @@ use std::time::{Duration, Instant};
 
 use thinwire_netmodel::{Corruptible, Link};
 
-use super::cross::{CrossGen, CrossTraffic};
+use super::cross::CrossGen;
 use super::output::{LinkSummary, MessageOutcome, RunOutput};
 use super::setup::SimSetup;
 use crate::metrics::WireCounters;
-use crate::protocol::{DeadlineCounters, OutMessage, Protocol, SimEndpoint};
-use crate::seed;
+use crate::protocol::{DeadlineCounters, Protocol, SimEndpoint};
 use crate::workload::{
-    instantiate_all, AppEvent, ClassSpec, Direction, InstanceParams, Semantics, WorkloadInstance,
-    WorkloadSpec,
+    instantiate_all, AppEvent, Direction, InstanceParams, WorkloadInstance, WorkloadSpec,
 };
+use build::{cross, endpoints, links};
 
 #[derive(Debug, Clone)]
 enum Frame<P> {
@@ -317,119 +322,6 @@ impl<'a, P: Protocol> Sim<'a, P> {
         }
     }
 
-    fn delivered(&mut self, now: Instant, id: u64, client: u32, at_server: bool) {
-        let Some(m) = self.msgs.get_mut(id as usize) else {
-            return;
-        };
-        // Sanity: the message must belong to this flow.
-        if m.out.client != client {
-            return;
-        }
-        let now_us = us(now - self.base);
-        let first = m.out.delivered_us.is_none();
-        if first {
-            m.out.delivered_us = Some(now_us);
-        }
-        let (class, dir, key) = (m.out.class, m.out.dir, m.key);
-        if self.inst.classes[class as usize].semantics == Semantics::Latest {
-            // This value supersedes every older value of the same key.
-            if let Some(q) = self.latest.get_mut(&(client, dir, class, key)) {
-                while q.front().is_some_and(|&old| old <= id) {
-                    let old = q.pop_front().unwrap_or(id);
-                    let o = &mut self.msgs[old as usize].out;
-                    if o.delivered_us.is_none() {
-                        o.delivered_us = Some(now_us);
-                    }
-                }
-            }
-        }
-        if first && at_server {
-            self.relay(now, id, client);
-        }
-    }
-
-    fn relay(&mut self, now: Instant, id: u64, from: u32) {
-        self.react(now, id, from);
-        let Some(f) = &self.inst.fanout else { return };
-        let m = &self.msgs[id as usize];
-        if !f.classes.contains(&m.out.class) {
-            return;
-        }
-        let (class, size, key) = (m.out.class, m.out.size, m.key);
-        let peers: Vec<u32> = f.peers(from, self.clients).collect();
-        for c in peers {
-            let ev = AppEvent {
-                at: now - self.base,
-                client: c,
-                dir: Direction::Down,
-                msg: crate::workload::MessageSpec {
-                    class,
-                    size,
-                    deadline: None,
-                    target: crate::workload::DEFAULT_DEADLINE_TARGET,
-                    key,
-                },
-            };
-            self.app_send(now, &ev);
-        }
-    }
-
-    /// The workload's server reactions to message `id` from `from`.
-    fn react(&mut self, now: Instant, id: u64, from: u32) {
-        let Some(r) = self.inst.reactor.as_mut() else {
-            return;
-        };
-        let m = &self.msgs[id as usize];
-        let msg = crate::workload::MessageSpec {
-            class: m.out.class,
-            size: m.out.size,
-            deadline: None,
-            target: crate::workload::DEFAULT_DEADLINE_TARGET,
-            key: m.key,
-        };
-        let mut out = Vec::new();
-        r.react(now - self.base, from, &msg, self.clients, &mut out);
-        for ev in &out {
-            self.app_send(now, ev);
-        }
-    }
-
-    fn app_send(&mut self, now: Instant, ev: &AppEvent) {
-        let id = self.msgs.len() as u64;
-        self.msgs.push(Msg {
-            out: MessageOutcome {
-                sent_us: us(now - self.base),
-                delivered_us: None,
-                size: ev.msg.size,
-                class: ev.msg.class,
-                deadline_us: ev.msg.deadline.map(us),
-                client: ev.client,
-                dir: ev.dir,
-            },
-            key: ev.msg.key,
-        });
-        if self.inst.classes[ev.msg.class as usize].semantics == Semantics::Latest {
-            self.latest
-                .entry((ev.client, ev.dir, ev.msg.class, ev.msg.key))
-                .or_default()
-                .push_back(id);
-        }
-        let out = OutMessage {
-            id,
-            class: ev.msg.class,
-            size: ev.msg.size,
-            key: ev.msg.key,
-            deadline: ev.msg.deadline,
-            target: ev.msg.target,
-        };
-        let (e, peer) = match ev.dir {
-            Direction::Up => (ev.client as usize, 0),
-            Direction::Down => self.server_ep(ev.client),
-        };
-        self.endpoints[e].send(now, peer, &out);
-        self.dirty.push(e as u32);
-    }
-
     fn on_link(&mut self, now: Instant, l: usize) {
         if self.link_armed[l] != Some(now) {
             return;
@@ -524,98 +416,4 @@ impl<'a, P: Protocol> Sim<'a, P> {
             }
         }
     }
-}
-
-/// The links: every client's access link up, then down, then the
-/// bottleneck's up and down (if any).
-fn links<Pk: Clone + Corruptible>(setup: &SimSetup) -> Vec<Link<Frame<Pk>>> {
-    let clients = setup.clients;
-    let mut links = Vec::with_capacity(2 * clients as usize + 2);
-    for c in 0..clients {
-        let cfg = setup.access_up[c as usize % setup.access_up.len().max(1)].clone();
-        links.push(Link::new(
-            cfg,
-            seed::derive(setup.seed, seed::ACCESS_UP, u64::from(c)),
-        ));
-    }
-    for c in 0..clients {
-        let cfg = setup.access_down[c as usize % setup.access_down.len().max(1)].clone();
-        links.push(Link::new(
-            cfg,
-            seed::derive(setup.seed, seed::ACCESS_DOWN, u64::from(c)),
-        ));
-    }
-    if let Some((up, down)) = &setup.bottleneck {
-        links.push(Link::new(
-            up.clone(),
-            seed::derive(setup.seed, seed::BOTTLENECK_UP, 0),
-        ));
-        links.push(Link::new(
-            down.clone(),
-            seed::derive(setup.seed, seed::BOTTLENECK_DOWN, 0),
-        ));
-    }
-    links
-}
-
-/// The endpoints: every client's, then the server's (one per client, or one).
-fn endpoints<P: Protocol>(
-    proto: &P,
-    setup: &SimSetup,
-    now: Instant,
-    classes: &[ClassSpec],
-) -> Vec<P::Endpoint> {
-    let clients = setup.clients;
-    let mut endpoints = Vec::new();
-    for c in 0..clients {
-        endpoints.push(proto.new_client(
-            c,
-            clients,
-            seed::derive(setup.seed, seed::CLIENT_ENDPOINT, u64::from(c)),
-            now,
-            classes,
-        ));
-    }
-    if proto.server_per_client() {
-        for c in 0..clients {
-            endpoints.push(proto.new_server(
-                1,
-                seed::derive(setup.seed, seed::SERVER_ENDPOINT, u64::from(c)),
-                now,
-                classes,
-            ));
-        }
-    } else {
-        endpoints.push(proto.new_server(
-            clients,
-            seed::derive(setup.seed, seed::SERVER_ENDPOINT, 0),
-            now,
-            classes,
-        ));
-    }
-    endpoints
-}
-
-/// The cross-traffic generators (up, down; only with a bottleneck) and their
-/// packet size.
-fn cross(setup: &SimSetup) -> ([Option<CrossGen>; 2], usize) {
-    let size = [setup.cross.0, setup.cross.1]
-        .iter()
-        .flatten()
-        .map(|c| c.packet_bytes as usize)
-        .next()
-        .unwrap_or(1000);
-    if setup.bottleneck.is_none() {
-        return ([None, None], size);
-    }
-    let gen = |c: Option<CrossTraffic>, tag| {
-        c.map(|c| CrossGen::new(c, seed::derive(setup.seed, tag, 0)))
-    };
-    (
-        [
-            gen(setup.cross.0, seed::CROSS_UP),
-            gen(setup.cross.1, seed::CROSS_DOWN),
-        ],
-        size,
-    )
 }
