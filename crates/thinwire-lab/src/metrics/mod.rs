@@ -73,7 +73,6 @@ pub(crate) mod table;
 
 pub use ci::{confidence_interval, Estimate};
 pub use compare::{compare, CompareRow, Comparison, DISAGREE_AT_P99};
-pub use repetitions::{RepeatedRow, Repetitions};
 pub(crate) use deadline::{deadline_cells, DEADLINE_HEADERS, DEADLINE_NOTE};
 pub use deadline::{deadline_rows, deadline_table, DeadlineRow};
 pub use gsi::{
@@ -81,6 +80,7 @@ pub use gsi::{
     JITTER_COEFFICIENT_PER_S,
 };
 pub use recorder::{MessageRecord, ProtocolInfo, Recorder, WireCounters};
+pub use repetitions::{RepeatedRow, Repetitions};
 pub(crate) use results::display_protocol;
 pub use results::{
     split_sweep_label, sweep_name, Engine, LatencyMs, Messages, Results, RunResult, Wire,
