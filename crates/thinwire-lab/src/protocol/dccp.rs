@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use thinwire_netmodel::Corruptible;
 
-use super::{add_counter, Counters, OutMessage, Protocol, SimEndpoint, Transmit};
+use super::{add_counter, Counters, OutMessage, Protocol, RttEstimator, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;
 
 /// Parameters of the DCCP/CCID 2 model.
@@ -96,8 +96,7 @@ pub struct DccpConn {
     ssthresh: f64,
     /// Losses of packets sent before this sequence number do not halve again.
     recover: u64,
-    srtt: Option<Duration>,
-    rttvar: Duration,
+    rtt: RttEstimator,
     rto: Duration,
     rto_at: Option<Instant>,
     // Receiver.
@@ -126,8 +125,7 @@ impl DccpConn {
             cwnd: f64::from(cfg.initial_cwnd.max(1)),
             ssthresh: f64::INFINITY,
             recover: 0,
-            srtt: None,
-            rttvar: Duration::ZERO,
+            rtt: RttEstimator::default(),
             rto: cfg.rto_initial,
             rto_at: None,
             seen: BTreeMap::new(),
@@ -149,18 +147,8 @@ impl DccpConn {
     }
 
     fn rtt_sample(&mut self, r: Duration) {
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2;
-            }
-            Some(s) => {
-                self.rttvar = self.rttvar * 3 / 4 + s.abs_diff(r) / 4;
-                self.srtt = Some(s * 7 / 8 + r / 8);
-            }
-        }
-        let s = self.srtt.unwrap_or(r);
-        self.rto = (s + self.rttvar * 4).max(self.cfg.rto_min);
+        self.rtt.sample(r);
+        self.rto = self.rtt.rto().unwrap_or(r).max(self.cfg.rto_min);
     }
 
     fn on_acks(&mut self, now: Instant, acks: &[u64]) {

@@ -9,6 +9,7 @@
 //! them for packets to transmit and messages delivered to the application.
 
 mod dccp;
+mod rtt;
 mod sctp;
 mod spec;
 mod tcp;
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 use thinwire_netmodel::Corruptible;
 
 pub use dccp::{DccpConfig, DccpConn, DccpModel, DccpPacket};
+pub use rtt::RttEstimator;
 pub use sctp::{Sack, SctpAssoc, SctpConfig, SctpModel, SctpPacket};
 pub use spec::{ProtocolSpec, MAX_FIXED_PARITY};
 pub use tcp::{

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use thinwire_netmodel::Corruptible;
 
-use super::{add_counter, Counters, OutMessage, Protocol, SimEndpoint, Transmit};
+use super::{add_counter, Counters, OutMessage, Protocol, RttEstimator, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;
 
 /// Parameters of the SCTP model (defaults: ns-2's `Agent/SCTP`).
@@ -137,8 +137,7 @@ pub struct SctpAssoc {
     ssthresh: u32,
     partial_acked: u32,
     recover: Option<u64>,
-    srtt: Option<Duration>,
-    rttvar: Duration,
+    rtt: RttEstimator,
     rto: Duration,
     t3_at: Option<Instant>,
     // Receiver.
@@ -166,8 +165,7 @@ impl SctpAssoc {
             ssthresh: u32::MAX,
             partial_acked: 0,
             recover: None,
-            srtt: None,
-            rttvar: Duration::ZERO,
+            rtt: RttEstimator::default(),
             rto: cfg.rto_initial,
             t3_at: None,
             cum: None,

@@ -15,18 +15,9 @@ impl SctpAssoc {
     }
 
     fn rtt_sample(&mut self, r: Duration) {
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2;
-            }
-            Some(s) => {
-                self.rttvar = self.rttvar * 3 / 4 + s.abs_diff(r) / 4;
-                self.srtt = Some(s * 7 / 8 + r / 8);
-            }
-        }
-        let s = self.srtt.unwrap_or(r);
-        self.rto = (s + self.rttvar * 4).clamp(self.cfg.rto_min, self.cfg.rto_max);
+        self.rtt.sample(r);
+        let rto = self.rtt.rto().unwrap_or(r);
+        self.rto = rto.clamp(self.cfg.rto_min, self.cfg.rto_max);
     }
 
     fn min_ssthresh(&self) -> u32 {

@@ -38,7 +38,7 @@ use thinwire_netmodel::Corruptible;
 pub use config::{AckStyle, RtoStyle, TcpConfig, TcpVariant};
 pub use rtx::{RtxCounters, MAX_RTX_TRACKED};
 
-use super::{add_counter, Counters, OutMessage, Protocol, SimEndpoint, Transmit};
+use super::{add_counter, Counters, OutMessage, Protocol, RttEstimator, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;
 use rtx::Part;
 
@@ -129,8 +129,7 @@ pub struct TcpConn {
     dupacks: u32,
     in_recovery: bool,
     recover: u64,
-    srtt: Option<Duration>,
-    rttvar: Duration,
+    rtt: RttEstimator,
     rto: Duration,
     rto_at: Option<Instant>,
     force_retransmit: bool,
@@ -165,8 +164,7 @@ impl TcpConn {
             dupacks: 0,
             in_recovery: false,
             recover: 0,
-            srtt: None,
-            rttvar: Duration::ZERO,
+            rtt: RttEstimator::default(),
             rto: cfg.initial_rto,
             rto_at: None,
             force_retransmit: false,
@@ -202,7 +200,7 @@ impl TcpConn {
 
     /// Smoothed RTT, once there is a sample.
     pub fn srtt(&self) -> Option<Duration> {
-        self.srtt
+        self.rtt.srtt()
     }
 
     /// Congestion window in segments.

@@ -10,10 +10,10 @@ use super::{RtoStyle, TcpConn};
 impl TcpConn {
     /// The RTO from the current estimate, without backoff.
     fn rto_from_estimate(&self) -> Duration {
-        let Some(srtt) = self.srtt else {
+        let Some(srtt) = self.rtt.srtt() else {
             return self.cfg.initial_rto;
         };
-        let dev = (self.rttvar * 4).max(Duration::from_millis(1));
+        let dev = (self.rtt.rttvar() * 4).max(Duration::from_millis(1));
         let rto = match self.cfg.rto_style {
             RtoStyle::Rfc6298 => (srtt + dev).max(self.cfg.min_rto),
             RtoStyle::Linux => srtt + dev.max(self.cfg.min_rto),
@@ -30,17 +30,7 @@ impl TcpConn {
     }
 
     fn rtt_sample(&mut self, r: Duration) {
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2;
-            }
-            Some(srtt) => {
-                let diff = srtt.abs_diff(r);
-                self.rttvar = self.rttvar * 3 / 4 + diff / 4;
-                self.srtt = Some(srtt * 7 / 8 + r / 8);
-            }
-        }
+        self.rtt.sample(r);
     }
 
     /// Marks segments covered by the receiver's SACK blocks.
