@@ -19,8 +19,6 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use thinwire_netmodel::Corruptible;
-
 use super::{add_counter, Counters, OutMessage, Protocol, RttEstimator, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;
 
@@ -72,14 +70,7 @@ pub struct DccpPacket {
     pub corrupted: bool,
 }
 
-impl Corruptible for DccpPacket {
-    fn bit_len(&self) -> usize {
-        8
-    }
-    fn flip_bit(&mut self, _bit: usize) {
-        self.corrupted = true;
-    }
-}
+dropped_when_corrupted!(DccpPacket);
 
 /// One end of a modelled DCCP connection with CCID 2 in both directions.
 #[derive(Debug)]
@@ -371,14 +362,7 @@ mod tests {
     const MS: Duration = Duration::from_millis(1);
 
     fn msg(id: u64) -> OutMessage {
-        OutMessage {
-            id,
-            class: 0,
-            size: 25,
-            key: 0,
-            deadline: None,
-            target: 0.999,
-        }
+        crate::protocol::test_message(id, 25)
     }
 
     fn pass(from: &mut DccpConn, to: &mut DccpConn, now: Instant, drop: impl Fn(u64) -> bool) {

@@ -8,6 +8,22 @@
 //! simulator hands them application messages, packets and timeouts, and polls
 //! them for packets to transmit and messages delivered to the application.
 
+/// Implements [`Corruptible`] for a model's packet type with a `corrupted`
+/// flag: any flipped bit fails the packet's checksum, so the receiver drops
+/// it whole (the models carry no real bytes to damage).
+macro_rules! dropped_when_corrupted {
+    ($packet:ty) => {
+        impl thinwire_netmodel::Corruptible for $packet {
+            fn bit_len(&self) -> usize {
+                8
+            }
+            fn flip_bit(&mut self, _bit: usize) {
+                self.corrupted = true;
+            }
+        }
+    };
+}
+
 mod dccp;
 mod rtt;
 mod sctp;
@@ -139,6 +155,19 @@ pub trait SimEndpoint {
 /// that endpoints add up; ratios are taken when the figures are computed).
 /// Keys are `snake_case`, e.g. `tcp_segments`, `tcp_rtx1_delay_sum_ms`.
 pub type Counters = std::collections::BTreeMap<String, f64>;
+
+/// A message for the models' unit tests: class 0, no deadline.
+#[cfg(test)]
+pub(crate) fn test_message(id: u64, size: u32) -> OutMessage {
+    OutMessage {
+        id,
+        class: 0,
+        size,
+        key: 0,
+        deadline: None,
+        target: crate::workload::DEFAULT_DEADLINE_TARGET,
+    }
+}
 
 /// Adds `v` to counter `name` of `out`.
 pub fn add_counter(out: &mut Counters, name: &str, v: f64) {

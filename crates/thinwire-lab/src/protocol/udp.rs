@@ -3,8 +3,6 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use thinwire_netmodel::Corruptible;
-
 use super::{OutMessage, Protocol, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;
 
@@ -20,14 +18,7 @@ pub struct UdpDatagram {
     pub corrupted: bool,
 }
 
-impl Corruptible for UdpDatagram {
-    fn bit_len(&self) -> usize {
-        8
-    }
-    fn flip_bit(&mut self, _bit: usize) {
-        self.corrupted = true;
-    }
-}
+dropped_when_corrupted!(UdpDatagram);
 
 /// One UDP socket talking to one peer.
 #[derive(Debug, Default)]

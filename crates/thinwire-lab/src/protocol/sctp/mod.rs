@@ -26,8 +26,6 @@ mod sender;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use thinwire_netmodel::Corruptible;
-
 use super::{add_counter, Counters, OutMessage, Protocol, RttEstimator, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;
 
@@ -94,14 +92,7 @@ pub struct SctpPacket {
     pub corrupted: bool,
 }
 
-impl Corruptible for SctpPacket {
-    fn bit_len(&self) -> usize {
-        8
-    }
-    fn flip_bit(&mut self, _bit: usize) {
-        self.corrupted = true;
-    }
-}
+dropped_when_corrupted!(SctpPacket);
 
 #[derive(Debug, Clone)]
 struct Chunk {

@@ -5,14 +5,7 @@ use super::*;
 const MS: Duration = Duration::from_millis(1);
 
 fn msg(id: u64, size: u32) -> OutMessage {
-    OutMessage {
-        id,
-        class: 0,
-        size,
-        key: 0,
-        deadline: None,
-        target: 0.999,
-    }
+    crate::protocol::test_message(id, size)
 }
 
 /// Moves every packet from `a` to `b` after `delay`, dropping those whose

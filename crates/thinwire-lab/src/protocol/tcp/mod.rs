@@ -33,8 +33,6 @@ mod transmit;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use thinwire_netmodel::Corruptible;
-
 pub use config::{AckStyle, RtoStyle, TcpConfig, TcpVariant};
 pub use rtx::{RtxCounters, MAX_RTX_TRACKED};
 
@@ -64,14 +62,7 @@ pub struct TcpSegment {
     pub corrupted: bool,
 }
 
-impl Corruptible for TcpSegment {
-    fn bit_len(&self) -> usize {
-        8
-    }
-    fn flip_bit(&mut self, _bit: usize) {
-        self.corrupted = true;
-    }
-}
+dropped_when_corrupted!(TcpSegment);
 
 /// Counters of one connection endpoint.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

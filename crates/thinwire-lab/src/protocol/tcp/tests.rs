@@ -1,18 +1,12 @@
 //! Tests of the TCP model against its definition.
 
 use super::*;
+use thinwire_netmodel::Corruptible;
 
 const MS: Duration = Duration::from_millis(1);
 
 fn msg(id: u64, size: u32) -> OutMessage {
-    OutMessage {
-        id,
-        class: 0,
-        size,
-        key: 0,
-        deadline: None,
-        target: crate::workload::DEFAULT_DEADLINE_TARGET,
-    }
+    crate::protocol::test_message(id, size)
 }
 
 /// Two endpoints joined by a fixed one-way delay; `drop` decides per data
