@@ -281,6 +281,9 @@ fn print_tables(lab: &LabRun, out: &Path) {
         if let Some(d) = n.deadline_summary() {
             line.push_str(&format!("; {d}"));
         }
+        if let Some(r) = n.recovery_summary() {
+            line.push_str(&format!("; {r}"));
+        }
         println!("{line}");
     }
     println!();

@@ -442,3 +442,71 @@ fn papers_runs_every_paper_scenario_into_one_report() {
     assert!(dir.join("gateway").join("gateway.html").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn policy_repair_json_doubles_the_retransmission_at_five_percent() {
+    let o = thinwire(&["policy", "repair", "--loss", "0.05", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["plan"], serde_json::json!([1, 2]), "{out}");
+    assert_eq!(v["reachable"], true, "{out}");
+    assert_eq!(v["stages"], 2, "{out}");
+    assert_eq!(v["repeat_loss"], 0.05, "{out}");
+    assert_eq!(v["ack_loss"], 0.05, "{out}");
+    let expected = v["expected_copies"].as_f64().expect("number");
+    assert!((expected - 1.195).abs() < 1e-9, "{expected}");
+    assert!(out.starts_with("{\"stages\": 2, \"loss\": 0.05, "), "{out}");
+}
+
+#[test]
+fn policy_repair_table_and_sweep_for_people() {
+    let o = thinwire(&["policy", "repair"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("expected copies per message: 1.1950"), "{out}");
+    assert!(out.contains("target reachable: yes"), "{out}");
+    let o = thinwire(&["policy", "repair", "--sweep"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let five: Vec<&str> = out
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.first() == Some(&"5%"))
+        .unwrap_or_else(|| panic!("no 5% row in\n{out}"));
+    assert_eq!(five[1], "1,2", "{out}");
+    assert_eq!(five.last(), Some(&"yes"), "{out}");
+    for loss in ["0%", "0.5%", "7.5%", "20%"] {
+        assert!(
+            out.lines()
+                .any(|l| l.split_whitespace().next() == Some(loss)),
+            "no {loss} row in\n{out}"
+        );
+    }
+}
+
+#[test]
+fn policy_repair_bad_arguments_fail_clearly() {
+    for (flag, value) in [
+        ("--loss", "2"),
+        ("--loss", "NaN"),
+        ("--repeat-loss", "-0.1"),
+        ("--ack-loss", "0.95"),
+        ("--target", "1"),
+        ("--stages", "0"),
+        ("--stages", "7"),
+        ("--max-copies", "0"),
+        ("--rtt-ms", "0"),
+        ("--rtts", "-1"),
+        ("--loss", "lots"),
+    ] {
+        let o = thinwire(&["policy", "repair", flag, value]);
+        assert!(!o.status.success(), "{flag} {value} succeeded");
+        let e = stderr(&o);
+        assert!(e.contains(flag), "{flag} {value}: {e}");
+        assert!(stdout(&o).is_empty(), "{flag} {value}");
+    }
+    // The deadline policy's flags and the subcommand do not mix.
+    let o = thinwire(&["policy", "--packets", "4", "repair"]);
+    assert!(!o.status.success());
+}

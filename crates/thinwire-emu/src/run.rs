@@ -54,7 +54,9 @@ pub struct EmuRun {
 /// QUIC quinn's datagrams sent and lost packets and bytes; for thinwire its
 /// `ConnectionStats` (packets sent and lost, losses found after one indication,
 /// RTO expirations, spurious losses, payload bytes retransmitted, bundled and
-/// sent as parity). KCP and ENet report none.
+/// sent as parity, spurious timeouts, frames retransmitted, repair copies and
+/// their payload bytes, repairs in time and late, ACK repeats and frames
+/// bundled). KCP and ENet report none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerCounters {
     /// Peer label (with the sweep point), as in the results.

@@ -18,6 +18,7 @@ impl From<SendError> for thinwire_status {
             SendError::MessageTooLarge { .. } => Self::MessageTooLarge,
             SendError::KeyOutOfRange(_) => Self::KeyOutOfRange,
             SendError::InvalidDeadline => Self::InvalidDeadline,
+            SendError::InvalidRepairTarget => Self::InvalidArgument,
             SendError::BufferFull => Self::BufferFull,
         }
     }

@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod paper;
 pub mod policy;
 pub mod protocol;
+pub mod repair_policy;
 pub mod report;
 pub mod runner;
 pub mod scenario;

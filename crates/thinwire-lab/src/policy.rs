@@ -109,7 +109,7 @@ pub fn to_json_value(policy: &Policy) -> PolicyJson {
 
 /// One-line JSON with a space after every `:` and `,` (the form the issue documents:
 /// `{"packets": 4, "stages": 2, ...}`).
-struct SpacedFormatter;
+pub(crate) struct SpacedFormatter;
 
 impl serde_json::ser::Formatter for SpacedFormatter {
     fn begin_array_value<W: ?Sized + std::io::Write>(

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::crypto::{CipherSuite, ServerKey, TokenKey};
 use crate::deadline::PolicyCache;
 use crate::error::ConfigError;
+use crate::repair::RepairTarget;
 
 /// Transport behaviour of every connection of an endpoint: thin-stream recovery, acks, timers.
 ///
@@ -45,6 +46,20 @@ pub struct TransportConfig {
     /// when messages are sent many times per round trip (more copies load a congested
     /// bottleneck more than they help, as RDB's evaluations found).
     pub bundle_max_copies: u8,
+    /// The implicit target of every reliable channel while the connection is thin: messages
+    /// should arrive within the one-way delay plus `rtts` round trips with probability
+    /// `target`, and the repair policy ([`crate::repair`]) sends as many copies per
+    /// retransmission (or first transmission) as that needs at the measured loss rates.
+    /// Default: 1.5 RTTs at 99.9%, at most 3 copies a stage. `None`: plain retransmission.
+    /// [`Endpoint::set_channel_repair`](crate::Endpoint::set_channel_repair) sets it per
+    /// channel.
+    pub repair: Option<RepairTarget>,
+    /// Acknowledgement redundancy: an ACK frame rides in the next two outgoing packets after
+    /// one with news (so one lost ACK does not cause a spurious retransmission when data goes
+    /// back), and an ACK-only packet is sent twice when the packet it acknowledges is worth
+    /// more than the ACK at the measured loss rate (see `docs/PROTOCOL.md` section 8).
+    /// Default on.
+    pub ack_redundancy: bool,
     /// Longest an ACK is held when no rule asks for an immediate one. Default 5 ms.
     pub max_ack_delay: Duration,
     /// Acknowledge at once every packet that completes a message (not only out-of-order
@@ -113,6 +128,8 @@ impl Default for TransportConfig {
             bundling: true,
             bundle_budget: 1200,
             bundle_max_copies: 1,
+            repair: Some(RepairTarget::default()),
+            ack_redundancy: true,
             max_ack_delay: Duration::from_millis(5),
             immediate_ack: true,
             max_ack_ranges: 32,
@@ -138,11 +155,14 @@ impl Default for TransportConfig {
 
 impl TransportConfig {
     /// TCP-like recovery for comparison: exponential backoff, a 200 ms RTO floor, three
-    /// indications before a fast retransmit, no bundling, delayed acks of up to 40 ms.
+    /// indications before a fast retransmit, no bundling, no repair copies, no ACK
+    /// redundancy, delayed acks of up to 40 ms.
     pub fn tcp_like() -> Self {
         Self {
             thin_streams: false,
             bundling: false,
+            repair: None,
+            ack_redundancy: false,
             min_rto: Duration::from_millis(200),
             max_ack_delay: Duration::from_millis(40),
             immediate_ack: false,
@@ -166,6 +186,9 @@ impl TransportConfig {
         }
         if self.keepalive_interval >= self.idle_timeout {
             return Err(ConfigError::KeepaliveNotBelowIdle);
+        }
+        if self.repair.is_some_and(|r| !r.is_valid()) {
+            return Err(ConfigError::Repair);
         }
         if self.thin_reorder_divisor == 0
             || self.max_ack_ranges == 0

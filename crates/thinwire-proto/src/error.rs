@@ -20,6 +20,10 @@ pub enum ConfigError {
         "thin_reorder_divisor, max_ack_ranges, ack_frame_ranges, min_window and key_update_packets must be positive"
     )]
     Zero,
+    /// A repair target needs `rtts` above zero, a target strictly between 0 and 1 and
+    /// `max_copies` in `1..=4`.
+    #[error("repair target: rtts must be positive, target strictly between 0 and 1, max_copies in 1..=4")]
+    Repair,
     /// Connection ids are 1 to 8 bytes long.
     #[error("cid_len {0} is outside 1..=8")]
     CidLen(usize),
@@ -67,6 +71,10 @@ pub enum SendError {
     /// A deadline must be positive and a target success rate inside (0, 1).
     #[error("invalid deadline options")]
     InvalidDeadline,
+    /// A repair target needs `rtts` above zero, a target strictly between 0 and 1 and
+    /// `max_copies` in `1..=4`.
+    #[error("invalid repair target")]
+    InvalidRepairTarget,
     /// The send buffer or the channel's window is full; try again after acknowledgements.
     #[error("send buffer full")]
     BufferFull,

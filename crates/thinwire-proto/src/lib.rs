@@ -23,12 +23,13 @@
 //! What a runtime needs, and nothing else:
 //! - the state machine: [`Endpoint`], [`ConnectionHandle`], [`Transmit`];
 //! - configuration: [`EndpointConfig`], [`ServerConfig`], [`TransportConfig`], [`ChannelKind`],
-//!   [`DeadlineOptions`], [`ParityMode`], [`PolicyCache`];
+//!   [`DeadlineOptions`], [`ParityMode`], [`PolicyCache`], [`RepairTarget`];
 //! - output: [`Event`], [`Message`], [`DeadlineStatus`], [`ConnectionStats`], [`ChannelStats`],
 //!   [`EndpointStats`];
 //! - errors, by who is at fault: [`ConfigError`], [`ConnectError`], [`SendError`] (the caller),
 //!   [`PeerError`] (the peer), [`DisconnectReason`] (why a connection ended);
-//! - [`fec`]: the deadline policies (`thinwire policy` prints them).
+//! - [`fec`]: the deadline policies, and [`repair`]: the copies per retransmission of reliable
+//!   thin streams (`thinwire policy` prints both).
 //!
 //! Two cargo features open more: `testing` (the `testing::Pair` harness in simulated time, for
 //! tests and benchmarks) and `fuzzing` (the `wire` codec, for the fuzz targets and the wire
@@ -46,6 +47,7 @@ mod error;
 mod event;
 pub mod fec;
 mod recovery;
+pub mod repair;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 #[cfg(feature = "fuzzing")]
@@ -66,6 +68,7 @@ pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode, PolicyCache};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};
 pub use error::{ConfigError, ConnectError, DisconnectReason, PeerError, RefuseReason, SendError};
 pub use event::{Event, Message};
+pub use repair::RepairTarget;
 pub use wire::ChannelKind;
 
 #[cfg(test)]

@@ -187,9 +187,9 @@ const CHANNELS: [ChannelKind; 3] = [
 /// connection has been quiet long enough to give back its idle memory (expanded AES keys,
 /// queue capacity, the kept Accept).
 ///
-/// Issue 13 asks for 1 KiB; this is a regression bound on what is built (2.4 KB, of which
-/// the connection struct is about 1.9 KB and the endpoint's tables about 0.45 KB), not that
-/// target.
+/// Issue 13 asks for 1 KiB; this is a regression bound on what is built (2.7 KB, of which
+/// the connection struct is about 2.2 KB, with issue 16's repair state and loss estimates,
+/// and the endpoint's tables about 0.45 KB), not that target.
 #[test]
 fn an_idle_connection_stays_within_its_memory_budget() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -202,11 +202,24 @@ fn an_idle_connection_stays_within_its_memory_budget() {
         wire.connect(&CHANNELS);
     }
     // settle: past the handshake timeout (the Accept is kept until the client cannot ask
-    // for it again), keepalives going both ways
-    // (7.5 s: the last keepalive exchange was 1.5 s ago, so every connection has trimmed)
+    // for it again), keepalives going both ways...
     for _ in 0..75 {
         wire.advance(Duration::from_millis(100));
     }
+    // ...then on to a moment 1.2 s after the last keepalive exchange, when every connection
+    // has trimmed (at most one keepalive interval more)
+    let mut quiet = 0;
+    let mut last = wire.server.stats().datagrams_received + wire.server.stats().datagrams_sent;
+    for _ in 0..30 {
+        if quiet >= 12 {
+            break;
+        }
+        wire.advance(Duration::from_millis(100));
+        let now = wire.server.stats().datagrams_received + wire.server.stats().datagrams_sent;
+        quiet = if now == last { quiet + 1 } else { 0 };
+        last = now;
+    }
+    assert!(quiet >= 12, "the connections never went quiet");
     assert_eq!(wire.server.connection_count(), N);
     // what remains is the server alone: the client endpoint and its connections go
     let client_bytes_before_drop = live_bytes();

@@ -189,6 +189,18 @@ impl Connection {
         self.queue_with(|core, _, h| core.set_channel_deadline(h, channel, opts))
     }
 
+    /// Sets the repair target of reliable `channel`: how late its messages may arrive, and
+    /// how surely (`None`: plain retransmission). Every reliable channel starts with the
+    /// transport's default, "one-way delay + 1.5 RTT at 99.9%" (see
+    /// [`thinwire_proto::RepairTarget`]).
+    pub fn set_channel_repair(
+        &self,
+        channel: u8,
+        target: Option<thinwire_proto::RepairTarget>,
+    ) -> Result<(), SendError> {
+        self.queue_with(|core, _, h| core.set_channel_repair(h, channel, target))
+    }
+
     /// Queues a deadline message: erasure-coded shards sent in stages so that it arrives
     /// within `opts.deadline` with probability `opts.target` (see
     /// [`thinwire_proto::DeadlineOptions`]). It is delivered whatever `channel`'s class, with

@@ -228,6 +228,17 @@ impl Host {
         self.engine.core.set_channel_deadline(conn, channel, opts)
     }
 
+    /// Sets the repair target of reliable `channel` of `conn` (`None`: plain retransmission;
+    /// see [`thinwire_proto::RepairTarget`]).
+    pub fn set_channel_repair(
+        &mut self,
+        conn: ConnectionHandle,
+        channel: u8,
+        target: Option<thinwire_proto::RepairTarget>,
+    ) -> Result<(), SendError> {
+        self.engine.core.set_channel_repair(conn, channel, target)
+    }
+
     /// Queues a deadline message (see [`thinwire_proto::DeadlineOptions`]); returns its id.
     pub fn send_deadline(
         &mut self,

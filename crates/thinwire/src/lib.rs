@@ -77,8 +77,8 @@ pub use thinwire_netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
     ChannelKind, ChannelStats, CipherSuite, ConnectToken, ConnectionHandle, ConnectionStats,
     DeadlineOptions, DeadlineStatus, DisconnectReason, KeyParseError, Message, ParityMode,
-    PeerError, PublicKey, RefuseReason, ServerConfig, ServerKey, TokenClaims, TokenError, TokenKey,
-    TokenPolicy, TransportConfig,
+    PeerError, PublicKey, RefuseReason, RepairTarget, ServerConfig, ServerKey, TokenClaims,
+    TokenError, TokenKey, TokenPolicy, TransportConfig,
 };
 
 /// The sans-IO core, re-exported for the types its errors and events carry.

@@ -44,7 +44,9 @@ pub use tcp::{
     AckStyle, RtoStyle, RtxCounters, TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats,
     TcpVariant, MAX_RTX_TRACKED,
 };
-pub use thinwire::{lab_server_key, DeadlineCounters, ThinwireEndpoint, ThinwireProtocol};
+pub use thinwire::{
+    lab_server_key, DeadlineCounters, RecoveryCounters, ThinwireEndpoint, ThinwireProtocol,
+};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};
 
 use crate::workload::{ClassId, ClassSpec, Semantics};

@@ -16,16 +16,22 @@
 //!   [`crate::metrics::deadline_rows`]);
 //! * `plot-wire`: bytes on the wire per protocol (with a table of the counters).
 //!
+//! A lab run's report (see [`render_lab_report`]) adds, for thinwire configurations, the
+//! "thinwire loss recovery" table after the summary (`<table class="recovery">`): losses,
+//! RTO expirations, spurious losses and timeouts, retransmissions, repair copies, repairs in
+//! time and late, ACK repeats and bundled frames per protocol and sweep point.
+//!
 //! Output is deterministic: the same inputs give the same string.
 //!
 //! `html` writes the page (skeleton, escaping, tables, figures); `sections` the text and
-//! table sections; `figures` the figure sections (drawn by `plots`); `side_by_side` the
-//! simulator-versus-emulator section.
+//! table sections; `recovery` the loss-recovery table; `figures` the figure sections (drawn
+//! by `plots`); `side_by_side` the simulator-versus-emulator section.
 
 mod figures;
 mod html;
 mod paper;
 mod plots;
+mod recovery;
 mod sections;
 mod side_by_side;
 
@@ -36,6 +42,7 @@ pub use paper::{render_papers_report, LinkedReport, PaperRun};
 use crate::metrics::Repetitions;
 use crate::metrics::{MetricsError, Results, Samples};
 use crate::paper::PaperOutcome;
+use crate::protocol::RecoveryCounters;
 
 /// Renders the report and writes it to `path` (creating the parent directory if needed).
 pub fn write_report(
@@ -97,26 +104,29 @@ pub fn render_report_side_by_side(
 }
 
 /// The report of a lab run: [`render_report`] (or, for an emulated run with
-/// the simulator beside it, [`render_report_side_by_side`]) plus, when the
-/// run has them, the "paper vs thinwire lab" section and the repetitions
-/// table.
+/// the simulator beside it, [`render_report_side_by_side`]) plus the
+/// [`LabSections`] the run has: the "paper vs thinwire lab" section, the
+/// repetitions table and the "thinwire loss recovery" table.
 pub fn render_lab_report(
     results: &Results,
     samples: &Samples,
     scenario_params: &[(String, String)],
     sim: Option<(&Results, &Samples)>,
-    paper: Option<&PaperOutcome>,
-    repetitions: Option<&Repetitions>,
+    sections: LabSections<'_>,
 ) -> String {
-    let extra = Extra { paper, repetitions };
-    render_full(results, samples, scenario_params, None, sim, extra).unwrap_or_default()
+    render_full(results, samples, scenario_params, None, sim, sections).unwrap_or_default()
 }
 
-/// The optional sections of a lab run's report.
+/// The optional sections of a lab run's report (absent when `None` or empty).
 #[derive(Debug, Clone, Copy, Default)]
-struct Extra<'a> {
-    paper: Option<&'a PaperOutcome>,
-    repetitions: Option<&'a Repetitions>,
+pub struct LabSections<'a> {
+    /// The paper's figures beside ours.
+    pub paper: Option<&'a PaperOutcome>,
+    /// Every row over every run.
+    pub repetitions: Option<&'a Repetitions>,
+    /// The loss-recovery counters per thinwire protocol label (sweep point
+    /// included), for the "thinwire loss recovery" table.
+    pub recovery: &'a [(String, RecoveryCounters)],
 }
 
 fn render(
@@ -132,7 +142,7 @@ fn render(
         scenario_params,
         baseline,
         sim,
-        Extra::default(),
+        LabSections::default(),
     )
 }
 
@@ -142,7 +152,7 @@ fn render_full(
     scenario_params: &[(String, String)],
     baseline: Option<&str>,
     sim: Option<(&Results, &Samples)>,
-    extra: Extra<'_>,
+    extra: LabSections<'_>,
 ) -> Result<String, MetricsError> {
     let ratios = results.satisfaction_ratios(baseline)?;
     let mut html = String::with_capacity(256 * 1024);
@@ -160,6 +170,7 @@ fn render_full(
     if let Some(r) = extra.repetitions {
         paper::repetitions_section(&mut html, r, "");
     }
+    recovery::recovery_section(&mut html, extra.recovery);
     sections::gsi_section(&mut html, results, &ratios);
     figures::figure_sections(&mut html, results, samples);
     if let Some(sim) = sim {

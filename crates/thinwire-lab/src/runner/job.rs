@@ -8,7 +8,7 @@ use crate::metrics::{
     latency_summary, LatencyMs, MessageRecord, ProtocolInfo, Recorder, WireCounters,
 };
 use crate::paper::{measure, EntryId, JobFacts, PaperSpec, Value};
-use crate::protocol::DeadlineCounters;
+use crate::protocol::{DeadlineCounters, RecoveryCounters};
 use crate::sim::RunOutput;
 
 /// Per-simulation facts that are not part of `results.json`.
@@ -24,6 +24,10 @@ pub struct RunNote {
     pub events: u64,
     /// Deadline-delivery counters (thinwire deadline configurations only).
     pub deadline: Option<DeadlineCounters>,
+    /// Loss-recovery counters, server and client endpoints summed (thinwire
+    /// configurations only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoveryCounters>,
 }
 
 impl RunNote {
@@ -45,6 +49,31 @@ impl RunNote {
             d.retransmitted_bytes as f64 / 1000.0,
             d.abandoned,
             d.late
+        ))
+    }
+
+    /// The loss-recovery counters in words (`None` without them), e.g.
+    /// `loss recovery: 265 packets lost (1 thin fast, 139 spurious: lost ACK),
+    /// 264 RTO expirations (39 spurious: late ACK), 209 frames retransmitted,
+    /// ...`: a line for the text summary beside [`Self::deadline_summary`].
+    pub fn recovery_summary(&self) -> Option<String> {
+        let r = self.recovery?;
+        Some(format!(
+            "loss recovery: {} packets lost ({} thin fast, {} spurious: lost ACK), {} RTO \
+             expirations ({} spurious: late ACK), {} frames retransmitted, {} repair copies \
+             ({:.1} kB), repairs {} in time / {} late, {} ACK repeats, {} frames bundled",
+            r.packets_lost,
+            r.thin_fast_losses,
+            r.spurious_losses,
+            r.rto_expirations,
+            r.spurious_timeouts,
+            r.frames_retransmitted,
+            r.repair_copies,
+            r.payload_bytes_copies as f64 / 1000.0,
+            r.repairs_in_time,
+            r.repairs_late,
+            r.ack_repeats,
+            r.frames_bundled
         ))
     }
 }
@@ -159,6 +188,7 @@ impl JobResult {
                 bottleneck_drop_rate: cx.has_bottleneck.then(|| out.bottleneck.drop_rate()),
                 events: out.events,
                 deadline: out.deadline,
+                recovery: RecoveryCounters::from_sim_counters(&out.counters),
             }),
             recorded: first.then(|| Recorded {
                 model: out.model,

@@ -27,7 +27,7 @@ pub use shard::{merge_shards, run_shard, Shard, ShardFile};
 use crate::error::LabError;
 use crate::metrics::{sweep_name, Engine, Recorder, Results, Samples};
 use crate::paper::compare_published;
-use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, UdpModel};
+use crate::protocol::{DccpModel, ProtocolSpec, RecoveryCounters, SctpModel, TcpModel, UdpModel};
 use crate::scenario::Scenario;
 use crate::sim::{self, RunOutput, SimSetup};
 use crate::workload::WorkloadSpec;
@@ -105,9 +105,21 @@ impl LabRun {
             &self.samples,
             &self.params,
             self.simulated.as_ref().map(|s| (&s.results, &s.samples)),
-            self.paper.as_ref(),
-            self.repetitions.as_ref(),
+            crate::report::LabSections {
+                paper: self.paper.as_ref(),
+                repetitions: self.repetitions.as_ref(),
+                recovery: &self.recovery_rows(),
+            },
         )
+    }
+
+    /// The loss-recovery counters of the first run's simulations that have
+    /// them (thinwire configurations), by protocol label, in the notes' order.
+    pub fn recovery_rows(&self) -> Vec<(String, RecoveryCounters)> {
+        self.notes
+            .iter()
+            .filter_map(|n| Some((n.protocol.clone(), n.recovery?)))
+            .collect()
     }
 }
 

@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use thinwire_proto::wire::{
     encode_ack, encode_close, encode_padding, encode_path_challenge, encode_path_response,
-    encode_ping, frames, is_long_header, pn_decode, seq_expand, AcceptParams, ChannelKind,
+    encode_copies, encode_ping, frames, is_long_header, pn_decode, seq_expand, AcceptParams, ChannelKind,
     ConnectParams, Frame, LongPacket, SeqField, ShortHeader, KEY_PHASE_BIT,
 };
 use thinwire_proto::ConnectToken;
@@ -22,6 +22,7 @@ fn encode_frame(frame: &Frame<'_>, out: &mut Vec<u8>) {
     match frame {
         Frame::Padding(n) => encode_padding(*n, out),
         Frame::Ping => encode_ping(out),
+        Frame::Copies => encode_copies(out),
         Frame::Ack(a) => encode_ack(a, out),
         Frame::Close { code, reason } => encode_close(*code, reason, out),
         Frame::Message(m) => m.encode(CHANNELS[usize::from(m.channel)], out),

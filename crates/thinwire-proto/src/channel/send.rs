@@ -2,9 +2,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::{Deref, DerefMut};
+use std::time::Instant;
 
 use bytes::Bytes;
 
+use crate::repair::RepairTarget;
 use crate::wire::ChannelKind;
 
 /// Per-fragment transmission state.
@@ -17,6 +19,11 @@ pub(crate) struct FragState {
     pub(crate) last_pn: Option<u64>,
     /// Redundant copies sent by bundling so far.
     pub(crate) bundled: u8,
+    /// Transmission rounds so far: 1 after the first transmission, +1 per retransmission
+    /// (the repair policy's stage).
+    pub(crate) stage: u8,
+    /// Copies the repair policy still wants sent in the current stage.
+    pub(crate) copies_due: u8,
 }
 
 /// The fragments' states: inline for the usual single-fragment message (no allocation per
@@ -66,6 +73,8 @@ pub(crate) struct OutMessage {
     pub(crate) acked_frags: u32,
     /// Whether any fragment was ever transmitted (for statistics of first transmissions).
     pub(crate) sent_frags: u32,
+    /// When the first fragment was first sent (repairs are judged against it).
+    pub(crate) first_sent: Option<Instant>,
 }
 
 impl OutMessage {
@@ -174,6 +183,8 @@ pub(crate) struct SendChannel {
     pub(crate) largest_acked_seq: Option<u64>,
     /// Payload bytes held.
     pub(crate) queued_bytes: usize,
+    /// The channel's repair target (reliable channels; `None`: plain retransmission).
+    pub(crate) repair: Option<RepairTarget>,
 }
 
 impl SendChannel {
@@ -185,6 +196,7 @@ impl SendChannel {
             by_key: HashMap::new(),
             largest_acked_seq: None,
             queued_bytes: 0,
+            repair: None,
         }
     }
 
@@ -219,6 +231,7 @@ impl SendChannel {
                 frags: Frags::new(count),
                 acked_frags: 0,
                 sent_frags: 0,
+                first_sent: None,
             },
         );
         (seq, replaced)

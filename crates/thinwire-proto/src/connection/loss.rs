@@ -16,23 +16,44 @@ const THIN_LINEAR_RTOS: u32 = 6;
 impl Connection {
     pub(super) fn on_ack_frame(&mut self, now: Instant, ack: &AckFrame) {
         let largest_before = self.sent.largest_acked();
+        let delay = Duration::from_micros(ack.ack_delay_us);
+        let seen = self
+            .ack_delay_seen
+            .map_or(delay, |d| (d - d / 16).max(delay));
+        self.ack_delay_seen = Some(seen);
         let mut acked = std::mem::take(&mut self.acked_scratch);
         self.sent.on_ack(ack, &mut acked);
         let mut new_data_acked = false;
+        let mut late_ack = false;
         for (pn, packet) in &acked {
-            if packet.lost {
+            if packet.copy {
+                // repair copies only: never in flight, nothing to count
+            } else if packet.lost {
                 self.stats.spurious_losses += 1;
+                self.estimates.on_spurious(packet.repair);
+                // declared lost by the timeout, and this ACK was sent for it (it is the
+                // largest acknowledged, so nothing sent later prompted it): the
+                // acknowledgement was late, not lost. (A lost ACK is followed by one that a
+                // later packet prompted.)
+                late_ack |= *pn == ack.largest && self.rto_mark.is_some_and(|m| *pn < m);
             } else {
                 new_data_acked = true;
                 self.cc.on_ack(packet.time_sent);
-                self.note_loss_sample(false);
+                self.estimates.on_outcome(false, packet.repair);
+                self.estimates.on_acked_in_time();
             }
             if *pn == ack.largest && largest_before.is_none_or(|l| ack.largest > l) {
                 let sample = now.saturating_duration_since(packet.time_sent);
                 self.rtt
                     .update(sample, Duration::from_micros(ack.ack_delay_us));
+                if late_ack {
+                    self.rtt.on_spurious_timeout(sample);
+                }
             }
             for c in &packet.chunks {
+                if !packet.lost || packet.copy {
+                    self.note_repair_acked(now, *c);
+                }
                 if let Some(ch) = self.send.get_mut(c.channel as usize) {
                     ch.on_chunk_acked(c.seq, c.frag);
                 }
@@ -47,22 +68,18 @@ impl Connection {
             self.sent.recycle(packet.chunks);
         }
         self.acked_scratch = acked;
+        if late_ack {
+            // the timeout was spurious: undo its backoff (RFC 4015's response)
+            self.stats.spurious_timeouts += 1;
+            self.rto_mark = None;
+            new_data_acked = true;
+        }
         if new_data_acked {
             self.backoff = 0;
             self.rto_streak = 0;
         }
 
         self.detect_losses(now);
-    }
-
-    /// Loss estimate: the plain mean of the first 256 packet outcomes, then an EWMA over about
-    /// the last 256 (the FEC policy needs a steady estimate: a short window swings a 2% path
-    /// between 0% and 6% and buys parity it does not need).
-    pub(super) fn note_loss_sample(&mut self, lost: bool) {
-        const WINDOW: u64 = 256;
-        self.loss_samples = (self.loss_samples + 1).min(WINDOW);
-        let x = if lost { 1.0 } else { 0.0 };
-        self.stats.loss_estimate += (x - self.stats.loss_estimate) / self.loss_samples as f64;
     }
 
     pub(super) fn loss_rule(&self) -> crate::recovery::LossRule {
@@ -91,7 +108,7 @@ impl Connection {
 
     pub(super) fn on_packet_lost(&mut self, now: Instant, pn: u64, packet: SentPacket) {
         self.stats.packets_lost += 1;
-        self.note_loss_sample(true);
+        self.estimates.on_outcome(true, packet.repair);
         self.cc.on_loss(packet.time_sent, now);
         for &c in &packet.chunks {
             let Some(ch) = self.send.get_mut(c.channel as usize) else {
@@ -124,6 +141,7 @@ impl Connection {
         }
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.rto_expirations += 1;
+            self.rto_mark = Some(self.next_pn);
             let cutoff = now.checked_sub(self.rto()).unwrap_or(now);
             self.rto_streak = self.rto_streak.saturating_add(1);
             if !self.is_thin() {

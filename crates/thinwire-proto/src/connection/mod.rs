@@ -12,6 +12,7 @@
 //! | `handshake.rs` | the client's Challenge / Accept / Refuse / version-negotiation input |
 //! | `path.rs` | validating a new peer address before moving to it |
 //! | `loss.rs` | acknowledgements, loss detection, the retransmission timeout |
+//! | `repair.rs` | the repair policy of reliable channels: copies per stage, repairs in time |
 //! | `close.rs` | graceful close, draining, resets, telling the application why it ended |
 //! | `timer.rs` | the timer table and which timers run in which state |
 //! | `state.rs`, `stats.rs` | the state machine's states, the counters |
@@ -21,6 +22,7 @@ mod handshake;
 mod loss;
 mod path;
 mod receive;
+mod repair;
 mod send;
 mod state;
 mod stats;
@@ -38,6 +40,7 @@ use crate::crypto::{CipherSuite, Initiator, PacketKeys, PublicKey, RESET_TOKEN_L
 use crate::deadline::{DeadlineOptions, DeadlineReceiver, DeadlineSender, PolicyCache};
 use crate::event::Event;
 use crate::recovery::{ChunkRef, Congestion, ReceivedPackets, RttEstimator, SentPackets};
+use crate::repair::LossEstimates;
 use crate::wire::{ChannelKind, ConnectionId};
 
 pub(crate) use handshake::peer_max_ack_delay;
@@ -161,12 +164,28 @@ pub(crate) struct Connection {
     retransmit: VecDeque<ChunkRef>,
     /// Reliable data in order of first transmission, for bundling (acked entries pruned lazily).
     unacked_order: VecDeque<ChunkRef>,
+    /// Copies the repair policy scheduled, by due time; `None` once the repair timer released
+    /// them (entries no longer wanted are pruned lazily).
+    copies: VecDeque<(Option<Instant>, ChunkRef)>,
+    /// The repair policy last solved.
+    repair_cache: repair::RepairCache,
+    /// Where the last message frame of the packet being built starts, and its payload length
+    /// (it becomes the last-frame form when nothing follows it).
+    last_message: Option<(usize, usize)>,
+    /// The next packet number when the retransmission timeout last fired: an ACK whose
+    /// largest is a packet below it that the timeout declared lost was merely late (a spurious
+    /// timeout, RFC 4015).
+    rto_mark: Option<u64>,
     next_pn: u64,
     sent: SentPackets,
     rtt: RttEstimator,
     cc: Congestion,
     rx: ReceivedPackets,
     peer_max_ack_delay: Duration,
+    /// The ACK delay the peer has been reporting: the largest, decaying by 1/256 per ACK (the
+    /// timeout allows this much for the peer's ACK delay, never more than its maximum: a
+    /// peer that acknowledges at once, as thin streams' reliable data is, costs no margin).
+    ack_delay_seen: Option<Duration>,
     backoff: u32,
     /// Retransmission timeouts in a row since data was last acknowledged.
     rto_streak: u32,
@@ -192,7 +211,8 @@ pub(crate) struct Connection {
     deadline: Option<Box<Deadline>>,
     /// Where deadline policies are looked up.
     policies: PolicyCache,
-    loss_samples: u64,
+    /// Loss rates: mean, after a loss, and of acknowledgements.
+    estimates: LossEstimates,
     stats: ConnectionStats,
     delivered_scratch: Vec<Delivered>,
     /// Packets acknowledged or declared lost by the current ACK (kept for its capacity).
@@ -244,12 +264,17 @@ impl Connection {
             pending: VecDeque::new(),
             retransmit: VecDeque::new(),
             unacked_order: VecDeque::new(),
+            copies: VecDeque::new(),
+            repair_cache: None,
+            last_message: None,
+            rto_mark: None,
             next_pn: 0,
             sent: SentPackets::default(),
             rtt: RttEstimator::new(config.initial_rtt),
             cc: Congestion::new(config.initial_window, config.min_window, config.max_window),
             rx: ReceivedPackets::new(config.max_ack_ranges),
             peer_max_ack_delay: Duration::ZERO,
+            ack_delay_seen: None,
             backoff: 0,
             rto_streak: 0,
             timers: TimerTable::default(),
@@ -266,7 +291,7 @@ impl Connection {
             events: Vec::new(),
             deadline: None,
             policies,
-            loss_samples: 0,
+            estimates: LossEstimates::default(),
             stats: ConnectionStats::default(),
             delivered_scratch: Vec::new(),
             acked_scratch: Vec::new(),
@@ -383,7 +408,16 @@ impl Connection {
     /// sends holds none.
     fn ensure_send(&mut self) {
         if self.send.is_empty() {
-            self.send = self.channels.iter().map(|k| SendChannel::new(*k)).collect();
+            let target = self.config.repair;
+            self.send = self
+                .channels
+                .iter()
+                .map(|k| {
+                    let mut ch = SendChannel::new(*k);
+                    ch.repair = target.filter(|_| k.is_reliable());
+                    ch
+                })
+                .collect();
         }
     }
 
@@ -436,13 +470,18 @@ impl Connection {
 
     /// The retransmission timeout including backoff, clamped to the configured bounds.
     fn rto(&self) -> Duration {
+        let thin = self.is_thin();
+        // While thin, the margin for the peer's ACK delay is the delay it has been reporting
+        // (a thin stream's packets are acknowledged one by one, so the reported delay is the
+        // whole of it); otherwise its announced maximum, since an ACK of several packets
+        // reports only how long the newest waited.
+        let ack_delay = match self.ack_delay_seen {
+            Some(seen) if thin => seen.min(self.peer_max_ack_delay),
+            _ => self.peer_max_ack_delay,
+        };
         let base = self
             .rtt
-            .rto(
-                self.is_thin(),
-                self.config.timer_granularity,
-                self.peer_max_ack_delay,
-            )
+            .rto(thin, self.config.timer_granularity, ack_delay)
             .clamp(self.config.min_rto, self.config.max_rto);
         base.saturating_mul(1 << self.backoff.min(16))
             .min(self.config.max_rto)
@@ -471,6 +510,10 @@ impl Connection {
         s.cwnd = self.cc.window();
         s.in_flight = self.sent.in_flight();
         s.thin = self.is_thin();
+        s.loss_estimate = self.estimates.loss();
+        s.repeat_loss_estimate = self.estimates.repeat_loss();
+        s.ack_loss_estimate = self.estimates.ack_loss();
+        s.repair_plan = self.repair_plan();
         s.channels = self
             .channels
             .iter()

@@ -146,6 +146,9 @@ impl Connection {
             return true;
         }
         let out_of_order = self.rx.insert(pn, now);
+        if self.rx.largest() == Some(pn) {
+            self.rx.largest_len = datagram_len;
+        }
         self.last_rx = now;
         self.trimmed = false;
         self.stats.packets_received += 1;
@@ -176,6 +179,9 @@ impl Connection {
         out_of_order: bool,
     ) {
         let mut completed = false;
+        // whether any ack-eliciting frame brought something new (not a copy of data held)
+        let mut fresh = false;
+        let mut marked = false;
         // the packet's messages share one copy of it, made at the first message
         let mut shared = SharedPayload {
             payload,
@@ -196,15 +202,36 @@ impl Connection {
                     self.update_timers();
                     return;
                 }
-                Frame::Message(m) => completed |= self.on_message_frame(m, &mut shared),
+                Frame::Message(m) => {
+                    let duplicates = self.stats.duplicate_frames;
+                    completed |= self.on_message_frame(m, &mut shared);
+                    fresh |= self.stats.duplicate_frames == duplicates;
+                }
                 // acknowledgements of deadline shards are never delayed (seen.has_shard)
-                Frame::Shard(f) => self.on_shard_frame(&f),
-                Frame::PathChallenge(data) => self.on_path_challenge(from, data),
-                Frame::PathResponse(data) => self.on_path_response(data),
-                Frame::Padding(_) | Frame::Ping => {}
+                Frame::Shard(f) => {
+                    fresh = true;
+                    self.on_shard_frame(&f);
+                }
+                Frame::PathChallenge(data) => {
+                    fresh = true;
+                    self.on_path_challenge(from, data);
+                }
+                Frame::PathResponse(data) => {
+                    fresh = true;
+                    self.on_path_response(data);
+                }
+                Frame::Ping => fresh = true,
+                Frame::Copies => marked = true,
+                Frame::Padding(_) => {}
             }
         }
-        if seen.ack_eliciting {
+        // A packet marked as repair copies whose messages this side already has: its ACK
+        // would only repeat the one that acknowledged them, so it rides with the next ACK. (A
+        // copy that delivers a message, its retransmission having been lost, is acknowledged
+        // as usual.)
+        let repair_copy = marked && !fresh;
+        if seen.ack_eliciting && !repair_copy {
+            self.rx.changed = true;
             self.rx.unacked_eliciting += 1;
             // Unreliable data is never retransmitted: its ACK only feeds the RTT, the loss
             // estimate and the congestion window, so it waits up to the ACK delay for data

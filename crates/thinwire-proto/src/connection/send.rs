@@ -176,7 +176,7 @@ impl Connection {
                     .rtt
                     .variance_margin(srtt / 4, self.config.timer_granularity),
             one_way: srtt / 2,
-            loss: self.stats.loss_estimate,
+            loss: self.estimates.loss(),
         }
     }
 }

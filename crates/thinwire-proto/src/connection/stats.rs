@@ -17,8 +17,19 @@ pub struct ConnectionStats {
     /// Current retransmission timeout, backoff included.
     pub rto: Duration,
     /// Estimate of the packet loss rate (0..1): mean of the first 256 packet outcomes, then
-    /// an exponentially weighted average over about the last 256.
+    /// an exponentially weighted average over about the last 256. A loss found spurious
+    /// later is taken back.
     pub loss_estimate: f64,
+    /// Estimated loss rate of packets sent after a loss (retransmissions and copies), which
+    /// loss bursts raise above `loss_estimate`: over about the last 32 such packets, shrunk
+    /// towards `loss_estimate` while few were seen.
+    pub repeat_loss_estimate: f64,
+    /// Estimated rate at which the acknowledgement of a packet that arrived came only after
+    /// the packet was declared lost (a lost or late ACK).
+    pub ack_loss_estimate: f64,
+    /// The repair policy of the transport's default target at the current estimates: copies
+    /// per stage, first transmission first (empty when repair is off).
+    pub repair_plan: Vec<u8>,
     /// Congestion window (packets).
     pub cwnd: u32,
     /// Ack-eliciting packets in flight.
@@ -41,6 +52,20 @@ pub struct ConnectionStats {
     pub rto_expirations: u64,
     /// Packets declared lost that were acknowledged afterwards.
     pub spurious_losses: u64,
+    /// Retransmission timeouts found spurious because the acknowledgement was only late (it
+    /// acknowledged nothing sent after the timeout): the RTT estimate is raised (RFC 4015).
+    pub spurious_timeouts: u64,
+    /// Extra copies of message fragments sent by the repair policy (beyond one per stage).
+    pub repair_copies: u64,
+    /// Payload bytes of those copies.
+    pub payload_bytes_copies: u64,
+    /// Fragments acknowledged through a retransmission within their channel's repair target
+    /// (`(1 + rtts)` smoothed RTTs from the first transmission to the acknowledgement).
+    pub repairs_in_time: u64,
+    /// Fragments acknowledged through a retransmission after that.
+    pub repairs_late: u64,
+    /// ACK-only packets sent a second time (acknowledgement redundancy).
+    pub ack_repeats: u64,
     /// Message frames sent for the first time.
     pub frames_first: u64,
     /// Payload bytes in first transmissions.
@@ -95,11 +120,13 @@ pub struct ConnectionStats {
 }
 
 impl ConnectionStats {
-    /// Every payload byte sent: first transmissions, retransmissions, bundled copies and parity.
+    /// Every payload byte sent: first transmissions, retransmissions, bundled copies, repair
+    /// copies and parity.
     pub fn payload_bytes_sent(&self) -> u64 {
         self.payload_bytes_first
             + self.payload_bytes_retransmitted
             + self.payload_bytes_bundled
+            + self.payload_bytes_copies
             + self.payload_bytes_parity
     }
 }

@@ -32,9 +32,11 @@ pub(crate) enum Timer {
     /// Nothing was sent or received for [`TRIM_AFTER`]: give back the memory an idle
     /// connection does not need (expanded keys, emptied queues' capacity).
     Trim = 10,
+    /// A copy scheduled by the repair policy falls due: it is released to the next datagram.
+    Repair = 11,
 }
 
-const COUNT: usize = 11;
+const COUNT: usize = 12;
 
 /// How long a connection is quiet before it gives back its idle memory.
 pub(crate) const TRIM_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
@@ -70,6 +72,7 @@ impl TimerTable {
             Timer::Deadline,
             Timer::PathProbe,
             Timer::Trim,
+            Timer::Repair,
         ];
         let mut due = [false; COUNT];
         for t in ALL {
@@ -110,6 +113,7 @@ impl Connection {
                 Timer::Drain => self.drained(),
                 Timer::PathProbe => self.on_path_timeout(),
                 Timer::Trim => self.trim(now),
+                Timer::Repair => self.on_repair_timer(now),
             }
             if self.state == State::Closed {
                 break;
@@ -138,6 +142,9 @@ impl Connection {
                 *q = std::collections::VecDeque::new();
             }
         }
+        if self.copies.is_empty() {
+            self.copies = std::collections::VecDeque::new();
+        }
         if self.unacked_order.iter().all(|&c| !self.chunk_unacked(c)) {
             self.unacked_order = std::collections::VecDeque::new();
         }
@@ -148,6 +155,7 @@ impl Connection {
     }
 
     pub(super) fn update_timers(&mut self) {
+        let repair = self.copy_timer();
         let cfg = &self.config;
         let mut t = TimerTable::default();
         match &self.state {
@@ -195,6 +203,7 @@ impl Connection {
                     self.deadline.as_ref().and_then(|d| d.tx.next_timeout()),
                 );
                 t.set(Timer::PathProbe, self.path_timeout());
+                t.set(Timer::Repair, repair);
                 if let (State::Closing { .. }, Some(s)) = (&self.state, self.close_started) {
                     t.set(Timer::Close, Some(s + cfg.close_timeout));
                 }

@@ -14,6 +14,8 @@ enum Origin {
     First,
     Retransmit,
     Bundle,
+    /// A copy the repair policy scheduled.
+    Copy,
 }
 
 impl Connection {
@@ -104,13 +106,18 @@ impl Connection {
     }
 
     fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>) {
-        let delay = self.rx.ack_delay(now);
+        // a delay below the timer granularity is reported as none: the peer's timers cannot
+        // resolve it, and an ACK without delay fits the short form
+        let delay = Some(self.rx.ack_delay(now)).filter(|d| *d >= self.config.timer_granularity);
         if let Some(ack) = AckFrame::from_ranges(
             self.rx.ranges_desc(),
-            delay.as_micros() as u64,
+            delay.map_or(0, |d| d.as_micros() as u64),
             self.config.ack_frame_ranges,
         ) {
             wire::encode_ack(&ack, buf);
+        }
+        if !self.rx.changed && self.rx.repeat_armed {
+            self.stats.ack_repeats += 1;
         }
         self.rx.on_ack_sent();
     }
@@ -130,8 +137,8 @@ impl Connection {
         true
     }
 
-    fn has_new_data(&self) -> bool {
-        !self.retransmit.is_empty() || !self.pending.is_empty()
+    fn has_new_data(&mut self, now: Instant) -> bool {
+        !self.retransmit.is_empty() || !self.pending.is_empty() || self.due_copy(now).is_some()
     }
 
     /// A packet carrying one deadline shard (and an ACK if one is due). Shards are not held by
@@ -160,6 +167,8 @@ impl Connection {
             SentPacket {
                 time_sent: now,
                 lost: false,
+                repair: false,
+                copy: false,
                 indicated_at: None,
                 chunks: Vec::new(),
                 shard: Some(shard),
@@ -174,7 +183,7 @@ impl Connection {
             return true;
         }
         let may_send_data = self.probe_due || self.cc.can_send(self.sent.in_flight());
-        let want_data = may_send_data && self.has_new_data();
+        let want_data = may_send_data && self.has_new_data(now);
         let want_ack = self.rx.ack_due(now) || (want_data && self.rx.changed);
         let want_ping = self.ping_due || self.probe_due;
         if !want_data && !want_ack && !want_ping {
@@ -184,19 +193,38 @@ impl Connection {
             return false;
         };
         let header_len = buf.len();
-        let max = self.frame_room();
-        if want_ack || self.rx.changed {
+        // one byte kept for a COPIES marker
+        let max = self.frame_room().saturating_sub(1);
+        // an ACK rides along when there is news, and (ACK redundancy) in the next packets
+        // after news even without
+        let repeat = self.config.ack_redundancy && self.rx.repeats_left > 0;
+        let news = self.rx.changed && self.rx.unacked_eliciting > 0;
+        let rides = repeat || self.rx.ack_for_numbering();
+        if want_ack || self.rx.changed || (rides && (want_data || want_ping)) {
             self.write_ack(now, buf);
         }
         let mut chunks = self.sent.chunk_list();
+        let mut repair = false;
+        let copies_before = self.stats.repair_copies;
+        self.last_message = None;
         if may_send_data {
-            self.fill_from_queue(pn, true, buf, max, &mut chunks);
-            self.fill_from_queue(pn, false, buf, max, &mut chunks);
+            repair |= self.fill_from_queue((now, pn), true, buf, max, &mut chunks);
+            self.fill_from_queue((now, pn), false, buf, max, &mut chunks);
+            repair |= self.fill_copies(now, pn, buf, max, &mut chunks);
             if !chunks.is_empty() && self.config.bundling && self.is_thin() {
-                self.bundle(pn, buf, max, &mut chunks);
+                self.bundle(now, pn, buf, max, &mut chunks);
             }
         }
         let mut ack_eliciting = !chunks.is_empty();
+        // the last message frame loses its length byte: its payload runs to the end
+        if let Some((start, len)) = self.last_message.take() {
+            wire::compact_to_last(buf, start, len);
+        }
+        let only_copies =
+            ack_eliciting && self.stats.repair_copies - copies_before == chunks.len() as u64;
+        if only_copies {
+            wire::insert_copies(buf, header_len);
+        }
         if !ack_eliciting && want_ping {
             wire::encode_ping(buf);
             ack_eliciting = true;
@@ -207,20 +235,41 @@ impl Connection {
             self.ping_due = false;
             self.probe_due = false;
             // only ack-eliciting packets are recorded (an ACK-only packet is never acknowledged)
-            self.sent.on_sent(
-                pn,
-                SentPacket {
-                    time_sent: now,
-                    lost: false,
-                    indicated_at: None,
-                    chunks,
-                    shard: None,
-                },
-            );
+            let packet = SentPacket {
+                time_sent: now,
+                lost: false,
+                repair,
+                copy: false,
+                indicated_at: None,
+                chunks,
+                shard: None,
+            };
+            if only_copies {
+                self.sent.on_sent_copies(pn, packet);
+            } else {
+                self.sent.on_sent(pn, packet);
+            }
         } else {
             self.sent.recycle(chunks);
+            if news {
+                self.maybe_repeat_ack(now, buf.len());
+            }
         }
         true
+    }
+
+    /// ACK redundancy for an ACK-only packet of `len` bytes that acknowledged new
+    /// ack-eliciting packets: it goes once more, half the ACK delay later (inside the margin
+    /// the peer's timeout allows for this side's ACK delay), when the packet it acknowledges
+    /// is worth more than it: `incoming loss rate x acknowledged packet's bytes >= len`, the
+    /// expected bytes of the spurious retransmission a lost ACK would cause (at least one
+    /// copy) against the bytes of the repeat.
+    fn maybe_repeat_ack(&mut self, now: Instant, len: usize) {
+        let worth = self.rx.loss() * self.rx.largest_len as f64;
+        if self.config.ack_redundancy && worth >= len as f64 {
+            self.rx.repeat_armed = true;
+            self.rx.deadline = Some(now + self.config.max_ack_delay / 2);
+        }
     }
 
     /// Whether chunk `c` still awaits its acknowledgement (its message neither acknowledged nor
@@ -233,33 +282,37 @@ impl Connection {
     }
 
     /// Places chunks from the retransmit queue (`retransmit`) or the new-data queue, in order,
-    /// while they fit.
+    /// while they fit. Returns whether any was placed.
     fn fill_from_queue(
         &mut self,
-        pn: u64,
+        (now, pn): (Instant, u64),
         retransmit: bool,
         buf: &mut Vec<u8>,
         max: usize,
         chunks: &mut Vec<ChunkRef>,
-    ) {
+    ) -> bool {
         let origin = if retransmit {
             Origin::Retransmit
         } else {
             Origin::First
         };
+        let mut placed = false;
         loop {
             let queue = if retransmit {
                 &self.retransmit
             } else {
                 &self.pending
             };
-            let Some(&c) = queue.front() else { return };
+            let Some(&c) = queue.front() else {
+                return placed;
+            };
             // chunks whose message was acknowledged or replaced meanwhile are dropped unsent
             if self.chunk_unacked(c) {
-                if !self.place_chunk(pn, c, origin, buf, max) {
-                    return;
+                if !self.place_chunk((now, pn), c, origin, buf, max) {
+                    return placed;
                 }
                 chunks.push(c);
+                placed = true;
             }
             let queue = if retransmit {
                 &mut self.retransmit
@@ -270,8 +323,44 @@ impl Connection {
         }
     }
 
-    /// Redundant data bundling: unacknowledged reliable chunks, oldest first, ride again.
-    fn bundle(&mut self, pn: u64, buf: &mut Vec<u8>, max: usize, chunks: &mut Vec<ChunkRef>) {
+    /// The repair policy's copies that are due, in a packet other than the one that carried
+    /// their chunk last. Returns whether any was placed.
+    fn fill_copies(
+        &mut self,
+        now: Instant,
+        pn: u64,
+        buf: &mut Vec<u8>,
+        max: usize,
+        chunks: &mut Vec<ChunkRef>,
+    ) -> bool {
+        let mut placed = false;
+        while let Some(c) = self.due_copy(now) {
+            let same_packet = chunks.contains(&c)
+                || self.send[c.channel as usize]
+                    .frag(c.seq, c.frag)
+                    .is_some_and(|f| f.last_pn == Some(pn));
+            if same_packet || !self.place_chunk((now, pn), c, Origin::Copy, buf, max) {
+                break;
+            }
+            chunks.push(c);
+            placed = true;
+            self.copies.pop_front();
+        }
+        placed
+    }
+
+    /// Redundant data bundling: unacknowledged reliable chunks, oldest first, ride again. On a
+    /// channel with a repair target only the copies its policy scheduled ride (early: the
+    /// packet saves them a packet of their own); on one without, every unacknowledged chunk
+    /// rides up to `bundle_max_copies` times.
+    fn bundle(
+        &mut self,
+        now: Instant,
+        pn: u64,
+        buf: &mut Vec<u8>,
+        max: usize,
+        chunks: &mut Vec<ChunkRef>,
+    ) {
         let budget_end = buf.len() + self.config.bundle_budget;
         let limit = max.min(budget_end);
         // drop acknowledged entries from the front
@@ -291,23 +380,34 @@ impl Connection {
             let Some(f) = self.send[c.channel as usize].frag(c.seq, c.frag) else {
                 continue;
             };
+            // a channel with a repair target bundles only the copies its policy asks for
+            let plain = self.send[c.channel as usize].repair.is_none()
+                && f.bundled < self.config.bundle_max_copies;
             if f.acked
                 || f.queued
                 || f.last_pn == Some(pn)
-                || f.bundled >= self.config.bundle_max_copies
+                || chunks.contains(&c)
+                || !(plain || f.copies_due > 0)
             {
                 continue;
             }
-            if self.place_chunk(pn, c, Origin::Bundle, buf, limit) {
+            let origin = if f.copies_due > 0 {
+                Origin::Copy
+            } else {
+                Origin::Bundle
+            };
+            if self.place_chunk((now, pn), c, origin, buf, limit) {
                 chunks.push(c);
             }
         }
     }
 
-    /// Encodes one chunk if it fits under `limit`; updates its state and the statistics.
+    /// Encodes one chunk if it fits under `limit`; updates its state and the statistics, and
+    /// schedules the copies the repair policy wants for a first transmission or a
+    /// retransmission.
     fn place_chunk(
         &mut self,
-        pn: u64,
+        (now, pn): (Instant, u64),
         c: ChunkRef,
         origin: Origin,
         buf: &mut Vec<u8>,
@@ -336,18 +436,27 @@ impl Connection {
         if buf.len() + wire::message_frame_len(&header, payload.len()) > limit {
             return false;
         }
+        self.last_message = Some((buf.len(), payload.len()));
         wire::encode_message(&header, &payload, buf);
         let f = &mut msg.frags[c.frag as usize];
-        f.last_pn = Some(pn);
+        // a copy is not the transmission that recovery follows: the packet that carried the
+        // stage's first copy stays the one whose loss queues the data again (a packet of
+        // copies is never declared lost)
+        if origin != Origin::Copy {
+            f.last_pn = Some(pn);
+        }
         f.queued = false;
         let bytes = payload.len() as u64;
         match origin {
             Origin::First => {
+                f.stage = 1;
                 msg.sent_frags += 1;
+                msg.first_sent.get_or_insert(now);
                 self.stats.frames_first += 1;
                 self.stats.payload_bytes_first += bytes;
                 if kind.is_reliable() {
                     self.unacked_order.push_back(c);
+                    self.schedule_copies(now, c, 1);
                 } else {
                     // unreliable data is sent once; sequenced channels keep the seq for the
                     // compact-seq rule through the packet's chunk list
@@ -355,8 +464,16 @@ impl Connection {
                 }
             }
             Origin::Retransmit => {
+                f.stage = f.stage.saturating_add(1);
+                let stage = f.stage;
                 self.stats.frames_retransmitted += 1;
                 self.stats.payload_bytes_retransmitted += bytes;
+                self.schedule_copies(now, c, stage);
+            }
+            Origin::Copy => {
+                f.copies_due = f.copies_due.saturating_sub(1);
+                self.stats.repair_copies += 1;
+                self.stats.payload_bytes_copies += bytes;
             }
             Origin::Bundle => {
                 f.bundled = f.bundled.saturating_add(1);

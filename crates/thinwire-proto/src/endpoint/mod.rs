@@ -374,6 +374,21 @@ impl Endpoint {
         c.set_channel_deadline(channel, opts)
     }
 
+    /// Sets the repair target of reliable `channel` of `conn` (`None`: plain retransmission);
+    /// by default every reliable channel has [`TransportConfig::repair`].
+    pub fn set_channel_repair(
+        &mut self,
+        conn: ConnectionHandle,
+        channel: u8,
+        target: Option<crate::RepairTarget>,
+    ) -> Result<(), SendError> {
+        let c = self
+            .conns
+            .get_mut(conn)
+            .ok_or(SendError::UnknownConnection)?;
+        c.set_channel_repair(channel, target)
+    }
+
     /// Tells a connection how many flows it carries (a gateway's trunk: its open players), so
     /// that its congestion control behaves as that many connections would (see
     /// `docs/PROTOCOL.md` §9): no more than their share of a bottleneck, and no less. Default 1.

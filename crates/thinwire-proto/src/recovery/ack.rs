@@ -21,9 +21,41 @@ pub(crate) struct ReceivedPackets {
     pub(crate) immediate: bool,
     /// When a delayed ACK falls due, if one is pending.
     pub(crate) deadline: Option<Instant>,
-    /// Whether anything new arrived since the last ACK (ack-eliciting or not).
+    /// Whether an ack-eliciting packet arrived since the last ACK (what makes an ACK worth
+    /// sending or piggybacking: the peer does not track packets that elicit none).
     pub(crate) changed: bool,
+    /// Packets of any kind received since the last ACK.
+    unacked_any: u32,
+    /// Outgoing packets that still carry an ACK frame without news (ACK redundancy).
+    pub(crate) repeats_left: u8,
+    /// An ACK-only packet is to be sent once more (`deadline` says when).
+    pub(crate) repeat_armed: bool,
+    /// Estimated loss rate of incoming packets (gaps in the packet numbers; reordering
+    /// counts as loss), over about the last 256 packets.
+    loss: f64,
+    loss_samples: u32,
+    /// Bytes of the largest packet received (what a repeated ACK protects).
+    pub(crate) largest_len: usize,
+    /// The largest packet number of each of the last [`ACK_SETTLE`] ACKs sent (a ring).
+    reported: [u64; ACK_SETTLE],
+    acks_sent: u64,
 }
+
+/// Packets that elicit no ACK (the peer's own ACKs) after which an ACK frame rides in the next
+/// outgoing ack-eliciting packet anyway: the peer learns which of them arrived, so that its
+/// packet numbers, encoded relative to what it knows was received, stay one byte long (an ACK
+/// frame every 32 packets instead of a second packet-number byte in each).
+const NON_ELICITING_ACK_EVERY: u32 = 32;
+
+/// Packets after an ACK with news that carry an ACK frame again (when they go anyway).
+const ACK_REPEATS: u8 = 2;
+
+/// ACKs after which a range is settled: a range wholly below the largest packet number of
+/// the ACK sent this many ACKs ago was in every ACK since, so the peer has it unless all of
+/// them were lost, and later ACKs leave it out (a thin stream's gaps never fill, since
+/// retransmissions take new numbers, so without this every ACK after a loss would repeat
+/// the old ranges).
+const ACK_SETTLE: usize = 3;
 
 impl ReceivedPackets {
     pub(crate) fn new(max_ranges: usize) -> Self {
@@ -36,6 +68,14 @@ impl ReceivedPackets {
             immediate: false,
             deadline: None,
             changed: false,
+            unacked_any: 0,
+            repeats_left: 0,
+            repeat_armed: false,
+            loss: 0.0,
+            loss_samples: 0,
+            largest_len: 0,
+            reported: [0; ACK_SETTLE],
+            acks_sent: 0,
         }
     }
 
@@ -63,6 +103,11 @@ impl ReceivedPackets {
         };
         if largest.is_none_or(|l| pn > l) {
             self.largest_at = Some(now);
+            let skipped = largest.map_or(0, |l| (pn - l - 1).min(64));
+            for _ in 0..skipped {
+                self.note_loss(true);
+            }
+            self.note_loss(false);
         }
         // find insertion point (ranges ascending)
         let idx = self.ranges.partition_point(|r| *r.end() < pn);
@@ -92,13 +137,43 @@ impl ReceivedPackets {
                 self.floor = first.start().checked_sub(1);
             }
         }
-        self.changed = true;
+        self.unacked_any = self.unacked_any.saturating_add(1);
         !in_order
     }
 
-    /// Ranges newest first, for an ACK frame.
+    /// Whether enough packets that elicit no ACK arrived since the last ACK that the next
+    /// ack-eliciting packet should carry one ([`NON_ELICITING_ACK_EVERY`]).
+    pub(crate) fn ack_for_numbering(&self) -> bool {
+        self.unacked_any >= NON_ELICITING_ACK_EVERY
+    }
+
+    /// The incoming loss rate, once 32 packets have been seen (0 before: a rate from a handful
+    /// of packets would repeat ACKs on the strength of one early loss).
+    pub(crate) fn loss(&self) -> f64 {
+        if self.loss_samples < 32 {
+            0.0
+        } else {
+            self.loss
+        }
+    }
+
+    fn note_loss(&mut self, lost: bool) {
+        self.loss_samples = (self.loss_samples + 1).min(256);
+        let x = if lost { 1.0 } else { 0.0 };
+        self.loss += (x - self.loss) / f64::from(self.loss_samples);
+    }
+
+    /// Ranges newest first, for an ACK frame: the newest always, older ones until they are
+    /// settled ([`ACK_SETTLE`]).
     pub(crate) fn ranges_desc(&self) -> impl Iterator<Item = RangeInclusive<u64>> + '_ {
-        self.ranges.iter().rev().cloned()
+        let settled = (self.acks_sent >= ACK_SETTLE as u64)
+            .then(|| self.reported[(self.acks_sent % ACK_SETTLE as u64) as usize]);
+        self.ranges
+            .iter()
+            .rev()
+            .enumerate()
+            .filter(move |(i, r)| *i == 0 || settled.is_none_or(|s| *r.end() > s))
+            .map(|(_, r)| r.clone())
     }
 
     /// How long the largest packet has waited for its ACK.
@@ -115,6 +190,17 @@ impl ReceivedPackets {
 
     /// Bookkeeping after an ACK went out.
     pub(crate) fn on_ack_sent(&mut self) {
+        if let Some(largest) = self.largest() {
+            self.reported[(self.acks_sent % ACK_SETTLE as u64) as usize] = largest;
+            self.acks_sent += 1;
+        }
+        self.repeats_left = if self.changed {
+            ACK_REPEATS
+        } else {
+            self.repeats_left.saturating_sub(1)
+        };
+        self.repeat_armed = false;
+        self.unacked_any = 0;
         self.unacked_eliciting = 0;
         self.immediate = false;
         self.deadline = None;
@@ -138,6 +224,27 @@ mod tests {
         assert!(!r.insert(4, now));
         assert!(r.contains(2));
         assert!(!r.contains(5));
+    }
+
+    #[test]
+    fn settled_ranges_leave_the_ack() {
+        let now = Instant::now();
+        let mut r = ReceivedPackets::new(8);
+        for pn in [0, 1, 2, 4, 5] {
+            r.insert(pn, now);
+        }
+        assert_eq!(r.ranges_desc().collect::<Vec<_>>(), vec![4..=5, 0..=2]);
+        // the first three ACKs report the old range...
+        for pn in 6..9 {
+            assert_eq!(r.ranges_desc().count(), 2, "before pn {pn}");
+            r.on_ack_sent();
+            r.insert(pn, now);
+        }
+        // ...after which it is settled: only the newest range is reported
+        assert_eq!(r.ranges_desc().collect::<Vec<_>>(), vec![4..=8]);
+        // a new gap is reported again
+        r.insert(10, now);
+        assert_eq!(r.ranges_desc().collect::<Vec<_>>(), vec![10..=10, 4..=8]);
     }
 
     #[test]

@@ -54,6 +54,17 @@ impl RttEstimator {
         }
     }
 
+    /// A retransmission timeout turned out spurious: the acknowledgement of the packet it
+    /// declared lost came late (`sample` after sending), not never. The estimate is raised so
+    /// that the next timeout would have waited: `SRTT = max(SRTT, sample)` and
+    /// `RTTVAR = max(RTTVAR, sample / 2)`, the reinitialisation the Eifel response algorithm
+    /// (RFC 4015) makes from the first sample after a spurious timeout. Later samples bring it
+    /// down again at the usual pace.
+    pub(crate) fn on_spurious_timeout(&mut self, sample: Duration) {
+        self.srtt = self.srtt.max(sample);
+        self.rttvar = self.rttvar.max(sample / 2);
+    }
+
     /// The smoothed RTT.
     pub(crate) fn srtt(&self) -> Duration {
         self.srtt
@@ -140,6 +151,24 @@ mod tests {
         // would go below min_rtt: not subtracted
         r.update(ms(101), ms(50));
         assert_eq!(r.latest(), ms(101));
+    }
+
+    #[test]
+    fn a_spurious_timeout_raises_the_estimate_to_the_late_sample() {
+        let mut r = RttEstimator::new(ms(500));
+        for _ in 0..50 {
+            r.update(ms(100), Duration::ZERO);
+        }
+        let before = r.rto(true, ms(1), Duration::ZERO);
+        r.on_spurious_timeout(ms(180));
+        assert_eq!(r.srtt(), ms(180));
+        assert_eq!(r.rttvar(), ms(90));
+        // the thin RTO now waits past the late sample
+        assert!(r.rto(true, ms(1), Duration::ZERO) > ms(180));
+        assert!(before < ms(110));
+        // a sample below the estimate leaves it alone
+        r.on_spurious_timeout(ms(50));
+        assert_eq!(r.srtt(), ms(180));
     }
 
     #[test]

@@ -20,6 +20,13 @@ pub(crate) struct SentPacket {
     pub(crate) time_sent: Instant,
     /// Declared lost (kept a while to detect spurious retransmissions).
     pub(crate) lost: bool,
+    /// Carries data sent after a loss of it (a retransmission or a repair copy): its outcome
+    /// feeds the repeat-loss estimate.
+    pub(crate) repair: bool,
+    /// Carries repair copies only: never in flight (recorded as lost from the start), so that
+    /// neither its loss nor the receiver not acknowledging it promptly triggers anything; an
+    /// acknowledgement of it still acknowledges its data.
+    pub(crate) copy: bool,
     /// When an acknowledgement of a later packet first indicated this one may be lost.
     pub(crate) indicated_at: Option<Instant>,
     /// Message data carried (first transmissions, retransmissions and bundled copies alike).
@@ -36,6 +43,8 @@ impl SentPacket {
         SentPacket {
             time_sent: self.time_sent,
             lost: true,
+            repair: self.repair,
+            copy: self.copy,
             indicated_at: self.indicated_at,
             chunks: std::mem::take(&mut self.chunks),
             shard: self.shard,
@@ -112,6 +121,14 @@ impl SentPackets {
             self.window.back().is_none_or(|(last, _)| pn > *last),
             "packet numbers grow"
         );
+        self.window.push_back((pn, Some(packet)));
+    }
+
+    /// Records a packet of repair copies: remembered (its acknowledgement acknowledges its
+    /// data) but not in flight, so no timer or loss rule looks at it.
+    pub(crate) fn on_sent_copies(&mut self, pn: u64, mut packet: SentPacket) {
+        packet.lost = true;
+        packet.copy = true;
         self.window.push_back((pn, Some(packet)));
     }
 

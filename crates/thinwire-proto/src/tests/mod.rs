@@ -7,4 +7,5 @@ mod fuzz_replay;
 mod lifecycle;
 mod memory;
 mod properties;
+mod repair;
 mod thin;

@@ -12,6 +12,10 @@ pub type AckRanges = SmallVec<[RangeInclusive<u64>; 4]>;
 /// Frame type byte of an ack frame.
 pub(crate) const ACK_TYPE: u8 = 0x02;
 
+/// Type of the short form of an ACK: one range and no ACK delay (the common case of a thin
+/// stream's immediate acknowledgement), `08 largest first_range`: two bytes fewer.
+pub(crate) const ACK_SHORT_TYPE: u8 = 0x08;
+
 /// An ack frame: which packet numbers the sender of the frame received.
 ///
 /// `ranges` are in descending order, the first contains `largest` (its
@@ -89,6 +93,9 @@ impl AckFrame {
             .clone()
             .map(|(gap, len)| varint::encoded_len(gap) + varint::encoded_len(len))
             .sum();
+        if self.is_short() {
+            return 1 + varint::encoded_len(self.largest) + varint::encoded_len(first_range);
+        }
         1 + varint::encoded_len(self.largest)
             + varint::encoded_len(self.ack_delay_us)
             + varint::encoded_len(extra.count() as u64)
@@ -124,6 +131,28 @@ impl AckFrame {
     }
 
     /// Parse the body of an ack frame (after the type byte).
+    /// Whether the frame is written in the short form (`08`): no range beyond the first on
+    /// the wire and an ACK delay of zero.
+    fn is_short(&self) -> bool {
+        self.ack_delay_us == 0 && self.wire_fields().1.next().is_none()
+    }
+
+    /// Decodes the body of a short ACK (`08 largest first_range`).
+    pub(crate) fn decode_short_body(r: &mut Reader<'_>) -> Result<AckFrame, DecodeError> {
+        let largest = r.varint()?;
+        let first_range = r.varint()?;
+        let smallest = largest
+            .checked_sub(first_range)
+            .ok_or(DecodeError::BadAck)?;
+        let mut ranges = AckRanges::new();
+        ranges.push(smallest..=largest);
+        Ok(AckFrame {
+            largest,
+            ack_delay_us: 0,
+            ranges,
+        })
+    }
+
     pub(crate) fn decode_body(r: &mut Reader<'_>) -> Result<AckFrame, DecodeError> {
         let largest = r.varint()?;
         let ack_delay_us = r.varint()?;
@@ -155,13 +184,21 @@ impl AckFrame {
     }
 }
 
-/// Append an ack frame (type byte `0x02` and body).
+/// Append an ack frame (type byte `0x02` and body, or the short form `0x08`).
 ///
 /// Writes `largest`, `ack_delay_us`, the extra-range count, the first range
 /// (`largest - ranges[0].start`), then one (gap, range_len) pair per
-/// further range. An empty `ranges` acknowledges `largest` alone.
+/// further range. An empty `ranges` acknowledges `largest` alone. A frame
+/// with one range and an ACK delay of zero goes in the short form: `08`,
+/// `largest`, first range.
 pub fn encode_ack(ack: &AckFrame, out: &mut Vec<u8>) {
     let (first_range, extra) = ack.wire_fields();
+    if ack.is_short() {
+        out.push(ACK_SHORT_TYPE);
+        varint::write(ack.largest, out);
+        varint::write(first_range, out);
+        return;
+    }
     out.push(ACK_TYPE);
     varint::write(ack.largest, out);
     varint::write(ack.ack_delay_us, out);

@@ -3,7 +3,7 @@
 
 use std::iter::FusedIterator;
 
-use super::ack::ACK_TYPE;
+use super::ack::{ACK_SHORT_TYPE, ACK_TYPE};
 use super::{
     varint, AckFrame, ChannelKind, DecodeError, Reader, SeqField, MAX_CHANNELS, MAX_FRAGMENT_COUNT,
     MAX_REASON_LEN, PATH_DATA_LEN,
@@ -14,10 +14,13 @@ const PING_TYPE: u8 = 0x01;
 const CLOSE_TYPE: u8 = 0x03;
 const PATH_CHALLENGE_TYPE: u8 = 0x05;
 const PATH_RESPONSE_TYPE: u8 = 0x06;
+const COPIES_TYPE: u8 = 0x07;
 /// `01cccccc`: compact message.
 const COMPACT_MSG: u8 = 0x40;
 /// `10cccccc`: full message.
 const FULL_MSG: u8 = 0x80;
+/// `11cccccc`: compact message whose payload runs to the end of the packet (the last frame).
+const LAST_MSG: u8 = 0xC0;
 const MSG_FORM_MASK: u8 = 0xC0;
 const CHANNEL_MASK: u8 = 0x3F;
 /// Full-form flags bit 0: the message is one fragment of a larger one.
@@ -104,13 +107,16 @@ pub enum Frame<'a> {
     PathChallenge([u8; PATH_DATA_LEN]),
     /// The echo of a PATH_CHALLENGE's data.
     PathResponse([u8; PATH_DATA_LEN]),
+    /// "The messages of this packet are repair copies": a packet whose messages the receiver
+    /// already has does not elicit an ACK by itself (it rides with the next one).
+    Copies,
 }
 
 impl Frame<'_> {
     /// True when receiving this frame obliges the receiver to send an ack
-    /// (every frame but Padding and Ack).
+    /// (every frame but Padding, Ack and Copies).
     pub fn is_ack_eliciting(&self) -> bool {
-        !matches!(self, Frame::Padding(_) | Frame::Ack(_))
+        !matches!(self, Frame::Padding(_) | Frame::Ack(_) | Frame::Copies)
     }
 }
 
@@ -234,6 +240,36 @@ pub fn encode_ping(out: &mut Vec<u8>) {
     out.push(PING_TYPE);
 }
 
+/// Turns the compact message frame that starts at `start` and ends `buf` (its payload is the
+/// last `payload_len` bytes) into the last-frame form `11cccccc`, whose payload runs to the
+/// end of the packet: its length byte goes. Returns false, changing nothing, when the bytes
+/// there are not such a frame.
+pub fn compact_to_last(buf: &mut Vec<u8>, start: usize, payload_len: usize) -> bool {
+    let Some(len_at) = buf.len().checked_sub(payload_len + 1) else {
+        return false;
+    };
+    let is_compact = buf
+        .get(start)
+        .is_some_and(|t| t & MSG_FORM_MASK == COMPACT_MSG);
+    if !is_compact || len_at <= start || usize::from(buf[len_at]) != payload_len {
+        return false;
+    }
+    buf[start] |= LAST_MSG;
+    buf.remove(len_at);
+    true
+}
+
+/// Append a COPIES marker (one byte, `0x07`): the packet's messages are repair copies.
+pub fn encode_copies(out: &mut Vec<u8>) {
+    out.push(COPIES_TYPE);
+}
+
+/// Insert a COPIES marker at `at` (between two frames), so that the frame that ends the packet
+/// stays last.
+pub fn insert_copies(buf: &mut Vec<u8>, at: usize) {
+    buf.insert(at.min(buf.len()), COPIES_TYPE);
+}
+
 /// Append a PATH_CHALLENGE frame (`05` + 8 bytes of data).
 pub fn encode_path_challenge(data: &[u8; PATH_DATA_LEN], out: &mut Vec<u8>) {
     out.push(PATH_CHALLENGE_TYPE);
@@ -303,7 +339,9 @@ impl<'a> FrameIter<'a, '_> {
                 Ok(Frame::Padding(count))
             }
             PING_TYPE => Ok(Frame::Ping),
+            COPIES_TYPE => Ok(Frame::Copies),
             ACK_TYPE => AckFrame::decode_body(&mut self.r).map(Frame::Ack),
+            ACK_SHORT_TYPE => AckFrame::decode_short_body(&mut self.r).map(Frame::Ack),
             CLOSE_TYPE => {
                 let code = self.r.varint()?;
                 let len = self.r.varint()?;
@@ -318,9 +356,7 @@ impl<'a> FrameIter<'a, '_> {
             super::shard::SHARD_TYPE => {
                 super::ShardFrame::decode_body(&mut self.r, self.channels).map(Frame::Shard)
             }
-            _ if ty & MSG_FORM_MASK == COMPACT_MSG || ty & MSG_FORM_MASK == FULL_MSG => {
-                self.parse_message(ty).map(Frame::Message)
-            }
+            _ if ty & MSG_FORM_MASK != 0 => self.parse_message(ty).map(Frame::Message),
             _ => Err(DecodeError::UnknownFrame(ty)),
         }
     }
@@ -332,7 +368,8 @@ impl<'a> FrameIter<'a, '_> {
             .get(usize::from(channel))
             .ok_or(DecodeError::UnknownChannel(channel))?;
         let r = &mut self.r;
-        if ty & MSG_FORM_MASK == COMPACT_MSG {
+        let form = ty & MSG_FORM_MASK;
+        if form == COMPACT_MSG || form == LAST_MSG {
             let seq = if kind.has_seq() {
                 Some(SeqField::compact(u64::from(r.u8()?)))
             } else {
@@ -343,8 +380,12 @@ impl<'a> FrameIter<'a, '_> {
             } else {
                 None
             };
-            let len = usize::from(r.u8()?);
-            let payload = r.bytes(len)?;
+            let payload = if form == LAST_MSG {
+                r.rest()
+            } else {
+                let len = usize::from(r.u8()?);
+                r.bytes(len)?
+            };
             return Ok(MessageFrame {
                 channel,
                 seq,

@@ -214,6 +214,16 @@ fn golden_frames() -> Vec<(&'static str, Vec<u8>, Vec<Frame<'static>>)> {
                 payload: b"z",
             })],
         ),
+        ("copies", hex("07"), vec![Frame::Copies]),
+        (
+            "short ack",
+            hex("08 4064 02"),
+            vec![Frame::Ack(AckFrame {
+                largest: 100,
+                ack_delay_us: 0,
+                ranges: smallvec::smallvec![98..=100],
+            })],
+        ),
     ]
 }
 
@@ -222,6 +232,7 @@ fn encode_frame(frame: &Frame<'_>, channels: &[ChannelKind], out: &mut Vec<u8>) 
     match frame {
         Frame::Padding(n) => encode_padding(*n, out),
         Frame::Ping => encode_ping(out),
+        Frame::Copies => encode_copies(out),
         Frame::Ack(a) => encode_ack(a, out),
         Frame::Close { code, reason } => encode_close(*code, reason, out),
         Frame::Message(m) => m.encode(channels[usize::from(m.channel)], out),
@@ -540,10 +551,13 @@ fn first_frame(bytes: &[u8]) -> Result<Frame<'_>, DecodeError> {
 fn frame_errors() {
     use DecodeError::*;
     let cases: &[(&str, DecodeError)] = &[
-        ("07", UnknownFrame(0x07)),
+        ("09", UnknownFrame(0x09)),
+        ("08 05", Truncated),
+        ("08 05 06", BadAck), // first range > largest
         ("3f", UnknownFrame(0x3F)),
-        ("c0", UnknownFrame(0xC0)),
-        ("ff", UnknownFrame(0xFF)),
+        ("c0", Truncated),         // last-frame message: the seq8 is missing
+        ("c5", UnknownChannel(5)), // last-frame message on a channel not in the table
+        ("ff", UnknownChannel(63)),
         ("45 00 00", UnknownChannel(5)),
         ("bf 00 00", UnknownChannel(63)),
         ("82 02 00", ReservedBits),
@@ -580,10 +594,10 @@ fn frame_errors() {
     assert_eq!(first_frame(&hex("02 05 00 01 03 01 00")), Err(BadAck));
     assert_eq!(first_frame(&hex("02 05 00 01 03 00 01")), Err(BadAck));
     // After an error the iterator is exhausted.
-    let bytes = hex("01 07 01");
+    let bytes = hex("01 09 01");
     let mut it = frames(&bytes, &ChannelKind::ALL);
     assert_eq!(it.next(), Some(Ok(Frame::Ping)));
-    assert_eq!(it.next(), Some(Err(UnknownFrame(7))));
+    assert_eq!(it.next(), Some(Err(UnknownFrame(9))));
     assert_eq!(it.next(), None);
     assert_eq!(it.next(), None);
     // Empty channel table: every message names an unknown channel.
@@ -723,7 +737,15 @@ fn ack_encode_is_robust_to_hand_built_frames() {
     };
     let mut out = Vec::new();
     encode_ack(&empty, &mut out);
-    assert_eq!(out, hex("02 03 00 00 00"));
+    // (one range and no delay: the short form)
+    assert_eq!(out, hex("08 03 00"));
+    let with_delay = AckFrame {
+        ack_delay_us: 5,
+        ..empty
+    };
+    let mut out = Vec::new();
+    encode_ack(&with_delay, &mut out);
+    assert_eq!(out, hex("02 03 05 00 00"));
     // More than MAX_ACK_RANGES ranges: the excess is dropped.
     let many = AckFrame {
         largest: 10_000,
@@ -757,11 +779,67 @@ fn close_reason_is_cut() {
     );
 }
 
+/// A compact message frame at the end of a packet loses its length byte and decodes to the
+/// same frame; anything else is left alone.
+#[test]
+fn compact_to_last_drops_the_length_of_the_final_frame() {
+    let channels = ChannelKind::ALL;
+    let mut out = hex("01");
+    let start = out.len();
+    let m = MessageFrame {
+        channel: 2,
+        seq: None,
+        key: None,
+        fragment: None,
+        payload: b"ok",
+    };
+    m.encode(channels[2], &mut out);
+    assert_eq!(out, hex("01 42 02 6f6b"));
+    assert!(compact_to_last(&mut out, start, 2));
+    assert_eq!(out, hex("01 c2 6f6b"));
+    let decoded: Vec<_> = frames(&out, &channels).collect::<Result<_, _>>().unwrap();
+    assert_eq!(decoded, vec![Frame::Ping, Frame::Message(m)]);
+    // golden: ch 0 ReliableOrdered, seq 3, "hi" to the end of the packet
+    let golden = hex("c0 03 6869");
+    let frames: Vec<_> = frames(&golden, &channels)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        frames,
+        vec![Frame::Message(MessageFrame {
+            channel: 0,
+            seq: Some(SeqField::compact(3)),
+            key: None,
+            fragment: None,
+            payload: b"hi",
+        })]
+    );
+    // a full-form frame, or a length that does not match, is not touched
+    let mut full = Vec::new();
+    encode_message(
+        &MessageHeader {
+            channel: 1,
+            kind: channels[1],
+            seq: 1000,
+            compact_seq: false,
+            key: None,
+            fragment: None,
+        },
+        b"abc",
+        &mut full,
+    );
+    let before = full.clone();
+    assert!(!compact_to_last(&mut full, 0, 3));
+    assert!(!compact_to_last(&mut full, 0, 2));
+    assert_eq!(full, before);
+}
+
 #[test]
 fn ack_eliciting() {
     assert!(!Frame::Padding(1).is_ack_eliciting());
     assert!(!Frame::Ack(sample_ack()).is_ack_eliciting());
     assert!(Frame::Ping.is_ack_eliciting());
+    assert!(!Frame::Copies.is_ack_eliciting());
     assert!(Frame::Close {
         code: 0,
         reason: b""
@@ -904,6 +982,7 @@ fn arb_ack() -> impl Strategy<Value = AckFrame> {
 enum FrameSpec {
     Padding(usize),
     Ping,
+    Copies,
     Ack(AckFrame),
     Close(u64, Vec<u8>),
     Message {
@@ -926,6 +1005,7 @@ fn arb_frame_spec() -> impl Strategy<Value = FrameSpec> {
     prop_oneof![
         1 => (1usize..5).prop_map(FrameSpec::Padding),
         1 => Just(FrameSpec::Ping),
+        1 => Just(FrameSpec::Copies),
         1 => arb_ack().prop_map(FrameSpec::Ack),
         1 => (arb_varint(), prop::collection::vec(any::<u8>(), 0..40))
             .prop_map(|(c, r)| FrameSpec::Close(c, r)),
@@ -1140,6 +1220,10 @@ proptest! {
                 FrameSpec::Ping => {
                     encode_ping(&mut out);
                     Frame::Ping
+                }
+                FrameSpec::Copies => {
+                    encode_copies(&mut out);
+                    Frame::Copies
                 }
                 FrameSpec::Ack(a) => {
                     encode_ack(a, &mut out);

@@ -83,9 +83,16 @@ fn the_weighted_trunk_keeps_the_tail_near_direct_at_5_percent_loss() {
     let (d, m) = (direct.latency_ms.p999, mux.latency_ms.p999);
     let period = opts.period.as_secs_f64() * 1000.0;
     eprintln!("5% loss, 60 s: p99.9 direct {d:.1} ms, multiplexed {m:.1} ms");
+    // The tail of plain retransmission at 5% is a message lost twice: one-way delay plus two
+    // timeouts of about one RTT, five one-way delays. The direct players' thin streams send
+    // their first retransmission twice (issue 16's repair policy) and stay below it; the
+    // trunk carries many flows, is not thin, and keeps within two periods (and 50 ms of
+    // scheduling) of it. Unweighted, it reached tens of seconds.
+    let double_loss = opts.delay.as_secs_f64() * 1000.0 * 5.0;
+    assert!(d <= double_loss, "direct p99.9 {d:.1} ms");
     assert!(
-        m <= d + 2.0 * period + 50.0,
-        "multiplexed p99.9 {m:.1} ms against direct {d:.1} ms"
+        m <= double_loss + 2.0 * period + 50.0,
+        "multiplexed p99.9 {m:.1} ms against the double loss {double_loss:.1} ms"
     );
     assert!(mux.latency_ms.max < 2000.0, "{}", mux.latency_ms.max);
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use thinwire_proto::{ChannelKind, ConnectionHandle, DeadlineOptions, Endpoint, Event, SendError};
 
-use super::counters::{DeadlineCounters, Snapshot};
+use super::counters::{DeadlineCounters, RecoveryCounters, Snapshot};
 use super::{client_addr, client_of, server_addr, server_key, ThinwireProtocol, ID_BYTES, IP_UDP};
 use crate::protocol::{
     add_counter, ChannelSemantics, Counters, DeadlineParity, OutMessage, SimEndpoint, Transmit,
@@ -311,6 +311,16 @@ impl SimEndpoint for ThinwireEndpoint {
     /// size), with `side` `server` or `client`. Datagrams count from the
     /// connection's establishment on and only those with payload (no
     /// handshake, keepalives or acknowledgement-only packets).
+    ///
+    /// Also the loss-recovery counters of [`RecoveryCounters`] (the
+    /// `ConnectionStats` fields of the same names, summed over every
+    /// connection the endpoint had, closed ones included):
+    /// `tw_{side}_packets_lost`, `tw_{side}_thin_fast_losses`,
+    /// `tw_{side}_rto_expirations`, `tw_{side}_spurious_losses`,
+    /// `tw_{side}_spurious_timeouts`, `tw_{side}_frames_retransmitted`,
+    /// `tw_{side}_repair_copies`, `tw_{side}_payload_bytes_copies`,
+    /// `tw_{side}_repairs_in_time`, `tw_{side}_repairs_late`,
+    /// `tw_{side}_ack_repeats` and `tw_{side}_frames_bundled`.
     fn add_counters(&self, out: &mut Counters) {
         let side = if self.is_server { "server" } else { "client" };
         let payload = self.payload_bytes_sent().unwrap_or(0);
@@ -325,6 +335,13 @@ impl SimEndpoint for ThinwireEndpoint {
                 payload + PANGOLIN_HEADER_BYTES * s.datagrams,
             ),
         ] {
+            add_counter(out, &format!("tw_{side}_{name}"), v as f64);
+        }
+        let mut recovery = RecoveryCounters::default();
+        for s in self.snapshots().values() {
+            recovery.add(&s.recovery);
+        }
+        for (name, v) in recovery.named() {
             add_counter(out, &format!("tw_{side}_{name}"), v as f64);
         }
     }

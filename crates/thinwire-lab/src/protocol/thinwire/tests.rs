@@ -104,6 +104,46 @@ fn repairs_and_parity_count_as_datagrams() {
 }
 
 #[test]
+fn recovery_counters_are_named_per_side_and_sum_to_the_runs() {
+    let lossy = LinkConfig {
+        loss: LossModel::Bernoulli { p: 0.2 },
+        ..LinkConfig::default().with_delay(Duration::from_millis(50))
+    };
+    let out = two_messages("thinwire", lossy);
+    for side in ["server", "client"] {
+        for name in RecoveryCounters::NAMES {
+            let key = format!("tw_{side}_{name}");
+            assert!(out.counters.contains_key(&key), "{key}");
+        }
+    }
+    let c = |n: &str| out.counters[n] as u64;
+    let r = RecoveryCounters::from_sim_counters(&out.counters).expect("counters");
+    assert_eq!(
+        r.packets_lost,
+        c("tw_server_packets_lost") + c("tw_client_packets_lost")
+    );
+    // the server sends the messages: it retransmits, the clients acknowledge
+    assert!(c("tw_server_packets_lost") > 0, "{r:?}");
+    assert!(c("tw_server_frames_retransmitted") > 0, "{r:?}");
+    assert_eq!(c("tw_client_frames_retransmitted"), 0, "{r:?}");
+    assert!(r.repairs_in_time + r.repairs_late <= r.frames_retransmitted + r.repair_copies);
+    let named = r.named();
+    assert_eq!(
+        RecoveryCounters::from_named(|n| named.iter().find(|x| x.0 == n).map(|x| x.1)),
+        Some(r)
+    );
+    let mut twice = r;
+    twice.add(&r);
+    assert_eq!(twice.packets_lost, 2 * r.packets_lost);
+    assert_eq!(twice.frames_bundled, 2 * r.frames_bundled);
+    // other protocols have none
+    assert_eq!(
+        RecoveryCounters::from_sim_counters(&Default::default()),
+        None
+    );
+}
+
+#[test]
 fn client_addresses_round_trip() {
     for c in [0u32, 1, 255, 256, 65_535, 100_000] {
         assert_eq!(client_of(client_addr(c)), Some(c));

@@ -1,0 +1,66 @@
+//! The "thinwire loss recovery" section: the loss-recovery counters of every
+//! thinwire configuration at every sweep point, which explain its tail (how
+//! many losses a timeout found, how many acknowledgements were lost or late,
+//! how much was sent again and whether the repairs came in time).
+
+use std::fmt::Write as _;
+
+use super::html::{escape, protocol_cell};
+use crate::protocol::RecoveryCounters;
+
+/// Column headers, in the order of [`RecoveryCounters::NAMES`].
+const HEADERS: [&str; 12] = [
+    "packets lost",
+    "thin fast losses",
+    "RTO expirations",
+    "spurious losses (lost ACK)",
+    "spurious timeouts (late ACK)",
+    "frames retransmitted",
+    "repair copies",
+    "repair copy bytes",
+    "repairs in time",
+    "repairs late",
+    "ACK repeats",
+    "frames bundled",
+];
+
+/// The section, `<table class="recovery">` with one row per `(protocol label,
+/// counters)` in `rows`; nothing without rows (no thinwire configuration).
+pub(super) fn recovery_section(html: &mut String, rows: &[(String, RecoveryCounters)]) {
+    if rows.is_empty() {
+        return;
+    }
+    html.push_str("<h2 id=\"recovery\">thinwire loss recovery</h2>\n");
+    html.push_str("<div class=\"wide\"><table class=\"recovery\">\n<tr><th>protocol</th>");
+    for h in HEADERS {
+        let _ = write!(html, "<th>{}</th>", escape(h));
+    }
+    html.push_str("</tr>\n");
+    for (protocol, counters) in rows {
+        let _ = write!(
+            html,
+            "<tr><td class=\"proto\">{}</td>",
+            protocol_cell(protocol, false)
+        );
+        for (_, v) in counters.named() {
+            let _ = write!(html, "<td class=\"num\">{v}</td>");
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table></div>\n");
+    html.push_str(
+        "<p class=\"note\">thinwire loss recovery: the counters of thinwire's connection \
+         statistics, summed over the server's and the clients' endpoints (every connection, \
+         closed ones included; the tables' first run). The side that sends the messages counts \
+         the losses, timeouts, retransmissions, repair copies, bundled frames and repairs; the \
+         side that acknowledges them counts the ACK repeats. <i>Thin fast losses</i>: losses \
+         declared after a single indication (thin-stream fast retransmit). <i>Spurious \
+         losses</i>: packets declared lost and acknowledged afterwards (the ACK was lost). \
+         <i>Spurious timeouts</i>: retransmission timeouts whose acknowledgement was only late \
+         (the RTT estimate is raised). <i>Repair copies</i>: extra copies the repair policy \
+         sent beyond one per stage. <i>Repairs in time / late</i>: fragments acknowledged \
+         through a retransmission within / after their channel's repair target ((1 + rtts) \
+         smoothed RTTs from the first transmission). <i>ACK repeats</i>: acknowledgement-only \
+         packets sent a second time.</p>\n",
+    );
+}

@@ -1,0 +1,214 @@
+//! The connection's side of proactive repair ([`crate::repair`]): which policy a reliable
+//! channel follows now, the copies it schedules, and how its repairs fared.
+
+use std::time::{Duration, Instant};
+
+use super::Connection;
+use crate::error::SendError;
+use crate::recovery::ChunkRef;
+use crate::repair::{copy_spacing, RepairModel, RepairPolicy, RepairTarget, MAX_LOSS, MAX_STAGES};
+
+/// Loss estimates are rounded up to this step before a policy is solved: the policy assumes
+/// at least the estimated loss, and is solved again only when a rate crosses a step.
+const RATE_STEP: f64 = 0.005;
+
+/// What a repair policy was solved for (rates as steps of [`RATE_STEP`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RepairKey {
+    rtts: u64,
+    target: u64,
+    max_copies: u8,
+    copy_first: bool,
+    stages: u8,
+    rates: [u16; 3],
+}
+
+/// The last policy solved, and what for.
+pub(super) type RepairCache = Option<(RepairKey, RepairPolicy)>;
+
+fn step_up(rate: f64) -> u16 {
+    let max = (MAX_LOSS / RATE_STEP).round() as u16;
+    ((rate / RATE_STEP - 1e-9).ceil().max(0.0) as u16).min(max)
+}
+
+impl Connection {
+    /// Sets (or clears) the repair target of reliable `channel`.
+    pub(crate) fn set_channel_repair(
+        &mut self,
+        channel: u8,
+        target: Option<RepairTarget>,
+    ) -> Result<(), SendError> {
+        let kind = *self
+            .channels
+            .get(channel as usize)
+            .ok_or(SendError::UnknownChannel(channel))?;
+        if !kind.is_reliable() {
+            return Err(SendError::WrongChannelKind {
+                channel,
+                kind,
+                expected: "a reliable channel",
+            });
+        }
+        if target.is_some_and(|t| !t.is_valid()) {
+            return Err(SendError::InvalidRepairTarget);
+        }
+        self.ensure_send();
+        self.send[channel as usize].repair = target;
+        Ok(())
+    }
+
+    /// The model for `target` at the current estimates and timers.
+    pub(super) fn repair_model(&self, target: &RepairTarget) -> RepairModel {
+        let rate = |r: f64| (f64::from(step_up(r)) * RATE_STEP).min(MAX_LOSS);
+        RepairModel {
+            stages: target.stages(self.rtt.srtt(), self.rto()),
+            loss: rate(self.estimates.planning_loss()),
+            repeat_loss: rate(self.estimates.repeat_loss()),
+            ack_loss: rate(self.estimates.ack_loss()),
+            target: target.target,
+            max_copies: target.max_copies,
+            max_first_copies: if target.copy_first {
+                target.max_copies
+            } else {
+                1
+            },
+        }
+    }
+
+    /// Copies the policy of `channel` sends in `stage`, while the connection is thin (1 when
+    /// the channel has no target or the connection is not thin).
+    pub(super) fn repair_copies(&mut self, channel: u8, stage: u8) -> u8 {
+        if !self.is_thin() {
+            return 1;
+        }
+        let Some(target) = self.send.get(channel as usize).and_then(|c| c.repair) else {
+            return 1;
+        };
+        let model = self.repair_model(&target);
+        let key = RepairKey {
+            rtts: target.rtts.to_bits(),
+            target: target.target.to_bits(),
+            max_copies: target.max_copies,
+            copy_first: target.copy_first,
+            stages: model.stages,
+            rates: [
+                step_up(model.loss),
+                step_up(model.repeat_loss),
+                step_up(model.ack_loss),
+            ],
+        };
+        let policy = match self.repair_cache {
+            Some((k, p)) if k == key => p,
+            _ => {
+                let p = RepairPolicy::solve(&model).unwrap_or_else(|_| RepairPolicy::plain(&model));
+                self.repair_cache = Some((key, p));
+                p
+            }
+        };
+        policy.copies(stage)
+    }
+
+    /// Schedules the extra copies the policy wants for chunk `c`, which just went out in its
+    /// stage `stage`: they leave one [`copy_spacing`] later, unless a packet in between
+    /// carries them (bundling).
+    pub(super) fn schedule_copies(&mut self, now: Instant, c: ChunkRef, stage: u8) {
+        let extra = self.repair_copies(c.channel, stage).saturating_sub(1);
+        if extra == 0 {
+            return;
+        }
+        let Some(f) = self.send[c.channel as usize]
+            .msgs
+            .get_mut(c.seq)
+            .and_then(|m| m.frags.get_mut(c.frag as usize))
+        else {
+            return;
+        };
+        f.copies_due = extra;
+        let at = now + copy_spacing(self.rtt.srtt());
+        for _ in 0..extra {
+            self.copies.push_back((Some(at), c));
+        }
+    }
+
+    /// Drops scheduled copies no longer wanted (acknowledged, or already carried by bundling)
+    /// from the front.
+    fn prune_copies(&mut self) {
+        while let Some(&(_, c)) = self.copies.front() {
+            let wanted = self.send[c.channel as usize]
+                .frag(c.seq, c.frag)
+                .is_some_and(|f| !f.acked && f.copies_due > 0);
+            if wanted {
+                return;
+            }
+            self.copies.pop_front();
+        }
+    }
+
+    /// When the repair timer must fire: the due time of the first copy not yet released.
+    pub(super) fn copy_timer(&mut self) -> Option<Instant> {
+        self.prune_copies();
+        self.copies.iter().find_map(|(at, _)| *at)
+    }
+
+    /// The repair timer fired: the copies due by `now` are released (they no longer arm the
+    /// timer) and go with the next datagrams that may carry data.
+    pub(super) fn on_repair_timer(&mut self, now: Instant) {
+        for (at, _) in self.copies.iter_mut() {
+            match at {
+                Some(t) if *t <= now => *at = None,
+                Some(_) => break,
+                None => {}
+            }
+        }
+    }
+
+    /// The first wanted copy, if it is due at `now` (released, or its time has come).
+    pub(super) fn due_copy(&mut self, now: Instant) -> Option<ChunkRef> {
+        self.prune_copies();
+        self.copies
+            .front()
+            .filter(|(at, _)| at.is_none_or(|t| t <= now))
+            .map(|&(_, c)| c)
+    }
+
+    /// Counts a repair (a fragment acknowledged through a retransmission, not through its
+    /// first transmission) as in time or late against its channel's target: in time when the
+    /// acknowledgement came within `(1 + rtts)` smoothed RTTs of the first transmission
+    /// (delivery one-way delay before it, against a deadline of one-way delay + `rtts` RTTs).
+    pub(super) fn note_repair_acked(&mut self, now: Instant, c: ChunkRef) {
+        let srtt = self.rtt.srtt();
+        let Some(ch) = self.send.get(c.channel as usize) else {
+            return;
+        };
+        let Some(msg) = ch.msgs.get(c.seq) else {
+            return;
+        };
+        let repaired = msg
+            .frags
+            .get(c.frag as usize)
+            .is_some_and(|f| !f.acked && f.stage >= 2);
+        let (Some(first), true) = (msg.first_sent, repaired) else {
+            return;
+        };
+        let rtts = ch.repair.unwrap_or_default().rtts;
+        let allowed = Duration::from_secs_f64(srtt.as_secs_f64() * (1.0 + rtts));
+        if now.saturating_duration_since(first) <= allowed {
+            self.stats.repairs_in_time += 1;
+        } else {
+            self.stats.repairs_late += 1;
+        }
+    }
+
+    /// The plan (copies per stage) of the transport's default target at the current
+    /// estimates, for the statistics.
+    pub(super) fn repair_plan(&self) -> Vec<u8> {
+        let Some(target) = self.config.repair else {
+            return Vec::new();
+        };
+        let model = self.repair_model(&target);
+        let stages = model.stages.min(MAX_STAGES);
+        RepairPolicy::solve(&model)
+            .map(|p| p.plan()[..usize::from(stages)].to_vec())
+            .unwrap_or_default()
+    }
+}
