@@ -74,7 +74,8 @@ fn short4(cid: &[u8; CID_LEN], pn: u32, frames: &[u8]) -> Vec<u8> {
 
 /// A Reset (§2.7) for `cid` with `token`.
 fn reset(cid: &[u8; CID_LEN], token: &[u8; 16]) -> Vec<u8> {
-    let mut d = vec![0xc4, 0, 0, 0, 2, CID_LEN as u8];
+    let v = thinwire::proto::wire::VERSION.to_be_bytes();
+    let mut d = vec![0xc4, v[0], v[1], v[2], v[3], CID_LEN as u8];
     d.extend_from_slice(cid);
     d.extend_from_slice(token);
     d
@@ -101,7 +102,12 @@ fn forged_messages(seq8: u8) -> Vec<u8> {
 /// Checks that `d` is a Reset for `cid` and returns its token.
 fn reset_token(d: &[u8], cid: &[u8; CID_LEN]) -> [u8; 16] {
     assert_eq!(d.len(), RESET_LEN, "{d:02x?}");
-    assert_eq!(&d[..6], &[0xc4, 0, 0, 0, 2, CID_LEN as u8], "{d:02x?}");
+    let v = thinwire::proto::wire::VERSION.to_be_bytes();
+    assert_eq!(
+        &d[..6],
+        &[0xc4, v[0], v[1], v[2], v[3], CID_LEN as u8],
+        "{d:02x?}"
+    );
     assert_eq!(&d[6..6 + CID_LEN], cid, "the Reset names the id it answers");
     assert!(
         matches!(LongPacket::decode(d), Ok(LongPacket::Reset { .. })),

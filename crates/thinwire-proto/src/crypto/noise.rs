@@ -238,9 +238,9 @@ mod tests {
     #[test]
     fn golden_prologue() {
         let cid = ConnectionId::new(&[0x11, 0x22, 0x33, 0x44]).unwrap();
-        let p = prologue(2, &cid, 0x0102030405060708, 0xa1a2a3a4a5a6a7a8);
+        let p = prologue(3, &cid, 0x0102030405060708, 0xa1a2a3a4a5a6a7a8);
         let mut expected = b"thinwire handshake".to_vec();
-        expected.extend_from_slice(&[0, 0, 0, 2, 4, 0x11, 0x22, 0x33, 0x44]);
+        expected.extend_from_slice(&[0, 0, 0, 3, 4, 0x11, 0x22, 0x33, 0x44]);
         expected.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
         expected.extend_from_slice(&[0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8]);
         assert_eq!(p, expected);

@@ -51,7 +51,7 @@ pub use seq::{seq_compact_ok, seq_expand, SeqField, SEQ_COMPACT_MAX_DISTANCE};
 pub use shard::{ShardFrame, MAX_SHARDS_K};
 
 /// The protocol version this crate speaks: 2, the first with encrypted packets.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Minimum size of a datagram carrying a Hello (the encoder pads to it).
 ///

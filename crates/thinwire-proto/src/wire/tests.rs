@@ -51,7 +51,7 @@ fn hex(s: &str) -> Vec<u8> {
 
 /// Every long packet type with its golden encoding.
 fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
-    let mut hello = hex("c0 00000002 04 11223344 0102030405060708 a1a2a3a4a5a6a7a8");
+    let mut hello = hex("c0 00000003 04 11223344 0102030405060708 a1a2a3a4a5a6a7a8");
     hello.resize(HELLO_MIN_SIZE, 0);
     vec![
         (
@@ -72,7 +72,7 @@ fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
                 nonce: NONCE,
                 cookie: COOKIE.to_vec(),
             },
-            hex("c1 00000002 04 11223344 a1a2a3a4a5a6a7a8 04 deadbeef"),
+            hex("c1 00000003 04 11223344 a1a2a3a4a5a6a7a8 04 deadbeef"),
         ),
         (
             "connect",
@@ -84,7 +84,7 @@ fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
                 cookie: COOKIE.to_vec(),
                 handshake: vec![0xaa, 0xbb, 0xcc],
             },
-            hex("c2 00000002 04 11223344 0102030405060708 a1a2a3a4a5a6a7a8 \
+            hex("c2 00000003 04 11223344 0102030405060708 a1a2a3a4a5a6a7a8 \
                  04 deadbeef 0003 aabbcc"),
         ),
         (
@@ -95,7 +95,7 @@ fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
                 nonce: NONCE,
                 handshake: vec![0xdd, 0xee],
             },
-            hex("c3 00000002 04 11223344 a1a2a3a4a5a6a7a8 0002 ddee"),
+            hex("c3 00000003 04 11223344 a1a2a3a4a5a6a7a8 0002 ddee"),
         ),
         (
             "reset",
@@ -104,7 +104,7 @@ fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
                 cid: cid(&SERVER_CID),
                 token: *b"\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\xdd\xee\xff",
             },
-            hex("c4 00000002 02 5566 00112233445566778899aabbccddeeff"),
+            hex("c4 00000003 02 5566 00112233445566778899aabbccddeeff"),
         ),
         (
             "refuse",
@@ -114,7 +114,7 @@ fn golden_long() -> Vec<(&'static str, LongPacket, Vec<u8>)> {
                 nonce: NONCE,
                 reason: 1,
             },
-            hex("c6 00000002 04 11223344 a1a2a3a4a5a6a7a8 01"),
+            hex("c6 00000003 04 11223344 a1a2a3a4a5a6a7a8 01"),
         ),
         (
             "version_negotiation",
@@ -642,13 +642,13 @@ fn header_errors() {
     assert_eq!(long("d4 00000001 01 00"), Err(ReservedBits));
     assert_eq!(long("e4 00000001 01 00"), Err(ReservedBits));
     assert_eq!(long("c7 00000001 01 00"), Err(UnknownPacketType(7)));
-    assert_eq!(long("c6 00000002 01 00 a1a2a3a4a5a6a7a8"), Err(Truncated));
+    assert_eq!(long("c6 00000003 01 00 a1a2a3a4a5a6a7a8"), Err(Truncated));
     assert_eq!(
-        long("c2 00000002 01 00 0000000000000000 0000000000000000 00 0401"),
+        long("c2 00000003 01 00 0000000000000000 0000000000000000 00 0401"),
         Err(BadHandshake)
     );
     assert_eq!(
-        long("c3 00000002 01 00 0000000000000000 0005 aabb"),
+        long("c3 00000003 01 00 0000000000000000 0005 aabb"),
         Err(Truncated)
     );
     assert_eq!(long("cf 00000001 01 00"), Err(UnknownPacketType(15)));
@@ -657,7 +657,7 @@ fn header_errors() {
     assert_eq!(long("c4 00000001 02 00"), Err(Truncated));
     assert_eq!(long("c4 00000001 01 00 00"), Err(Truncated));
     assert_eq!(
-        long("c4 00000002 01 00 00112233445566778899aabbccddeeff 00"),
+        long("c4 00000003 01 00 00112233445566778899aabbccddeeff 00"),
         Err(TrailingBytes)
     );
     assert_eq!(long("c5 00000001 01 00 00"), Err(BadVersionField));
