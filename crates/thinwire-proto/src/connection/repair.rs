@@ -78,12 +78,13 @@ impl Connection {
     /// Copies the policy of `channel` sends in `stage`, while the connection is thin (1 when
     /// the channel has no target or the connection is not thin).
     pub(super) fn repair_copies(&mut self, channel: u8, stage: u8) -> u8 {
-        if !self.is_thin() {
-            return 1;
-        }
         let Some(target) = self.send.get(channel as usize).and_then(|c| c.repair) else {
             return 1;
         };
+        // the common case, every first transmission: nothing to solve
+        if (stage <= 1 && !target.copy_first) || !self.is_thin() {
+            return 1;
+        }
         let model = self.repair_model(&target);
         let key = RepairKey {
             rtts: target.rtts.to_bits(),

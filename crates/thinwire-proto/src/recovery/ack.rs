@@ -4,6 +4,8 @@ use std::collections::VecDeque;
 use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
+use crate::repair::Rate;
+
 /// Received packet numbers as disjoint ranges (ascending), plus ack scheduling state.
 ///
 /// At most `max_ranges` ranges are kept; when more would be needed the oldest range is forgotten
@@ -32,8 +34,7 @@ pub(crate) struct ReceivedPackets {
     pub(crate) repeat_armed: bool,
     /// Estimated loss rate of incoming packets (gaps in the packet numbers; reordering
     /// counts as loss), over about the last 256 packets.
-    loss: f64,
-    loss_samples: u32,
+    loss: Rate,
     /// Bytes of the largest packet received (what a repeated ACK protects).
     pub(crate) largest_len: usize,
     /// The largest packet number of each of the last [`ACK_SETTLE`] ACKs sent (a ring).
@@ -71,8 +72,7 @@ impl ReceivedPackets {
             unacked_any: 0,
             repeats_left: 0,
             repeat_armed: false,
-            loss: 0.0,
-            loss_samples: 0,
+            loss: Rate::default(),
             largest_len: 0,
             reported: [0; ACK_SETTLE],
             acks_sent: 0,
@@ -105,9 +105,9 @@ impl ReceivedPackets {
             self.largest_at = Some(now);
             let skipped = largest.map_or(0, |l| (pn - l - 1).min(64));
             for _ in 0..skipped {
-                self.note_loss(true);
+                self.loss.note(true, 256);
             }
-            self.note_loss(false);
+            self.loss.note(false, 256);
         }
         // find insertion point (ranges ascending)
         let idx = self.ranges.partition_point(|r| *r.end() < pn);
@@ -150,17 +150,11 @@ impl ReceivedPackets {
     /// The incoming loss rate, once 32 packets have been seen (0 before: a rate from a handful
     /// of packets would repeat ACKs on the strength of one early loss).
     pub(crate) fn loss(&self) -> f64 {
-        if self.loss_samples < 32 {
+        if self.loss.samples() < 32 {
             0.0
         } else {
-            self.loss
+            self.loss.value()
         }
-    }
-
-    fn note_loss(&mut self, lost: bool) {
-        self.loss_samples = (self.loss_samples + 1).min(256);
-        let x = if lost { 1.0 } else { 0.0 };
-        self.loss += (x - self.loss) / f64::from(self.loss_samples);
     }
 
     /// Ranges newest first, for an ACK frame: the newest always, older ones until they are

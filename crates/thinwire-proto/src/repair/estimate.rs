@@ -25,7 +25,7 @@ const PRIOR_WEIGHT: f64 = 16.0;
 /// One exponentially weighted rate: the plain mean of the first `window` outcomes, then an
 /// average with weight `1 / window`.
 #[derive(Debug, Clone, Copy, Default)]
-struct Rate {
+pub(crate) struct Rate {
     value: f64,
     samples: u32,
 }
@@ -35,7 +35,18 @@ impl Rate {
         1.0 / f64::from(self.samples.max(1))
     }
 
-    fn note(&mut self, hit: bool, window: u32) {
+    /// The rate (0 before any outcome).
+    pub(crate) fn value(&self) -> f64 {
+        self.value
+    }
+
+    /// Outcomes counted, at most the window.
+    pub(crate) fn samples(&self) -> u32 {
+        self.samples
+    }
+
+    /// Counts one outcome.
+    pub(crate) fn note(&mut self, hit: bool, window: u32) {
         self.samples = (self.samples + 1).min(window);
         let x = if hit { 1.0 } else { 0.0 };
         self.value += (x - self.value) * self.weight();

@@ -57,7 +57,7 @@ mod policy;
 
 use std::time::Duration;
 
-pub(crate) use estimate::LossEstimates;
+pub(crate) use estimate::{LossEstimates, Rate};
 pub use policy::{RepairError, RepairModel, RepairPolicy, MAX_COPIES, MAX_LOSS, MAX_STAGES};
 
 /// The implicit target of a reliable channel: each message should arrive within the one-way
