@@ -40,7 +40,6 @@ impl Connection {
                 new_data_acked = true;
                 self.cc.on_ack(packet.time_sent);
                 self.estimates.on_outcome(false, packet.repair);
-                self.estimates.on_acked_in_time();
             }
             if *pn == ack.largest && largest_before.is_none_or(|l| ack.largest > l) {
                 let sample = now.saturating_duration_since(packet.time_sent);

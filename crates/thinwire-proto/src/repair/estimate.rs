@@ -71,12 +71,16 @@ pub(crate) struct LossEstimates {
 }
 
 impl LossEstimates {
-    /// A packet was acknowledged (`lost` false) or declared lost; `repair` when it carried a
-    /// retransmission or a copy (a packet sent after a loss of its data).
+    /// A packet was acknowledged in time (`lost` false: its acknowledgement also counts as
+    /// one that came back) or declared lost; `repair` when it carried a retransmission or a
+    /// copy (a packet sent after a loss of its data).
     pub(crate) fn on_outcome(&mut self, lost: bool, repair: bool) {
         self.loss.note(lost, LOSS_WINDOW);
         if repair {
             self.repeat.note(lost, REPEAT_WINDOW);
+        }
+        if !lost {
+            self.ack.note(false, LOSS_WINDOW);
         }
     }
 
@@ -88,11 +92,6 @@ impl LossEstimates {
             self.repeat.retract();
         }
         self.ack.note(true, LOSS_WINDOW);
-    }
-
-    /// A packet acknowledged in time (before it was declared lost).
-    pub(crate) fn on_acked_in_time(&mut self) {
-        self.ack.note(false, LOSS_WINDOW);
     }
 
     /// Mean loss rate of packets.

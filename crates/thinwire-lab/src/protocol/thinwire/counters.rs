@@ -59,92 +59,91 @@ impl DeadlineCounters {
     }
 }
 
-/// Loss-recovery counters of thinwire endpoints (the `ConnectionStats`
-/// fields of the same names, summed over connections). Losses, timeouts,
-/// retransmissions, copies, bundling and repairs are counted by the side that
-/// sends the messages; ACK repeats by the side that acknowledges them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RecoveryCounters {
+/// Declares [`RecoveryCounters`] from one list of `ConnectionStats` field names, so that the
+/// struct, its names, the copy from the statistics and the sum cannot drift apart.
+macro_rules! recovery_counters {
+    ($($(#[doc = $doc:literal])* $field:ident,)*) => {
+        /// Loss-recovery counters of thinwire endpoints (the `ConnectionStats`
+        /// fields of the same names, summed over connections). Losses, timeouts,
+        /// retransmissions, copies, bundling and repairs are counted by the side that
+        /// sends the messages; ACK repeats by the side that acknowledges them.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        pub struct RecoveryCounters {
+            $($(#[doc = $doc])* pub $field: u64,)*
+        }
+
+        impl RecoveryCounters {
+            /// The counters' names, in the order of [`Self::named`]: the named
+            /// counters are `tw_{side}_{name}` (see
+            /// [`crate::protocol::SimEndpoint::add_counters`]).
+            pub const NAMES: [&'static str; RECOVERY_COUNT] = [$(stringify!($field)),*];
+
+            /// The counters of one connection.
+            pub fn from_stats(s: &ConnectionStats) -> Self {
+                RecoveryCounters { $($field: s.$field,)* }
+            }
+
+            /// The counters from named values: `value(name)` for every name of
+            /// [`Self::NAMES`] (0 when it gives none); `None` when it knows none of
+            /// them.
+            pub fn from_named(mut value: impl FnMut(&str) -> Option<u64>) -> Option<Self> {
+                let mut r = Self::default();
+                let mut any = false;
+                $(
+                    if let Some(v) = value(stringify!($field)) {
+                        r.$field = v;
+                        any = true;
+                    }
+                )*
+                any.then_some(r)
+            }
+
+            /// `(name, value)` for every counter, in the order of [`Self::NAMES`].
+            pub fn named(&self) -> [(&'static str, u64); RECOVERY_COUNT] {
+                [$((stringify!($field), self.$field)),*]
+            }
+
+            /// Adds `other` to these counters.
+            pub fn add(&mut self, other: &RecoveryCounters) {
+                $(self.$field += other.$field;)*
+            }
+        }
+    };
+}
+
+/// How many counters [`RecoveryCounters`] has.
+const RECOVERY_COUNT: usize = 12;
+
+recovery_counters! {
     /// Packets declared lost.
-    pub packets_lost: u64,
+    packets_lost,
     /// Losses declared after a single indication (thin-stream fast retransmit).
-    pub thin_fast_losses: u64,
+    thin_fast_losses,
     /// Retransmission timeouts that fired.
-    pub rto_expirations: u64,
+    rto_expirations,
     /// Packets declared lost that were acknowledged afterwards (a lost ACK).
-    pub spurious_losses: u64,
+    spurious_losses,
     /// Retransmission timeouts found spurious because the acknowledgement was
     /// only late.
-    pub spurious_timeouts: u64,
+    spurious_timeouts,
     /// Message frames retransmitted after a loss.
-    pub frames_retransmitted: u64,
+    frames_retransmitted,
     /// Extra copies of message fragments sent by the repair policy.
-    pub repair_copies: u64,
+    repair_copies,
     /// Payload bytes of those copies.
-    pub payload_bytes_copies: u64,
+    payload_bytes_copies,
     /// Fragments acknowledged through a retransmission within their channel's
     /// repair target.
-    pub repairs_in_time: u64,
+    repairs_in_time,
     /// Fragments acknowledged through a retransmission after it.
-    pub repairs_late: u64,
+    repairs_late,
     /// ACK-only packets sent a second time.
-    pub ack_repeats: u64,
+    ack_repeats,
     /// Message frames sent again by redundant bundling.
-    pub frames_bundled: u64,
+    frames_bundled,
 }
 
 impl RecoveryCounters {
-    /// The counters' names, in the order of [`Self::named`]: the named
-    /// counters are `tw_{side}_{name}` (see
-    /// [`crate::protocol::SimEndpoint::add_counters`]).
-    pub const NAMES: [&'static str; 12] = [
-        "packets_lost",
-        "thin_fast_losses",
-        "rto_expirations",
-        "spurious_losses",
-        "spurious_timeouts",
-        "frames_retransmitted",
-        "repair_copies",
-        "payload_bytes_copies",
-        "repairs_in_time",
-        "repairs_late",
-        "ack_repeats",
-        "frames_bundled",
-    ];
-
-    /// The counters of one connection.
-    pub fn from_stats(s: &ConnectionStats) -> Self {
-        RecoveryCounters {
-            packets_lost: s.packets_lost,
-            thin_fast_losses: s.thin_fast_losses,
-            rto_expirations: s.rto_expirations,
-            spurious_losses: s.spurious_losses,
-            spurious_timeouts: s.spurious_timeouts,
-            frames_retransmitted: s.frames_retransmitted,
-            repair_copies: s.repair_copies,
-            payload_bytes_copies: s.payload_bytes_copies,
-            repairs_in_time: s.repairs_in_time,
-            repairs_late: s.repairs_late,
-            ack_repeats: s.ack_repeats,
-            frames_bundled: s.frames_bundled,
-        }
-    }
-
-    /// The counters from named values: `value(name)` for every name of
-    /// [`Self::NAMES`] (0 when it gives none); `None` when it knows none of
-    /// them.
-    pub fn from_named(mut value: impl FnMut(&str) -> Option<u64>) -> Option<Self> {
-        let mut v = [0u64; 12];
-        let mut any = false;
-        for (x, name) in v.iter_mut().zip(Self::NAMES) {
-            if let Some(n) = value(name) {
-                *x = n;
-                any = true;
-            }
-        }
-        any.then(|| Self::from_values(v))
-    }
-
     /// The counters of a simulation, server and client endpoints summed, from
     /// its named counters `tw_server_{name}` and `tw_client_{name}`; `None`
     /// when it has none (protocols other than thinwire).
@@ -156,54 +155,6 @@ impl RecoveryCounters {
                 .any(Option::is_some)
                 .then(|| sides.iter().flatten().map(|v| **v as u64).sum())
         })
-    }
-
-    /// `(name, value)` for every counter, in the order of [`Self::NAMES`].
-    pub fn named(&self) -> [(&'static str, u64); 12] {
-        let v = self.values();
-        std::array::from_fn(|i| (Self::NAMES[i], v[i]))
-    }
-
-    /// Adds `other` to these counters.
-    pub fn add(&mut self, other: &RecoveryCounters) {
-        let (a, b) = (self.values(), other.values());
-        *self = Self::from_values(std::array::from_fn(|i| a[i] + b[i]));
-    }
-
-    fn values(&self) -> [u64; 12] {
-        [
-            self.packets_lost,
-            self.thin_fast_losses,
-            self.rto_expirations,
-            self.spurious_losses,
-            self.spurious_timeouts,
-            self.frames_retransmitted,
-            self.repair_copies,
-            self.payload_bytes_copies,
-            self.repairs_in_time,
-            self.repairs_late,
-            self.ack_repeats,
-            self.frames_bundled,
-        ]
-    }
-
-    fn from_values(v: [u64; 12]) -> Self {
-        let [packets_lost, thin_fast_losses, rto_expirations, spurious_losses, spurious_timeouts, frames_retransmitted, repair_copies, payload_bytes_copies, repairs_in_time, repairs_late, ack_repeats, frames_bundled] =
-            v;
-        RecoveryCounters {
-            packets_lost,
-            thin_fast_losses,
-            rto_expirations,
-            spurious_losses,
-            spurious_timeouts,
-            frames_retransmitted,
-            repair_copies,
-            payload_bytes_copies,
-            repairs_in_time,
-            repairs_late,
-            ack_repeats,
-            frames_bundled,
-        }
     }
 }
 
