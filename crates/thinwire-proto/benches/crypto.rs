@@ -41,10 +41,11 @@ fn bench_packets(c: &mut Criterion) {
             tx.seal(7, &mut sealed, HEADER);
             g.bench_function(format!("open/{name}/{}B", HEADER + frames), |b| {
                 let mut buf = sealed.clone();
+                let now = std::time::Instant::now();
                 b.iter(|| {
                     buf.copy_from_slice(&sealed);
                     let (h, body) = buf.split_at_mut(HEADER);
-                    rx.open(7, h, body).expect("opens")
+                    rx.open(now, 7, h, body).expect("opens")
                 })
             });
         }

@@ -90,20 +90,35 @@ pub struct TransportConfig {
     pub handshake_timeout: Duration,
     /// How long a graceful close may wait for outstanding reliable data. Default 5 s.
     pub close_timeout: Duration,
-    /// Most payload bytes queued for sending per connection. Default 16 MiB.
+    /// Most payload bytes queued for sending per connection and not yet acknowledged. Default
+    /// 2 MiB: a largest message (`max_message_size`) and as much again queued behind it; at
+    /// 60 messages of 300 bytes a second, two minutes of data the peer has not acknowledged.
+    /// A peer that never acknowledges makes its connection hold this much at most, and the
+    /// endpoint's [`MemoryBudget`] closes it if that is above its fair share while memory is
+    /// tight.
     pub send_buffer: usize,
-    /// Most payload bytes held for ordering and reassembly per connection. Default 16 MiB.
+    /// Most bytes held for ordering and reassembly per connection (payloads plus a fixed
+    /// overhead per held message and fragment). Default 1 MiB, sized for games: a game
+    /// stream of 60 messages of 300 bytes a second fills it only after a minute of
+    /// head-of-line blocking, and one largest message still reassembles (its next-in-order
+    /// parts are always let in). The endpoint's [`MemoryBudget`] may allow less while memory
+    /// is tight.
     pub recv_buffer: usize,
     /// Most messages under reassembly at once per connection (so per channel too); a packet
     /// that would start more is dropped unacknowledged, like one that would overflow
     /// `recv_buffer`. Default 1024.
     pub max_partial_messages: usize,
     /// Packets sealed under one key before the sender moves to the next generation (a key
-    /// update, signalled by the key phase bit). Default 2^22: half of AES-GCM's
+    /// update, signalled by the key phase bit); at least [`MIN_KEY_UPDATE_PACKETS`], since a
+    /// receiver takes a peer's key update only after a quarter of that many packets of the
+    /// current key (or a second). Default 2^22: half of AES-GCM's
     /// confidentiality limit of 2^23 packets per key (RFC 9001 §6.6), about 19 hours of one
     /// connection at 60 packets a second.
     pub key_update_packets: u64,
-    /// Most keys remembered per latest-value channel on the receive side. Default 65 536.
+    /// Most keys remembered on the receive side per connection, shared evenly by its
+    /// latest-value channels (each keeps `max_latest_keys / n`). Default 16 384, about
+    /// 800 KB when full; a channel that has seen more keys forgets the one with the oldest
+    /// value (and refuses older values of keys it does not know, so none goes backwards).
     pub max_latest_keys: usize,
     /// Data shard size of deadline messages (bytes). Default 512: a 2 KB message travels as
     /// four data shards.
@@ -142,11 +157,11 @@ impl Default for TransportConfig {
             handshake_retry: Duration::from_millis(250),
             handshake_timeout: Duration::from_secs(5),
             close_timeout: Duration::from_secs(5),
-            send_buffer: 16 << 20,
-            recv_buffer: 16 << 20,
+            send_buffer: 2 << 20,
+            recv_buffer: 1 << 20,
             max_partial_messages: 1024,
             key_update_packets: 1 << 22,
-            max_latest_keys: 65_536,
+            max_latest_keys: 16_384,
             deadline_shard_size: 512,
             deliver_late: true,
         }
@@ -194,9 +209,11 @@ impl TransportConfig {
             || self.max_ack_ranges == 0
             || self.ack_frame_ranges == 0
             || self.min_window == 0
-            || self.key_update_packets == 0
         {
             return Err(ConfigError::Zero);
+        }
+        if self.key_update_packets < MIN_KEY_UPDATE_PACKETS {
+            return Err(ConfigError::KeyUpdatePackets(self.key_update_packets));
         }
         let frags = self
             .max_message_size
@@ -207,6 +224,12 @@ impl TransportConfig {
         Ok(())
     }
 }
+
+/// Smallest [`TransportConfig::key_update_packets`]: four times the 16 packets a receiver
+/// wants under one key before it takes the peer's next (or a second under it), so that an
+/// honest sender's update is taken even when three quarters of a key's packets are lost,
+/// while a hostile peer cannot make it derive a key on every packet.
+pub const MIN_KEY_UPDATE_PACKETS: u64 = 64;
 
 /// Bytes of a datagram reserved for headers, frame overhead and a piggybacked ACK:
 /// short header (13 at most) + full message framing (27 at most) + an ACK of a few ranges,
@@ -234,6 +257,54 @@ pub struct EndpointConfig {
     /// Where the connections' deadline policies are looked up. A fresh cache by default; pass
     /// a clone of one cache to several endpoints to solve each policy once.
     pub policy_cache: PolicyCache,
+    /// The memory its peers can make the endpoint hold, in total and per source, and how it
+    /// is shared when tight. Default [`MemoryBudget::default`], for servers and clients
+    /// alike.
+    pub memory: MemoryBudget,
+}
+
+/// The memory an endpoint's peers can make it hold: what its connections buffer for
+/// ordering and reassembly, the keys of latest-value channels, deadline shards, and the data
+/// queued for sending that the peers have not acknowledged. Each connection is bounded by
+/// [`TransportConfig::recv_buffer`] and [`TransportConfig::send_buffer`]; this bounds their
+/// sum, for the whole endpoint and for the connections of one source (an IPv4 address or an
+/// IPv6 /64).
+///
+/// **Fair shares.** A connection's fair share is the budget divided by the connections held
+/// (`total / n`), and for its source `per_source / n_source`; the smaller of the two counts.
+/// While the endpoint (or the source) has room, a connection may grow up to its own limits;
+/// once it has none, only connections within their fair share may grow: data that would take
+/// a connection above its share is refused (dropped unacknowledged, so an honest sender sends
+/// it again, or [`SendError::BufferFull`](crate::SendError::BufferFull) for the application's
+/// own sends). A connection that stays above its share for `grace` while the endpoint (or its
+/// source) is over budget is closed: the application sees
+/// [`PeerError::OverMemoryBudget`](crate::PeerError::OverMemoryBudget), the peer a CLOSE with
+/// [`CLOSE_MEMORY_BUDGET`](crate::CLOSE_MEMORY_BUDGET). A connection within its fair share is
+/// never closed for memory. See `docs/PROTOCOL.md` §11.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryBudget {
+    /// Most bytes all connections together may hold. Default 32 MiB: the fair share of
+    /// 10 000 connections is then 3.3 KB each (a thin stream holds a few hundred bytes), and
+    /// 32 connections that fill their buffers cannot take the server past it.
+    pub total: usize,
+    /// Most bytes the connections of one source may hold. Default 8 MiB, a quarter of the
+    /// total: one host (or one carrier-grade NAT) cannot take all of it, while hundreds of
+    /// honest players behind one address, each holding kilobytes, fit.
+    pub per_source: usize,
+    /// How long a connection may stay above its fair share while memory is over budget
+    /// before it is closed. Default 2 s: longer than a burst of reordering, shorter than an
+    /// attack needs to hurt.
+    pub grace: Duration,
+}
+
+impl Default for MemoryBudget {
+    fn default() -> Self {
+        Self {
+            total: 32 << 20,
+            per_source: 8 << 20,
+            grace: Duration::from_secs(2),
+        }
+    }
 }
 
 impl EndpointConfig {
@@ -245,6 +316,7 @@ impl EndpointConfig {
             rng_seed,
             cipher_suites: CipherSuite::default_preference(),
             policy_cache: PolicyCache::default(),
+            memory: MemoryBudget::default(),
         }
     }
 
@@ -258,6 +330,9 @@ impl EndpointConfig {
 
     /// Checks the values are usable.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.memory.total == 0 || self.memory.per_source == 0 {
+            return Err(ConfigError::MemoryBudget);
+        }
         if !(1..=crate::wire::MAX_CID_LEN).contains(&self.cid_len) {
             return Err(ConfigError::CidLen(self.cid_len));
         }

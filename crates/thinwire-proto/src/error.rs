@@ -17,7 +17,7 @@ pub enum ConfigError {
     KeepaliveNotBelowIdle,
     /// A count or divisor that must be positive is zero.
     #[error(
-        "thin_reorder_divisor, max_ack_ranges, ack_frame_ranges, min_window and key_update_packets must be positive"
+        "thin_reorder_divisor, max_ack_ranges, ack_frame_ranges and min_window must be positive"
     )]
     Zero,
     /// A repair target needs `rtts` above zero, a target strictly between 0 and 1 and
@@ -33,6 +33,13 @@ pub enum ConfigError {
     /// The largest message would need more than 1024 fragments.
     #[error("max_message_size {0} needs more than 1024 fragments at this datagram size")]
     MessageSize(usize),
+    /// Keys must last at least [`MIN_KEY_UPDATE_PACKETS`](crate::MIN_KEY_UPDATE_PACKETS)
+    /// packets.
+    #[error("key_update_packets {0} is below the minimum of {min}", min = crate::MIN_KEY_UPDATE_PACKETS)]
+    KeyUpdatePackets(u64),
+    /// A memory budget's total and per-source bytes must be positive.
+    #[error("memory budget: total and per_source must be positive")]
+    MemoryBudget,
 }
 
 /// The caller asked for something a connection cannot do (local misuse).
@@ -104,7 +111,24 @@ pub enum PeerError {
     /// not offer.
     #[error("malformed handshake from the server")]
     BadHandshake,
+    /// The peer made this side hold more than its fair share of the endpoint's memory budget
+    /// for longer than the grace period (see [`MemoryBudget`](crate::MemoryBudget)); the peer
+    /// was sent a CLOSE with [`CLOSE_MEMORY_BUDGET`].
+    #[error("peer held {held} bytes, over its fair share of {share} bytes of the memory budget")]
+    OverMemoryBudget {
+        /// Bytes the connection held when it was closed.
+        held: usize,
+        /// Its fair share at that moment.
+        share: usize,
+    },
 }
+
+/// Close codes from `0x3fff_ffff_ffff_ff00` up are thinwire's own (an application's close
+/// codes stay below): the code of a CLOSE sent because the peer held more than its fair
+/// share of the endpoint's memory for longer than the grace period. The peer's application
+/// sees it as [`DisconnectReason::ClosedByPeer`] with this code and the reason
+/// `"memory budget"`.
+pub const CLOSE_MEMORY_BUDGET: u64 = 0x3fff_ffff_ffff_ff01;
 
 /// Why a connection ended.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -58,7 +58,10 @@ pub mod wire;
 #[allow(unreachable_pub, dead_code, unused_imports)]
 mod wire;
 
-pub use config::{EndpointConfig, ServerConfig, TokenPolicy, TransportConfig};
+pub use config::{
+    EndpointConfig, MemoryBudget, ServerConfig, TokenPolicy, TransportConfig,
+    MIN_KEY_UPDATE_PACKETS,
+};
 pub use connection::{ChannelStats, ConnectionStats};
 pub use crypto::{
     CipherSuite, ConnectToken, KeyParseError, PublicKey, ServerKey, TokenClaims, TokenError,
@@ -66,7 +69,10 @@ pub use crypto::{
 };
 pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode, PolicyCache};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};
-pub use error::{ConfigError, ConnectError, DisconnectReason, PeerError, RefuseReason, SendError};
+pub use error::{
+    ConfigError, ConnectError, DisconnectReason, PeerError, RefuseReason, SendError,
+    CLOSE_MEMORY_BUDGET,
+};
 pub use event::{Event, Message};
 pub use repair::RepairTarget;
 pub use wire::ChannelKind;

@@ -9,7 +9,7 @@
 mod recv;
 mod send;
 
-pub(crate) use recv::{Delivered, RecvChannel, RecvOutcome};
+pub(crate) use recv::{Delivered, RecvChannel, RecvOutcome, PARTIAL_OVERHEAD, SEEN_SEQ_BYTES};
 pub(crate) use send::SendChannel;
 
 /// Messages further than this many sequence numbers ahead of a channel's receive base are

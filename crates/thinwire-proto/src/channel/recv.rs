@@ -31,6 +31,14 @@ pub(crate) enum RecvOutcome {
 pub(crate) const FRAGMENT_OVERHEAD: usize = 64;
 /// Receive-budget bytes a message under reassembly costs beyond its fragments.
 pub(crate) const PARTIAL_OVERHEAD: usize = 96;
+/// Receive-budget bytes a whole message held for order costs beyond its payload (its map
+/// entry and handle), so that empty messages cannot grow memory the budget does not see.
+pub(crate) const WAITING_OVERHEAD: usize = 64;
+/// Memory-budget bytes of one key a latest-value channel remembers (its entries in the map by
+/// key and in the index by sequence number).
+pub(crate) const LATEST_KEY_BYTES: usize = 48;
+/// Memory-budget bytes of one sequence number an unordered channel remembers above its base.
+pub(crate) const SEEN_SEQ_BYTES: usize = 16;
 
 /// A message under reassembly: only the fragments that arrived are stored, so memory grows
 /// with what the peer sent, never with the fragment count it claims.
@@ -63,6 +71,7 @@ enum Rule {
         newest: Option<u64>,
     },
     Latest {
+        /// The newest sequence number delivered per key.
         last: HashMap<u64, u64>,
         floor: Option<u64>,
         max_keys: usize,
@@ -77,7 +86,8 @@ pub(crate) struct RecvChannel {
     largest_seen: Option<u64>,
     partial: BTreeMap<u64, Partial>,
     /// Bytes held for ordering or reassembly: payloads, plus [`FRAGMENT_OVERHEAD`] per stored
-    /// fragment and [`PARTIAL_OVERHEAD`] per message under reassembly.
+    /// fragment, [`PARTIAL_OVERHEAD`] per message under reassembly and [`WAITING_OVERHEAD`]
+    /// per whole message waiting for an earlier one.
     pub(crate) buffered_bytes: usize,
 }
 
@@ -249,7 +259,7 @@ impl RecvChannel {
                     });
                     *next += 1;
                     while let Some((k, d)) = waiting.remove(next) {
-                        self.buffered_bytes -= d.len();
+                        self.buffered_bytes -= d.len() + WAITING_OVERHEAD;
                         out.push(Delivered {
                             seq: Some(*next),
                             key: k,
@@ -258,7 +268,7 @@ impl RecvChannel {
                         *next += 1;
                     }
                 } else {
-                    self.buffered_bytes += data.len();
+                    self.buffered_bytes += data.len() + WAITING_OVERHEAD;
                     waiting.insert(seq, (key, Bytes::copy_from_slice(&data)));
                 }
             }
@@ -295,15 +305,9 @@ impl RecvChannel {
                 floor,
                 max_keys,
             } => {
-                let k = key.unwrap_or_default();
-                last.insert(k, seq);
+                last.insert(key.unwrap_or_default(), seq);
                 if last.len() > *max_keys {
-                    // Forget the key with the oldest value; anything at or below it for an
-                    // unknown key is refused from now on, so nothing can go backwards.
-                    if let Some((&old_key, &old_seq)) = last.iter().min_by_key(|(_, s)| **s) {
-                        last.remove(&old_key);
-                        *floor = Some(floor.map_or(old_seq, |f| f.max(old_seq)));
-                    }
+                    forget_oldest(last, floor, *max_keys);
                 }
                 out.push(Delivered {
                     seq: Some(seq),
@@ -365,6 +369,18 @@ impl RecvChannel {
             .sum()
     }
 
+    /// Bytes of the endpoint's memory budget this channel holds: what it buffers
+    /// ([`buffered_bytes`](Self::buffered_bytes)) plus the keys and sequence numbers it
+    /// remembers.
+    pub(crate) fn held_bytes(&self) -> usize {
+        let index = match &self.rule {
+            Rule::Latest { last, .. } => last.len() * LATEST_KEY_BYTES,
+            Rule::Unordered { seen, .. } => seen.len() * SEEN_SEQ_BYTES,
+            _ => 0,
+        };
+        self.buffered_bytes + index
+    }
+
     /// Messages held waiting for an earlier one (ordered channels).
     pub(crate) fn waiting_messages(&self) -> usize {
         match &self.rule {
@@ -372,6 +388,22 @@ impl RecvChannel {
             _ => 0,
         }
     }
+}
+
+/// A latest-value channel remembers more than `max_keys` keys: it forgets those with the
+/// oldest values, down to seven eighths of `max_keys`, and raises its floor to the newest
+/// forgotten value (anything at or below it for an unknown key is refused from now on, so
+/// nothing can go backwards). Finding them walks every key once, so forgetting in batches of
+/// an eighth keeps the cost per message constant (a peer that sends a new key in every
+/// message cannot make each one walk the whole map).
+fn forget_oldest(last: &mut HashMap<u64, u64>, floor: &mut Option<u64>, max_keys: usize) {
+    let keep = max_keys - max_keys / 8;
+    let forget = last.len() - keep;
+    let mut seqs: Vec<u64> = last.values().copied().collect();
+    let (_, &mut newest_forgotten, _) = seqs.select_nth_unstable(forget - 1);
+    // sequence numbers are unique per channel: exactly `forget` keys go
+    last.retain(|_, s| *s > newest_forgotten);
+    *floor = Some(floor.map_or(newest_forgotten, |f| f.max(newest_forgotten)));
 }
 
 #[cfg(test)]
@@ -395,7 +427,7 @@ mod tests {
         let mut ch = RecvChannel::new(ChannelKind::ReliableOrdered, 16);
         assert_eq!(feed(&mut ch, 1, None).1, Vec::<u64>::new());
         assert_eq!(feed(&mut ch, 2, None).1, Vec::<u64>::new());
-        assert_eq!(ch.buffered_bytes, 16);
+        assert_eq!(ch.buffered_bytes, 16 + 2 * WAITING_OVERHEAD);
         assert_eq!(feed(&mut ch, 0, None).1, vec![0, 1, 2]);
         assert_eq!(ch.buffered_bytes, 0);
         assert_eq!(feed(&mut ch, 1, None).0, RecvOutcome::Duplicate);
@@ -420,6 +452,45 @@ mod tests {
         feed(&mut ch, 7, Some(3)); // evicts key 1 (seq 5) -> floor 5
         assert_eq!(feed(&mut ch, 4, Some(1)).0, RecvOutcome::Duplicate);
         assert_eq!(feed(&mut ch, 8, Some(1)).1, vec![8]);
+        assert_eq!(ch.held_bytes(), 2 * LATEST_KEY_BYTES);
+    }
+
+    /// A full channel forgets keys oldest first, an eighth of its cap at a time (so a peer
+    /// that sends a new key in every message costs a constant amount of work per message,
+    /// not a walk over every key), and never holds more than its cap.
+    #[test]
+    fn a_full_latest_channel_forgets_oldest_first_and_stays_at_its_cap() {
+        let cap = 1000;
+        let mut ch = RecvChannel::new(ChannelKind::LatestReliable, cap);
+        // the model: key -> newest seq; past the cap the oldest values go one by one, down
+        // to seven eighths of the cap
+        let mut model: HashMap<u64, u64> = HashMap::new();
+        let mut model_floor = None;
+        let mut most = 0;
+        for seq in 0..20_000u64 {
+            // keys reused now and then
+            let key = if seq % 7 == 0 { seq / 7 % 10 } else { seq };
+            assert_eq!(feed(&mut ch, seq, Some(key)).1, vec![seq]);
+            model.insert(key, seq);
+            if model.len() > cap {
+                while model.len() > cap - cap / 8 {
+                    let (&k, &s) = model.iter().min_by_key(|(_, s)| **s).unwrap();
+                    model.remove(&k);
+                    model_floor = Some(s);
+                }
+            }
+            let Rule::Latest { last, .. } = &ch.rule else {
+                unreachable!()
+            };
+            most = most.max(last.len());
+        }
+        let Rule::Latest { last, floor, .. } = &ch.rule else {
+            unreachable!()
+        };
+        assert_eq!(*last, model);
+        assert_eq!(*floor, model_floor);
+        assert_eq!(most, cap);
+        assert_eq!(ch.held_bytes(), last.len() * LATEST_KEY_BYTES);
     }
 
     #[test]

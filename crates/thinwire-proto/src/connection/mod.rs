@@ -14,12 +14,14 @@
 //! | `loss.rs` | acknowledgements, loss detection, the retransmission timeout |
 //! | `repair.rs` | the repair policy of reliable channels: copies per stage, repairs in time |
 //! | `close.rs` | graceful close, draining, resets, telling the application why it ended |
+//! | `memory.rs` | the bytes held of the endpoint's memory budget; the close over budget |
 //! | `timer.rs` | the timer table and which timers run in which state |
 //! | `state.rs`, `stats.rs` | the state machine's states, the counters |
 
 mod close;
 mod handshake;
 mod loss;
+mod memory;
 mod path;
 mod receive;
 mod repair;
@@ -424,7 +426,7 @@ impl Connection {
     /// Makes the channels' receive states, at the first message received.
     fn ensure_recv(&mut self) {
         if self.recv.is_empty() {
-            let keys = self.config.max_latest_keys;
+            let keys = self.latest_keys_per_channel();
             self.recv = self
                 .channels
                 .iter()

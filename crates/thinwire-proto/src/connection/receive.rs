@@ -30,6 +30,8 @@ struct Inspection {
     has_shard: bool,
     /// Fragments of messages not yet under reassembly: each would start a partial message.
     new_partials: usize,
+    /// Message and shard frames (at most `wire::MAX_MESSAGES_PER_PACKET`).
+    messages: usize,
 }
 
 /// An emptied frame list, for the frames of another packet: the same allocation (the
@@ -81,6 +83,10 @@ pub(crate) struct IncomingPacket<'a> {
     pub(crate) header: &'a [u8],
     /// Everything after the header: frames then the tag.
     pub(crate) body: &'a mut [u8],
+    /// Bytes the endpoint's memory budget lets this connection add now (what its fair share
+    /// or the endpoint's free room allows); data that would add more and frees nothing is
+    /// refused like data over `recv_buffer`.
+    pub(crate) budget_room: usize,
 }
 
 impl Connection {
@@ -98,7 +104,7 @@ impl Connection {
             return false;
         };
         let pn = wire::pn_decode(packet.pn_truncated, packet.pn_len, largest);
-        let Some(len) = keys.open(pn, packet.header, packet.body, largest) else {
+        let Some(len) = keys.open(now, pn, (packet.header, packet.body), largest) else {
             self.stats.unauthenticated_packets += 1;
             return false;
         };
@@ -128,7 +134,8 @@ impl Connection {
             return true;
         }
         let buffered: usize = self.recv.iter().map(|c| c.buffered_bytes).sum();
-        let over_bytes = buffered + payload.len() > self.config.recv_buffer;
+        let over_bytes = buffered + payload.len() > self.config.recv_buffer
+            || payload.len() > packet.budget_room;
         // counted only for packets that would open partial messages (fragments: rare)
         let over_partials = seen.new_partials > 0
             && self
@@ -255,11 +262,18 @@ impl Connection {
     /// The one walk over a packet's frames: parses them all into `frames` and says what they
     /// hold, or `None` if the packet is malformed or one an honest peer never sends (it
     /// acknowledges a packet never sent, or a reliable message lands beyond its channel's
-    /// receive window). Nothing is applied, so a damaged packet cannot move any state.
+    /// receive window, or it carries more than `wire::MAX_MESSAGES_PER_PACKET` messages).
+    /// Nothing is applied, so a damaged packet cannot move any state.
     fn inspect<'a>(&self, payload: &'a [u8], frames: &mut Vec<Frame<'a>>) -> Option<Inspection> {
         let mut seen = Inspection::default();
         for f in wire::frames(payload, &self.channels) {
             let f = f.ok()?;
+            if matches!(f, Frame::Message(_) | Frame::Shard(_)) {
+                seen.messages += 1;
+                if seen.messages > wire::MAX_MESSAGES_PER_PACKET {
+                    return None;
+                }
+            }
             match &f {
                 Frame::Ack(a) if a.largest >= self.next_pn => return None,
                 Frame::Message(m) => {
@@ -269,7 +283,7 @@ impl Connection {
                         Some(ch) => ch,
                         None => {
                             let kind = self.channels[m.channel as usize];
-                            fresh = RecvChannel::new(kind, self.config.max_latest_keys);
+                            fresh = RecvChannel::new(kind, self.latest_keys_per_channel());
                             &fresh
                         }
                     };

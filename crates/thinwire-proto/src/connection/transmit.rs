@@ -306,6 +306,9 @@ impl Connection {
             let Some(&c) = queue.front() else {
                 return placed;
             };
+            if chunks.len() >= wire::MAX_MESSAGES_PER_PACKET {
+                return placed;
+            }
             // chunks whose message was acknowledged or replaced meanwhile are dropped unsent
             if self.chunk_unacked(c) {
                 if !self.place_chunk((now, pn), c, origin, buf, max) {
@@ -339,7 +342,10 @@ impl Connection {
                 || self.send[c.channel as usize]
                     .frag(c.seq, c.frag)
                     .is_some_and(|f| f.last_pn == Some(pn));
-            if same_packet || !self.place_chunk((now, pn), c, Origin::Copy, buf, max) {
+            if same_packet
+                || chunks.len() >= wire::MAX_MESSAGES_PER_PACKET
+                || !self.place_chunk((now, pn), c, Origin::Copy, buf, max)
+            {
                 break;
             }
             chunks.push(c);
@@ -374,7 +380,7 @@ impl Connection {
         // would allocate on the hot path
         for i in 0..self.unacked_order.len() {
             let c = self.unacked_order[i];
-            if buf.len() >= limit {
+            if buf.len() >= limit || chunks.len() >= wire::MAX_MESSAGES_PER_PACKET {
                 break;
             }
             let Some(f) = self.send[c.channel as usize].frag(c.seq, c.frag) else {

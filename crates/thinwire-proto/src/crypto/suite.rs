@@ -8,6 +8,7 @@
 
 use std::cell::OnceCell;
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use aes_gcm::Aes256Gcm;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
@@ -154,6 +155,17 @@ fn next_secret(secret: &[u8; 32]) -> [u8; 32] {
     m.finalize().into_bytes().into()
 }
 
+/// Packets a receiver opens under its current key before it takes the peer's next one
+/// (unless [`MIN_KEY_PHASE_TIME`] has passed): a hostile peer cannot make it derive and try
+/// a key on every packet, while an honest sender, which keeps a key for at least
+/// [`MIN_KEY_UPDATE_PACKETS`](crate::MIN_KEY_UPDATE_PACKETS) packets, is followed even when
+/// three quarters of them are lost.
+pub(crate) const MIN_PACKETS_PER_KEY_PHASE: u64 = crate::config::MIN_KEY_UPDATE_PACKETS / 4;
+
+/// Time under one receive key after which the peer's next key is taken however few packets
+/// came (so heavy loss cannot strand an honest update).
+pub(crate) const MIN_KEY_PHASE_TIME: Duration = Duration::from_secs(1);
+
 /// The two directions' packet protection of one connection, with key updates.
 ///
 /// A sender moves to the next generation of its key after `update_after` packets (AES-GCM's
@@ -172,6 +184,9 @@ pub(crate) struct PacketKeys {
     rx_phase: bool,
     /// Boxed, as `rx_next`: present only around a key update.
     rx_prev: Option<Box<Cipher>>,
+    /// Packets opened under the current receive key, and since when it is in use.
+    rx_opened: u64,
+    rx_since: Option<Instant>,
     /// The next receive generation, derived on the first packet of the other phase.
     rx_next: Option<Box<(Cipher, [u8; 32])>>,
     update_after: u64,
@@ -200,6 +215,8 @@ impl PacketKeys {
             rx_secret: *rx,
             rx_phase: false,
             rx_prev: None,
+            rx_opened: 0,
+            rx_since: None,
             rx_next: None,
             update_after: update_after.max(1),
             updates_sent: 0,
@@ -243,24 +260,35 @@ impl PacketKeys {
     /// Opens a received packet in place: `body` is everything after the header, tag included;
     /// `largest` the largest packet number received so far. Returns the length of the frames
     /// at the start of `body`, or `None` when the packet is forged, damaged or from another key
-    /// (nothing may then be used of it; `body` may be garbled).
+    /// (nothing may then be used of it; `body` may be garbled). A packet of the next key
+    /// phase is not even tried before [`MIN_PACKETS_PER_KEY_PHASE`] packets (or
+    /// [`MIN_KEY_PHASE_TIME`]) under the current key.
     pub(crate) fn open(
         &mut self,
+        now: Instant,
         pn: u64,
-        header: &[u8],
-        body: &mut [u8],
+        (header, body): (&[u8], &mut [u8]),
         largest: Option<u64>,
     ) -> Option<usize> {
         if !self.suite.is_encrypted() {
             return Some(body.len());
         }
+        let since = *self.rx_since.get_or_insert(now);
         let phase = header.first().is_some_and(|b| b & KEY_PHASE_BIT != 0);
         if phase == self.rx_phase {
-            return open_with(&self.rx, self.suite, pn, header, body);
+            let len = open_with(&self.rx, self.suite, pn, header, body)?;
+            self.rx_opened += 1;
+            return Some(len);
         }
         if largest.is_some_and(|l| pn <= l) {
             // a late packet of the previous generation
             return open_with(self.rx_prev.as_ref()?, self.suite, pn, header, body);
+        }
+        if self.rx_opened < MIN_PACKETS_PER_KEY_PHASE
+            && now.saturating_duration_since(since) < MIN_KEY_PHASE_TIME
+        {
+            // too soon after the last update: not a key an honest peer would use yet
+            return None;
         }
         let (cipher, secret) = match self.rx_next.take() {
             Some(next) => *next,
@@ -277,6 +305,8 @@ impl PacketKeys {
         self.rx_prev = Some(Box::new(std::mem::replace(&mut self.rx, cipher)));
         self.rx_secret = secret;
         self.rx_phase = phase;
+        self.rx_opened = 1;
+        self.rx_since = Some(now);
         self.updates_received += 1;
         Some(len)
     }
@@ -324,6 +354,12 @@ fn open_with(
 mod tests {
     use super::*;
 
+    /// A fixed instant plus `secs` seconds (the keys only compare instants).
+    fn at(secs: u64) -> Instant {
+        thread_local!(static EPOCH: Instant = Instant::now());
+        EPOCH.with(|e| *e + Duration::from_secs(secs))
+    }
+
     fn pair(suite: CipherSuite) -> (PacketKeys, PacketKeys) {
         let (a, b) = ([1u8; 32], [2u8; 32]);
         (
@@ -343,7 +379,7 @@ mod tests {
             let mut open = |pn: u64, d: &[u8]| {
                 let mut d = d.to_vec();
                 let (h, b) = d.split_at_mut(5);
-                bob.open(pn, h, b, None).map(|n| b[..n].to_vec())
+                bob.open(at(0), pn, (h, b), None).map(|n| b[..n].to_vec())
             };
             assert_eq!(open(7, &buf), Some(b"frames here".to_vec()));
             assert_eq!(open(8, &buf), None, "{suite:?}: wrong packet number");
@@ -359,7 +395,7 @@ mod tests {
             // the sender's own key does not open its packets (directions are separate)
             let mut d = buf.clone();
             let (h, b) = d.split_at_mut(5);
-            assert_eq!(alice.open(7, h, b, None), None);
+            assert_eq!(alice.open(at(0), 7, (h, b), None), None);
             assert_eq!(open(7, &buf[..10]), None, "truncated");
         }
     }
@@ -383,10 +419,11 @@ mod tests {
                 [false, false, false, true, true, true, false, false, false, true]
             );
             assert_eq!(alice.updates_sent, 3);
+            // a second between packets: each update is past the minimum time under a key
             let mut open = |pn: u64, largest: Option<u64>| {
                 let mut d = sealed[pn as usize].clone();
                 let (h, b) = d.split_at_mut(3);
-                bob.open(pn, h, b, largest)
+                bob.open(at(pn), pn, (h, b), largest)
             };
             assert_eq!(open(0, None), Some(1));
             assert_eq!(open(1, Some(0)), Some(1));
@@ -405,9 +442,52 @@ mod tests {
             let mut forged = sealed[9].clone();
             forged[0] ^= KEY_PHASE_BIT;
             let (h, b) = forged.split_at_mut(3);
-            assert_eq!(bob.open(10, h, b, Some(9)), None);
+            assert_eq!(bob.open(at(20), 10, (h, b), Some(9)), None);
             assert_eq!(bob.updates_received, 3);
         }
+    }
+
+    /// A peer that flips its key phase on every packet (each flip costs the receiver an HMAC
+    /// and a trial decryption) is followed only after MIN_PACKETS_PER_KEY_PHASE packets under
+    /// the current key, or a second: before that a packet of the next phase is not tried.
+    #[test]
+    fn a_peer_updating_keys_on_every_packet_is_followed_at_most_once_per_phase() {
+        let suite = CipherSuite::ChaCha20Poly1305;
+        // the sender updates after every packet (below the configurable minimum, as only a
+        // hostile peer would)
+        let mut mallory = PacketKeys::new(suite, &[1; 32], &[2; 32], 1);
+        let mut bob = PacketKeys::new(suite, &[2; 32], &[1; 32], 1 << 22);
+        let mut opened = 0;
+        for pn in 0..200u64 {
+            let mut buf = vec![0x40, 0xaa, pn as u8, 0x01];
+            mallory.seal(pn, &mut buf, 3);
+            let (h, b) = buf.split_at_mut(3);
+            // all within one second
+            if bob.open(at(0), pn, (h, b), pn.checked_sub(1)).is_some() {
+                opened += 1;
+            }
+        }
+        assert_eq!(mallory.updates_sent, 199);
+        // packet 0 opens under the first key; every later one is of another phase, and none
+        // comes after 16 packets under the current key
+        assert_eq!(opened, 1);
+        assert_eq!(bob.updates_received, 0);
+        // an honest sender: 64 packets per key, a quarter of them arriving
+        let mut alice = PacketKeys::new(suite, &[3; 32], &[4; 32], 64);
+        let mut carol = PacketKeys::new(suite, &[4; 32], &[3; 32], 1 << 22);
+        let mut largest = None;
+        for pn in 0..640u64 {
+            let mut buf = vec![0x40, 0xaa, pn as u8, 0x01];
+            alice.seal(pn, &mut buf, 3);
+            if pn % 4 != 0 {
+                continue;
+            }
+            let (h, b) = buf.split_at_mut(3);
+            assert!(carol.open(at(0), pn, (h, b), largest).is_some(), "{pn}");
+            largest = Some(pn);
+        }
+        assert_eq!(carol.updates_received, alice.updates_sent);
+        assert_eq!(carol.updates_received, 9);
     }
 
     #[test]
@@ -426,7 +506,7 @@ mod tests {
         alice.seal(1, &mut buf, 5);
         assert_eq!(&buf[5..], b"frames");
         let (h, b) = buf.split_at_mut(5);
-        assert_eq!(bob.open(1, h, b, None), Some(6));
+        assert_eq!(bob.open(at(0), 1, (h, b), None), Some(6));
     }
 }
 

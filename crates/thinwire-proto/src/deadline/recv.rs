@@ -51,6 +51,14 @@ pub(crate) struct DeadlineReceiver {
 }
 
 impl DeadlineReceiver {
+    /// Bytes of the endpoint's memory budget held: shard payloads, plus a fixed overhead per
+    /// message under decoding and per message id remembered as done.
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.buffered_bytes
+            + self.partial.len() * crate::channel::PARTIAL_OVERHEAD
+            + self.done.len() * crate::channel::SEEN_SEQ_BYTES
+    }
+
     pub(crate) fn on_shard(&mut self, f: &ShardFrame<'_>, half_rtt: Duration) -> ShardOutcome {
         if self.floor.is_some_and(|fl| f.msg_id <= fl) || self.done.contains(&f.msg_id) {
             return ShardOutcome::Duplicate;

@@ -489,7 +489,7 @@ impl Endpoint {
         };
         let setup = self.setup(from, cid, params.channels, (client.instance, client.nonce));
         let conn = Connection::new_server(now, setup, client_params);
-        let h = self.conns.insert(conn);
+        let h = self.insert(conn);
         self.register_incoming(h, from, &client, claims);
         self.by_cid.insert(cid, h);
         self.stats.connections_accepted += 1;

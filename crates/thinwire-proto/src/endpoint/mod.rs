@@ -1,6 +1,7 @@
 //! The endpoint: owns every connection of one socket, routes datagrams to them, answers
 //! handshakes statelessly (`handshake.rs`), and merges their timers, transmits and events.
 
+mod budget;
 mod handshake;
 mod limits;
 mod stats;
@@ -21,6 +22,7 @@ use crate::crypto::{CipherSuite, ConnectToken, PublicKey, ResetKeys, ServerKey, 
 use crate::error::{ConfigError, ConnectError, SendError};
 use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
+use budget::MemoryLedger;
 use limits::{Source, SourceLimits};
 use rustc_hash::FxHashMap;
 use table::ConnTable;
@@ -92,6 +94,10 @@ pub struct Endpoint {
     replies: VecDeque<(SocketAddr, Vec<u8>)>,
     events: VecDeque<(ConnectionHandle, Event)>,
     stats: EndpointStats,
+    /// What the connections hold of the memory budget, in total and per source.
+    memory: MemoryLedger,
+    /// The latest `now` passed in (what the memory budget's sweep is scheduled from).
+    clock: Instant,
 }
 
 impl Endpoint {
@@ -119,6 +125,7 @@ impl Endpoint {
                 s.stateless_replies_per_second,
             )
         });
+        let memory = config.memory;
         Ok(Self {
             reset: ResetKeys::new(server_key.as_ref(), keys[1]),
             limits: SourceLimits::new(keys[2], rates.0, rates.1),
@@ -141,6 +148,8 @@ impl Endpoint {
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
+            memory: MemoryLedger::new(memory),
+            clock: now,
         })
     }
 
@@ -307,7 +316,7 @@ impl Endpoint {
             initiator: None,
         };
         let conn = Connection::new_client(now, setup, client);
-        let h = self.conns.insert(conn);
+        let h = self.insert(conn);
         self.by_cid.insert(cid, h);
         self.touched(h);
         Ok(h)
@@ -431,6 +440,7 @@ impl Endpoint {
     /// Processes one received UDP datagram from `from`. Malformed or unexpected datagrams are
     /// dropped and counted in [`EndpointStats`]; they never affect other connections.
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
+        self.clock = now;
         self.stats.datagrams_received += 1;
         if wire::is_long_header(datagram) {
             match LongPacket::decode(datagram) {
@@ -451,6 +461,7 @@ impl Endpoint {
             self.send_reset(now, from, hdr.dst_cid, false, datagram.len());
             return;
         };
+        let budget_room = self.budget_room(h);
         let Some(conn) = self.conns.get_mut(h) else {
             return;
         };
@@ -466,6 +477,7 @@ impl Endpoint {
                 pn_len: usize::from(hdr.pn_len),
                 header,
                 body,
+                budget_room,
             },
         );
         if conn.remote() != old_remote {
@@ -484,21 +496,29 @@ impl Endpoint {
 
     /// Processes expired timers.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.clock = now;
         while let Some(h) = self.conns.pop_expired(now) {
             if let Some(c) = self.conns.get_mut(h) {
                 c.handle_timeout(now);
             }
             self.touched(h);
         }
+        if self.memory.sweep_at().is_some_and(|t| t <= now) {
+            self.sweep_memory(now);
+        }
     }
 
     /// The earliest instant at which `handle_timeout` has work.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.conns.next_timer()
+        match (self.conns.next_timer(), self.memory.sweep_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next datagram to send, written into `buf` (which is cleared first).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.clock = now;
         if let Some((to, bytes)) = self.replies.pop_front() {
             buf.clear();
             buf.extend_from_slice(&bytes);
@@ -553,7 +573,10 @@ impl Endpoint {
             return;
         }
         let next = conn.poll_timeout();
+        let held = conn.held_bytes();
+        let source = Source::of(&conn.handshake_key().0);
         self.conns.set_timer(h, next);
+        self.account(h, source, held);
     }
 
     fn remove(&mut self, h: ConnectionHandle) {
@@ -562,7 +585,11 @@ impl Endpoint {
                 self.client_ids.remove(&claims.client_id);
             }
         }
+        let held = self.conns.held(h);
         if let Some(conn) = self.conns.remove(h) {
+            let source = Source::of(&conn.handshake_key().0);
+            self.memory.remove_connection(h, source, held);
+            self.stats.memory_held = self.memory.total() as u64;
             self.by_cid.remove(&conn.local_cid());
             if let Some(rc) = conn.remote_cid() {
                 if self.by_remote.get(&(conn.remote(), rc)) == Some(&h) {
@@ -577,6 +604,54 @@ impl Endpoint {
                 // counted against the source it was admitted from (5.6)
                 self.limits.remove_connection(&Source::of(&key.0));
             }
+        }
+    }
+}
+
+/// The memory budget's bookkeeping (see `budget.rs`).
+impl Endpoint {
+    /// Stores a new connection and counts it against its source's memory budget.
+    fn insert(&mut self, conn: Connection) -> ConnectionHandle {
+        self.memory
+            .add_connection(Source::of(&conn.handshake_key().0));
+        self.conns.insert(conn)
+    }
+
+    /// Records that connection `h` from `source` now holds `held` bytes.
+    fn account(&mut self, h: ConnectionHandle, source: Source, held: usize) {
+        let old = self.conns.set_held(h, held);
+        if self.memory.change(source, old, held) {
+            self.memory.want_sweep(self.clock);
+        }
+        self.stats.memory_held = self.memory.total() as u64;
+    }
+
+    /// Bytes connection `h` may add to what it holds now.
+    fn budget_room(&self, h: ConnectionHandle) -> usize {
+        let Some(conn) = self.conns.get(h) else {
+            return 0;
+        };
+        let source = Source::of(&conn.handshake_key().0);
+        self.memory
+            .room(&source, self.conns.held(h), self.conns.len())
+    }
+
+    /// Closes the connections that stayed above their fair share of the memory budget for the
+    /// grace period while memory was over budget.
+    fn sweep_memory(&mut self, now: Instant) {
+        let n = self.conns.len();
+        let conns = self
+            .conns
+            .iter_held()
+            .map(|(h, c, held)| (h, Source::of(&c.handshake_key().0), held));
+        let mut close = Vec::new();
+        self.memory.sweep(now, conns, n, &mut close);
+        for v in close {
+            if let Some(c) = self.conns.get_mut(v.handle) {
+                c.close_over_budget(now, v.held, v.share);
+                self.stats.closed_over_budget += 1;
+            }
+            self.touched(v.handle);
         }
     }
 }

@@ -40,4 +40,10 @@ pub struct EndpointStats {
     pub refusals_sent: u64,
     /// Connections accepted.
     pub connections_accepted: u64,
+    /// Bytes of the memory budget all connections hold now (see
+    /// [`MemoryBudget`](crate::MemoryBudget)).
+    pub memory_held: u64,
+    /// Connections closed because they held more than their fair share of the memory budget
+    /// for longer than its grace period.
+    pub closed_over_budget: u64,
 }

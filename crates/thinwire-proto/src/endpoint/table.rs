@@ -27,6 +27,8 @@ struct Slot {
     timer: Option<Instant>,
     /// Queued in `dirty`.
     dirty: bool,
+    /// Bytes of the memory budget the connection held when last looked at.
+    held: usize,
 }
 
 /// Connections by handle, their timers and the dirty queue.
@@ -59,12 +61,14 @@ impl ConnTable {
                     conn: None,
                     timer: None,
                     dirty: false,
+                    held: 0,
                 });
                 (self.slots.len() - 1) as u32
             }
         };
         let slot = &mut self.slots[index as usize];
         slot.conn = Some(Box::new(conn));
+        slot.held = 0;
         self.len += 1;
         ConnectionHandle(u64::from(slot.generation) << 32 | u64::from(index))
     }
@@ -97,6 +101,29 @@ impl ConnTable {
 
     pub(crate) fn get_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection> {
         self.slot_mut(h).and_then(|s| s.conn.as_deref_mut())
+    }
+
+    /// Bytes of the memory budget `h` held when last recorded (0 for no such connection).
+    pub(crate) fn held(&self, h: ConnectionHandle) -> usize {
+        self.slot(h).map_or(0, |s| s.held)
+    }
+
+    /// Records that `h` holds `held` bytes; returns what it held before.
+    pub(crate) fn set_held(&mut self, h: ConnectionHandle, held: usize) -> usize {
+        self.slot_mut(h)
+            .map_or(0, |s| std::mem::replace(&mut s.held, held))
+    }
+
+    /// Every connection with the bytes it was last recorded to hold.
+    pub(crate) fn iter_held(&self) -> impl Iterator<Item = (ConnectionHandle, &Connection, usize)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            let conn = s.conn.as_deref()?;
+            Some((
+                ConnectionHandle(u64::from(s.generation) << 32 | i as u64),
+                conn,
+                s.held,
+            ))
+        })
     }
 
     /// Removes a connection (its timer and dirty mark go with it).
@@ -216,6 +243,7 @@ mod tests {
                 conn: None,
                 timer: None,
                 dirty: false,
+                held: 0,
             });
         }
         t.len = 3;

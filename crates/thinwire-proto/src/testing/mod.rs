@@ -129,6 +129,7 @@ pub struct PairBuilder {
     server_transport: Option<TransportConfig>,
     suites: Option<Vec<CipherSuite>>,
     server_config: ServerConfig,
+    server_memory: Option<crate::MemoryBudget>,
 }
 
 impl PairBuilder {
@@ -175,6 +176,12 @@ impl PairBuilder {
         self
     }
 
+    /// The server endpoint's memory budget (default: [`crate::MemoryBudget::default`]).
+    pub fn server_memory(mut self, budget: crate::MemoryBudget) -> Self {
+        self.server_memory = Some(budget);
+        self
+    }
+
     /// Creates the pair at an arbitrary epoch.
     pub fn build(self) -> Pair {
         let time = Instant::now();
@@ -189,7 +196,10 @@ impl PairBuilder {
             c
         };
         let client_cfg = mk(seeds[0], self.transport.clone());
-        let server_cfg = mk(seeds[1], self.server_transport.unwrap_or(self.transport));
+        let mut server_cfg = mk(seeds[1], self.server_transport.unwrap_or(self.transport));
+        if let Some(memory) = self.server_memory {
+            server_cfg.memory = memory;
+        }
         let server_suites = server_cfg.cipher_suites.clone();
         let server_static = crate::ServerKey::generate(seeds[1]);
         let server_config = ServerConfig {
@@ -242,6 +252,7 @@ impl Pair {
             server_transport: None,
             suites: None,
             server_config: ServerConfig::default(),
+            server_memory: None,
         }
     }
 
@@ -427,6 +438,8 @@ impl Pair {
 /// The packet protection and the handshake on their own, for benchmarks (the runtime never
 /// needs them: the endpoint applies them).
 pub mod crypto {
+    use std::time::Instant;
+
     use crate::crypto::{prologue, Initiator, PacketKeys, Responder};
     use crate::wire::ConnectionId;
     use crate::{CipherSuite, ServerKey};
@@ -453,9 +466,15 @@ pub mod crypto {
             self.0.seal(pn, buf, header_len);
         }
 
-        /// Opens a sealed body in place; the frames' length, or `None`.
-        pub fn open(&mut self, pn: u64, header: &[u8], body: &mut [u8]) -> Option<usize> {
-            self.0.open(pn, header, body, None)
+        /// Opens a sealed body in place at `now`; the frames' length, or `None`.
+        pub fn open(
+            &mut self,
+            now: Instant,
+            pn: u64,
+            header: &[u8],
+            body: &mut [u8],
+        ) -> Option<usize> {
+            self.0.open(now, pn, (header, body), None)
         }
     }
 

@@ -505,7 +505,7 @@ fn congestion_window_bounds_a_thick_connection_under_loss() {
 #[test]
 fn keys_update_in_a_lossy_jittery_session_without_losing_a_message() {
     let transport = crate::TransportConfig {
-        key_update_packets: 40,
+        key_update_packets: 64,
         ..crate::TransportConfig::default()
     };
     let l = link()

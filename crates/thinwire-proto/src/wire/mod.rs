@@ -85,3 +85,8 @@ pub const MAX_ACK_RANGES: usize = 257;
 
 /// Most fragments a message can be split into.
 pub const MAX_FRAGMENT_COUNT: u32 = 1024;
+
+/// Most message and shard frames in one packet: each becomes an event for the application at
+/// most, so one datagram cannot make a receiver deliver hundreds of (empty) messages. A sender
+/// never packs more; a receiver drops a packet with more as malformed.
+pub const MAX_MESSAGES_PER_PACKET: usize = 64;

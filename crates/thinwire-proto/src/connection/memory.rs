@@ -1,0 +1,65 @@
+//! What a connection holds of its endpoint's memory budget, and the close of a connection
+//! that held more than its fair share for too long (the endpoint decides that: see
+//! `endpoint/budget.rs`).
+
+use std::time::Instant;
+
+use super::{Connection, State};
+use crate::error::{DisconnectReason, PeerError, CLOSE_MEMORY_BUDGET};
+use crate::event::Event;
+
+/// Memory-budget bytes a message queued for sending costs beyond its payload (its slot in the
+/// send window and its fragment states).
+pub(crate) const SEND_MESSAGE_OVERHEAD: usize = 64;
+
+impl Connection {
+    /// Bytes of the endpoint's memory budget this connection holds: what its channels buffer
+    /// for order and reassembly, the keys and sequence numbers they remember, deadline shards
+    /// under decoding, and the messages queued for sending that the peer has not acknowledged.
+    pub(crate) fn held_bytes(&self) -> usize {
+        let recv: usize = self.recv.iter().map(|c| c.held_bytes()).sum();
+        let send: usize = self
+            .send
+            .iter()
+            .map(|c| c.queued_bytes + c.msgs.len() * SEND_MESSAGE_OVERHEAD)
+            .sum();
+        let deadline = self.deadline.as_ref().map_or(0, |d| d.rx.held_bytes());
+        recv + send + deadline
+    }
+
+    /// Most keys each latest-value channel of this connection remembers: the connection's
+    /// `max_latest_keys` shared evenly.
+    pub(super) fn latest_keys_per_channel(&self) -> usize {
+        let latest = self.channels.iter().filter(|k| k.has_key()).count().max(1);
+        (self.config.max_latest_keys / latest).max(1)
+    }
+
+    /// Closes the connection at once because its peer made it hold `held` bytes, over its fair
+    /// share `share` of the endpoint's memory budget, for longer than the grace period. The
+    /// application is told why ([`PeerError::OverMemoryBudget`]), the peer gets a CLOSE with
+    /// [`CLOSE_MEMORY_BUDGET`], and everything the connection buffered is released now rather
+    /// than when draining ends.
+    pub(crate) fn close_over_budget(&mut self, now: Instant, held: usize, share: usize) {
+        let reason = DisconnectReason::Peer(PeerError::OverMemoryBudget { held, share });
+        match self.state {
+            State::Established | State::Closing { .. } => {
+                self.events.push(Event::Disconnected { reason });
+                self.enter_draining(now, None, CLOSE_MEMORY_BUDGET, b"memory budget".to_vec());
+            }
+            // no keys yet: nothing to tell the peer
+            State::AwaitingChallenge | State::AwaitingAccept => self.finish(reason),
+            State::Draining { .. } | State::Closed => return,
+        }
+        self.release_buffers();
+        self.update_timers();
+    }
+
+    /// Drops what the channels hold (a draining connection neither sends data nor takes it).
+    fn release_buffers(&mut self) {
+        self.send = Vec::new();
+        self.recv = Vec::new();
+        self.unacked_order = Default::default();
+        self.copies = Default::default();
+        self.deadline = None;
+    }
+}

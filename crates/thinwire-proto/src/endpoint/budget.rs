@@ -1,0 +1,299 @@
+//! The endpoint's memory budget (`MemoryBudget`): the bytes every connection holds, summed
+//! for the endpoint and per source, each connection's fair share, the room a connection has
+//! to grow, and the sweep that closes connections that stay above their share while memory
+//! is over budget.
+//!
+//! The sums are kept up to date from each connection's `held_bytes` whenever the endpoint
+//! touches it (`Endpoint::refresh`), so checking room costs a lookup, never a walk. Only the
+//! sweep walks the connections, and it runs only while the endpoint or a source is over
+//! budget, once every quarter of the grace period.
+//!
+//! | quantity | rule |
+//! |---|---|
+//! | fair share | `min(total / connections, per_source / connections of the source)` |
+//! | room to grow | `max(free, share - held)`, free = the smaller of the endpoint's and the source's unused budget |
+//! | over | held > fair share, while the endpoint or the connection's source is over its budget |
+//! | closed | over at two sweeps at least `grace` apart |
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use super::limits::Source;
+use super::ConnectionHandle;
+use crate::config::MemoryBudget;
+
+/// What the connections of one source hold.
+#[derive(Debug, Default, Clone, Copy)]
+struct SourceUse {
+    held: usize,
+    conns: usize,
+}
+
+/// A connection the sweep found above its fair share: closed when still above it at a sweep
+/// `grace` after `since`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Verdict {
+    pub(super) handle: ConnectionHandle,
+    pub(super) held: usize,
+    pub(super) share: usize,
+}
+
+/// The running sums of the memory budget.
+#[derive(Debug)]
+pub(super) struct MemoryLedger {
+    budget: MemoryBudget,
+    total: usize,
+    sources: HashMap<Source, SourceUse>,
+    /// Sources whose connections hold more than `per_source`.
+    sources_over: usize,
+    /// Connections found above their share by a sweep, and since when.
+    over_since: HashMap<ConnectionHandle, Instant>,
+    /// When the next sweep is due (`None`: memory is within budget and no sweep is pending).
+    sweep_at: Option<Instant>,
+}
+
+impl MemoryLedger {
+    pub(super) fn new(budget: MemoryBudget) -> Self {
+        Self {
+            budget,
+            total: 0,
+            sources: HashMap::new(),
+            sources_over: 0,
+            over_since: HashMap::new(),
+            sweep_at: None,
+        }
+    }
+
+    /// Bytes all connections hold.
+    pub(super) fn total(&self) -> usize {
+        self.total
+    }
+
+    /// A connection from `source` was created.
+    pub(super) fn add_connection(&mut self, source: Source) {
+        self.sources.entry(source).or_default().conns += 1;
+    }
+
+    /// A connection from `source` that held `held` bytes is gone.
+    pub(super) fn remove_connection(&mut self, h: ConnectionHandle, source: Source, held: usize) {
+        self.change(source, held, 0);
+        self.over_since.remove(&h);
+        if let Some(u) = self.sources.get_mut(&source) {
+            u.conns = u.conns.saturating_sub(1);
+            if u.conns == 0 {
+                self.sources.remove(&source);
+            }
+        }
+    }
+
+    /// A connection from `source` went from holding `old` bytes to `new`. Returns whether
+    /// memory is over budget afterwards (the caller then makes sure a sweep is due).
+    pub(super) fn change(&mut self, source: Source, old: usize, new: usize) -> bool {
+        if old != new {
+            self.total = self.total - old + new;
+            let per_source = self.budget.per_source;
+            if let Some(u) = self.sources.get_mut(&source) {
+                let was_over = u.held > per_source;
+                u.held = u.held - old + new;
+                let is_over = u.held > per_source;
+                match (was_over, is_over) {
+                    (false, true) => self.sources_over += 1,
+                    (true, false) => self.sources_over -= 1,
+                    _ => {}
+                }
+            }
+        }
+        self.over_budget()
+    }
+
+    /// Whether the endpoint, or any source, holds more than its budget.
+    pub(super) fn over_budget(&self) -> bool {
+        self.total > self.budget.total || self.sources_over > 0
+    }
+
+    fn source(&self, source: &Source) -> SourceUse {
+        self.sources.get(source).copied().unwrap_or_default()
+    }
+
+    /// The fair share of a connection from `source`.
+    pub(super) fn fair_share(&self, source: &Source, connections: usize) -> usize {
+        let own = self.source(source);
+        let endpoint = self.budget.total / connections.max(1);
+        let per_source = self.budget.per_source / own.conns.max(1);
+        endpoint.min(per_source)
+    }
+
+    /// Bytes a connection from `source` holding `held` may add: all the unused budget of the
+    /// endpoint and its source while there is some, and never less than what takes it up to
+    /// its fair share.
+    pub(super) fn room(&self, source: &Source, held: usize, connections: usize) -> usize {
+        let own = self.source(source);
+        let free = self
+            .budget
+            .total
+            .saturating_sub(self.total)
+            .min(self.budget.per_source.saturating_sub(own.held));
+        let share = self.fair_share(source, connections);
+        free.max(share.saturating_sub(held))
+    }
+
+    /// Whether a connection from `source` holding `held` is above its share while memory is
+    /// over budget where it counts (the endpoint's, or its source's).
+    fn is_over(&self, source: &Source, held: usize, connections: usize) -> bool {
+        let endpoint_over = self.total > self.budget.total;
+        let source_over = self.source(source).held > self.budget.per_source;
+        (endpoint_over || source_over) && held > self.fair_share(source, connections)
+    }
+
+    /// Makes a sweep due at `now` if memory is over budget and none is pending.
+    pub(super) fn want_sweep(&mut self, now: Instant) {
+        if self.sweep_at.is_none() && self.over_budget() {
+            self.sweep_at = Some(now);
+        }
+    }
+
+    /// When the next sweep is due.
+    pub(super) fn sweep_at(&self) -> Option<Instant> {
+        self.sweep_at
+    }
+
+    /// One sweep at `now` over every connection (`handle`, source, bytes held): those above
+    /// their fair share are marked, those that were marked a grace period ago or more and
+    /// still are go to `close`; those no longer above it are unmarked. The next sweep is due a
+    /// quarter of the grace period later while anything is still over budget.
+    pub(super) fn sweep(
+        &mut self,
+        now: Instant,
+        conns: impl Iterator<Item = (ConnectionHandle, Source, usize)>,
+        connections: usize,
+        close: &mut Vec<Verdict>,
+    ) {
+        let grace = self.budget.grace;
+        let mut marked = HashMap::new();
+        for (handle, source, held) in conns {
+            if !self.is_over(&source, held, connections) {
+                continue;
+            }
+            let since = self.over_since.get(&handle).copied().unwrap_or(now);
+            if now.saturating_duration_since(since) >= grace {
+                let share = self.fair_share(&source, connections);
+                close.push(Verdict {
+                    handle,
+                    held,
+                    share,
+                });
+            } else {
+                marked.insert(handle, since);
+            }
+        }
+        self.over_since = marked;
+        let again = !self.over_since.is_empty() || self.over_budget();
+        self.sweep_at = again.then(|| now + (grace / 4).max(Duration::from_millis(1)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(n: u8) -> Source {
+        Source::of(&format!("10.0.0.{n}:1000").parse().unwrap())
+    }
+
+    fn ledger() -> MemoryLedger {
+        MemoryLedger::new(MemoryBudget {
+            total: 1000,
+            per_source: 400,
+            grace: Duration::from_secs(2),
+        })
+    }
+
+    #[test]
+    fn shares_and_room_follow_the_endpoint_and_the_source() {
+        let mut l = ledger();
+        for n in [1, 1, 2, 3] {
+            l.add_connection(src(n));
+        }
+        // four connections: 250 each by the endpoint, 200 each for source 1 (two of its own)
+        assert_eq!(l.fair_share(&src(1), 4), 200);
+        assert_eq!(l.fair_share(&src(2), 4), 250);
+        // all free: a connection may take its source's whole budget
+        assert_eq!(l.room(&src(1), 0, 4), 400);
+        assert!(!l.change(src(1), 0, 350));
+        assert_eq!(
+            l.room(&src(1), 0, 4),
+            200,
+            "its share, the source's free is 50"
+        );
+        assert_eq!(l.room(&src(1), 350, 4), 50, "the source's free 50");
+        assert!(l.change(src(1), 0, 100), "source 1 holds 450 > 400");
+        assert!(l.over_budget());
+        assert_eq!(l.room(&src(1), 350, 4), 0, "above its share, nothing free");
+        assert_eq!(l.room(&src(1), 100, 4), 100, "up to its share of 200");
+        assert_eq!(
+            l.room(&src(2), 0, 4),
+            400,
+            "source 2's free 400 (the endpoint's 550)"
+        );
+        assert!(!l.change(src(1), 100, 0), "back within budget");
+        assert_eq!(l.total(), 350);
+    }
+
+    #[test]
+    fn a_sweep_closes_only_who_stays_above_its_share_for_the_grace() {
+        let mut l = ledger();
+        let t0 = Instant::now();
+        let (a, b, c) = (
+            ConnectionHandle(1),
+            ConnectionHandle(2),
+            ConnectionHandle(3),
+        );
+        for n in [1, 2, 3] {
+            l.add_connection(src(n));
+        }
+        l.change(src(1), 0, 390);
+        l.change(src(2), 0, 390);
+        l.change(src(3), 0, 300);
+        // 1080 > 1000: the endpoint is over; shares are 333
+        assert!(l.over_budget());
+        l.want_sweep(t0);
+        assert_eq!(l.sweep_at(), Some(t0));
+        let held = |l: &MemoryLedger| {
+            let _ = l;
+            vec![(a, src(1), 390), (b, src(2), 390), (c, src(3), 300)]
+        };
+        let mut close = Vec::new();
+        l.sweep(t0, held(&l).into_iter(), 3, &mut close);
+        assert!(close.is_empty(), "marked, not closed: the grace runs");
+        assert_eq!(l.sweep_at(), Some(t0 + Duration::from_millis(500)));
+        // b frees memory meanwhile: the endpoint is within budget, nobody is over
+        l.change(src(2), 390, 100);
+        let now = t0 + Duration::from_secs(3);
+        let conns = vec![(a, src(1), 390), (b, src(2), 100), (c, src(3), 300)];
+        l.sweep(now, conns.into_iter(), 3, &mut close);
+        assert!(close.is_empty());
+        assert_eq!(l.sweep_at(), None, "within budget: no more sweeps");
+        // over again: a is marked anew and closed only a whole grace later
+        l.change(src(2), 100, 390);
+        l.sweep(now, held(&l).into_iter(), 3, &mut close);
+        l.sweep(
+            now + Duration::from_secs(1),
+            held(&l).into_iter(),
+            3,
+            &mut close,
+        );
+        assert!(close.is_empty());
+        l.sweep(
+            now + Duration::from_secs(2),
+            held(&l).into_iter(),
+            3,
+            &mut close,
+        );
+        let closed: Vec<_> = close.iter().map(|v| (v.handle, v.held, v.share)).collect();
+        assert_eq!(
+            closed,
+            vec![(a, 390, 333), (b, 390, 333)],
+            "c is within its share"
+        );
+    }
+}
