@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use thinwire_netmodel::{LinkConfig, LossModel};
-use thinwire_proto::{CipherSuite, ServerConfig, ServerKey, TransportConfig};
+use thinwire_proto::{CipherSuite, MemoryBudget, ServerConfig, ServerKey, TransportConfig};
 
 /// Configuration of an [`Endpoint`](crate::Endpoint) or a [`Host`](crate::Host).
 ///
@@ -42,6 +42,9 @@ pub struct Config {
     /// Requested size of the socket's send and receive buffers in bytes (the operating system
     /// may cap it; failures are ignored). `None` keeps the system default.
     pub socket_buffer: Option<usize>,
+    /// The memory the peers can make this endpoint hold, in total and per source, and how it
+    /// is shared when tight (see [`MemoryBudget`]). Default 32 MiB in all, 8 MiB per source.
+    pub memory: MemoryBudget,
 }
 
 impl Default for Config {
@@ -60,6 +63,7 @@ impl Config {
             server: None,
             faults: None,
             socket_buffer: Some(1 << 20),
+            memory: MemoryBudget::default(),
         }
     }
 

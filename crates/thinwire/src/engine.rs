@@ -63,6 +63,7 @@ impl Engine {
             transport: config.transport.clone(),
             cid_len: config.cid_len,
             cipher_suites: config.cipher_suites.clone(),
+            memory: config.memory,
             ..EndpointConfig::new(seed)
         };
         let mut core = thinwire_proto::Endpoint::new(ep_config, config.server.clone(), now)?;

@@ -76,9 +76,9 @@ pub use stats::{EndpointStats, FaultStats, IoStats};
 pub use thinwire_netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
     ChannelKind, ChannelStats, CipherSuite, ConnectToken, ConnectionHandle, ConnectionStats,
-    DeadlineOptions, DeadlineStatus, DisconnectReason, KeyParseError, Message, ParityMode,
-    PeerError, PublicKey, RefuseReason, RepairTarget, ServerConfig, ServerKey, TokenClaims,
-    TokenError, TokenKey, TokenPolicy, TransportConfig,
+    DeadlineOptions, DeadlineStatus, DisconnectReason, KeyParseError, MemoryBudget, Message,
+    ParityMode, PeerError, PublicKey, RefuseReason, RepairTarget, ServerConfig, ServerKey,
+    TokenClaims, TokenError, TokenKey, TokenPolicy, TransportConfig, CLOSE_MEMORY_BUDGET,
 };
 
 /// The sans-IO core, re-exported for the types its errors and events carry.

@@ -34,8 +34,10 @@ impl Default for TrunkOptions {
 impl TrunkOptions {
     /// The transport settings of the trunk connection, from those of the players' (`base`):
     /// the datagram is 16 bytes larger, so a player's full-size unreliable message still fits
-    /// with its frame header. Everything else is the players' thin-stream configuration; the
-    /// trunk's congestion control is weighted by its open flows instead
+    /// with its frame header; the trunk buffers 8 times what one player's connection does
+    /// (it carries many flows; the trunk endpoint's memory budget still bounds it, at 8 MiB
+    /// by default: its per-source share). Everything else is the players' thin-stream
+    /// configuration; the trunk's congestion control is weighted by its open flows instead
     /// (`Endpoint::set_congestion_weight`), which the gateways keep up to date.
     ///
     /// (A larger RTO margin was tried first, when the unweighted trunk backed off at every
@@ -45,6 +47,8 @@ impl TrunkOptions {
         TransportConfig {
             max_datagram_size: base.max_datagram_size + 16,
             bundle_budget: base.bundle_budget + 16,
+            recv_buffer: base.recv_buffer.saturating_mul(8),
+            send_buffer: base.send_buffer.saturating_mul(8),
             ..base.clone()
         }
     }

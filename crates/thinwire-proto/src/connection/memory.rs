@@ -54,6 +54,24 @@ impl Connection {
         self.update_timers();
     }
 
+    /// Writes `frames` as this connection's next packet, sealed under its keys, into `buf`;
+    /// returns where it goes. Nothing is recorded as sent: what a hostile peer, which holds
+    /// its keys, can send (attack tests only).
+    #[cfg(any(test, feature = "testing", feature = "fuzzing"))]
+    pub(crate) fn seal_raw(
+        &mut self,
+        frames: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Option<std::net::SocketAddr> {
+        buf.clear();
+        let pn = self.write_header(buf)?;
+        let header_len = buf.len();
+        buf.extend_from_slice(frames);
+        self.next_pn += 1;
+        self.seal(pn, header_len, buf);
+        Some(self.remote)
+    }
+
     /// Drops what the channels hold (a draining connection neither sends data nor takes it).
     fn release_buffers(&mut self) {
         self.send = Vec::new();

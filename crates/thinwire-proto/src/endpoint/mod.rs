@@ -190,6 +190,23 @@ impl Endpoint {
         self.conns.get(conn)
     }
 
+    /// Seals `frames` (encoded frames, see `docs/PROTOCOL.md` §3) as the next packet of
+    /// `conn` under its keys, into `buf`: what a hostile peer, which holds its keys, can send.
+    /// Nothing is recorded as sent. For attack tests only (features `testing`, `fuzzing`).
+    #[cfg(any(test, feature = "testing", feature = "fuzzing"))]
+    pub fn seal_raw(
+        &mut self,
+        conn: ConnectionHandle,
+        frames: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Option<Transmit> {
+        let destination = self.conns.get_mut(conn)?.seal_raw(frames, buf)?;
+        Some(Transmit {
+            destination,
+            size: buf.len(),
+        })
+    }
+
     /// The transport configuration in use.
     pub fn transport_config(&self) -> &TransportConfig {
         &self.transport
