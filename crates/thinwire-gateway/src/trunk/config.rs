@@ -19,6 +19,12 @@ pub struct TrunkOptions {
     /// Bytes held for one flow (waiting for the upstream connection, for reordering, or for
     /// the next period) before the flow is closed. Default 256 KiB.
     pub max_flow_backlog: usize,
+    /// Bytes the hold keeps for all flows together. Once it is reached, a message that would
+    /// take its flow above its fair share (`max_held / flows held`) closes the flow like a
+    /// backlog overflow, so that many flows at their backlog bound cannot add up to gigabytes;
+    /// a flow within its share is never refused for it. Default 32 MiB, the size of an
+    /// endpoint's default [`MemoryBudget`](thinwire_proto::MemoryBudget).
+    pub max_held: usize,
 }
 
 impl Default for TrunkOptions {
@@ -27,6 +33,7 @@ impl Default for TrunkOptions {
             period: Duration::from_millis(10),
             max_flows: 4096,
             max_flow_backlog: 256 << 10,
+            max_held: 32 << 20,
         }
     }
 }
@@ -57,6 +64,11 @@ impl TrunkOptions {
     pub fn validate(&self) -> Result<(), GatewayError> {
         if self.max_flows == 0 {
             return Err(GatewayError::Options("max_flows must be positive"));
+        }
+        if self.max_held < self.max_flow_backlog {
+            return Err(GatewayError::Options(
+                "max_held must be at least max_flow_backlog",
+            ));
         }
         if self.max_flow_backlog < 1024 {
             return Err(GatewayError::Options(

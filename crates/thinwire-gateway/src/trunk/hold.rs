@@ -8,7 +8,8 @@
 //!   reliable channel holds less than a bound ([`BULK_QUEUE_BOUND`]), so that latest values
 //!   and unreliable data never wait behind a bulk transfer inside the trunk connection.
 //!
-//! Each flow's held bytes are bounded (`max_flow_backlog`); a flow past it is closed.
+//! Each flow's held bytes are bounded (`max_flow_backlog`), and so is their sum (`max_held`):
+//! past it, a flow above its fair share of the sum is closed, as one past its own bound is.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -65,6 +66,9 @@ pub(crate) enum Pushed {
 pub(crate) struct Hold {
     period: Duration,
     limit: usize,
+    /// Most bytes held for all flows together, and what they hold now.
+    max_total: usize,
+    total: usize,
     urgent: VecDeque<Item>,
     bulk: VecDeque<Item>,
     per_flow: HashMap<u32, usize>,
@@ -72,10 +76,13 @@ pub(crate) struct Hold {
 }
 
 impl Hold {
-    pub(crate) fn new(period: Duration, limit: usize) -> Self {
+    /// At most `limit` bytes per flow and `max_total` for all of them.
+    pub(crate) fn new(period: Duration, limit: usize, max_total: usize) -> Self {
         Self {
             period,
             limit,
+            max_total,
+            total: 0,
             urgent: VecDeque::new(),
             bulk: VecDeque::new(),
             per_flow: HashMap::new(),
@@ -83,13 +90,22 @@ impl Hold {
         }
     }
 
-    /// Holds `item`; `false` if its flow would pass its backlog bound (nothing is held then).
+    /// Holds `item`; `false` if its flow would pass its backlog bound, or its fair share of
+    /// `max_total` once that is reached (nothing is held then).
     pub(crate) fn push(&mut self, now: Instant, item: Item) -> bool {
+        let flows = self.per_flow.len() + usize::from(!self.per_flow.contains_key(&item.flow));
+        let share = self.max_total / flows.max(1);
+        let full = self.total + item.cost() > self.max_total;
         let held = self.per_flow.entry(item.flow).or_default();
-        if *held + item.cost() > self.limit {
+        let after = *held + item.cost();
+        if after > self.limit || (full && after > share) {
+            if *held == 0 {
+                self.per_flow.remove(&item.flow);
+            }
             return false;
         }
-        *held += item.cost();
+        *held = after;
+        self.total += item.cost();
         if item.urgent() {
             self.urgent.push_back(item);
         } else {
@@ -111,6 +127,19 @@ impl Hold {
         self.tick
     }
 
+    /// Bytes held now for all flows (tests of the bounds).
+    #[cfg(test)]
+    pub(crate) fn total(&self) -> usize {
+        debug_assert_eq!(self.total, self.per_flow.values().sum::<usize>());
+        self.total
+    }
+
+    /// Bytes held now for `flow` (tests of the bounds).
+    #[cfg(test)]
+    pub(crate) fn held(&self, flow: u32) -> usize {
+        self.per_flow.get(&flow).copied().unwrap_or(0)
+    }
+
     /// Messages held now.
     pub(crate) fn len(&self) -> usize {
         self.urgent.len() + self.bulk.len()
@@ -121,7 +150,7 @@ impl Hold {
         let before = self.len();
         self.urgent.retain(|i| i.flow != flow);
         self.bulk.retain(|i| i.flow != flow);
-        self.per_flow.remove(&flow);
+        self.total -= self.per_flow.remove(&flow).unwrap_or(0);
         before - self.len()
     }
 
@@ -131,6 +160,7 @@ impl Hold {
         self.urgent.clear();
         self.bulk.clear();
         self.per_flow.clear();
+        self.total = 0;
         self.tick = None;
         n
     }
@@ -171,6 +201,7 @@ impl Hold {
 
     fn release(&mut self, item: &Item) {
         if let Some(h) = self.per_flow.get_mut(&item.flow) {
+            self.total -= item.cost().min(*h);
             *h = h.saturating_sub(item.cost());
             if *h == 0 {
                 self.per_flow.remove(&item.flow);

@@ -75,7 +75,7 @@ pub(crate) struct Relay {
 impl Relay {
     pub(crate) fn new(options: TrunkOptions, trunk: Endpoint, local: Endpoint) -> Self {
         Self {
-            hold: Hold::new(options.period, options.max_flow_backlog),
+            hold: Hold::new(options.period, options.max_flow_backlog, options.max_held),
             options,
             trunk,
             link: Link::Down { retry: None },

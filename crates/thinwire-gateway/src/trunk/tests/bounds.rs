@@ -25,7 +25,7 @@ fn item(flow: u32, kind: ChannelKind, len: usize, now: Instant) -> Item {
 #[test]
 fn hold_bounds_each_flow_and_releases_on_push() {
     let now = Instant::now();
-    let mut hold = Hold::new(Duration::from_millis(10), 1000);
+    let mut hold = Hold::new(Duration::from_millis(10), 1000, 32 << 20);
     let k = ChannelKind::ReliableOrdered;
     assert!(hold.push(now, item(1, k, 400, now)));
     assert!(hold.push(now, item(1, k, 400, now)));
@@ -51,7 +51,7 @@ fn hold_bounds_each_flow_and_releases_on_push() {
 #[test]
 fn hold_pushes_urgent_first_and_gates_bulk() {
     let now = Instant::now();
-    let mut hold = Hold::new(Duration::ZERO, 1 << 20);
+    let mut hold = Hold::new(Duration::ZERO, 1 << 20, 32 << 20);
     hold.push(now, item(1, ChannelKind::ReliableOrdered, 100, now));
     hold.push(now, item(1, ChannelKind::ReliableOrdered, 100, now));
     hold.push(now, item(1, ChannelKind::UnreliableSequenced, 10, now));
@@ -256,4 +256,41 @@ fn event_queue_is_bounded() {
         std::iter::from_fn(|| relay.poll_event()).count(),
         MAX_EVENTS
     );
+}
+
+/// Many flows each at their backlog bound cannot add up past `max_held` (plus one item):
+/// once it is reached, only flows within their fair share may add, and a flow that leaves
+/// gives its bytes back.
+#[test]
+fn hold_bounds_the_flows_together_by_max_held() {
+    let now = Instant::now();
+    let (limit, max_total) = (64 << 10, 256 << 10);
+    let mut hold = Hold::new(Duration::from_millis(10), limit, max_total);
+    let k = ChannelKind::ReliableOrdered;
+    let cost = 1000 + ENTRY_COST;
+    let mut refused = std::collections::BTreeSet::new();
+    // 16 flows that fill up in turn: 16 x 64 KiB would be 1 MiB
+    for round in 0..80 {
+        for flow in 0..16u32 {
+            if !refused.contains(&flow) && !hold.push(now, item(flow, k, 1000, now)) {
+                refused.insert(flow);
+            }
+        }
+        assert!(
+            hold.total() <= max_total + cost,
+            "round {round}: {}",
+            hold.total()
+        );
+    }
+    // the share of 16 flows is 16 KiB: every flow got at least that before its refusal
+    assert_eq!(refused.len(), 16);
+    assert!((0..16).all(|f| hold.held(f) + cost > max_total / 16));
+    // a newcomer is within its (smaller) share and gets in although the hold is full
+    assert!(hold.push(now, item(99, k, 1000, now)));
+    // a flow that leaves gives its bytes back
+    let (before, gone) = (hold.total(), hold.held(3));
+    hold.forget(3);
+    assert_eq!(hold.total(), before - gone);
+    hold.clear();
+    assert_eq!(hold.total(), 0);
 }
