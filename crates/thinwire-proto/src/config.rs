@@ -93,9 +93,9 @@ pub struct TransportConfig {
     /// Most payload bytes queued for sending per connection and not yet acknowledged. Default
     /// 2 MiB: a largest message (`max_message_size`) and as much again queued behind it; at
     /// 60 messages of 300 bytes a second, two minutes of data the peer has not acknowledged.
-    /// A peer that never acknowledges makes its connection hold this much at most, and the
-    /// endpoint's [`MemoryBudget`] closes it if that is above its fair share while memory is
-    /// tight.
+    /// A peer that never acknowledges makes its connection hold this much at most, less while
+    /// the endpoint's [`MemoryBudget`] is tight (sends above the connection's fair share are
+    /// then refused).
     pub send_buffer: usize,
     /// Most bytes held for ordering and reassembly per connection (payloads plus a fixed
     /// overhead per held message and fragment). Default 1 MiB, sized for games: a game
@@ -276,11 +276,12 @@ pub struct EndpointConfig {
 /// once it has none, only connections within their fair share may grow: data that would take
 /// a connection above its share is refused (dropped unacknowledged, so an honest sender sends
 /// it again, or [`SendError::BufferFull`](crate::SendError::BufferFull) for the application's
-/// own sends). A connection that stays above its share for `grace` while the endpoint (or its
-/// source) is over budget is closed: the application sees
+/// own sends). A connection that holds more than its share *of what its peer sent* for
+/// `grace` while the endpoint (or its source) is over budget is closed: the application sees
 /// [`PeerError::OverMemoryBudget`](crate::PeerError::OverMemoryBudget), the peer a CLOSE with
-/// [`CLOSE_MEMORY_BUDGET`](crate::CLOSE_MEMORY_BUDGET). A connection within its fair share is
-/// never closed for memory. See `docs/PROTOCOL.md` §11.
+/// [`CLOSE_MEMORY_BUDGET`](crate::CLOSE_MEMORY_BUDGET). What the application queued is never a
+/// reason to close (its sends are refused instead), and a connection within its fair share is
+/// never closed for memory. See `docs/PROTOCOL.md` §11.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryBudget {
     /// Most bytes all connections together may hold. Default 32 MiB: the fair share of

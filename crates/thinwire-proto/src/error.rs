@@ -82,7 +82,9 @@ pub enum SendError {
     /// `max_copies` in `1..=4`.
     #[error("invalid repair target")]
     InvalidRepairTarget,
-    /// The send buffer or the channel's window is full; try again after acknowledgements.
+    /// The send buffer or the channel's window is full, or the endpoint's memory budget has no
+    /// room left and this connection holds more than its fair share; try again after
+    /// acknowledgements.
     #[error("send buffer full")]
     BufferFull,
 }

@@ -13,18 +13,19 @@ use crate::event::Event;
 pub(crate) const SEND_MESSAGE_OVERHEAD: usize = 64;
 
 impl Connection {
-    /// Bytes of the endpoint's memory budget this connection holds: what its channels buffer
-    /// for order and reassembly, the keys and sequence numbers they remember, deadline shards
-    /// under decoding, and the messages queued for sending that the peer has not acknowledged.
-    pub(crate) fn held_bytes(&self) -> usize {
+    /// Bytes of the endpoint's memory budget this connection holds: `(received, queued)`.
+    /// Received: what the peer sent that is held, its channels' buffers for order and
+    /// reassembly, the keys and sequence numbers they remember, and deadline shards under
+    /// decoding. Queued: the messages queued for sending that the peer has not acknowledged.
+    pub(crate) fn held_bytes(&self) -> (usize, usize) {
         let recv: usize = self.recv.iter().map(|c| c.held_bytes()).sum();
+        let deadline = self.deadline.as_ref().map_or(0, |d| d.rx.held_bytes());
         let send: usize = self
             .send
             .iter()
             .map(|c| c.queued_bytes + c.msgs.len() * SEND_MESSAGE_OVERHEAD)
             .sum();
-        let deadline = self.deadline.as_ref().map_or(0, |d| d.rx.held_bytes());
-        recv + send + deadline
+        (recv + deadline, send)
     }
 
     /// Most keys each latest-value channel of this connection remembers: the connection's
@@ -34,8 +35,9 @@ impl Connection {
         (self.config.max_latest_keys / latest).max(1)
     }
 
-    /// Closes the connection at once because its peer made it hold `held` bytes, over its fair
-    /// share `share` of the endpoint's memory budget, for longer than the grace period. The
+    /// Closes the connection at once because its peer made it hold `held` bytes it sent, over
+    /// its fair share `share` of the endpoint's memory budget, for longer than the grace
+    /// period. The
     /// application is told why ([`PeerError::OverMemoryBudget`]), the peer gets a CLOSE with
     /// [`CLOSE_MEMORY_BUDGET`], and everything the connection buffered is released now rather
     /// than when draining ends.

@@ -46,6 +46,7 @@ use crate::repair::LossEstimates;
 use crate::wire::{ChannelKind, ConnectionId};
 
 pub(crate) use handshake::peer_max_ack_delay;
+pub(crate) use memory::SEND_MESSAGE_OVERHEAD;
 pub(crate) use receive::IncomingPacket;
 pub(crate) use state::State;
 pub use stats::{ChannelStats, ConnectionStats};

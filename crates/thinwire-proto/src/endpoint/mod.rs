@@ -376,6 +376,8 @@ impl Endpoint {
         data: Bytes,
         opts: crate::DeadlineOptions,
     ) -> Result<u64, SendError> {
+        self.clock = now;
+        self.check_send_room(conn, data.len())?;
         let c = self
             .conns
             .get_mut(conn)
@@ -439,6 +441,8 @@ impl Endpoint {
         key: Option<u64>,
         data: Bytes,
     ) -> Result<(), SendError> {
+        self.clock = now;
+        self.check_send_room(h, data.len())?;
         let conn = self.conns.get_mut(h).ok_or(SendError::UnknownConnection)?;
         conn.send(now, channel, key, data)?;
         self.touched(h);
@@ -634,13 +638,25 @@ impl Endpoint {
         self.conns.insert(conn)
     }
 
-    /// Records that connection `h` from `source` now holds `held` bytes.
-    fn account(&mut self, h: ConnectionHandle, source: Source, held: usize) {
-        let old = self.conns.set_held(h, held);
+    /// Records that connection `h` from `source` now holds `(received, queued)` bytes.
+    fn account(&mut self, h: ConnectionHandle, source: Source, (received, queued): (usize, usize)) {
+        let held = received + queued;
+        let old = self.conns.set_held(h, held, received);
         if self.memory.change(source, old, held) {
             self.memory.want_sweep(self.clock);
         }
         self.stats.memory_held = self.memory.total() as u64;
+    }
+
+    /// A message of `len` bytes may be queued on `h` only within the room the memory budget
+    /// leaves it: once nothing is free, a connection above its fair share (its peer slow to
+    /// acknowledge, or the application sending faster than the path) gets `BufferFull`.
+    fn check_send_room(&self, h: ConnectionHandle, len: usize) -> Result<(), SendError> {
+        let cost = len + crate::connection::SEND_MESSAGE_OVERHEAD;
+        if self.conns.get(h).is_some() && cost > self.budget_room(h) {
+            return Err(SendError::BufferFull);
+        }
+        Ok(())
     }
 
     /// Bytes connection `h` may add to what it holds now.
@@ -653,14 +669,15 @@ impl Endpoint {
             .room(&source, self.conns.held(h), self.conns.len())
     }
 
-    /// Closes the connections that stayed above their fair share of the memory budget for the
-    /// grace period while memory was over budget.
+    /// Closes the connections whose peers made them hold more than their fair share of the
+    /// memory budget for the grace period while memory was over budget (what the
+    /// application queued is never a reason: its sends are refused instead).
     fn sweep_memory(&mut self, now: Instant) {
         let n = self.conns.len();
         let conns = self
             .conns
-            .iter_held()
-            .map(|(h, c, held)| (h, Source::of(&c.handshake_key().0), held));
+            .iter_received()
+            .map(|(h, c, received)| (h, Source::of(&c.handshake_key().0), received));
         let mut close = Vec::new();
         self.memory.sweep(now, conns, n, &mut close);
         for v in close {

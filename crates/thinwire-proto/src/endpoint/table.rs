@@ -27,8 +27,10 @@ struct Slot {
     timer: Option<Instant>,
     /// Queued in `dirty`.
     dirty: bool,
-    /// Bytes of the memory budget the connection held when last looked at.
+    /// Bytes of the memory budget the connection held when last looked at: in all, and of
+    /// those what its peer sent.
     held: usize,
+    received: usize,
 }
 
 /// Connections by handle, their timers and the dirty queue.
@@ -62,6 +64,7 @@ impl ConnTable {
                     timer: None,
                     dirty: false,
                     held: 0,
+                    received: 0,
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -69,6 +72,7 @@ impl ConnTable {
         let slot = &mut self.slots[index as usize];
         slot.conn = Some(Box::new(conn));
         slot.held = 0;
+        slot.received = 0;
         self.len += 1;
         ConnectionHandle(u64::from(slot.generation) << 32 | u64::from(index))
     }
@@ -108,20 +112,25 @@ impl ConnTable {
         self.slot(h).map_or(0, |s| s.held)
     }
 
-    /// Records that `h` holds `held` bytes; returns what it held before.
-    pub(crate) fn set_held(&mut self, h: ConnectionHandle, held: usize) -> usize {
-        self.slot_mut(h)
-            .map_or(0, |s| std::mem::replace(&mut s.held, held))
+    /// Records that `h` holds `held` bytes, `received` of them sent by its peer; returns
+    /// what it held before in all.
+    pub(crate) fn set_held(&mut self, h: ConnectionHandle, held: usize, received: usize) -> usize {
+        self.slot_mut(h).map_or(0, |s| {
+            s.received = received;
+            std::mem::replace(&mut s.held, held)
+        })
     }
 
-    /// Every connection with the bytes it was last recorded to hold.
-    pub(crate) fn iter_held(&self) -> impl Iterator<Item = (ConnectionHandle, &Connection, usize)> {
+    /// Every connection with the bytes it was last recorded to hold of what its peer sent.
+    pub(crate) fn iter_received(
+        &self,
+    ) -> impl Iterator<Item = (ConnectionHandle, &Connection, usize)> {
         self.slots.iter().enumerate().filter_map(|(i, s)| {
             let conn = s.conn.as_deref()?;
             Some((
                 ConnectionHandle(u64::from(s.generation) << 32 | i as u64),
                 conn,
-                s.held,
+                s.received,
             ))
         })
     }
@@ -244,6 +253,7 @@ mod tests {
                 timer: None,
                 dirty: false,
                 held: 0,
+                received: 0,
             });
         }
         t.len = 3;
