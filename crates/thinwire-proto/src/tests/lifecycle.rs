@@ -114,8 +114,15 @@ fn cookie_is_bound_to_address_and_expires() {
     ep.handle_datagram(late, from, &connect(cookie.clone()));
     assert_eq!(ep.stats().dropped_bad_cookie, 3);
     assert_eq!(ep.connection_count(), 0);
-    // valid: accepted once, a duplicate Connect re-sends Accept without a second connection
+    // valid: queued, read at the next timeout, accepted once; a duplicate Connect re-sends
+    // Accept without a second connection
     ep.handle_datagram(now, from, &connect(cookie.clone()));
+    assert_eq!(
+        ep.poll_timeout(),
+        Some(now),
+        "a queued Connect is due at once"
+    );
+    ep.handle_timeout(now);
     ep.handle_datagram(now, from, &connect(cookie));
     assert_eq!(ep.connection_count(), 1);
     let mut accepts = 0;
