@@ -312,9 +312,12 @@ pub struct ServerConfig {
     pub connect_tokens: Option<TokenPolicy>,
     /// Noise message-1 reads (one X25519 operation each) per second for the whole endpoint,
     /// after a burst of a quarter of that; Connects beyond it wait in a queue served
-    /// round-robin by source (`docs/PROTOCOL.md` §5.6). Default 2000: about a tenth of one
-    /// core (a read costs some 45 µs, an admitted handshake some 140 µs in all), so a flood
-    /// of Connects cannot take the CPU that established connections need. 0 reads nothing.
+    /// round-robin by source (`docs/PROTOCOL.md` §5.6). Default 1000: a failed read (random
+    /// bytes, one X25519) measured 89 µs and the server side of a whole handshake 182 µs on a
+    /// busy 2-core machine (`measure_handshake_cost` in `src/tests/admission.rs`), so a flood
+    /// of Connects takes at most a tenth of one core, and admitted handshakes a fifth, from
+    /// what established connections need; a mass reconnect of 10 000 players takes 10 s.
+    /// 0 reads nothing.
     pub handshake_reads_per_second: u32,
     /// Most Connects waiting for their read at once (their cookie, source budget and capacity
     /// checks passed); beyond it a Connect from a source holding fewer than the largest one
@@ -340,7 +343,7 @@ impl Default for ServerConfig {
             stateless_replies_per_second: 10_000,
             max_stateless_queue: 1024,
             connect_tokens: None,
-            handshake_reads_per_second: 2000,
+            handshake_reads_per_second: 1000,
             max_pending_handshakes: 1024,
             handshakes_per_turn: 8,
         }

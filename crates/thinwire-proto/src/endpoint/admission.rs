@@ -68,6 +68,12 @@ impl Endpoint {
         self.queue.len()
     }
 
+    /// Bytes the handshake queue and the spent-cookie filter hold (tests of the memory bound).
+    #[cfg(test)]
+    pub(crate) fn handshake_state_bytes(&self) -> usize {
+        self.queue.held_bytes()
+    }
+
     /// One read: a connection, a refusal (remembered with the spent cookie, to be repeated
     /// without a read), or a silent drop that costs the source more of its budget.
     fn read_connect(&mut self, now: Instant, p: PendingConnect) {

@@ -31,7 +31,7 @@ pub(crate) struct PendingConnect {
     /// Noise message 1.
     pub(crate) handshake: Vec<u8>,
     /// The cookie's identity in the spent filter, and its issue time.
-    pub(crate) cookie_id: u128,
+    pub(crate) cookie_id: u64,
     pub(crate) issued_ms: u64,
     /// When it arrived (ms since the endpoint's epoch): the handshake RTT sample ends here.
     pub(crate) arrived_ms: u64,
