@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::{key, within};
+use common::{key, server_with, within};
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
 use thinwire::proto::wire::{ConnectionId, LongPacket, VERSION};
@@ -198,11 +198,7 @@ async fn a_connect_flood_is_read_within_budget_and_everyone_gets_through() {
     let budget = limits.handshake_reads_per_second;
     let over_budget = limits.handshakes_per_second_per_source > budget;
     let started = Instant::now();
-    let server = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        Config::server().with_server(limits),
-    )
-    .unwrap();
+    let server = server_with(limits);
     let addr = server.local_addr();
     let server_key = key(&server);
     let srv = server.clone();
@@ -312,11 +308,7 @@ async fn a_client_over_the_source_cap_is_told_why() {
         max_connections_per_source: 1,
         ..ServerConfig::default()
     };
-    let server = Endpoint::bind(
-        "127.0.0.1:0".parse().unwrap(),
-        Config::server().with_server(limits),
-    )
-    .unwrap();
+    let server = server_with(limits);
     let (addr, server_key) = (server.local_addr(), key(&server));
     let client = Endpoint::bind((player(120), 0).into(), Config::client()).unwrap();
     let _first = within(5, "first", client.connect(addr, server_key, &CHANNELS))

@@ -8,9 +8,8 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use super::handshake::Client;
 use super::limits::Source;
-use super::queue::PendingConnect;
+use super::queue::{Client, PendingConnect};
 use super::{ConnectionHandle, Endpoint};
 use crate::connection::{peer_max_ack_delay, ClientParams, Connection};
 use crate::crypto::{self, token, CipherSuite, PacketKeys, Responder, TokenClaims};

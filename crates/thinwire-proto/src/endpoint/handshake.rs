@@ -8,31 +8,12 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::limits::Source;
-use super::queue::{PendingConnect, Queued};
+use super::queue::{Client, PendingConnect, Queued};
 use super::Endpoint;
 use crate::connection::Connection;
-use crate::cookie::{self, CookieInput};
+use crate::cookie;
 use crate::error::RefuseReason;
 use crate::wire::{self, ConnectionId, LongPacket, RESET_TOKEN_LEN};
-
-/// Who a handshake packet says the client is: its connection id and the handshake's identity.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Client {
-    pub(super) cid: ConnectionId,
-    pub(super) instance: u64,
-    pub(super) nonce: u64,
-}
-
-impl Client {
-    fn cookie_input(&self, addr: SocketAddr) -> CookieInput<'_> {
-        CookieInput {
-            addr,
-            cid: &self.cid,
-            instance: self.instance,
-            nonce: self.nonce,
-        }
-    }
-}
 
 /// A Connect's fields beyond who the client is.
 #[derive(Debug)]

@@ -18,10 +18,29 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use super::handshake::Client;
 use super::limits::{Bucket, Source};
 use crate::config::ServerConfig;
-use crate::cookie::SpentCookies;
+use crate::cookie::{CookieInput, SpentCookies};
+use crate::wire::ConnectionId;
+
+/// Who a handshake packet says the client is: its connection id and the handshake's identity.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Client {
+    pub(crate) cid: ConnectionId,
+    pub(crate) instance: u64,
+    pub(crate) nonce: u64,
+}
+
+impl Client {
+    pub(crate) fn cookie_input(&self, addr: SocketAddr) -> CookieInput<'_> {
+        CookieInput {
+            addr,
+            cid: &self.cid,
+            instance: self.instance,
+            nonce: self.nonce,
+        }
+    }
+}
 
 /// A Connect waiting for its read.
 #[derive(Debug)]

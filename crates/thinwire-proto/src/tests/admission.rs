@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::{connect_datagram, message_1};
 use crate::crypto::{self, ConnectToken, Responder, ServerKey, TokenClaims, TokenKey};
 use crate::wire::{self, ConnectionId, LongPacket};
 use crate::{
@@ -144,17 +145,7 @@ impl Arena {
             .map(|_| {
                 let mut handshake = vec![0u8; GARBAGE_LEN];
                 self.rng.fill_bytes(&mut handshake);
-                let mut out = Vec::new();
-                LongPacket::Connect {
-                    version: wire::VERSION,
-                    src_cid: dst_cid,
-                    instance: 1,
-                    nonce,
-                    cookie: cookie.to_vec(),
-                    handshake,
-                }
-                .encode(&mut out);
-                out
+                connect_datagram((dst_cid, 1, nonce), cookie, handshake)
             })
             .collect()
     }
@@ -395,19 +386,8 @@ fn a_cookie_pays_for_one_read() {
             other => panic!("{other:?}"),
         }
     };
-    let connect = |cid, nonce, cookie: &[u8], handshake: Vec<u8>| {
-        let mut out = Vec::new();
-        LongPacket::Connect {
-            version: wire::VERSION,
-            src_cid: cid,
-            instance: 1,
-            nonce,
-            cookie: cookie.to_vec(),
-            handshake,
-        }
-        .encode(&mut out);
-        out
-    };
+    let connect =
+        |cid, nonce, cookie: &[u8], handshake| connect_datagram((cid, 1, nonce), cookie, handshake);
     let cid = ConnectionId::new(&[3; 8]).expect("cid");
     let cookie = cookie_for(&mut server, &mut buf, cid, 1);
     server.handle_datagram(
@@ -436,17 +416,7 @@ fn a_cookie_pays_for_one_read() {
     // a genuine message 1 without a token: refused once, and again from memory
     let cid = ConnectionId::new(&[4; 8]).expect("cid");
     let cookie = cookie_for(&mut server, &mut buf, cid, 2);
-    let prologue = crypto::prologue(wire::VERSION, &cid, 1, 2);
-    let mut params = Vec::new();
-    wire::ConnectParams {
-        max_ack_delay_us: 5000,
-        channels: vec![ChannelKind::ReliableOrdered],
-        suites: vec![1],
-        token: Vec::new(),
-    }
-    .encode(&mut params);
-    let key = server.public_key().expect("key");
-    let (_, msg) = crypto::Initiator::start(&key, &prologue, [6; 32], &params).expect("msg 1");
+    let msg = message_1(&server.public_key().expect("key"), &cid, 1, 2);
     let datagram = connect(cid, 2, &cookie, msg);
     let refusals = |server: &mut Endpoint, buf: &mut Vec<u8>| {
         let mut n = 0;
