@@ -201,6 +201,11 @@ typedef enum thinwire_refuse_reason {
    */
   THINWIRE_REFUSE_REASON_NO_COMMON_CIPHER_SUITE = 5,
   /**
+   * The server is nearly full and this client's network (IPv4 /24, IPv6 /48) holds more
+   * connections than most.
+   */
+  THINWIRE_REFUSE_REASON_BUSY_NETWORK = 6,
+  /**
    * A reason this version does not know.
    */
   THINWIRE_REFUSE_REASON_OTHER = 255,

@@ -202,6 +202,9 @@ pub enum thinwire_refuse_reason {
     AlreadyConnected = 4,
     /// The two ends share no cipher suite (one of them set `insecure_cleartext`).
     NoCommonCipherSuite = 5,
+    /// The server is nearly full and this client's network (IPv4 /24, IPv6 /48) holds more
+    /// connections than most.
+    BusyNetwork = 6,
     /// A reason this version does not know.
     Other = 255,
 }
@@ -214,6 +217,7 @@ impl From<RefuseReason> for thinwire_refuse_reason {
             RefuseReason::InvalidToken => Self::InvalidToken,
             RefuseReason::AlreadyConnected => Self::AlreadyConnected,
             RefuseReason::NoCommonCipherSuite => Self::NoCommonCipherSuite,
+            RefuseReason::BusyNetwork => Self::BusyNetwork,
             RefuseReason::Other(_) => Self::Other,
         }
     }

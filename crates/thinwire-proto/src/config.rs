@@ -356,9 +356,17 @@ pub struct ServerConfig {
     pub cookie_lifetime: Duration,
     /// Most connections held at once; a client beyond it is refused explicitly
     /// ([`RefuseReason::ServerFull`](crate::RefuseReason::ServerFull)). Default 10 000.
+    /// From 7/8 of it on, new clients from the network prefixes (IPv4 /24, IPv6 /48) holding
+    /// the most connections are refused first
+    /// ([`RefuseReason::BusyNetwork`](crate::RefuseReason::BusyNetwork)); not with connect
+    /// tokens.
     pub max_connections: usize,
-    /// Most connections held at once for one source: one IPv4 address, or one IPv6 /64.
-    /// Default 64 (a LAN party behind one NAT fits; one host cannot fill the table).
+    /// Most connections held at once for one source: one IPv4 address, or one IPv6 /64;
+    /// beyond it a client is refused
+    /// ([`RefuseReason::TooManyFromSource`](crate::RefuseReason::TooManyFromSource)).
+    /// Default 64 (a LAN party behind one NAT fits; one host cannot fill the table). Not
+    /// applied when the server requires connect tokens: each token's client id is admitted
+    /// once, whatever address it comes from (a carrier-grade NAT, a load test).
     pub max_connections_per_source: usize,
     /// Sources exempt from the per-source limits (connections held and Connects per second):
     /// the address of a thinwire gateway, whose players all arrive from it. Their Connects
@@ -378,6 +386,25 @@ pub struct ServerConfig {
     /// Admission by connect token: when set, a client without a valid token minted with this
     /// policy's key is refused before anything is allocated for it.
     pub connect_tokens: Option<TokenPolicy>,
+    /// Noise message-1 reads (one X25519 operation each) per second for the whole endpoint,
+    /// after a burst of a quarter of that; Connects beyond it wait in a queue served
+    /// round-robin by source (`docs/PROTOCOL.md` §5.6). Default 1000: a failed read (random
+    /// bytes, one X25519) measured 89 µs and the server side of a whole handshake 182 µs on a
+    /// busy 2-core machine (`measure_handshake_cost` in `src/tests/admission.rs`), so a flood
+    /// of Connects takes at most a tenth of one core, and admitted handshakes a fifth, from
+    /// what established connections need; a mass reconnect of 10 000 players takes 10 s.
+    /// 0 reads nothing.
+    pub handshake_reads_per_second: u32,
+    /// Most Connects waiting for their read at once (their cookie, source budget and capacity
+    /// checks passed); beyond it a Connect from a source holding fewer than the largest one
+    /// evicts that source's newest, and is dropped otherwise. Default 1024.
+    pub max_pending_handshakes: usize,
+    /// Most waiting Connects read per [`Endpoint::handle_timeout`](crate::Endpoint::handle_timeout)
+    /// call (one turn of a runtime's loop, after the turn's datagrams), within
+    /// `handshake_reads_per_second`; [`Endpoint::handle_handshakes`](crate::Endpoint::handle_handshakes)
+    /// reads any other number. Default 8 (well under a millisecond of work). 0: only
+    /// `handle_handshakes` reads them.
+    pub handshakes_per_turn: usize,
 }
 
 impl Default for ServerConfig {
@@ -392,6 +419,9 @@ impl Default for ServerConfig {
             stateless_replies_per_second: 10_000,
             max_stateless_queue: 1024,
             connect_tokens: None,
+            handshake_reads_per_second: 1000,
+            max_pending_handshakes: 1024,
+            handshakes_per_turn: 8,
         }
     }
 }

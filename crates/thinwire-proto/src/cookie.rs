@@ -3,10 +3,16 @@
 //! The MAC binds the cookie to the client's address, connection id, instance and nonce, so it
 //! cannot be replayed from another address or for another handshake, and the timestamp bounds its
 //! lifetime. The server keeps no state between its Challenge and the client's Connect.
+//!
+//! A cookie pays for one Noise message-1 read ([`SpentCookies`]): once the server has read the
+//! message of a Connect, a Connect with the same cookie gets no second read, whatever message
+//! it carries. The filter holds only cookies that were read, so its size is bounded by the
+//! endpoint's read budget times the cookie lifetime.
 
 use std::net::SocketAddr;
 
 use hmac::{Hmac, Mac};
+use rustc_hash::FxHashMap;
 use sha2::Sha256;
 
 use crate::wire::ConnectionId;
@@ -89,6 +95,85 @@ pub(crate) fn verify(
     Ok(())
 }
 
+/// The identity of a verified cookie in [`SpentCookies`]: the first 8 bytes of its MAC, which
+/// the server's key makes unique per address, id, instance, nonce and issue time (two cookies
+/// of a lifetime share one with a chance of about 2^-64 per pair, and nobody can aim at it).
+pub(crate) fn id(cookie: &[u8]) -> u64 {
+    u64::from_be_bytes(cookie[8..16].try_into().expect("8 bytes"))
+}
+
+/// What became of a cookie's Noise read: refused with a reason code, or dropped (0).
+pub(crate) type Spent = u8;
+
+/// Cookies already spent on a Noise message-1 read, each with what became of it, kept for at
+/// least one cookie lifetime (after which the cookie has expired anyway) in two generations
+/// of one lifetime each. Each generation holds at most `cap` cookies, where `cap` is the most
+/// reads the endpoint's budget allows in one lifetime, so the filter never refuses a read the
+/// budget allowed. Keys are MACs under the server's secret, which nobody can choose, so a fast
+/// unkeyed hash spreads them.
+#[derive(Debug)]
+pub(crate) struct SpentCookies {
+    current: FxHashMap<u64, Spent>,
+    previous: FxHashMap<u64, Spent>,
+    /// Start of the current generation, ms since the endpoint's epoch.
+    since_ms: u64,
+    lifetime_ms: u64,
+    cap: usize,
+}
+
+impl SpentCookies {
+    /// A filter for cookies living `lifetime_ms`, at most `cap` reads per lifetime.
+    pub(crate) fn new(lifetime_ms: u64, cap: usize) -> Self {
+        Self {
+            current: FxHashMap::default(),
+            previous: FxHashMap::default(),
+            since_ms: 0,
+            lifetime_ms: lifetime_ms.max(1),
+            cap,
+        }
+    }
+
+    /// What became of the cookie `id` if it was read already.
+    pub(crate) fn get(&self, id: u64) -> Option<Spent> {
+        self.current
+            .get(&id)
+            .or_else(|| self.previous.get(&id))
+            .copied()
+    }
+
+    /// Marks cookie `id` as read at `now_ms`; false (read nothing) if the generation is full,
+    /// which the read budget never allows.
+    pub(crate) fn spend(&mut self, now_ms: u64, id: u64) -> bool {
+        if now_ms >= self.since_ms + self.lifetime_ms {
+            self.previous = std::mem::take(&mut self.current);
+            if now_ms >= self.since_ms + 2 * self.lifetime_ms {
+                self.previous.clear();
+            }
+            self.since_ms = now_ms;
+        }
+        if self.current.len() >= self.cap {
+            return false;
+        }
+        self.current.insert(id, 0);
+        true
+    }
+
+    /// Remembers the refusal of cookie `id`'s read, to repeat it without reading again.
+    pub(crate) fn set_refusal(&mut self, id: u64, code: u8) {
+        if let Some(s) = self.current.get_mut(&id) {
+            *s = code;
+        }
+    }
+
+    /// Bytes held (tests of the memory bound): every slot of both tables, with its control
+    /// byte.
+    #[cfg(test)]
+    pub(crate) fn held_bytes(&self) -> usize {
+        let slot = std::mem::size_of::<(u64, Spent)>() + 1;
+        (self.current.capacity() + self.previous.capacity()) * slot
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +211,26 @@ mod tests {
             verify(&key, &inp(a), &forged, 2000, 5000),
             Err(CookieError::BadMac)
         );
+    }
+
+    #[test]
+    fn a_cookie_is_read_once_and_the_filter_stays_bounded() {
+        let mut f = SpentCookies::new(5000, 100);
+        assert!(f.spend(0, 1));
+        assert_eq!(f.get(1), Some(0));
+        f.set_refusal(1, 3);
+        assert_eq!(f.get(1), Some(3));
+        assert!((2..101).all(|i| f.spend(10, i)));
+        assert!(!f.spend(20, 999), "full: nothing more is read");
+        assert_eq!(f.get(999), None);
+        // one lifetime on: the old ones are still known, new ones fit
+        assert!(f.spend(5000, 1000));
+        assert_eq!(f.get(1), Some(3));
+        // two lifetimes on: the first generation is forgotten (those cookies expired)
+        assert!(f.spend(10_000, 2000));
+        assert_eq!(f.get(1), None);
+        assert_eq!(f.get(1000), Some(0));
+        // two tables of at most 100 entries (and at most twice that many slots)
+        assert!(f.held_bytes() <= 2 * (2 * 100) * 17, "{}", f.held_bytes());
     }
 }

@@ -169,8 +169,9 @@ pub enum RefuseReason {
     /// The server holds `max_connections` already.
     #[error("server full")]
     ServerFull,
-    /// The server holds `max_connections_per_source` from this client's address already.
-    #[error("too many connections from this address")]
+    /// The server holds `max_connections_per_source` from this client's address (its IPv4
+    /// address or IPv6 /64) already; without connect tokens, players behind one NAT share it.
+    #[error("too many connections from this address (the server's per-address limit)")]
     TooManyFromSource,
     /// The connect token was missing, forged, expired or minted for another server.
     #[error("invalid connect token")]
@@ -184,6 +185,10 @@ pub enum RefuseReason {
     /// A reason this version does not know.
     #[error("reason code {0}")]
     Other(u8),
+    /// The server is nearly full and this client's network (its IPv4 /24 or IPv6 /48) holds
+    /// more connections than most: the last places are kept for other networks.
+    #[error("server nearly full: too many connections from this network")]
+    BusyNetwork,
 }
 
 impl RefuseReason {
@@ -196,6 +201,7 @@ impl RefuseReason {
             RefuseReason::AlreadyConnected => 4,
             RefuseReason::NoCommonCipherSuite => 5,
             RefuseReason::Other(c) => c,
+            RefuseReason::BusyNetwork => 6,
         }
     }
 
@@ -207,6 +213,7 @@ impl RefuseReason {
             3 => RefuseReason::InvalidToken,
             4 => RefuseReason::AlreadyConnected,
             5 => RefuseReason::NoCommonCipherSuite,
+            6 => RefuseReason::BusyNetwork,
             c => RefuseReason::Other(c),
         }
     }

@@ -1,6 +1,12 @@
 //! The driver task of an async endpoint: timers, transmits and events under the lock, then
 //! the socket: receive what is readable, send what the core produced, sleep until the next
 //! timer or a wake-up from the application.
+//!
+//! One turn: timers and at most `handshakes_per_turn` queued handshake reads
+//! ([`Engine::on_timeout`](crate::engine::Engine::on_timeout)), transmits, then at most
+//! [`RECV_BATCHES_PER_WAKE`] batches of datagrams. While Connects wait, the core's next timer
+//! is due at once, so the loop turns again without sleeping: handshakes are read a few at a
+//! time between the datagrams of established connections.
 
 use std::io;
 use std::sync::Arc;

@@ -109,7 +109,11 @@ impl Engine {
         }
     }
 
-    /// Expired timers: the core's, and datagrams the inbound fault link releases now.
+    /// Expired timers: the core's, and datagrams the inbound fault link releases now. The
+    /// core's `handle_timeout` also reads at most `ServerConfig::handshakes_per_turn` queued
+    /// Connects (one X25519 each): the driver and the [`Host`](crate::Host) call this after
+    /// the datagrams of each turn, so established connections go first and a Connect flood
+    /// costs a turn at most that many reads.
     pub(crate) fn on_timeout(&mut self, now: Instant) {
         if let Some(f) = &mut self.faults {
             while let Some((from, d)) = f.inbound.poll_deliver(now) {

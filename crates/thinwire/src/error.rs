@@ -57,8 +57,9 @@ pub enum ConnectError {
     #[error(transparent)]
     Rejected(#[from] thinwire_proto::ConnectError),
     /// The handshake did not complete: refused by the server
-    /// ([`DisconnectReason::Refused`]: full, too many connections from this address, bad
-    /// connect token, no common cipher suite), no common protocol version, or no answer in
+    /// ([`DisconnectReason::Refused`]: full, too many connections from this address or, when
+    /// nearly full, from this network, bad connect token, no common cipher suite; its text
+    /// says which), no common protocol version, or no answer in
     /// time ([`DisconnectReason::HandshakeTimedOut`]), which is also what a wrong server key
     /// gives: the server cannot read a handshake written to another key and stays silent.
     #[error("handshake failed: {0}")]

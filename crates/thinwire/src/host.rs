@@ -367,7 +367,8 @@ impl Host {
         Ok(())
     }
 
-    /// Timers, transmits, events.
+    /// Timers (and at most `handshakes_per_turn` queued handshake reads, after the datagrams
+    /// `receive` handled), transmits, events.
     fn pump(&mut self, now: Instant) {
         self.last_pump = now;
         self.engine.on_timeout(now);

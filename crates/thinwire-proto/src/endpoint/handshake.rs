@@ -1,37 +1,19 @@
 //! The endpoint's long-header packets: the stateless cookie handshake on the server side
 //! (Hello → Challenge; Connect → Noise → a new connection, or a Refuse), the client's
 //! Challenge / Accept / Refuse / version negotiation routed to its connection, authenticated
-//! Resets, and the queue of stateless replies.
+//! Resets, and the queue of stateless replies. A Connect that passes its checks waits in the
+//! handshake queue (`queue.rs`); its Noise message is read in `admission.rs`.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::limits::Source;
-use super::{ConnectionHandle, Endpoint};
-use crate::connection::{peer_max_ack_delay, ClientParams, Connection};
-use crate::cookie::{self, CookieInput};
-use crate::crypto::{self, token, CipherSuite, PacketKeys, Responder, TokenClaims};
+use super::queue::{Client, PendingConnect, Queued};
+use super::Endpoint;
+use crate::connection::Connection;
+use crate::cookie;
 use crate::error::RefuseReason;
-use crate::wire::{self, AcceptParams, ConnectParams, ConnectionId, LongPacket, RESET_TOKEN_LEN};
-
-/// Who a handshake packet says the client is: its connection id and the handshake's identity.
-#[derive(Debug, Clone, Copy)]
-struct Client {
-    cid: ConnectionId,
-    instance: u64,
-    nonce: u64,
-}
-
-impl Client {
-    fn cookie_input(&self, addr: SocketAddr) -> CookieInput<'_> {
-        CookieInput {
-            addr,
-            cid: &self.cid,
-            instance: self.instance,
-            nonce: self.nonce,
-        }
-    }
-}
+use crate::wire::{self, ConnectionId, LongPacket, RESET_TOKEN_LEN};
 
 /// A Connect's fields beyond who the client is.
 #[derive(Debug)]
@@ -39,14 +21,6 @@ struct ConnectRequest {
     version: u32,
     cookie: Vec<u8>,
     handshake: Vec<u8>,
-}
-
-/// What the server decided to admit, from a Connect's authenticated contents.
-struct Admission {
-    params: ConnectParams,
-    suite: CipherSuite,
-    claims: Option<TokenClaims>,
-    responder: Responder,
 }
 
 impl Endpoint {
@@ -114,7 +88,7 @@ impl Endpoint {
 
     /// Whether `from` is one of the server's trusted sources (a gateway), exempt from the
     /// per-source budgets.
-    fn is_trusted(&self, from: &SocketAddr) -> bool {
+    pub(super) fn is_trusted(&self, from: &SocketAddr) -> bool {
         let ip = from.ip().to_canonical();
         self.server
             .as_ref()
@@ -133,7 +107,7 @@ impl Endpoint {
         ok
     }
 
-    fn send_refuse(&mut self, to: SocketAddr, client: &Client, reason: RefuseReason) {
+    pub(super) fn send_refuse(&mut self, to: SocketAddr, client: &Client, reason: RefuseReason) {
         let mut out = Vec::new();
         LongPacket::Refuse {
             version: wire::VERSION,
@@ -325,9 +299,9 @@ impl Endpoint {
         now.saturating_duration_since(self.epoch).as_millis() as u64
     }
 
-    /// A Connect: the first state the server keeps, and only once its cookie checks out, the
-    /// source is within its budget and limits, and the Noise message proves the client wrote it
-    /// to this server's key.
+    /// A Connect: checked in the order of `docs/PROTOCOL.md` §5.6, cheapest first; one that
+    /// passes waits in the handshake queue for its Noise read (`admission.rs`), the first state
+    /// the server keeps for it.
     fn on_connect(&mut self, now: Instant, from: SocketAddr, client: Client, req: ConnectRequest) {
         let Some(server) = &self.server else {
             self.stats.dropped_unexpected += 1;
@@ -353,163 +327,79 @@ impl Endpoint {
             self.touched(h);
             return;
         }
+        // a cookie pays for one read: a failed message 1 cannot be retried with it
+        let cookie_id = cookie::id(&req.cookie);
+        if let Some(spent) = self.queue.spent.get(cookie_id) {
+            self.stats.dropped_cookie_spent += 1;
+            if spent != 0 {
+                self.send_refuse(from, &client, RefuseReason::from_code(spent));
+            }
+            return;
+        }
         if !self.allow_source(now, &from) {
             return;
         }
         if let Some(reason) = self.capacity_refusal(&from) {
-            self.stats.dropped_connection_limit += 1;
-            self.send_refuse(from, &client, reason);
+            self.refuse_capacity(from, &client, reason);
             return;
         }
-        let admission = match self.admit(now, &client, &req.handshake) {
-            Ok(a) => a,
-            Err(Some(reason)) => {
-                self.send_refuse(from, &client, reason);
-                return;
-            }
-            Err(None) => {
-                self.stats.dropped_bad_handshake += 1;
-                return;
-            }
-        };
         // the cookie carries its issue time: Challenge -> Connect took one round trip
-        let issued = u64::from_be_bytes(req.cookie[..8].try_into().expect("verified length"));
-        let rtt = Duration::from_millis(now_ms.saturating_sub(issued));
-        self.accept(now, from, client, admission, rtt);
+        let issued_ms = u64::from_be_bytes(req.cookie[..8].try_into().expect("verified length"));
+        let pending = PendingConnect {
+            from,
+            client,
+            handshake: req.handshake,
+            cookie_id,
+            issued_ms,
+            arrived_ms: now_ms,
+        };
+        self.queue.saw(now);
+        match self.queue.push(Source::of(&from), pending) {
+            Queued::Waiting => self.stats.handshakes_queued += 1,
+            Queued::Evicted => {
+                self.stats.handshakes_queued += 1;
+                self.stats.dropped_handshake_queue += 1;
+            }
+            Queued::Dropped => self.stats.dropped_handshake_queue += 1,
+        }
     }
 
-    /// Refuses a client the server has no room for, before any cryptography is spent on it.
-    fn capacity_refusal(&self, from: &SocketAddr) -> Option<RefuseReason> {
+    /// Sends a capacity refusal (decided before any read) and counts it.
+    pub(super) fn refuse_capacity(
+        &mut self,
+        to: SocketAddr,
+        client: &Client,
+        reason: RefuseReason,
+    ) {
+        self.stats.dropped_connection_limit += 1;
+        if reason == RefuseReason::BusyNetwork {
+            self.stats.refused_busy_network += 1;
+        }
+        self.send_refuse(to, client, reason);
+    }
+
+    /// Refuses a client the server has no room for, before any cryptography is spent on it:
+    /// a full table; without connect tokens (whose client ids are the admission) and for an
+    /// untrusted source, a source at its cap, or a busy network prefix under table pressure.
+    pub(super) fn capacity_refusal(&self, from: &SocketAddr) -> Option<RefuseReason> {
         let server = self.server.as_ref()?;
-        if self.conns.len() >= server.max_connections {
+        let held = self.conns.len();
+        if held >= server.max_connections {
             return Some(RefuseReason::ServerFull);
         }
-        if !self.is_trusted(from)
-            && self.limits.connections(&Source::of(from)) >= server.max_connections_per_source
-        {
+        if self.is_trusted(from) || server.connect_tokens.is_some() {
+            return None;
+        }
+        if self.limits.connections(&Source::of(from)) >= server.max_connections_per_source {
             return Some(RefuseReason::TooManyFromSource);
         }
+        if self
+            .limits
+            .prefixes()
+            .refuses(from, held, server.max_connections)
+        {
+            return Some(RefuseReason::BusyNetwork);
+        }
         None
-    }
-
-    /// Reads Noise message 1 and checks what it carries. `Err(None)`: not written to this
-    /// server's key (dropped silently); `Err(Some(r))`: understood and refused.
-    fn admit(
-        &mut self,
-        now: Instant,
-        client: &Client,
-        msg: &[u8],
-    ) -> Result<Admission, Option<RefuseReason>> {
-        let server_key = self.server_key.as_ref().ok_or(None)?;
-        let prologue = crypto::prologue(wire::VERSION, &client.cid, client.instance, client.nonce);
-        let seed: [u8; 32] = rand::Rng::random(&mut self.rng);
-        let (responder, payload) = Responder::read(server_key, &prologue, seed, msg).ok_or(None)?;
-        let params = ConnectParams::decode(&payload).map_err(|_| None)?;
-        let suite = params
-            .suites
-            .iter()
-            .filter_map(|&c| CipherSuite::from_code(c))
-            .find(|s| self.config.cipher_suites.contains(s))
-            .ok_or(Some(RefuseReason::NoCommonCipherSuite))?;
-        let policy = self.server.as_ref().and_then(|s| s.connect_tokens.as_ref());
-        let claims = match policy {
-            None => None,
-            Some(policy) => {
-                let now_s = self
-                    .unix_now_s(now)
-                    .ok_or(Some(RefuseReason::InvalidToken))?;
-                let opened = token::open(
-                    &policy.key,
-                    &params.token,
-                    &server_key.public().0,
-                    now_s,
-                    &policy.public_addresses,
-                )
-                .map_err(|_| Some(RefuseReason::InvalidToken))?;
-                if self.client_ids.contains_key(&opened.claims.client_id) {
-                    return Err(Some(RefuseReason::AlreadyConnected));
-                }
-                Some(opened.claims)
-            }
-        };
-        Ok(Admission {
-            params,
-            suite,
-            claims,
-            responder,
-        })
-    }
-
-    /// Creates the server's connection and its Accept (Noise message 2).
-    fn accept(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        client: Client,
-        admission: Admission,
-        rtt: Duration,
-    ) {
-        let Some(cid) = self.fresh_cid() else {
-            self.stats.dropped_connection_limit += 1;
-            self.send_refuse(from, &client, RefuseReason::ServerFull);
-            return;
-        };
-        let Admission {
-            params,
-            suite,
-            claims,
-            responder,
-        } = admission;
-        let accept_params = AcceptParams {
-            server_cid: cid,
-            max_ack_delay_us: self.transport.max_ack_delay.as_micros() as u64,
-            suite: suite.code(),
-            reset_token: self.reset.token(&cid),
-        };
-        let mut payload = Vec::new();
-        accept_params.encode(&mut payload);
-        let Ok((msg, keys)) = responder.finish(&payload) else {
-            self.stats.dropped_bad_handshake += 1;
-            return;
-        };
-        let mut accept = Vec::new();
-        LongPacket::Accept {
-            version: wire::VERSION,
-            dst_cid: client.cid,
-            nonce: client.nonce,
-            handshake: msg,
-        }
-        .encode(&mut accept);
-        let client_params = ClientParams {
-            cid: client.cid,
-            max_ack_delay: peer_max_ack_delay(params.max_ack_delay_us),
-            handshake_rtt: (!rtt.is_zero()).then_some(rtt),
-            keys: PacketKeys::new(suite, &keys.tx, &keys.rx, self.transport.key_update_packets),
-            accept,
-        };
-        let setup = self.setup(from, cid, params.channels, (client.instance, client.nonce));
-        let conn = Connection::new_server(now, setup, client_params);
-        let h = self.insert(conn);
-        self.register_incoming(h, from, &client, claims);
-        self.by_cid.insert(cid, h);
-        self.stats.connections_accepted += 1;
-        self.touched(h);
-    }
-
-    fn register_incoming(
-        &mut self,
-        h: ConnectionHandle,
-        from: SocketAddr,
-        client: &Client,
-        claims: Option<TokenClaims>,
-    ) {
-        self.by_remote.insert((from, client.cid), h);
-        self.handshakes
-            .insert((from, client.instance, client.nonce), h);
-        self.limits.add_connection(Source::of(&from));
-        if let Some(claims) = claims {
-            self.client_ids.insert(claims.client_id, h);
-            self.claims.insert(h, claims);
-        }
     }
 }

@@ -1,9 +1,10 @@
 //! Limits on handshake work: Connects admitted per second per source (a token bucket; the
-//! cookie has proven the source address by then), connections held per source, and stateless
-//! replies per second for the whole endpoint (before a cookie the source may be spoofed, so a
-//! per-source budget there would let an attacker use up a victim's). A *source* is one IPv4
-//! address or one IPv6 /64 (a host gets a whole /64, so counting single IPv6 addresses would
-//! limit nothing).
+//! cookie has proven the source address by then; a Connect whose Noise message 1 fails costs
+//! its source [`FAILED_READ_COST`] tokens more), connections held per source and per prefix
+//! (`prefix.rs`), and stateless replies per second for the whole endpoint (before a cookie the
+//! source may be spoofed, so a per-source budget there would let an attacker use up a
+//! victim's). A *source* is one IPv4 address or one IPv6 /64 (a host gets a whole /64, so
+//! counting single IPv6 addresses would limit nothing).
 //!
 //! The buckets sit in a fixed table of [`BUCKETS`] entries indexed by a keyed hash of the
 //! source, allocated on the first handshake: memory is a constant 64 KiB however many sources
@@ -15,11 +16,20 @@ use std::net::{IpAddr, SocketAddr};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use super::prefix::PrefixCounts;
+
 /// Entries in the bucket table.
 pub(crate) const BUCKETS: usize = 4096;
 
+/// Tokens a Connect whose Noise message 1 did not read (not written to this server's key:
+/// random bytes) takes from its source's bucket on top of the one it took on arrival: such a
+/// source is served at an eighth of the rate of one whose handshakes succeed, so a flood from
+/// few addresses costs the server fewer X25519 operations and leaves more of the global read
+/// budget to others.
+pub(crate) const FAILED_READ_COST: u64 = 8;
+
 /// A source: an IPv4 address, or the /64 prefix of an IPv6 address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Source {
     V4([u8; 4]),
     V6([u8; 8]),
@@ -41,8 +51,9 @@ impl Source {
     }
 }
 
+/// A token bucket, refilled in whole milliseconds.
 #[derive(Debug, Clone, Copy)]
-struct Bucket {
+pub(crate) struct Bucket {
     /// Tokens left, in thousandths.
     milli: u64,
     /// When it was last refilled, ms since the endpoint's epoch.
@@ -56,22 +67,51 @@ pub(crate) struct SourceLimits {
     per_second: u64,
     buckets: Vec<Bucket>,
     connections: HashMap<Source, usize>,
+    prefixes: PrefixCounts,
     stateless_per_second: u64,
     stateless: Bucket,
 }
 
 impl Bucket {
-    /// Refills at `rate` tokens a second up to `burst` tokens (both in units), then takes one.
-    fn take(&mut self, now_ms: u64, rate: u64, burst: u64) -> bool {
+    /// A bucket holding `tokens` at time 0.
+    pub(crate) fn full(tokens: u64) -> Self {
+        Self {
+            milli: tokens * 1000,
+            at_ms: 0,
+        }
+    }
+
+    /// Refills at `rate` tokens a second up to `burst` tokens (both in units); returns whether
+    /// a whole token is there.
+    pub(crate) fn refill(&mut self, now_ms: u64, rate: u64, burst: u64) -> bool {
         let elapsed = now_ms.saturating_sub(self.at_ms);
         self.milli = (self.milli + elapsed * rate).min(burst * 1000);
         self.at_ms = now_ms.max(self.at_ms);
-        if self.milli >= 1000 {
+        self.milli >= 1000
+    }
+
+    /// Refills, then takes one token if there is one.
+    pub(crate) fn take(&mut self, now_ms: u64, rate: u64, burst: u64) -> bool {
+        let ok = self.refill(now_ms, rate, burst);
+        if ok {
             self.milli -= 1000;
-            true
-        } else {
-            false
         }
+        ok
+    }
+
+    /// Takes `tokens` more, as far as there are any.
+    fn drain(&mut self, tokens: u64) {
+        self.milli = self.milli.saturating_sub(tokens * 1000);
+    }
+
+    /// When the next whole token will be there at `rate` tokens a second, in ms since the
+    /// epoch (`at_ms` or earlier when one is there already). `None` at rate 0.
+    pub(crate) fn ready_ms(&self, rate: u64) -> Option<u64> {
+        if self.milli >= 1000 {
+            return Some(self.at_ms);
+        }
+        let missing = 1000 - self.milli;
+        (rate > 0).then(|| self.at_ms + missing.div_ceil(rate))
     }
 }
 
@@ -85,11 +125,9 @@ impl SourceLimits {
             per_second: u64::from(per_second),
             buckets: Vec::new(),
             connections: HashMap::new(),
+            prefixes: PrefixCounts::default(),
             stateless_per_second,
-            stateless: Bucket {
-                milli: stateless_per_second * 1000,
-                at_ms: 0,
-            },
+            stateless: Bucket::full(stateless_per_second),
         }
     }
 
@@ -116,15 +154,20 @@ impl SourceLimits {
         let burst = 2 * self.per_second * 1000;
         if self.buckets.is_empty() {
             // every bucket starts full
-            let full = Bucket {
-                milli: burst,
-                at_ms: 0,
-            };
-            self.buckets = vec![full; BUCKETS];
+            self.buckets = vec![Bucket::full(burst); BUCKETS];
         }
         let i = self.index(source);
         let rate = self.per_second;
         self.buckets[i].take(now_ms, rate, 2 * rate)
+    }
+
+    /// A Connect from `source` failed its Noise message 1: it costs the source
+    /// [`FAILED_READ_COST`] more tokens.
+    pub(crate) fn penalise(&mut self, source: &Source) {
+        let i = self.index(source);
+        if let Some(b) = self.buckets.get_mut(i) {
+            b.drain(FAILED_READ_COST);
+        }
     }
 
     /// Connections held for the source.
@@ -132,17 +175,27 @@ impl SourceLimits {
         self.connections.get(source).copied().unwrap_or(0)
     }
 
-    pub(crate) fn add_connection(&mut self, source: Source) {
-        *self.connections.entry(source).or_default() += 1;
+    /// The connections held per prefix.
+    pub(crate) fn prefixes(&self) -> &PrefixCounts {
+        &self.prefixes
     }
 
-    pub(crate) fn remove_connection(&mut self, source: &Source) {
-        if let Some(n) = self.connections.get_mut(source) {
+    /// A connection admitted from `from`: counted for its source and its prefix.
+    pub(crate) fn add_connection(&mut self, from: &SocketAddr) {
+        *self.connections.entry(Source::of(from)).or_default() += 1;
+        self.prefixes.add(from);
+    }
+
+    /// The connection admitted from `from` is gone.
+    pub(crate) fn remove_connection(&mut self, from: &SocketAddr) {
+        let source = Source::of(from);
+        if let Some(n) = self.connections.get_mut(&source) {
             *n -= 1;
             if *n == 0 {
-                self.connections.remove(source);
+                self.connections.remove(&source);
             }
         }
+        self.prefixes.remove(from);
     }
 
     /// Bytes the limits hold (tests of the memory bounds).
@@ -150,6 +203,7 @@ impl SourceLimits {
     pub(crate) fn held_bytes(&self) -> usize {
         self.buckets.capacity() * std::mem::size_of::<Bucket>()
             + self.connections.capacity() * (std::mem::size_of::<(Source, usize)>() + 8)
+            + self.prefixes.held_bytes()
     }
 }
 
@@ -183,6 +237,29 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_read_costs_its_source_more_tokens_and_no_one_else() {
+        let mut l = SourceLimits::new([1; 32], 10, 100);
+        let a = Source::of(&"10.0.0.1:5000".parse().unwrap());
+        let b = Source::of(&"10.0.0.2:5000".parse().unwrap());
+        assert!(l.allow_handshake(&a, 0));
+        l.penalise(&a);
+        // 20 - 1 - 8 left
+        assert_eq!((0..100).filter(|_| l.allow_handshake(&a, 0)).count(), 11);
+        assert_eq!((0..100).filter(|_| l.allow_handshake(&b, 0)).count(), 20);
+    }
+
+    #[test]
+    fn a_bucket_says_when_its_next_token_is_there() {
+        let mut b = Bucket::full(1);
+        assert_eq!(b.ready_ms(300), Some(0));
+        assert!(b.take(0, 300, 1));
+        assert_eq!(b.ready_ms(300), Some(4), "1000 thousandths at 300 a ms");
+        assert!(!b.take(3, 300, 1));
+        assert!(b.take(4, 300, 1));
+        assert_eq!(b.ready_ms(0), None);
+    }
+
+    #[test]
     fn ipv6_counts_per_64_and_mapped_v4_as_v4() {
         let a = Source::of(&"[2001:db8::1]:1".parse().unwrap());
         let b = Source::of(&"[2001:db8::2]:2".parse().unwrap());
@@ -192,13 +269,18 @@ mod tests {
         let m = Source::of(&"[::ffff:10.0.0.1]:1".parse().unwrap());
         assert_eq!(m, Source::of(&"10.0.0.1:9".parse().unwrap()));
         let mut l = SourceLimits::new([1; 32], 10, 100);
-        l.add_connection(a);
-        l.add_connection(b);
+        let (addr_a, addr_b) = (
+            "[2001:db8::1]:1".parse().unwrap(),
+            "[2001:db8::2]:2".parse().unwrap(),
+        );
+        l.add_connection(&addr_a);
+        l.add_connection(&addr_b);
         assert_eq!(l.connections(&c), 0);
         assert_eq!(l.connections(&a), 2);
-        l.remove_connection(&a);
-        l.remove_connection(&a);
+        l.remove_connection(&addr_a);
+        l.remove_connection(&addr_b);
         assert_eq!(l.connections(&a), 0);
         assert!(l.connections.is_empty());
+        assert_eq!(l.prefixes().top(), 0);
     }
 }

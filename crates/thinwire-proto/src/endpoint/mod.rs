@@ -1,9 +1,12 @@
 //! The endpoint: owns every connection of one socket, routes datagrams to them, answers
 //! handshakes statelessly (`handshake.rs`), and merges their timers, transmits and events.
 
+mod admission;
 mod budget;
 mod handshake;
 mod limits;
+mod prefix;
+mod queue;
 mod stats;
 mod table;
 
@@ -24,6 +27,7 @@ use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
 use budget::MemoryLedger;
 use limits::{Source, SourceLimits};
+use queue::HandshakeQueue;
 use rustc_hash::FxHashMap;
 use table::ConnTable;
 
@@ -56,6 +60,7 @@ pub struct Transmit {
 ///  socket datagram ──► handle_datagram(now, from, bytes) ─┐
 ///  timer expired   ──► handle_timeout(now) ───────────────┤
 ///  application     ──► connect / send / send_latest / close┤
+///  (server, optional) ► handle_handshakes(now, max) ───────┤
 ///                                                          ▼
 ///                      loop { poll_transmit(now, buf) } ──► socket
 ///                      loop { poll_event() }            ──► application
@@ -63,7 +68,8 @@ pub struct Transmit {
 /// ```
 /// After every `handle_*` or application call, drain `poll_transmit` until it returns `None`,
 /// drain `poll_event`, then sleep until `poll_timeout` or the next datagram. Time is only ever
-/// the `now` passed in; it must not go backwards.
+/// the `now` passed in; it must not go backwards. A server reads queued Connects' Noise
+/// messages in `handle_timeout`, a few per call (§5.6), after the turn's datagrams.
 #[derive(Debug)]
 pub struct Endpoint {
     config: EndpointConfig,
@@ -94,6 +100,8 @@ pub struct Endpoint {
     replies: VecDeque<(SocketAddr, Vec<u8>)>,
     events: VecDeque<(ConnectionHandle, Event)>,
     stats: EndpointStats,
+    /// Connects waiting for their Noise read, the read budget, the spent cookies.
+    queue: HandshakeQueue,
     /// What the connections hold of the memory budget, in total and per source.
     memory: MemoryLedger,
     /// The latest `now` passed in (what the memory budget's sweep is scheduled from).
@@ -129,6 +137,7 @@ impl Endpoint {
         Ok(Self {
             reset: ResetKeys::new(server_key.as_ref(), keys[1]),
             limits: SourceLimits::new(keys[2], rates.0, rates.1),
+            queue: HandshakeQueue::new(server.as_ref()),
             server_key,
             claims: HashMap::new(),
             client_ids: HashMap::new(),
@@ -515,7 +524,8 @@ impl Endpoint {
         self.touched(h);
     }
 
-    /// Processes expired timers.
+    /// Processes expired timers, then reads up to `handshakes_per_turn` waiting Connects
+    /// ([`handle_handshakes`](Self::handle_handshakes)).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.clock = now;
         while let Some(h) = self.conns.pop_expired(now) {
@@ -527,14 +537,18 @@ impl Endpoint {
         if self.memory.sweep_at().is_some_and(|t| t <= now) {
             self.sweep_memory(now);
         }
+        let per_turn = self.queue.per_turn;
+        self.handle_handshakes(now, per_turn);
     }
 
-    /// The earliest instant at which `handle_timeout` has work.
+    /// The earliest instant at which `handle_timeout` has work (a timer, or a queued Connect).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.conns.next_timer(), self.memory.sweep_at()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let timer = self.conns.next_timer();
+        let reads = (self.queue.per_turn > 0)
+            .then(|| self.queue.next_read(self.epoch))
+            .flatten();
+        let sweep = self.memory.sweep_at();
+        timer.into_iter().chain(reads).chain(sweep).min()
     }
 
     /// The next datagram to send, written into `buf` (which is cleared first).
@@ -623,7 +637,7 @@ impl Endpoint {
             }
             if conn.is_incoming() {
                 // counted against the source it was admitted from (5.6)
-                self.limits.remove_connection(&Source::of(&key.0));
+                self.limits.remove_connection(&key.0);
             }
         }
     }

@@ -46,4 +46,19 @@ pub struct EndpointStats {
     /// Connections closed because they held more than their fair share of the memory budget
     /// for longer than its grace period.
     pub closed_over_budget: u64,
+    /// Connects queued for their Noise read (cookie, source budget and capacity passed).
+    pub handshakes_queued: u64,
+    /// Noise message-1 reads: one X25519 operation each, within
+    /// `handshake_reads_per_second`.
+    pub handshakes_attempted: u64,
+    /// Dropped without a read: a Connect whose cookie was spent on a read already (its
+    /// refusal, if it was refused, is sent again).
+    pub dropped_cookie_spent: u64,
+    /// Dropped without a read: a Connect that found the same handshake waiting, found the
+    /// queue full, was evicted from it by a source holding fewer, or waited past its cookie's
+    /// lifetime.
+    pub dropped_handshake_queue: u64,
+    /// Refused before a read: the table was under pressure and the client's network prefix
+    /// held the most connections (also counted in `dropped_connection_limit`).
+    pub refused_busy_network: u64,
 }

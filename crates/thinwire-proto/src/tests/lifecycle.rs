@@ -7,7 +7,6 @@ use bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::crypto;
 use crate::testing::{Pair, Verdict};
 use crate::wire::{self, ConnectionId, LongPacket};
 use crate::{ChannelKind, DisconnectReason, Endpoint, EndpointConfig, SendError, ServerConfig};
@@ -73,30 +72,9 @@ fn cookie_is_bound_to_address_and_expires() {
     };
     // the Noise message a client writes to this server's key
     let client_cid = ConnectionId::new(&[1, 2]).unwrap();
-    let prologue = crypto::prologue(wire::VERSION, &client_cid, 9, 77);
-    let mut params = Vec::new();
-    wire::ConnectParams {
-        max_ack_delay_us: 5000,
-        channels: vec![ChannelKind::ReliableOrdered],
-        suites: vec![1],
-        token: Vec::new(),
-    }
-    .encode(&mut params);
-    let key = ep.public_key().unwrap();
-    let (_, msg) = crypto::Initiator::start(&key, &prologue, [4; 32], &params).unwrap();
-    let connect = |cookie: Vec<u8>| {
-        let mut out = Vec::new();
-        LongPacket::Connect {
-            version: wire::VERSION,
-            src_cid: client_cid,
-            instance: 9,
-            nonce: 77,
-            cookie,
-            handshake: msg.clone(),
-        }
-        .encode(&mut out);
-        out
-    };
+    let msg = super::message_1(&ep.public_key().unwrap(), &client_cid, 9, 77);
+    let connect =
+        |cookie: Vec<u8>| super::connect_datagram((client_cid, 9, 77), &cookie, msg.clone());
     // from another address: refused
     ep.handle_datagram(
         now,
@@ -114,8 +92,15 @@ fn cookie_is_bound_to_address_and_expires() {
     ep.handle_datagram(late, from, &connect(cookie.clone()));
     assert_eq!(ep.stats().dropped_bad_cookie, 3);
     assert_eq!(ep.connection_count(), 0);
-    // valid: accepted once, a duplicate Connect re-sends Accept without a second connection
+    // valid: queued, read at the next timeout, accepted once; a duplicate Connect re-sends
+    // Accept without a second connection
     ep.handle_datagram(now, from, &connect(cookie.clone()));
+    assert_eq!(
+        ep.poll_timeout(),
+        Some(now),
+        "a queued Connect is due at once"
+    );
+    ep.handle_timeout(now);
     ep.handle_datagram(now, from, &connect(cookie));
     assert_eq!(ep.connection_count(), 1);
     let mut accepts = 0;

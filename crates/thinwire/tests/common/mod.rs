@@ -23,6 +23,15 @@ pub async fn within<T>(secs: u64, what: &str, f: impl Future<Output = T>) -> T {
     }
 }
 
+/// A server endpoint on 127.0.0.1 (any port) with the server configuration `limits`.
+pub fn server_with(limits: thinwire::ServerConfig) -> thinwire::Endpoint {
+    thinwire::Endpoint::bind(
+        "127.0.0.1:0".parse().expect("address"),
+        thinwire::Config::server().with_server(limits),
+    )
+    .expect("bind a server")
+}
+
 /// A server endpoint's public key (what its clients connect with).
 pub fn key(server: &thinwire::Endpoint) -> thinwire::PublicKey {
     server.public_key().expect("a server endpoint has a key")
