@@ -4,7 +4,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::crypto::{CipherSuite, ServerKey, TokenKey};
+use crate::crypto::{CipherSuite, ServerKey, TokenKey, MIN_KEY_UPDATE_PACKETS};
 use crate::deadline::PolicyCache;
 use crate::error::ConfigError;
 use crate::repair::RepairTarget;
@@ -224,12 +224,6 @@ impl TransportConfig {
         Ok(())
     }
 }
-
-/// Smallest [`TransportConfig::key_update_packets`]: four times the 16 packets a receiver
-/// wants under one key before it takes the peer's next (or a second under it), so that an
-/// honest sender's update is taken even when three quarters of a key's packets are lost,
-/// while a hostile peer cannot make it derive a key on every packet.
-pub const MIN_KEY_UPDATE_PACKETS: u64 = 64;
 
 /// Bytes of a datagram reserved for headers, frame overhead and a piggybacked ACK:
 /// short header (13 at most) + full message framing (27 at most) + an ACK of a few ranges,

@@ -58,14 +58,11 @@ pub mod wire;
 #[allow(unreachable_pub, dead_code, unused_imports)]
 mod wire;
 
-pub use config::{
-    EndpointConfig, MemoryBudget, ServerConfig, TokenPolicy, TransportConfig,
-    MIN_KEY_UPDATE_PACKETS,
-};
+pub use config::{EndpointConfig, MemoryBudget, ServerConfig, TokenPolicy, TransportConfig};
 pub use connection::{ChannelStats, ConnectionStats};
 pub use crypto::{
     CipherSuite, ConnectToken, KeyParseError, PublicKey, ServerKey, TokenClaims, TokenError,
-    TokenKey, MAX_TOKEN_ADDRESSES, MAX_USER_DATA,
+    TokenKey, MAX_TOKEN_ADDRESSES, MAX_USER_DATA, MIN_KEY_UPDATE_PACKETS,
 };
 pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode, PolicyCache};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};

@@ -28,8 +28,8 @@ pub(crate) mod token;
 pub use keys::{KeyParseError, PublicKey, ServerKey};
 pub(crate) use noise::{prologue, Initiator, Responder};
 pub(crate) use reset::{tokens_equal, ResetKeys, RESET_TOKEN_LEN};
-pub use suite::CipherSuite;
 pub(crate) use suite::PacketKeys;
+pub use suite::{CipherSuite, MIN_KEY_UPDATE_PACKETS};
 pub use token::{
     ConnectToken, TokenClaims, TokenError, TokenKey, MAX_TOKEN_ADDRESSES, MAX_USER_DATA,
 };

@@ -155,12 +155,17 @@ fn next_secret(secret: &[u8; 32]) -> [u8; 32] {
     m.finalize().into_bytes().into()
 }
 
+/// Smallest `TransportConfig::key_update_packets`: four times the 16 packets a receiver
+/// wants under one key before it takes the peer's next (or a second under it), so that an
+/// honest sender's update is taken even when three quarters of a key's packets are lost,
+/// while a hostile peer cannot make it derive a key on every packet.
+pub const MIN_KEY_UPDATE_PACKETS: u64 = 64;
+
 /// Packets a receiver opens under its current key before it takes the peer's next one
 /// (unless [`MIN_KEY_PHASE_TIME`] has passed): a hostile peer cannot make it derive and try
 /// a key on every packet, while an honest sender, which keeps a key for at least
-/// [`MIN_KEY_UPDATE_PACKETS`](crate::MIN_KEY_UPDATE_PACKETS) packets, is followed even when
-/// three quarters of them are lost.
-pub(crate) const MIN_PACKETS_PER_KEY_PHASE: u64 = crate::config::MIN_KEY_UPDATE_PACKETS / 4;
+/// [`MIN_KEY_UPDATE_PACKETS`] packets, is followed even when three quarters of them are lost.
+pub(crate) const MIN_PACKETS_PER_KEY_PHASE: u64 = MIN_KEY_UPDATE_PACKETS / 4;
 
 /// Time under one receive key after which the peer's next key is taken however few packets
 /// came (so heavy loss cannot strand an honest update).

@@ -19,8 +19,10 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::limits::Source;
-use super::ConnectionHandle;
+use super::{ConnectionHandle, Endpoint};
 use crate::config::MemoryBudget;
+use crate::connection::{Connection, SEND_MESSAGE_OVERHEAD};
+use crate::error::SendError;
 
 /// What the connections of one source hold.
 #[derive(Debug, Default, Clone, Copy)]
@@ -189,6 +191,73 @@ impl MemoryLedger {
         self.over_since = marked;
         let again = !self.over_since.is_empty() || self.over_budget();
         self.sweep_at = again.then(|| now + (grace / 4).max(Duration::from_millis(1)));
+    }
+}
+
+/// The endpoint's side of the budget: its connections' held bytes into the ledger, the room
+/// of a datagram or a send, the sweep's closes.
+impl Endpoint {
+    /// Stores a new connection and counts it against its source's memory budget.
+    pub(super) fn insert(&mut self, conn: Connection) -> ConnectionHandle {
+        self.memory
+            .add_connection(Source::of(&conn.handshake_key().0));
+        self.conns.insert(conn)
+    }
+
+    /// Records that connection `h` from `source` now holds `(received, queued)` bytes.
+    pub(super) fn account(
+        &mut self,
+        h: ConnectionHandle,
+        source: Source,
+        (received, queued): (usize, usize),
+    ) {
+        let held = received + queued;
+        let old = self.conns.set_held(h, held, received);
+        if self.memory.change(source, old, held) {
+            self.memory.want_sweep(self.clock);
+        }
+        self.stats.memory_held = self.memory.total() as u64;
+    }
+
+    /// A message of `len` bytes may be queued on `h` only within the room the memory budget
+    /// leaves it: once nothing is free, a connection above its fair share (its peer slow to
+    /// acknowledge, or the application sending faster than the path) gets `BufferFull`.
+    pub(super) fn check_send_room(&self, h: ConnectionHandle, len: usize) -> Result<(), SendError> {
+        let cost = len + SEND_MESSAGE_OVERHEAD;
+        if self.conns.get(h).is_some() && cost > self.budget_room(h) {
+            return Err(SendError::BufferFull);
+        }
+        Ok(())
+    }
+
+    /// Bytes connection `h` may add to what it holds now.
+    pub(super) fn budget_room(&self, h: ConnectionHandle) -> usize {
+        let Some(conn) = self.conns.get(h) else {
+            return 0;
+        };
+        let source = Source::of(&conn.handshake_key().0);
+        self.memory
+            .room(&source, self.conns.held(h), self.conns.len())
+    }
+
+    /// Closes the connections whose peers made them hold more than their fair share of the
+    /// memory budget for the grace period while memory was over budget (what the
+    /// application queued is never a reason: its sends are refused instead).
+    pub(super) fn sweep_memory(&mut self, now: Instant) {
+        let n = self.conns.len();
+        let conns = self
+            .conns
+            .iter_received()
+            .map(|(h, c, received)| (h, Source::of(&c.handshake_key().0), received));
+        let mut close = Vec::new();
+        self.memory.sweep(now, conns, n, &mut close);
+        for v in close {
+            if let Some(c) = self.conns.get_mut(v.handle) {
+                c.close_over_budget(now, v.held, v.share);
+                self.stats.closed_over_budget += 1;
+            }
+            self.touched(v.handle);
+        }
     }
 }
 

@@ -1,5 +1,14 @@
 //! The endpoint: owns every connection of one socket, routes datagrams to them, answers
 //! handshakes statelessly (`handshake.rs`), and merges their timers, transmits and events.
+//!
+//! | file | job |
+//! |---|---|
+//! | `send.rs` | the application's sends, channel settings and close |
+//! | `handshake.rs` | long-header packets: Hello, Connect, the client's side, Resets, replies |
+//! | `queue.rs`, `admission.rs` | Connects waiting for their Noise read; the read and the Accept |
+//! | `limits.rs`, `prefix.rs` | per-source budgets and counts; per-prefix counts under pressure |
+//! | `budget.rs` | the memory budget: held bytes per connection and source, fair shares |
+//! | `table.rs`, `stats.rs` | the connections and their timers; the endpoint's counters |
 
 mod admission;
 mod budget;
@@ -7,6 +16,7 @@ mod handshake;
 mod limits;
 mod prefix;
 mod queue;
+mod send;
 mod stats;
 mod table;
 
@@ -15,14 +25,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::{EndpointConfig, ServerConfig, TransportConfig};
 use crate::connection::{ClientHandshake, Connection, ConnectionStats, IncomingPacket, Setup};
 use crate::crypto::{CipherSuite, ConnectToken, PublicKey, ResetKeys, ServerKey, TokenClaims};
-use crate::error::{ConfigError, ConnectError, SendError};
+use crate::error::{ConfigError, ConnectError};
 use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
 use budget::MemoryLedger;
@@ -348,125 +357,6 @@ impl Endpoint {
         Ok(h)
     }
 
-    /// Queues a message on a channel that is not latest-value.
-    pub fn send(
-        &mut self,
-        now: Instant,
-        conn: ConnectionHandle,
-        channel: u8,
-        data: Bytes,
-    ) -> Result<(), SendError> {
-        self.send_inner(now, conn, channel, None, data)
-    }
-
-    /// Queues the newest value for `key` on a latest-value channel; it replaces an older value
-    /// for the same key that the peer has not acknowledged yet.
-    pub fn send_latest(
-        &mut self,
-        now: Instant,
-        conn: ConnectionHandle,
-        channel: u8,
-        key: u64,
-        data: Bytes,
-    ) -> Result<(), SendError> {
-        self.send_inner(now, conn, channel, Some(key), data)
-    }
-
-    /// Queues a deadline message on `channel`: it is erasure-coded into shards and sent in
-    /// stages so that it arrives within `opts.deadline` with probability `opts.target`
-    /// (see [`DeadlineOptions`](crate::DeadlineOptions)). It is delivered as soon as it can be
-    /// decoded, with [`Message::deadline`](crate::Message::deadline) set, whatever the
-    /// channel's class. Returns the message id.
-    pub fn send_deadline(
-        &mut self,
-        now: Instant,
-        conn: ConnectionHandle,
-        channel: u8,
-        data: Bytes,
-        opts: crate::DeadlineOptions,
-    ) -> Result<u64, SendError> {
-        self.clock = now;
-        self.check_send_room(conn, data.len())?;
-        let c = self
-            .conns
-            .get_mut(conn)
-            .ok_or(SendError::UnknownConnection)?;
-        let id = c.send_deadline(now, channel, data, opts)?;
-        self.touched(conn);
-        Ok(id)
-    }
-
-    /// Sets (or with `None` clears) deadline options that every later [`send`](Self::send) on
-    /// `channel` of `conn` uses: the channel-default form of deadline delivery.
-    pub fn set_channel_deadline(
-        &mut self,
-        conn: ConnectionHandle,
-        channel: u8,
-        opts: Option<crate::DeadlineOptions>,
-    ) -> Result<(), SendError> {
-        let c = self
-            .conns
-            .get_mut(conn)
-            .ok_or(SendError::UnknownConnection)?;
-        c.set_channel_deadline(channel, opts)
-    }
-
-    /// Sets the repair target of reliable `channel` of `conn` (`None`: plain retransmission);
-    /// by default every reliable channel has [`TransportConfig::repair`].
-    pub fn set_channel_repair(
-        &mut self,
-        conn: ConnectionHandle,
-        channel: u8,
-        target: Option<crate::RepairTarget>,
-    ) -> Result<(), SendError> {
-        let c = self
-            .conns
-            .get_mut(conn)
-            .ok_or(SendError::UnknownConnection)?;
-        c.set_channel_repair(channel, target)
-    }
-
-    /// Tells a connection how many flows it carries (a gateway's trunk: its open players), so
-    /// that its congestion control behaves as that many connections would (see
-    /// `docs/PROTOCOL.md` §9): no more than their share of a bottleneck, and no less. Default 1.
-    pub fn set_congestion_weight(
-        &mut self,
-        conn: ConnectionHandle,
-        flows: u32,
-    ) -> Result<(), SendError> {
-        let c = self
-            .conns
-            .get_mut(conn)
-            .ok_or(SendError::UnknownConnection)?;
-        c.set_congestion_weight(flows);
-        Ok(())
-    }
-
-    fn send_inner(
-        &mut self,
-        now: Instant,
-        h: ConnectionHandle,
-        channel: u8,
-        key: Option<u64>,
-        data: Bytes,
-    ) -> Result<(), SendError> {
-        self.clock = now;
-        self.check_send_room(h, data.len())?;
-        let conn = self.conns.get_mut(h).ok_or(SendError::UnknownConnection)?;
-        conn.send(now, channel, key, data)?;
-        self.touched(h);
-        Ok(())
-    }
-
-    /// Closes a connection gracefully: queued reliable data is delivered first (up to the close
-    /// timeout), then the peer is told. [`Event::Disconnected`] follows.
-    pub fn close(&mut self, now: Instant, conn: ConnectionHandle, code: u64, reason: &[u8]) {
-        if let Some(c) = self.conns.get_mut(conn) {
-            c.close(now, code, reason.to_vec());
-            self.touched(conn);
-        }
-    }
-
     /// Processes one received UDP datagram from `from`. Malformed or unexpected datagrams are
     /// dropped and counted in [`EndpointStats`]; they never affect other connections.
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, datagram: &[u8]) {
@@ -639,67 +529,6 @@ impl Endpoint {
                 // counted against the source it was admitted from (5.6)
                 self.limits.remove_connection(&key.0);
             }
-        }
-    }
-}
-
-/// The memory budget's bookkeeping (see `budget.rs`).
-impl Endpoint {
-    /// Stores a new connection and counts it against its source's memory budget.
-    fn insert(&mut self, conn: Connection) -> ConnectionHandle {
-        self.memory
-            .add_connection(Source::of(&conn.handshake_key().0));
-        self.conns.insert(conn)
-    }
-
-    /// Records that connection `h` from `source` now holds `(received, queued)` bytes.
-    fn account(&mut self, h: ConnectionHandle, source: Source, (received, queued): (usize, usize)) {
-        let held = received + queued;
-        let old = self.conns.set_held(h, held, received);
-        if self.memory.change(source, old, held) {
-            self.memory.want_sweep(self.clock);
-        }
-        self.stats.memory_held = self.memory.total() as u64;
-    }
-
-    /// A message of `len` bytes may be queued on `h` only within the room the memory budget
-    /// leaves it: once nothing is free, a connection above its fair share (its peer slow to
-    /// acknowledge, or the application sending faster than the path) gets `BufferFull`.
-    fn check_send_room(&self, h: ConnectionHandle, len: usize) -> Result<(), SendError> {
-        let cost = len + crate::connection::SEND_MESSAGE_OVERHEAD;
-        if self.conns.get(h).is_some() && cost > self.budget_room(h) {
-            return Err(SendError::BufferFull);
-        }
-        Ok(())
-    }
-
-    /// Bytes connection `h` may add to what it holds now.
-    fn budget_room(&self, h: ConnectionHandle) -> usize {
-        let Some(conn) = self.conns.get(h) else {
-            return 0;
-        };
-        let source = Source::of(&conn.handshake_key().0);
-        self.memory
-            .room(&source, self.conns.held(h), self.conns.len())
-    }
-
-    /// Closes the connections whose peers made them hold more than their fair share of the
-    /// memory budget for the grace period while memory was over budget (what the
-    /// application queued is never a reason: its sends are refused instead).
-    fn sweep_memory(&mut self, now: Instant) {
-        let n = self.conns.len();
-        let conns = self
-            .conns
-            .iter_received()
-            .map(|(h, c, received)| (h, Source::of(&c.handshake_key().0), received));
-        let mut close = Vec::new();
-        self.memory.sweep(now, conns, n, &mut close);
-        for v in close {
-            if let Some(c) = self.conns.get_mut(v.handle) {
-                c.close_over_budget(now, v.held, v.share);
-                self.stats.closed_over_budget += 1;
-            }
-            self.touched(v.handle);
         }
     }
 }
