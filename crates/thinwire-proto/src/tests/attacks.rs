@@ -4,11 +4,12 @@
 //! asserts the attack now fails *and* that the genuine traffic goes on.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use thinwire_netmodel::LinkConfig;
 
+use super::net::{drain, Net};
 use crate::testing::{Pair, Verdict};
 use crate::wire::{self, ConnectionId, LongPacket, MessageHeader, ShortHeader};
 use crate::{
@@ -51,16 +52,6 @@ fn forged(cid: &ConnectionId, pn: u64, frames: impl FnOnce(&mut Vec<u8>)) -> Vec
     frames(&mut d);
     d.resize(d.len().max(40), 0); // padding, and long enough to be answered
     d
-}
-
-/// Everything `ep` wants to send now, with destinations.
-fn drain(ep: &mut Endpoint, now: Instant) -> Vec<(SocketAddr, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut out = Vec::new();
-    while let Some(t) = ep.poll_transmit(now, &mut buf) {
-        out.push((t.destination, buf[..t.size].to_vec()));
-    }
-    out
 }
 
 /// Sends `count` numbered messages from the client on `channel` and checks they all arrive.
@@ -343,98 +334,6 @@ fn nat_rebinding_moves_after_the_new_address_answers_a_challenge() {
     assert_eq!(pair.server.endpoint.remote_address(s), Some(new_addr));
     let st = pair.server.endpoint.connection_stats(s).expect("alive");
     assert_eq!((st.migrations, st.path_challenges_sent), (1, 1));
-}
-
-/// A small network of one server and several client endpoints, each with its own address;
-/// datagrams are delivered at once.
-struct Net {
-    now: Instant,
-    server: Endpoint,
-    server_addr: SocketAddr,
-    clients: Vec<(SocketAddr, Endpoint)>,
-    events: Vec<Vec<(ConnectionHandle, Event)>>,
-}
-
-impl Net {
-    fn new(server: ServerConfig, clients: &[SocketAddr]) -> Self {
-        let now = Instant::now();
-        let mut seed = [7u8; 32];
-        let server = Endpoint::new(EndpointConfig::new(seed), Some(server), now).expect("server");
-        let clients: Vec<(SocketAddr, Endpoint)> = clients
-            .iter()
-            .map(|a| {
-                seed[0] += 1;
-                let ep = Endpoint::new(EndpointConfig::new(seed), None, now).expect("client");
-                (*a, ep)
-            })
-            .collect();
-        Self {
-            now,
-            server,
-            server_addr: "192.0.2.1:4433".parse().expect("address"),
-            events: vec![Vec::new(); clients.len()],
-            clients,
-        }
-    }
-
-    /// Moves datagrams until nothing is sent, then advances time by `step` up to `total`.
-    fn run(&mut self, total: Duration) {
-        let end = self.now + total;
-        while self.now < end {
-            for _ in 0..20 {
-                let mut moved = false;
-                for (addr, ep) in &mut self.clients {
-                    for (to, d) in drain(ep, self.now) {
-                        if to == self.server_addr {
-                            self.server.handle_datagram(self.now, *addr, &d);
-                            moved = true;
-                        }
-                    }
-                }
-                for (to, d) in drain(&mut self.server, self.now) {
-                    if let Some((_, ep)) = self.clients.iter_mut().find(|(a, _)| *a == to) {
-                        ep.handle_datagram(self.now, self.server_addr, &d);
-                        moved = true;
-                    }
-                }
-                if !moved {
-                    break;
-                }
-            }
-            self.now += ms(10);
-            self.server.handle_timeout(self.now);
-            for (i, (_, ep)) in self.clients.iter_mut().enumerate() {
-                ep.handle_timeout(self.now);
-                while let Some(e) = ep.poll_event() {
-                    self.events[i].push(e);
-                }
-            }
-        }
-    }
-
-    fn connect(&mut self, client: usize) -> ConnectionHandle {
-        let key = self.server.public_key().expect("server");
-        let (now, to) = (self.now, self.server_addr);
-        self.clients[client]
-            .1
-            .connect(now, to, &key, &[ChannelKind::ReliableOrdered])
-            .expect("connect")
-    }
-
-    /// The outcome of connection `h` of client `client`: `Ok` once connected.
-    fn outcome(&self, client: usize, h: ConnectionHandle) -> Option<Result<(), DisconnectReason>> {
-        let mut out = None;
-        for (conn, e) in &self.events[client] {
-            if *conn == h {
-                match e {
-                    Event::Connected { .. } => out = Some(Ok(())),
-                    Event::Disconnected { reason } => out = Some(Err(reason.clone())),
-                    Event::Message(_) => {}
-                }
-            }
-        }
-        out
-    }
 }
 
 #[test]

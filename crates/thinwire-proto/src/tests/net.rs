@@ -34,7 +34,6 @@ pub(super) fn drain(ep: &mut Endpoint, now: Instant) -> Vec<(SocketAddr, Vec<u8>
 
 impl Net {
     /// Endpoints with default configurations (seeded) and the server configuration `server`.
-    #[allow(dead_code)] // the admission tests use it
     pub(super) fn new(server: ServerConfig, clients: &[SocketAddr]) -> Self {
         let config = EndpointConfig::new([7; 32]);
         Self::with_configs((config.clone(), server), config, clients)
@@ -55,7 +54,7 @@ impl Net {
             .map(|(i, a)| {
                 let mut config = client.clone();
                 config.rng_seed[0] = config.rng_seed[0].wrapping_add(1 + i as u8);
-                config.rng_seed[1] = (i >> 8) as u8;
+                config.rng_seed[1] = config.rng_seed[1].wrapping_add((i >> 8) as u8);
                 let ep = Endpoint::new(config, None, now).expect("client");
                 (*a, ep)
             })
