@@ -99,15 +99,16 @@ impl PrefixCounts {
 
     /// Whether a new connection from `addr`'s prefix is refused while the table holds `held`
     /// of `max` connections: under pressure (at least 7/8 of `max` held), a prefix holding at
-    /// least [`PRESSURE_FLOOR`] connections and at least half as many as the largest one is
-    /// refused. The largest prefixes go first, and a prefix with few connections is let in
-    /// until the table is full.
+    /// least [`PRESSURE_FLOOR`] connections, at least half as many as the largest one, and
+    /// more than the mean of the prefixes holding any is refused. The largest prefixes go
+    /// first, a prefix with few connections is let in until the table is full, and a prefix
+    /// alone (a LAN event, a load test from one host) is never refused for its prefix.
     pub(crate) fn refuses(&self, addr: &SocketAddr, held: usize, max: usize) -> bool {
         if held * PRESSURE_DEN < max * PRESSURE_NUM {
             return false;
         }
         let n = self.get(addr);
-        n >= PRESSURE_FLOOR && 2 * n >= self.top()
+        n >= PRESSURE_FLOOR && 2 * n >= self.top() && n * self.counts.len() > held
     }
 
     /// Bytes held (tests of the memory bounds): map slots plus tree nodes, roughly.
@@ -169,9 +170,19 @@ mod tests {
         assert_eq!(p.entries(), (2, 2));
         let (big, small, new) = (addr("10.0.0.99:1"), addr("10.0.9.99:1"), addr("1.2.3.4:5"));
         assert!(!p.refuses(&big, 86, 100), "no pressure below 7/8");
-        assert!(p.refuses(&big, 88, 100));
-        assert!(!p.refuses(&small, 88, 100), "below the floor");
+        assert!(
+            p.refuses(&big, 13, 14),
+            "10 of 13 in two prefixes: above the mean"
+        );
+        assert!(!p.refuses(&small, 13, 14), "below the floor");
         assert!(!p.refuses(&new, 99, 100));
+        // alone, a prefix is never the busiest of several: a load test from one host fills
+        // the table
+        let mut alone = PrefixCounts::default();
+        for i in 0..99 {
+            alone.add(&addr(&format!("127.0.0.1:{}", 1000 + i)));
+        }
+        assert!(!alone.refuses(&addr("127.0.0.1:5"), 99, 100));
         for i in 0..10 {
             p.remove(&addr(&format!("10.0.0.{i}:1")));
         }
