@@ -73,7 +73,7 @@ impl Endpoint {
     }
 
     /// Sets the repair target of reliable `channel` of `conn` (`None`: plain retransmission);
-    /// by default every reliable channel has [`TransportConfig::repair`].
+    /// by default every reliable channel has [`TransportConfig::repair`](crate::TransportConfig::repair).
     pub fn set_channel_repair(
         &mut self,
         conn: ConnectionHandle,
@@ -120,7 +120,7 @@ impl Endpoint {
     }
 
     /// Closes a connection gracefully: queued reliable data is delivered first (up to the close
-    /// timeout), then the peer is told. [`Event::Disconnected`] follows.
+    /// timeout), then the peer is told. [`Event::Disconnected`](crate::Event::Disconnected) follows.
     pub fn close(&mut self, now: Instant, conn: ConnectionHandle, code: u64, reason: &[u8]) {
         if let Some(c) = self.conns.get_mut(conn) {
             c.close(now, code, reason.to_vec());
