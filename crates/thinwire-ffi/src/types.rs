@@ -401,6 +401,10 @@ mod tests {
                 RefuseReason::NoCommonCipherSuite,
                 thinwire_refuse_reason::NoCommonCipherSuite,
             ),
+            (
+                RefuseReason::BusyNetwork,
+                thinwire_refuse_reason::BusyNetwork,
+            ),
             (RefuseReason::Other(99), thinwire_refuse_reason::Other),
         ] {
             assert_eq!(

@@ -390,8 +390,9 @@ pub struct ServerConfig {
     /// 0 reads nothing.
     pub handshake_reads_per_second: u32,
     /// Most Connects waiting for their read at once (their cookie, source budget and capacity
-    /// checks passed); beyond it a Connect from a source holding fewer than the largest one
-    /// evicts that source's newest, and is dropped otherwise. Default 1024.
+    /// checks passed); beyond it a Connect from a source holding at least two fewer than the
+    /// source holding the most (or from a trusted source) evicts that source's newest, and is
+    /// dropped otherwise (its client resends it). Default 1024.
     pub max_pending_handshakes: usize,
     /// Most waiting Connects read per [`Endpoint::handle_timeout`](crate::Endpoint::handle_timeout)
     /// call (one turn of a runtime's loop, after the turn's datagrams), within

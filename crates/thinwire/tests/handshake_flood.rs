@@ -10,7 +10,9 @@
 //! honest client connected, every echo came back. The established client's round-trip times
 //! during the flood are printed, not asserted.
 //!
-//! A second test checks that a client over the per-source cap is told why it was refused.
+//! A second test runs a shorter flood against the blocking `Host`, which reads handshakes in
+//! its turns the same way; a third checks that a client over the per-source cap is told why
+//! it was refused.
 //!
 //! For measurements, three environment variables change the flood (the defaults are what CI
 //! runs): `THINWIRE_FLOOD_SOURCES` (attacker sources from 127.0.0.2 on, default 49),
@@ -30,8 +32,10 @@ use common::{key, server_with, within};
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
 use thinwire::proto::wire::{ConnectionId, LongPacket, VERSION};
+use thinwire::proto::EndpointStats;
 use thinwire::{
-    ChannelKind, Config, ConnectError, DisconnectReason, Endpoint, RefuseReason, ServerConfig,
+    ChannelKind, Config, ConnectError, DisconnectReason, Endpoint, Host, HostEvent, RefuseReason,
+    ServerConfig,
 };
 
 /// Noise reads the server may do per second: low, so that the flood is well above it.
@@ -188,15 +192,10 @@ async fn a_connect_flood_is_read_within_budget_and_everyone_gets_through() {
     let limits = if env_or("THINWIRE_FLOOD_DEFAULTS", 0u8) == 1 {
         ServerConfig::default()
     } else {
-        ServerConfig {
-            handshake_reads_per_second: BUDGET,
-            // the attacker's sources may send many Connects each: the global budget is tested
-            handshakes_per_second_per_source: 1000,
-            ..ServerConfig::default()
-        }
+        over_budget()
     };
     let budget = limits.handshake_reads_per_second;
-    let over_budget = limits.handshakes_per_second_per_source > budget;
+    let above = limits.handshakes_per_second_per_source > budget;
     let started = Instant::now();
     let server = server_with(limits);
     let addr = server.local_addr();
@@ -285,7 +284,24 @@ async fn a_connect_flood_is_read_within_budget_and_everyone_gets_through() {
     for (i, (_, r)) in took.iter().enumerate() {
         assert!(r.is_ok(), "new player {i}: {r:?}");
     }
-    // the read budget: a quarter second's burst, then BUDGET a second (whole milliseconds)
+    assert_reads_within(&stats, budget, elapsed, above);
+    assert_eq!(stats.connections_accepted, 6, "the flood got no connection");
+}
+
+/// The server's configuration for the flood tests: a read budget of [`BUDGET`], and a
+/// Connect budget per source well above it, so that the global budget is what is tested.
+fn over_budget() -> ServerConfig {
+    ServerConfig {
+        handshake_reads_per_second: BUDGET,
+        handshakes_per_second_per_source: 1000,
+        ..ServerConfig::default()
+    }
+}
+
+/// Checks that the server read no more Noise messages than `budget` allows in `elapsed` (a
+/// quarter second's burst, then `budget` a second, in whole milliseconds), and, when the
+/// flood was above the budget, that it wanted more reads than it got.
+fn assert_reads_within(stats: &EndpointStats, budget: u32, elapsed: Duration, above: bool) {
     let bound = u64::from(budget / 4) + u64::from(budget) * (elapsed.as_millis() as u64 + 1) / 1000;
     assert!(
         stats.handshakes_attempted <= bound,
@@ -293,11 +309,60 @@ async fn a_connect_flood_is_read_within_budget_and_everyone_gets_through() {
         stats.handshakes_attempted
     );
     assert!(
-        !over_budget
+        !above
             || stats.handshakes_queued + stats.dropped_handshake_queue > stats.handshakes_attempted,
         "the flood wanted more reads than it got"
     );
-    assert_eq!(stats.connections_accepted, 6, "the flood got no connection");
+}
+
+/// The blocking [`Host`] reads handshakes in its turns the same way: a Host server under a
+/// two-second flood from 20 sources reads within its budget, and a Host client gets in.
+#[test]
+fn a_host_server_under_a_flood_reads_within_budget_and_lets_a_client_in() {
+    let started = Instant::now();
+    let mut server = Host::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Config::server().with_server(over_budget()),
+    )
+    .unwrap();
+    let (addr, server_key) = (server.local_addr(), server.public_key().expect("key"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let f = Flood {
+        sources: 20,
+        length: Duration::from_secs(2),
+    };
+    let flooder = {
+        let stop = stop.clone();
+        std::thread::spawn(move || flood(addr, f, stop))
+    };
+    let serving = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                server.service(Duration::from_millis(5)).expect("service");
+            }
+            server.stats()
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let mut client = Host::bind((player(130), 0).into(), Config::client()).unwrap();
+    let t = Instant::now();
+    client.connect(addr, server_key, &CHANNELS).expect("start");
+    let mut outcome = None;
+    while outcome.is_none() && t.elapsed() < Duration::from_secs(10) {
+        match client.service(Duration::from_millis(10)).expect("service") {
+            Some(HostEvent::Connected { .. }) => outcome = Some(Ok(t.elapsed())),
+            Some(HostEvent::Disconnected { reason, .. }) => outcome = Some(Err(reason)),
+            _ => {}
+        }
+    }
+    let sent = flooder.join().expect("flooder");
+    stop.store(true, Ordering::Relaxed);
+    let stats = serving.join().expect("server").protocol;
+    let elapsed = started.elapsed();
+    eprintln!("Host server: flood of {sent} datagrams; client: {outcome:?}; {stats:?}");
+    assert!(matches!(outcome, Some(Ok(_))), "{outcome:?}");
+    assert_reads_within(&stats, BUDGET, elapsed, true);
 }
 
 /// A client over `max_connections_per_source` learns why: `ConnectError::Handshake` with

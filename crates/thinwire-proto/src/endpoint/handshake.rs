@@ -354,7 +354,12 @@ impl Endpoint {
             arrived_ms: now_ms,
         };
         self.queue.saw(now);
-        match self.queue.push(Source::of(&from), pending) {
+        let queued = if self.is_trusted(&from) {
+            self.queue.push_trusted(pending)
+        } else {
+            self.queue.push(Source::of(&from), pending)
+        };
+        match queued {
             Queued::Waiting => self.stats.handshakes_queued += 1,
             Queued::Evicted => {
                 self.stats.handshakes_queued += 1;

@@ -6,13 +6,15 @@
 //! (one X25519 each). The queue is served **round-robin by source**: every source with a
 //! Connect waiting gets one read per round, however many it sent, so a flood from a few
 //! hundred addresses delays an honest client from its own address by one round (a few hundred
-//! reads), not by the flood's length. It holds at most `max_pending_handshakes` Connects; when
-//! full, a Connect from a source holding at least two fewer than the largest source evicts
-//! that source's newest one, and is dropped otherwise (its client resends it).
+//! reads), not by the flood's length. Trusted sources (a gateway, whose players all share its
+//! address) have a lane of their own, served first. The queue holds at most
+//! `max_pending_handshakes` Connects; when full, a Connect from a source holding at least two
+//! fewer than the largest source evicts that source's newest one, and is dropped otherwise
+//! (its client resends it).
 //!
-//! Wire to work: WireGuard answers load with a cookie reply, QUIC with a Retry; both cost a
-//! round trip to everyone. Here the cookie round trip is always paid, so under load only the
-//! order of the reads changes.
+//! Why not a reply that costs a round trip under load (WireGuard's cookie reply, QUIC's
+//! Retry): here the cookie round trip is always paid, so under load only the order of the
+//! reads changes, and no byte on the wire.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -68,9 +70,20 @@ pub(crate) enum Queued {
     Dropped,
 }
 
+impl PendingConnect {
+    /// Whether `other` is the same handshake (a retransmission of this Connect).
+    fn same_handshake(&self, other: &PendingConnect) -> bool {
+        self.from == other.from
+            && self.client.instance == other.client.instance
+            && self.client.nonce == other.client.nonce
+    }
+}
+
 /// Per-source queues served round-robin, the global read budget and the spent cookies.
 #[derive(Debug)]
 pub(crate) struct HandshakeQueue {
+    /// Connects from trusted sources (a gateway's players): served before the others.
+    trusted: VecDeque<PendingConnect>,
     by_source: HashMap<Source, VecDeque<PendingConnect>>,
     /// Sources with a Connect waiting, in serving order.
     ring: VecDeque<Source>,
@@ -108,6 +121,7 @@ impl HandshakeQueue {
         // the most reads the budget allows within one lifetime
         let spent_cap = (rate * lifetime_ms).div_ceil(1000) + burst;
         Self {
+            trusted: VecDeque::new(),
             by_source: HashMap::new(),
             ring: VecDeque::new(),
             lengths: BTreeSet::new(),
@@ -140,15 +154,30 @@ impl HandshakeQueue {
         }
     }
 
+    /// Offers a Connect from a trusted source (a gateway, whose players all share its
+    /// address): served before every other source; when the queue is full it evicts the newest
+    /// Connect of the source holding the most.
+    pub(crate) fn push_trusted(&mut self, p: PendingConnect) -> Queued {
+        if self.trusted.iter().any(|q| q.same_handshake(&p)) {
+            return Queued::Dropped;
+        }
+        let mut outcome = Queued::Waiting;
+        if self.len >= self.cap {
+            let Some((_, victim)) = self.lengths.last().copied() else {
+                return Queued::Dropped;
+            };
+            self.evict(victim);
+            outcome = Queued::Evicted;
+        }
+        self.trusted.push_back(p);
+        self.len += 1;
+        outcome
+    }
+
     /// Offers a Connect from `source`.
     pub(crate) fn push(&mut self, source: Source, p: PendingConnect) -> Queued {
         let own = self.by_source.get(&source);
-        let same = |q: &PendingConnect| {
-            q.from == p.from
-                && q.client.instance == p.client.instance
-                && q.client.nonce == p.client.nonce
-        };
-        if own.is_some_and(|q| q.iter().any(same)) {
+        if own.is_some_and(|q| q.iter().any(|q| q.same_handshake(&p))) {
             return Queued::Dropped;
         }
         let own_len = own.map_or(0, VecDeque::len);
@@ -189,8 +218,13 @@ impl HandshakeQueue {
         self.len -= 1;
     }
 
-    /// The next Connect to read: the oldest of the source whose turn it is.
+    /// The next Connect to read: a trusted one, else the oldest of the source whose turn it
+    /// is.
     pub(crate) fn pop(&mut self) -> Option<PendingConnect> {
+        if let Some(p) = self.trusted.pop_front() {
+            self.len -= 1;
+            return Some(p);
+        }
         let source = self.ring.pop_front()?;
         let q = self.by_source.get_mut(&source)?;
         let p = q.pop_front()?;
@@ -230,9 +264,99 @@ impl HandshakeQueue {
         let waiting: usize = self
             .by_source
             .values()
+            .chain([&self.trusted])
             .flat_map(|q| q.iter())
             .map(|p| std::mem::size_of::<PendingConnect>() + p.handshake.capacity())
             .sum();
         waiting + self.spent.held_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(ip: u8, nonce: u64) -> (Source, PendingConnect) {
+        let from = SocketAddr::from(([10, 0, 0, ip], 4000));
+        let p = PendingConnect {
+            from,
+            client: Client {
+                cid: ConnectionId::new(&[ip; 8]).expect("cid"),
+                instance: 1,
+                nonce,
+            },
+            handshake: vec![0; 72],
+            cookie_id: nonce,
+            issued_ms: 0,
+            arrived_ms: 0,
+        };
+        (Source::of(&from), p)
+    }
+
+    fn queue(cap: usize) -> HandshakeQueue {
+        let config = ServerConfig {
+            max_pending_handshakes: cap,
+            ..ServerConfig::default()
+        };
+        HandshakeQueue::new(Some(&config))
+    }
+
+    fn offer(q: &mut HandshakeQueue, ip: u8, nonce: u64) -> Queued {
+        let (s, p) = pending(ip, nonce);
+        q.push(s, p)
+    }
+
+    fn order(q: &mut HandshakeQueue) -> Vec<(u8, u64)> {
+        std::iter::from_fn(|| q.pop())
+            .map(|p| (p.client.cid.as_bytes()[0], p.client.nonce))
+            .collect()
+    }
+
+    #[test]
+    fn sources_take_turns_and_a_retransmission_waits_once() {
+        let mut q = queue(16);
+        for n in 1..=3 {
+            assert_eq!(offer(&mut q, 1, n), Queued::Waiting);
+        }
+        assert_eq!(offer(&mut q, 2, 7), Queued::Waiting);
+        assert_eq!(offer(&mut q, 2, 7), Queued::Dropped, "the same handshake");
+        assert_eq!(q.len(), 4);
+        assert_eq!(order(&mut q), [(1, 1), (2, 7), (1, 2), (1, 3)]);
+        assert_eq!(q.len(), 0);
+        assert!(q.lengths.is_empty() && q.ring.is_empty() && q.by_source.is_empty());
+    }
+
+    #[test]
+    fn a_full_queue_takes_places_from_the_source_holding_the_most() {
+        let mut q = queue(4);
+        for n in 1..=4 {
+            offer(&mut q, 1, n);
+        }
+        assert_eq!(offer(&mut q, 2, 1), Queued::Evicted);
+        assert_eq!(offer(&mut q, 3, 1), Queued::Evicted);
+        assert_eq!(offer(&mut q, 4, 1), Queued::Evicted);
+        // every source holds one: a newcomer waits for a place
+        assert_eq!(offer(&mut q, 5, 1), Queued::Dropped);
+        // a trusted source takes the place of one of them
+        let (_, p) = pending(9, 1);
+        assert_eq!(q.push_trusted(p), Queued::Evicted);
+        assert_eq!(order(&mut q), [(9, 1), (1, 1), (2, 1), (3, 1)]);
+    }
+
+    #[test]
+    fn trusted_sources_go_first() {
+        let mut q = queue(4);
+        offer(&mut q, 1, 1);
+        offer(&mut q, 1, 2);
+        offer(&mut q, 2, 1);
+        let (_, p) = pending(9, 5);
+        assert_eq!(q.push_trusted(p), Queued::Waiting);
+        let (_, p) = pending(9, 6);
+        assert_eq!(
+            q.push_trusted(p),
+            Queued::Evicted,
+            "source 1's newest makes room"
+        );
+        assert_eq!(order(&mut q), [(9, 5), (9, 6), (1, 1), (2, 1)]);
     }
 }
