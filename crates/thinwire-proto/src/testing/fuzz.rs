@@ -21,6 +21,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use thinwire_netmodel::LinkConfig;
 
+pub(crate) mod packet;
+pub use packet::packet;
+
 use super::{Pair, Side};
 use crate::{ChannelKind, ConnectionHandle, PolicyCache, TransportConfig};
 
@@ -74,6 +77,21 @@ pub struct Outcome {
     pub forged: bool,
     /// Reliable messages the server delivered.
     pub delivered: usize,
+}
+
+/// Every input of a committed fuzz corpus (a directory, one input per file), sorted by file
+/// name, for the tests that replay it. Panics if the directory is missing or empty.
+pub fn corpus(dir: &str) -> Vec<Vec<u8>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("the corpus {dir} is committed: {e}"))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "empty corpus {dir}");
+    files
+        .iter()
+        .map(|f| std::fs::read(f).expect("read input"))
+        .collect()
 }
 
 /// Runs one input. Panics when an invariant breaks.

@@ -8,6 +8,7 @@ use std::ops::RangeInclusive;
 use proptest::prelude::*;
 
 use super::*;
+use crate::testing::fuzz::packet::encode_frame;
 
 /// A header without fragment, for the length checks.
 fn header(
@@ -225,21 +226,6 @@ fn golden_frames() -> Vec<(&'static str, Vec<u8>, Vec<Frame<'static>>)> {
             })],
         ),
     ]
-}
-
-/// Encode one golden frame with the public encoders.
-fn encode_frame(frame: &Frame<'_>, channels: &[ChannelKind], out: &mut Vec<u8>) {
-    match frame {
-        Frame::Padding(n) => encode_padding(*n, out),
-        Frame::Ping => encode_ping(out),
-        Frame::Copies => encode_copies(out),
-        Frame::Ack(a) => encode_ack(a, out),
-        Frame::Close { code, reason } => encode_close(*code, reason, out),
-        Frame::Message(m) => m.encode(channels[usize::from(m.channel)], out),
-        Frame::Shard(f) => f.encode(out),
-        Frame::PathChallenge(d) => encode_path_challenge(d, out),
-        Frame::PathResponse(d) => encode_path_response(d, out),
-    }
 }
 
 #[test]
