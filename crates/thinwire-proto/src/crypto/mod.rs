@@ -18,7 +18,7 @@
 //! | `noise.rs` | the two handshake messages, with the endpoint's seeded randomness |
 //! | `reset.rs` | stateless reset tokens (and decoys for live connections) |
 //! | `token/` | connect tokens minted by a matchmaking backend (and their tests) |
-//! | `x25519.rs` | the Diffie-Hellman function (remembered in `fuzzing` builds, for speed) |
+//! | `x25519.rs` | the Diffie-Hellman function (remembered in fuzzer builds, for speed) |
 
 mod keys;
 mod noise;

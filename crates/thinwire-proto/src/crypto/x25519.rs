@@ -1,9 +1,11 @@
 //! X25519 for the handshake and the server's key pair ([`x25519`]): `snow`'s own, and in
-//! `fuzzing` builds the same function with its results remembered. A fuzz run builds endpoint
-//! pairs from a few seeds thousands of times a second, so the same scalar multiplications recur
-//! (and, instrumented, one costs more than the rest of a run); remembered, they cost a lookup,
-//! and every output is bit for bit what the multiplication gives, so a fuzz input behaves the
-//! same in the fuzzer and in `cargo test`.
+//! fuzzer builds (`cargo fuzz` sets `cfg(fuzzing)`) the same function with its results
+//! remembered. A fuzz run builds endpoint pairs from a few seeds thousands of times a second,
+//! so the same scalar multiplications recur (and, instrumented, one costs more than the rest of
+//! a run); remembered, they cost a lookup, and every output is bit for bit what the
+//! multiplication gives, so a fuzz input behaves the same in the fuzzer and in `cargo test`.
+//! Not tied to the `fuzzing` feature: the workspace's tests build with it, and those that count
+//! the heap (`tests/alloc.rs`) would count the memo.
 
 use snow::params::DHChoice;
 use snow::resolvers::{CryptoResolver, DefaultResolver};
@@ -14,12 +16,12 @@ pub(crate) fn x25519() -> Box<dyn Dh> {
     let dh = DefaultResolver
         .resolve_dh(&DHChoice::Curve25519)
         .expect("the default resolver has X25519");
-    #[cfg(feature = "fuzzing")]
+    #[cfg(fuzzing)]
     let dh: Box<dyn Dh> = Box::new(memo::MemoDh::new(dh));
     dh
 }
 
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 mod memo {
     use std::collections::HashMap;
     use std::sync::{LazyLock, Mutex};
