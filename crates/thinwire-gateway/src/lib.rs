@@ -14,10 +14,12 @@
 //!
 //! Both are sans-IO, like `thinwire-proto`: datagrams and `now` go in, datagrams, events and the
 //! next timeout come out. The `runtime` feature (default) adds the gateway processes behind
-//! `thinwire gateway`. `docs/GATEWAY.md` specifies the trunk framing and the compression byte by
-//! byte.
+//! `thinwire gateway`; the `fuzzing` feature opens `fuzz`, the fuzz targets' bodies.
+//! `docs/GATEWAY.md` specifies the trunk framing and the compression byte by byte.
 #![forbid(unsafe_code)]
 
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod tcm;
 pub mod trunk;
 

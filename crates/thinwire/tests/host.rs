@@ -141,18 +141,17 @@ fn host_to_host_over_ipv6() {
 #[test]
 fn service_waits_without_spinning() {
     let mut host = Host::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+    // How long the wait took past its timeout depends on the machine's load, so only the
+    // lower bound is checked; "without spinning" is the wake-up count.
     let t0 = Instant::now();
     assert!(host.service(Duration::from_millis(200)).unwrap().is_none());
     let waited = t0.elapsed();
-    assert!(
-        waited >= Duration::from_millis(200) && waited < Duration::from_millis(400),
-        "{waited:?}"
-    );
+    assert!(waited >= Duration::from_millis(200), "{waited:?}");
     assert!(host.stats().io.wakeups <= 2, "{:?}", host.stats().io);
-    // zero timeout: just a look at the socket
-    let t0 = Instant::now();
+    // zero timeout: just a look at the socket, no wait
+    let before = host.stats().io.wakeups;
     assert!(host.service(Duration::ZERO).unwrap().is_none());
-    assert!(t0.elapsed() < Duration::from_millis(50));
+    assert_eq!(host.stats().io.wakeups, before, "{:?}", host.stats().io);
 }
 
 /// Like ENet's service, `Host::service` hands a message to the application before sending the

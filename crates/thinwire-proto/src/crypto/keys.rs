@@ -7,8 +7,6 @@ use std::str::FromStr;
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-use snow::params::DHChoice;
-use snow::resolvers::{CryptoResolver, DefaultResolver};
 
 /// A server's static public key (X25519, 32 bytes). Written and parsed as 64 hex digits.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -69,9 +67,7 @@ impl fmt::Debug for ServerKey {
 impl ServerKey {
     /// The key pair with this secret (any 32 bytes; X25519 clamps them).
     pub fn from_secret(secret: [u8; 32]) -> Self {
-        let mut dh = DefaultResolver
-            .resolve_dh(&DHChoice::Curve25519)
-            .expect("the default resolver has X25519");
+        let mut dh = super::x25519::x25519();
         dh.set(&secret);
         let mut public = [0u8; 32];
         public.copy_from_slice(dh.pubkey());

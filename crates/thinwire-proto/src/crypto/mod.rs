@@ -18,12 +18,14 @@
 //! | `noise.rs` | the two handshake messages, with the endpoint's seeded randomness |
 //! | `reset.rs` | stateless reset tokens (and decoys for live connections) |
 //! | `token/` | connect tokens minted by a matchmaking backend (and their tests) |
+//! | `x25519.rs` | the Diffie-Hellman function (remembered in fuzzer builds, for speed) |
 
 mod keys;
 mod noise;
 mod reset;
 mod suite;
 pub(crate) mod token;
+mod x25519;
 
 pub use keys::{KeyParseError, PublicKey, ServerKey};
 pub(crate) use noise::{prologue, Initiator, Responder};

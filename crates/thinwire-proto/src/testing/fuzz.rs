@@ -15,13 +15,17 @@
 //!   connection id or not) must change none of this.
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use bytes::Bytes;
 use thinwire_netmodel::LinkConfig;
 
-use super::Pair;
-use crate::{ChannelKind, ConnectionHandle, TransportConfig};
+pub(crate) mod packet;
+pub use packet::packet;
+
+use super::{Pair, Side};
+use crate::{ChannelKind, ConnectionHandle, PolicyCache, TransportConfig};
 
 /// The receive budget the drive configures (small, so a fuzzer reaches it quickly).
 pub const RECV_BUDGET: usize = 256 * 1024;
@@ -75,6 +79,21 @@ pub struct Outcome {
     pub delivered: usize,
 }
 
+/// Every input of a committed fuzz corpus (a directory, one input per file), sorted by file
+/// name, for the tests that replay it. Panics if the directory is missing or empty.
+pub fn corpus(dir: &str) -> Vec<Vec<u8>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("the corpus {dir} is committed: {e}"))
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "empty corpus {dir}");
+    files
+        .iter()
+        .map(|f| std::fs::read(f).expect("read input"))
+        .collect()
+}
+
 /// Runs one input. Panics when an invariant breaks.
 pub fn drive(input: &[u8]) -> Outcome {
     let mut r = Input(input);
@@ -84,9 +103,12 @@ pub fn drive(input: &[u8]) -> Outcome {
         recv_buffer: RECV_BUDGET,
         ..TransportConfig::default()
     };
+    // One policy cache for every run: a deadline send's first table costs more than a run.
+    static POLICIES: LazyLock<PolicyCache> = LazyLock::new(PolicyCache::default);
     let mut pair = Pair::builder(seed)
         .link(LinkConfig::default().with_delay(delay))
         .transport(transport)
+        .policy_cache(POLICIES.clone())
         .build();
     let Some((c, s)) = pair.connect(&ChannelKind::ALL) else {
         return Outcome::default();
@@ -97,7 +119,7 @@ pub fn drive(input: &[u8]) -> Outcome {
         step(&mut pair, (c, s), op, &mut r, &mut ledger);
         check_memory(&pair, c, s);
     }
-    pair.run_for(Duration::from_secs(30));
+    settle(&mut pair, (c, s));
     check_memory(&pair, c, s);
     let delivered = check_delivery(&mut pair, s, &ledger);
     Outcome {
@@ -105,6 +127,26 @@ pub fn drive(input: &[u8]) -> Outcome {
         forged: ledger.forged,
         delivered,
     }
+}
+
+/// Runs until the network settles: nothing on either link, and each side has every reliable
+/// message it sent acknowledged and nothing in flight (a connection that ended counts as
+/// settled); at most 30 simulated seconds. Stopping there rather than at 30 seconds keeps a run
+/// short and checks the same: once settled, everything reliable has been received.
+fn settle(pair: &mut Pair, (c, s): (ConnectionHandle, ConnectionHandle)) {
+    fn quiet(side: &Side, h: ConnectionHandle) -> bool {
+        side.outbound.next_delivery().is_none()
+            && side.endpoint.connection_stats(h).is_none_or(|st| {
+                st.in_flight == 0
+                    && st
+                        .channels
+                        .iter()
+                        .all(|ch| !ch.kind.is_reliable() || ch.send_queue_messages == 0)
+            })
+    }
+    pair.run_while(Duration::from_secs(30), |p| {
+        quiet(&p.client, c) && quiet(&p.server, s)
+    });
 }
 
 fn step(

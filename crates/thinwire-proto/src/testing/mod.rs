@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use thinwire_netmodel::clock::{self, SimClock};
 
 use crate::{
-    ChannelKind, CipherSuite, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig,
-    TransportConfig,
+    ChannelKind, CipherSuite, ConnectionHandle, Endpoint, EndpointConfig, Event, PolicyCache,
+    ServerConfig, TransportConfig,
 };
 use thinwire_netmodel::{Link, LinkConfig};
 
@@ -116,6 +116,7 @@ pub struct Pair {
     pub server: Side,
     server_static: crate::ServerKey,
     server_suites: Vec<CipherSuite>,
+    policy_cache: PolicyCache,
     buf: Vec<u8>,
 }
 
@@ -130,6 +131,7 @@ pub struct PairBuilder {
     suites: Option<Vec<CipherSuite>>,
     server_config: ServerConfig,
     server_memory: Option<crate::MemoryBudget>,
+    policy_cache: PolicyCache,
 }
 
 impl PairBuilder {
@@ -142,6 +144,14 @@ impl PairBuilder {
     /// The cipher suites of both endpoints (default: each endpoint's default list).
     pub fn cipher_suites(mut self, suites: Vec<CipherSuite>) -> Self {
         self.suites = Some(suites);
+        self
+    }
+
+    /// The deadline policy cache of both endpoints (default: a fresh one for the pair). Pairs
+    /// built one after another with one cache solve each policy once; sharing is invisible to
+    /// behaviour.
+    pub fn policy_cache(mut self, cache: PolicyCache) -> Self {
+        self.policy_cache = cache;
         self
     }
 
@@ -187,9 +197,11 @@ impl PairBuilder {
         let time = Instant::now();
         let seeds = split_seed(self.seed);
         let suites = self.suites;
+        let policy_cache = self.policy_cache;
         let mk = |seed: [u8; 32], t: TransportConfig| {
             let mut c = EndpointConfig::new(seed);
             c.transport = std::sync::Arc::new(t);
+            c.policy_cache = policy_cache.clone();
             if let Some(s) = &suites {
                 c.cipher_suites = s.clone();
             }
@@ -212,6 +224,7 @@ impl PairBuilder {
         Pair {
             server_static,
             server_suites,
+            policy_cache,
             time,
             client: Side::new(
                 client,
@@ -253,6 +266,7 @@ impl Pair {
             suites: None,
             server_config: ServerConfig::default(),
             server_memory: None,
+            policy_cache: PolicyCache::default(),
         }
     }
 
@@ -426,6 +440,7 @@ impl Pair {
         let mut cfg = EndpointConfig::new(split_seed(seed)[1]);
         cfg.transport = std::sync::Arc::new(self.server.endpoint.transport_config().clone());
         cfg.cipher_suites = self.server_suites.clone();
+        cfg.policy_cache = self.policy_cache.clone();
         let server = ServerConfig {
             key: Some(self.server_static.clone()),
             ..ServerConfig::default()

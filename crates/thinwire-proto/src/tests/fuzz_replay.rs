@@ -1,22 +1,30 @@
-//! The endpoint fuzz target's drive, replayed in CI: every input of its committed corpus
-//! (`fuzz/corpus/endpoint`), then seeded random inputs.
+//! The fuzz targets' bodies, replayed in CI: every input of their committed corpora
+//! (`fuzz/corpus/{endpoint,packet}`), then seeded random inputs.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::testing::fuzz::drive;
+use crate::testing::fuzz::{self, drive, packet};
+
+/// The committed corpus of one of this crate's fuzz targets.
+fn corpus(target: &str) -> Vec<Vec<u8>> {
+    fuzz::corpus(&format!(
+        "{}/fuzz/corpus/{target}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+}
 
 #[test]
 fn endpoint_fuzz_corpus_replays_clean() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/endpoint");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("the corpus is committed")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "empty corpus");
-    for f in files {
-        drive(&std::fs::read(&f).expect("read input"));
+    for input in corpus("endpoint") {
+        drive(&input);
+    }
+}
+
+#[test]
+fn packet_fuzz_corpus_replays_clean() {
+    for input in corpus("packet") {
+        packet(&input);
     }
 }
 
@@ -39,11 +47,12 @@ fn the_drive_checks_delivery_of_what_it_sent() {
 }
 
 #[test]
-fn endpoint_fuzz_drive_holds_on_random_inputs() {
+fn fuzz_bodies_hold_on_random_inputs() {
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     for _ in 0..64 {
         let len = rng.random_range(0..512);
         let input: Vec<u8> = (0..len).map(|_| rng.random()).collect();
         drive(&input);
+        packet(&input);
     }
 }

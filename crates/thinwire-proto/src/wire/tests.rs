@@ -8,6 +8,7 @@ use std::ops::RangeInclusive;
 use proptest::prelude::*;
 
 use super::*;
+use crate::testing::fuzz::packet::encode_frame;
 
 /// A header without fragment, for the length checks.
 fn header(
@@ -225,21 +226,6 @@ fn golden_frames() -> Vec<(&'static str, Vec<u8>, Vec<Frame<'static>>)> {
             })],
         ),
     ]
-}
-
-/// Encode one golden frame with the public encoders.
-fn encode_frame(frame: &Frame<'_>, channels: &[ChannelKind], out: &mut Vec<u8>) {
-    match frame {
-        Frame::Padding(n) => encode_padding(*n, out),
-        Frame::Ping => encode_ping(out),
-        Frame::Copies => encode_copies(out),
-        Frame::Ack(a) => encode_ack(a, out),
-        Frame::Close { code, reason } => encode_close(*code, reason, out),
-        Frame::Message(m) => m.encode(channels[usize::from(m.channel)], out),
-        Frame::Shard(f) => f.encode(out),
-        Frame::PathChallenge(d) => encode_path_challenge(d, out),
-        Frame::PathResponse(d) => encode_path_response(d, out),
-    }
 }
 
 #[test]
@@ -1306,7 +1292,8 @@ proptest! {
     #[test]
     fn prop_decode_mutated_packets_never_panics(
         idx in 0usize..16,
-        flips in prop::collection::vec((any::<usize>(), any::<u8>()), 1..4),
+        // nonzero bytes: an XOR with 0 would leave the packet as it was
+        flips in prop::collection::vec((any::<usize>(), 1..=255u8), 1..4),
         cut in any::<usize>(),
     ) {
         // Start from a valid packet so the mutation reaches deep fields.
@@ -1398,6 +1385,13 @@ fn golden_path_frames() {
 }
 
 proptest! {
+    // Deterministic runs, no regression files written into the tree.
+    #![proptest_config(ProptestConfig {
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7417_1e01),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn handshake_params_round_trip(
         mad in arb_varint(),

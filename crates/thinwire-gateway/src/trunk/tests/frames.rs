@@ -141,6 +141,13 @@ fn addr() -> impl Strategy<Value = SocketAddr> {
 const V: u64 = (1 << 62) - 1;
 
 proptest! {
+    // Deterministic runs, no regression files written into the tree.
+    #![proptest_config(ProptestConfig {
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7417_7e01),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn round_trip_open(flow: u32, channels in prop::collection::vec(kind(), 1..=64), player in addr()) {
         let f = Frame::FlowOpen(FlowOpen { flow, channels, player });
