@@ -4,9 +4,12 @@
 //! is over budget.
 //!
 //! The sums are kept up to date from each connection's `held_bytes` whenever the endpoint
-//! touches it (`Endpoint::refresh`), so checking room costs a lookup, never a walk. Only the
-//! sweep walks the connections, and it runs only while the endpoint or a source is over
-//! budget, once every quarter of the grace period.
+//! touches it (`Endpoint::refresh`). Each connection's slot in the table remembers the index
+//! of its source's entry, so checking room on the hot path (every datagram, every send) is
+//! two array reads and, while a connection is within the smallest share any connection can
+//! have, a single comparison: no hashing. Only the sweep walks the connections, and it runs
+//! only while the endpoint or a source is over budget, once every quarter of the grace
+//! period.
 //!
 //! | quantity | rule |
 //! |---|---|
@@ -31,6 +34,9 @@ struct SourceUse {
     conns: usize,
 }
 
+/// The index of a source's entry in the ledger (stored in each connection's table slot).
+pub(super) type SourceIndex = u32;
+
 /// A connection the sweep found above its fair share: closed when still above it at a sweep
 /// `grace` after `since`.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +51,14 @@ pub(super) struct Verdict {
 pub(super) struct MemoryLedger {
     budget: MemoryBudget,
     total: usize,
-    sources: HashMap<Source, SourceUse>,
+    /// Connections held, and the smallest fair share any of them has (the budget's smaller
+    /// half over them: a source's share `per_source / n_source` is never below it).
+    connections: usize,
+    floor_share: usize,
+    /// The sources' entries, by index; `index` finds a source's, `free` the unused ones.
+    sources: Vec<SourceUse>,
+    index: HashMap<Source, SourceIndex>,
+    free: Vec<SourceIndex>,
     /// Sources whose connections hold more than `per_source`.
     sources_over: usize,
     /// Connections found above their share by a sweep, and since when.
@@ -59,7 +72,11 @@ impl MemoryLedger {
         Self {
             budget,
             total: 0,
-            sources: HashMap::new(),
+            connections: 0,
+            floor_share: budget.total.min(budget.per_source),
+            sources: Vec::new(),
+            index: HashMap::new(),
+            free: Vec::new(),
             sources_over: 0,
             over_since: HashMap::new(),
             sweep_at: None,
@@ -71,38 +88,62 @@ impl MemoryLedger {
         self.total
     }
 
-    /// A connection from `source` was created.
-    pub(super) fn add_connection(&mut self, source: Source) {
-        self.sources.entry(source).or_default().conns += 1;
+    fn set_connections(&mut self, n: usize) {
+        self.connections = n;
+        self.floor_share = self.budget.total.min(self.budget.per_source) / n.max(1);
     }
 
-    /// A connection from `source` that held `held` bytes is gone.
-    pub(super) fn remove_connection(&mut self, h: ConnectionHandle, source: Source, held: usize) {
-        self.change(source, held, 0);
-        self.over_since.remove(&h);
-        if let Some(u) = self.sources.get_mut(&source) {
-            u.conns = u.conns.saturating_sub(1);
-            if u.conns == 0 {
-                self.sources.remove(&source);
+    /// A connection from `source` was created; returns the index of the source's entry.
+    pub(super) fn add_connection(&mut self, source: Source) -> SourceIndex {
+        let i = match self.index.get(&source) {
+            Some(&i) => i,
+            None => {
+                let i = self.free.pop().unwrap_or_else(|| {
+                    self.sources.push(SourceUse::default());
+                    (self.sources.len() - 1) as SourceIndex
+                });
+                self.index.insert(source, i);
+                i
             }
+        };
+        self.sources[i as usize].conns += 1;
+        self.set_connections(self.connections + 1);
+        i
+    }
+
+    /// A connection from `source` (entry `i`) that held `held` bytes is gone.
+    pub(super) fn remove_connection(
+        &mut self,
+        h: ConnectionHandle,
+        (source, i): (Source, SourceIndex),
+        held: usize,
+    ) {
+        self.change(i, held, 0);
+        self.over_since.remove(&h);
+        self.set_connections(self.connections.saturating_sub(1));
+        let u = &mut self.sources[i as usize];
+        u.conns = u.conns.saturating_sub(1);
+        if u.conns == 0 {
+            *u = SourceUse::default();
+            self.index.remove(&source);
+            self.free.push(i);
         }
     }
 
-    /// A connection from `source` went from holding `old` bytes to `new`. Returns whether
-    /// memory is over budget afterwards (the caller then makes sure a sweep is due).
-    pub(super) fn change(&mut self, source: Source, old: usize, new: usize) -> bool {
+    /// A connection of source entry `i` went from holding `old` bytes to `new`. Returns
+    /// whether memory is over budget afterwards (the caller then makes sure a sweep is due).
+    pub(super) fn change(&mut self, i: SourceIndex, old: usize, new: usize) -> bool {
         if old != new {
             self.total = self.total - old + new;
             let per_source = self.budget.per_source;
-            if let Some(u) = self.sources.get_mut(&source) {
-                let was_over = u.held > per_source;
-                u.held = u.held - old + new;
-                let is_over = u.held > per_source;
-                match (was_over, is_over) {
-                    (false, true) => self.sources_over += 1,
-                    (true, false) => self.sources_over -= 1,
-                    _ => {}
-                }
+            let u = &mut self.sources[i as usize];
+            let was_over = u.held > per_source;
+            u.held = u.held - old + new;
+            let is_over = u.held > per_source;
+            match (was_over, is_over) {
+                (false, true) => self.sources_over += 1,
+                (true, false) => self.sources_over -= 1,
+                _ => {}
             }
         }
         self.over_budget()
@@ -113,38 +154,41 @@ impl MemoryLedger {
         self.total > self.budget.total || self.sources_over > 0
     }
 
-    fn source(&self, source: &Source) -> SourceUse {
-        self.sources.get(source).copied().unwrap_or_default()
+    fn source(&self, i: SourceIndex) -> SourceUse {
+        self.sources.get(i as usize).copied().unwrap_or_default()
     }
 
-    /// The fair share of a connection from `source`.
-    pub(super) fn fair_share(&self, source: &Source, connections: usize) -> usize {
-        let own = self.source(source);
-        let endpoint = self.budget.total / connections.max(1);
-        let per_source = self.budget.per_source / own.conns.max(1);
+    /// The fair share of a connection of source entry `i`.
+    pub(super) fn fair_share(&self, i: SourceIndex) -> usize {
+        let endpoint = self.budget.total / self.connections.max(1);
+        let per_source = self.budget.per_source / self.source(i).conns.max(1);
         endpoint.min(per_source)
     }
 
-    /// Bytes a connection from `source` holding `held` may add: all the unused budget of the
-    /// endpoint and its source while there is some, and never less than what takes it up to
-    /// its fair share.
-    pub(super) fn room(&self, source: &Source, held: usize, connections: usize) -> usize {
-        let own = self.source(source);
+    /// Whether a connection holding `held` may add `cost` bytes: always within the smallest
+    /// share any connection has (no lookup), otherwise within its [`room`](Self::room).
+    pub(super) fn allows(&self, i: SourceIndex, held: usize, cost: usize) -> bool {
+        held + cost <= self.floor_share || cost <= self.room(i, held)
+    }
+
+    /// Bytes a connection of source entry `i` holding `held` may add: all the unused budget
+    /// of the endpoint and its source while there is some, and never less than what takes it
+    /// up to its fair share.
+    pub(super) fn room(&self, i: SourceIndex, held: usize) -> usize {
         let free = self
             .budget
             .total
             .saturating_sub(self.total)
-            .min(self.budget.per_source.saturating_sub(own.held));
-        let share = self.fair_share(source, connections);
-        free.max(share.saturating_sub(held))
+            .min(self.budget.per_source.saturating_sub(self.source(i).held));
+        free.max(self.fair_share(i).saturating_sub(held))
     }
 
-    /// Whether a connection from `source` holding `held` is above its share while memory is
-    /// over budget where it counts (the endpoint's, or its source's).
-    fn is_over(&self, source: &Source, held: usize, connections: usize) -> bool {
+    /// Whether a connection of source entry `i` holding `held` is above its share while
+    /// memory is over budget where it counts (the endpoint's, or its source's).
+    fn is_over(&self, i: SourceIndex, held: usize) -> bool {
         let endpoint_over = self.total > self.budget.total;
-        let source_over = self.source(source).held > self.budget.per_source;
-        (endpoint_over || source_over) && held > self.fair_share(source, connections)
+        let source_over = self.source(i).held > self.budget.per_source;
+        (endpoint_over || source_over) && held > self.fair_share(i)
     }
 
     /// Makes a sweep due at `now` if memory is over budget and none is pending.
@@ -159,26 +203,25 @@ impl MemoryLedger {
         self.sweep_at
     }
 
-    /// One sweep at `now` over every connection (`handle`, source, bytes held): those above
-    /// their fair share are marked, those that were marked a grace period ago or more and
-    /// still are go to `close`; those no longer above it are unmarked. The next sweep is due a
-    /// quarter of the grace period later while anything is still over budget.
+    /// One sweep at `now` over every connection (`handle`, source entry, bytes held): those
+    /// above their fair share are marked, those that were marked a grace period ago or more
+    /// and still are go to `close`; those no longer above it are unmarked. The next sweep is
+    /// due a quarter of the grace period later while anything is still over budget.
     pub(super) fn sweep(
         &mut self,
         now: Instant,
-        conns: impl Iterator<Item = (ConnectionHandle, Source, usize)>,
-        connections: usize,
+        conns: impl Iterator<Item = (ConnectionHandle, SourceIndex, usize)>,
         close: &mut Vec<Verdict>,
     ) {
         let grace = self.budget.grace;
         let mut marked = HashMap::new();
-        for (handle, source, held) in conns {
-            if !self.is_over(&source, held, connections) {
+        for (handle, i, held) in conns {
+            if !self.is_over(i, held) {
                 continue;
             }
             let since = self.over_since.get(&handle).copied().unwrap_or(now);
             if now.saturating_duration_since(since) >= grace {
-                let share = self.fair_share(&source, connections);
+                let share = self.fair_share(i);
                 close.push(Verdict {
                     handle,
                     held,
@@ -199,20 +242,16 @@ impl MemoryLedger {
 impl Endpoint {
     /// Stores a new connection and counts it against its source's memory budget.
     pub(super) fn insert(&mut self, conn: Connection) -> ConnectionHandle {
-        self.memory
+        let source = self
+            .memory
             .add_connection(Source::of(&conn.handshake_key().0));
-        self.conns.insert(conn)
+        self.conns.insert(conn, source)
     }
 
-    /// Records that connection `h` from `source` now holds `(received, queued)` bytes.
-    pub(super) fn account(
-        &mut self,
-        h: ConnectionHandle,
-        source: Source,
-        (received, queued): (usize, usize),
-    ) {
+    /// Records that connection `h` now holds `(received, queued)` bytes.
+    pub(super) fn account(&mut self, h: ConnectionHandle, (received, queued): (usize, usize)) {
         let held = received + queued;
-        let old = self.conns.set_held(h, held, received);
+        let (old, source) = self.conns.set_held(h, held, received);
         if self.memory.change(source, old, held) {
             self.memory.want_sweep(self.clock);
         }
@@ -223,34 +262,33 @@ impl Endpoint {
     /// leaves it: once nothing is free, a connection above its fair share (its peer slow to
     /// acknowledge, or the application sending faster than the path) gets `BufferFull`.
     pub(super) fn check_send_room(&self, h: ConnectionHandle, len: usize) -> Result<(), SendError> {
-        let cost = len + SEND_MESSAGE_OVERHEAD;
-        if self.conns.get(h).is_some() && cost > self.budget_room(h) {
-            return Err(SendError::BufferFull);
+        let Some((held, source)) = self.conns.held(h) else {
+            return Ok(()); // no such connection: the send says so
+        };
+        if self
+            .memory
+            .allows(source, held, len + SEND_MESSAGE_OVERHEAD)
+        {
+            Ok(())
+        } else {
+            Err(SendError::BufferFull)
         }
-        Ok(())
     }
 
     /// Bytes connection `h` may add to what it holds now.
     pub(super) fn budget_room(&self, h: ConnectionHandle) -> usize {
-        let Some(conn) = self.conns.get(h) else {
-            return 0;
-        };
-        let source = Source::of(&conn.handshake_key().0);
-        self.memory
-            .room(&source, self.conns.held(h), self.conns.len())
+        self.conns
+            .held(h)
+            .map_or(0, |(held, source)| self.memory.room(source, held))
     }
 
     /// Closes the connections whose peers made them hold more than their fair share of the
     /// memory budget for the grace period while memory was over budget (what the
     /// application queued is never a reason: its sends are refused instead).
     pub(super) fn sweep_memory(&mut self, now: Instant) {
-        let n = self.conns.len();
-        let conns = self
-            .conns
-            .iter_received()
-            .map(|(h, c, received)| (h, Source::of(&c.handshake_key().0), received));
         let mut close = Vec::new();
-        self.memory.sweep(now, conns, n, &mut close);
+        self.memory
+            .sweep(now, self.conns.iter_received(), &mut close);
         for v in close {
             if let Some(c) = self.conns.get_mut(v.handle) {
                 c.close_over_budget(now, v.held, v.share);
@@ -280,32 +318,44 @@ mod tests {
     #[test]
     fn shares_and_room_follow_the_endpoint_and_the_source() {
         let mut l = ledger();
-        for n in [1, 1, 2, 3] {
-            l.add_connection(src(n));
-        }
+        let ids: Vec<SourceIndex> = [1, 1, 2, 3]
+            .iter()
+            .map(|&n| l.add_connection(src(n)))
+            .collect();
+        assert_eq!(ids[0], ids[1], "one entry per source");
+        let (one, two) = (ids[0], ids[2]);
         // four connections: 250 each by the endpoint, 200 each for source 1 (two of its own)
-        assert_eq!(l.fair_share(&src(1), 4), 200);
-        assert_eq!(l.fair_share(&src(2), 4), 250);
-        // all free: a connection may take its source's whole budget
-        assert_eq!(l.room(&src(1), 0, 4), 400);
-        assert!(!l.change(src(1), 0, 350));
+        assert_eq!(l.fair_share(one), 200);
+        assert_eq!(l.fair_share(two), 250);
         assert_eq!(
-            l.room(&src(1), 0, 4),
-            200,
-            "its share, the source's free is 50"
+            l.floor_share, 100,
+            "the smaller budget over all connections"
         );
-        assert_eq!(l.room(&src(1), 350, 4), 50, "the source's free 50");
-        assert!(l.change(src(1), 0, 100), "source 1 holds 450 > 400");
+        // all free: a connection may take its source's whole budget
+        assert_eq!(l.room(one, 0), 400);
+        assert!(!l.change(one, 0, 350));
+        assert_eq!(l.room(one, 0), 200, "its share, the source's free is 50");
+        assert_eq!(l.room(one, 350), 50, "the source's free 50");
+        assert!(l.change(one, 0, 100), "source 1 holds 450 > 400");
         assert!(l.over_budget());
-        assert_eq!(l.room(&src(1), 350, 4), 0, "above its share, nothing free");
-        assert_eq!(l.room(&src(1), 100, 4), 100, "up to its share of 200");
+        assert_eq!(l.room(one, 350), 0, "above its share, nothing free");
+        assert!(!l.allows(one, 350, 1));
+        assert_eq!(l.room(one, 100), 100, "up to its share of 200");
+        assert!(l.allows(one, 100, 100) && !l.allows(one, 100, 101));
+        assert!(
+            l.allows(one, 0, 100),
+            "within the floor share: no lookup needed"
+        );
         assert_eq!(
-            l.room(&src(2), 0, 4),
+            l.room(two, 0),
             400,
             "source 2's free 400 (the endpoint's 550)"
         );
-        assert!(!l.change(src(1), 100, 0), "back within budget");
+        assert!(!l.change(one, 100, 0), "back within budget");
         assert_eq!(l.total(), 350);
+        // a source whose last connection goes gives its entry back
+        l.remove_connection(ConnectionHandle(9), (src(3), ids[3]), 0);
+        assert_eq!(l.add_connection(src(4)), ids[3], "entry reused");
     }
 
     #[test]
@@ -317,45 +367,40 @@ mod tests {
             ConnectionHandle(2),
             ConnectionHandle(3),
         );
-        for n in [1, 2, 3] {
-            l.add_connection(src(n));
-        }
-        l.change(src(1), 0, 390);
-        l.change(src(2), 0, 390);
-        l.change(src(3), 0, 300);
+        let ids: Vec<SourceIndex> = [1, 2, 3]
+            .iter()
+            .map(|&n| l.add_connection(src(n)))
+            .collect();
+        l.change(ids[0], 0, 390);
+        l.change(ids[1], 0, 390);
+        l.change(ids[2], 0, 300);
         // 1080 > 1000: the endpoint is over; shares are 333
         assert!(l.over_budget());
         l.want_sweep(t0);
         assert_eq!(l.sweep_at(), Some(t0));
-        let held = |l: &MemoryLedger| {
-            let _ = l;
-            vec![(a, src(1), 390), (b, src(2), 390), (c, src(3), 300)]
-        };
+        let held = |b_held: usize| vec![(a, ids[0], 390), (b, ids[1], b_held), (c, ids[2], 300)];
         let mut close = Vec::new();
-        l.sweep(t0, held(&l).into_iter(), 3, &mut close);
+        l.sweep(t0, held(390).into_iter(), &mut close);
         assert!(close.is_empty(), "marked, not closed: the grace runs");
         assert_eq!(l.sweep_at(), Some(t0 + Duration::from_millis(500)));
         // b frees memory meanwhile: the endpoint is within budget, nobody is over
-        l.change(src(2), 390, 100);
+        l.change(ids[1], 390, 100);
         let now = t0 + Duration::from_secs(3);
-        let conns = vec![(a, src(1), 390), (b, src(2), 100), (c, src(3), 300)];
-        l.sweep(now, conns.into_iter(), 3, &mut close);
+        l.sweep(now, held(100).into_iter(), &mut close);
         assert!(close.is_empty());
         assert_eq!(l.sweep_at(), None, "within budget: no more sweeps");
         // over again: a is marked anew and closed only a whole grace later
-        l.change(src(2), 100, 390);
-        l.sweep(now, held(&l).into_iter(), 3, &mut close);
+        l.change(ids[1], 100, 390);
+        l.sweep(now, held(390).into_iter(), &mut close);
         l.sweep(
             now + Duration::from_secs(1),
-            held(&l).into_iter(),
-            3,
+            held(390).into_iter(),
             &mut close,
         );
         assert!(close.is_empty());
         l.sweep(
             now + Duration::from_secs(2),
-            held(&l).into_iter(),
-            3,
+            held(390).into_iter(),
             &mut close,
         );
         let closed: Vec<_> = close.iter().map(|v| (v.handle, v.held, v.share)).collect();

@@ -499,9 +499,8 @@ impl Endpoint {
         }
         let next = conn.poll_timeout();
         let held = conn.held_bytes();
-        let source = Source::of(&conn.handshake_key().0);
         self.conns.set_timer(h, next);
-        self.account(h, source, held);
+        self.account(h, held);
     }
 
     fn remove(&mut self, h: ConnectionHandle) {
@@ -510,10 +509,10 @@ impl Endpoint {
                 self.client_ids.remove(&claims.client_id);
             }
         }
-        let held = self.conns.held(h);
+        let (held, source) = self.conns.held(h).unwrap_or_default();
         if let Some(conn) = self.conns.remove(h) {
-            let source = Source::of(&conn.handshake_key().0);
-            self.memory.remove_connection(h, source, held);
+            let origin = Source::of(&conn.handshake_key().0);
+            self.memory.remove_connection(h, (origin, source), held);
             self.stats.memory_held = self.memory.total() as u64;
             self.by_cid.remove(&conn.local_cid());
             if let Some(rc) = conn.remote_cid() {

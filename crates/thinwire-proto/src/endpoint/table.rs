@@ -16,6 +16,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Instant;
 
+use super::budget::SourceIndex;
 use super::ConnectionHandle;
 use crate::connection::Connection;
 
@@ -31,6 +32,8 @@ struct Slot {
     /// those what its peer sent.
     held: usize,
     received: usize,
+    /// The connection's source entry in the memory ledger.
+    source: SourceIndex,
 }
 
 /// Connections by handle, their timers and the dirty queue.
@@ -53,8 +56,8 @@ impl ConnTable {
         self.len
     }
 
-    /// Stores a connection; returns its handle.
-    pub(crate) fn insert(&mut self, conn: Connection) -> ConnectionHandle {
+    /// Stores a connection of memory-ledger source entry `source`; returns its handle.
+    pub(crate) fn insert(&mut self, conn: Connection, source: SourceIndex) -> ConnectionHandle {
         let index = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -65,6 +68,7 @@ impl ConnTable {
                     dirty: false,
                     held: 0,
                     received: 0,
+                    source: 0,
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -73,6 +77,7 @@ impl ConnTable {
         slot.conn = Some(Box::new(conn));
         slot.held = 0;
         slot.received = 0;
+        slot.source = source;
         self.len += 1;
         ConnectionHandle(u64::from(slot.generation) << 32 | u64::from(index))
     }
@@ -107,29 +112,35 @@ impl ConnTable {
         self.slot_mut(h).and_then(|s| s.conn.as_deref_mut())
     }
 
-    /// Bytes of the memory budget `h` held when last recorded (0 for no such connection).
-    pub(crate) fn held(&self, h: ConnectionHandle) -> usize {
-        self.slot(h).map_or(0, |s| s.held)
+    /// Bytes of the memory budget `h` held when last recorded, and its source entry.
+    pub(crate) fn held(&self, h: ConnectionHandle) -> Option<(usize, SourceIndex)> {
+        self.slot(h).map(|s| (s.held, s.source))
     }
 
     /// Records that `h` holds `held` bytes, `received` of them sent by its peer; returns
-    /// what it held before in all.
-    pub(crate) fn set_held(&mut self, h: ConnectionHandle, held: usize, received: usize) -> usize {
-        self.slot_mut(h).map_or(0, |s| {
+    /// what it held before in all, and its source entry.
+    pub(crate) fn set_held(
+        &mut self,
+        h: ConnectionHandle,
+        held: usize,
+        received: usize,
+    ) -> (usize, SourceIndex) {
+        self.slot_mut(h).map_or((0, 0), |s| {
             s.received = received;
-            std::mem::replace(&mut s.held, held)
+            (std::mem::replace(&mut s.held, held), s.source)
         })
     }
 
-    /// Every connection with the bytes it was last recorded to hold of what its peer sent.
+    /// Every connection with its source entry and the bytes it was last recorded to hold of
+    /// what its peer sent.
     pub(crate) fn iter_received(
         &self,
-    ) -> impl Iterator<Item = (ConnectionHandle, &Connection, usize)> {
+    ) -> impl Iterator<Item = (ConnectionHandle, SourceIndex, usize)> + '_ {
         self.slots.iter().enumerate().filter_map(|(i, s)| {
-            let conn = s.conn.as_deref()?;
+            s.conn.as_ref()?;
             Some((
                 ConnectionHandle(u64::from(s.generation) << 32 | i as u64),
-                conn,
+                s.source,
                 s.received,
             ))
         })
@@ -254,6 +265,7 @@ mod tests {
                 dirty: false,
                 held: 0,
                 received: 0,
+                source: 0,
             });
         }
         t.len = 3;
