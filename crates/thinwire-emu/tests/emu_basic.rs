@@ -170,12 +170,16 @@ fn two_hosts_udp_and_tcp() {
         rtts.len(),
         started.elapsed()
     );
+    // The delay is applied once each way: at least 100 ms less timer slack, and far below the
+    // 200 ms of a delay applied twice. The upper margin is wide because the relay, the bots and
+    // the echo server are threads of a machine that may be busy (105.1 ms was seen with two
+    // other builds running on 2 cores).
     assert!(
-        (95.0..=105.0).contains(&udp_median),
+        (95.0..=150.0).contains(&udp_median),
         "UDP median {udp_median}"
     );
     assert!(
-        (95.0..=105.0).contains(&tcp_median),
+        (95.0..=150.0).contains(&tcp_median),
         "TCP median {tcp_median}"
     );
     // Round-trip loss 1 - 0.98^2 = 3.96 %: 19.8 expected of 500, sd 4.4.

@@ -43,7 +43,16 @@ async fn exchange_every_class(bind: &str) {
     let (ch, m) = within(5, "client recv", conn.recv()).await.unwrap();
     assert_eq!((ch, &m.data[..]), (0, &b"welcome"[..]));
     let stats = conn.stats().unwrap();
-    assert!(stats.packets_sent > 0 && stats.srtt < Duration::from_millis(100));
+    // the RTT was measured (the estimate starts at 250 ms); the smallest sample, since a loaded
+    // machine may delay some
+    assert!(stats.packets_sent > 0, "{stats:?}");
+    assert!(
+        stats
+            .min_rtt
+            .is_some_and(|r| r < Duration::from_millis(100)),
+        "{:?}",
+        stats.min_rtt
+    );
 
     conn.close(7, b"bye");
     let err = within(5, "peer sees close", peer.closed()).await;

@@ -68,7 +68,13 @@ async fn host_client_talks_to_async_server() {
                 }
             }
         }
-        assert!(host.connection_stats(conn).unwrap().srtt < Duration::from_millis(100));
+        // the RTT was measured (the estimate starts at 250 ms); the smallest sample, since a
+        // loaded machine may delay some
+        let min_rtt = host.connection_stats(conn).unwrap().min_rtt;
+        assert!(
+            min_rtt.is_some_and(|r| r < Duration::from_millis(100)),
+            "{min_rtt:?}"
+        );
         host.close(conn, 3, b"bye");
         let e = wait_for(&mut host, 5, |e| {
             matches!(e, HostEvent::Disconnected { .. })
