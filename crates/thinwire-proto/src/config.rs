@@ -355,8 +355,9 @@ pub struct ServerConfig {
     /// ([`RefuseReason::BusyNetwork`](crate::RefuseReason::BusyNetwork)); not with connect
     /// tokens.
     pub max_connections: usize,
-    /// Most connections held at once for one source: one IPv4 address, or one IPv6 /64;
-    /// beyond it a client is refused
+    /// Most connections held at once for one source: one IPv4 address, or one IPv6 /64 (every
+    /// connection with that source counts, one this endpoint opened to it too); beyond it a
+    /// client is refused
     /// ([`RefuseReason::TooManyFromSource`](crate::RefuseReason::TooManyFromSource)).
     /// Default 64 (a LAN party behind one NAT fits; one host cannot fill the table). Not
     /// applied when the server requires connect tokens: each token's client id is admitted

@@ -32,6 +32,8 @@ use crate::error::SendError;
 struct SourceUse {
     held: usize,
     conns: usize,
+    /// Whose entry it is (`None` while free).
+    source: Option<Source>,
 }
 
 /// The index of a source's entry in the ledger (stored in each connection's table slot).
@@ -93,6 +95,20 @@ impl MemoryLedger {
         self.floor_share = self.budget.total.min(self.budget.per_source) / n.max(1);
     }
 
+    /// Connections held from `source`: what `max_connections_per_source` is checked against
+    /// (every connection of the source, the ones this endpoint opened to it too).
+    pub(super) fn connections_of(&self, source: &Source) -> usize {
+        self.index
+            .get(source)
+            .map_or(0, |&i| self.sources[i as usize].conns)
+    }
+
+    /// Sources with a connection (tests of the bounds).
+    #[cfg(test)]
+    pub(super) fn sources_held(&self) -> usize {
+        self.index.len()
+    }
+
     /// A connection from `source` was created; returns the index of the source's entry.
     pub(super) fn add_connection(&mut self, source: Source) -> SourceIndex {
         let i = match self.index.get(&source) {
@@ -103,6 +119,7 @@ impl MemoryLedger {
                     (self.sources.len() - 1) as SourceIndex
                 });
                 self.index.insert(source, i);
+                self.sources[i as usize].source = Some(source);
                 i
             }
         };
@@ -111,21 +128,18 @@ impl MemoryLedger {
         i
     }
 
-    /// A connection from `source` (entry `i`) that held `held` bytes is gone.
-    pub(super) fn remove_connection(
-        &mut self,
-        h: ConnectionHandle,
-        (source, i): (Source, SourceIndex),
-        held: usize,
-    ) {
+    /// A connection of source entry `i` that held `held` bytes is gone.
+    pub(super) fn remove_connection(&mut self, h: ConnectionHandle, i: SourceIndex, held: usize) {
         self.change(i, held, 0);
         self.over_since.remove(&h);
         self.set_connections(self.connections.saturating_sub(1));
         let u = &mut self.sources[i as usize];
         u.conns = u.conns.saturating_sub(1);
         if u.conns == 0 {
+            if let Some(source) = u.source {
+                self.index.remove(&source);
+            }
             *u = SourceUse::default();
-            self.index.remove(&source);
             self.free.push(i);
         }
     }
@@ -354,7 +368,7 @@ mod tests {
         assert!(!l.change(one, 100, 0), "back within budget");
         assert_eq!(l.total(), 350);
         // a source whose last connection goes gives its entry back
-        l.remove_connection(ConnectionHandle(9), (src(3), ids[3]), 0);
+        l.remove_connection(ConnectionHandle(9), ids[3], 0);
         assert_eq!(l.add_connection(src(4)), ids[3], "entry reused");
     }
 

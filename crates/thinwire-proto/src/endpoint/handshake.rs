@@ -395,7 +395,7 @@ impl Endpoint {
         if self.is_trusted(from) || server.connect_tokens.is_some() {
             return None;
         }
-        if self.limits.connections(&Source::of(from)) >= server.max_connections_per_source {
+        if self.memory.connections_of(&Source::of(from)) >= server.max_connections_per_source {
             return Some(RefuseReason::TooManyFromSource);
         }
         if self

@@ -10,7 +10,6 @@
 //! source, allocated on the first handshake: memory is a constant 64 KiB however many sources
 //! an attacker spoofs, and sources that share an entry (rarely) share its budget.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
 use hmac::{Hmac, Mac};
@@ -66,7 +65,6 @@ pub(crate) struct SourceLimits {
     key: [u8; 32],
     per_second: u64,
     buckets: Vec<Bucket>,
-    connections: HashMap<Source, usize>,
     prefixes: PrefixCounts,
     stateless_per_second: u64,
     stateless: Bucket,
@@ -124,7 +122,6 @@ impl SourceLimits {
             key,
             per_second: u64::from(per_second),
             buckets: Vec::new(),
-            connections: HashMap::new(),
             prefixes: PrefixCounts::default(),
             stateless_per_second,
             stateless: Bucket::full(stateless_per_second),
@@ -170,46 +167,34 @@ impl SourceLimits {
         }
     }
 
-    /// Connections held for the source.
-    pub(crate) fn connections(&self, source: &Source) -> usize {
-        self.connections.get(source).copied().unwrap_or(0)
-    }
-
     /// The connections held per prefix.
     pub(crate) fn prefixes(&self) -> &PrefixCounts {
         &self.prefixes
     }
 
-    /// A connection admitted from `from`: counted for its source and its prefix.
+    /// A connection admitted from `from`: counted for its prefix (its source's count is the
+    /// memory ledger's, `budget.rs`, which holds one entry per source already).
     pub(crate) fn add_connection(&mut self, from: &SocketAddr) {
-        *self.connections.entry(Source::of(from)).or_default() += 1;
         self.prefixes.add(from);
     }
 
     /// The connection admitted from `from` is gone.
     pub(crate) fn remove_connection(&mut self, from: &SocketAddr) {
-        let source = Source::of(from);
-        if let Some(n) = self.connections.get_mut(&source) {
-            *n -= 1;
-            if *n == 0 {
-                self.connections.remove(&source);
-            }
-        }
         self.prefixes.remove(from);
     }
 
     /// Bytes the limits hold (tests of the memory bounds).
     #[cfg(test)]
     pub(crate) fn held_bytes(&self) -> usize {
-        self.buckets.capacity() * std::mem::size_of::<Bucket>()
-            + self.connections.capacity() * (std::mem::size_of::<(Source, usize)>() + 8)
-            + self.prefixes.held_bytes()
+        self.buckets.capacity() * std::mem::size_of::<Bucket>() + self.prefixes.held_bytes()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::endpoint::budget::MemoryLedger;
+    use crate::endpoint::ConnectionHandle;
 
     #[test]
     fn a_source_gets_a_burst_then_its_rate_and_others_are_unaffected() {
@@ -268,19 +253,25 @@ mod tests {
         assert_ne!(a, c);
         let m = Source::of(&"[::ffff:10.0.0.1]:1".parse().unwrap());
         assert_eq!(m, Source::of(&"10.0.0.1:9".parse().unwrap()));
+        // connections are counted per source by the memory ledger, per prefix here
         let mut l = SourceLimits::new([1; 32], 10, 100);
+        let mut m = MemoryLedger::new(crate::MemoryBudget::default());
         let (addr_a, addr_b) = (
             "[2001:db8::1]:1".parse().unwrap(),
             "[2001:db8::2]:2".parse().unwrap(),
         );
+        let ia = m.add_connection(Source::of(&addr_a));
         l.add_connection(&addr_a);
+        let ib = m.add_connection(Source::of(&addr_b));
         l.add_connection(&addr_b);
-        assert_eq!(l.connections(&c), 0);
-        assert_eq!(l.connections(&a), 2);
+        assert_eq!(m.connections_of(&c), 0);
+        assert_eq!(m.connections_of(&a), 2);
+        m.remove_connection(ConnectionHandle(1), ia, 0);
         l.remove_connection(&addr_a);
+        m.remove_connection(ConnectionHandle(2), ib, 0);
         l.remove_connection(&addr_b);
-        assert_eq!(l.connections(&a), 0);
-        assert!(l.connections.is_empty());
+        assert_eq!(m.connections_of(&a), 0);
+        assert_eq!(m.sources_held(), 0);
         assert_eq!(l.prefixes().top(), 0);
     }
 }

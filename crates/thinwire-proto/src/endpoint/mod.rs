@@ -35,7 +35,7 @@ use crate::error::{ConfigError, ConnectError};
 use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
 use budget::MemoryLedger;
-use limits::{Source, SourceLimits};
+use limits::SourceLimits;
 use queue::HandshakeQueue;
 use rustc_hash::FxHashMap;
 use table::ConnTable;
@@ -511,8 +511,7 @@ impl Endpoint {
         }
         let (held, source) = self.conns.held(h).unwrap_or_default();
         if let Some(conn) = self.conns.remove(h) {
-            let origin = Source::of(&conn.handshake_key().0);
-            self.memory.remove_connection(h, (origin, source), held);
+            self.memory.remove_connection(h, source, held);
             self.stats.memory_held = self.memory.total() as u64;
             self.by_cid.remove(&conn.local_cid());
             if let Some(rc) = conn.remote_cid() {
