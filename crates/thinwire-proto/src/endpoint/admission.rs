@@ -31,7 +31,7 @@ impl Endpoint {
     /// runtime that wants another split calls it itself, after the datagrams of its turn.
     /// Drain `poll_transmit` and `poll_event` afterwards, as after any `handle_*`.
     pub fn handle_handshakes(&mut self, now: Instant, max: usize) -> usize {
-        self.queue.saw(now);
+        self.clock = now;
         let now_ms = self.now_ms(now);
         let lifetime = self
             .server

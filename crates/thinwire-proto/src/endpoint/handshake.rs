@@ -353,7 +353,6 @@ impl Endpoint {
             issued_ms,
             arrived_ms: now_ms,
         };
-        self.queue.saw(now);
         let queued = if self.is_trusted(&from) {
             self.queue.push_trusted(pending)
         } else {

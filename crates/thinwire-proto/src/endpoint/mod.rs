@@ -113,7 +113,8 @@ pub struct Endpoint {
     queue: HandshakeQueue,
     /// What the connections hold of the memory budget, in total and per source.
     memory: MemoryLedger,
-    /// The latest `now` passed in (what the memory budget's sweep is scheduled from).
+    /// The latest `now` passed in (what the memory budget's sweep is scheduled from, and what
+    /// `poll_timeout` never goes before for queued Connects).
     clock: Instant,
 }
 
@@ -435,7 +436,7 @@ impl Endpoint {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let timer = self.conns.next_timer();
         let reads = (self.queue.per_turn > 0)
-            .then(|| self.queue.next_read(self.epoch))
+            .then(|| self.queue.next_read(self.epoch, self.clock))
             .flatten();
         let sweep = self.memory.sweep_at();
         timer.into_iter().chain(reads).chain(sweep).min()

@@ -97,8 +97,6 @@ pub(crate) struct HandshakeQueue {
     /// Reads per `handle_timeout` call.
     pub(crate) per_turn: usize,
     pub(crate) spent: SpentCookies,
-    /// The latest `now` seen, so that `poll_timeout` never goes back.
-    last: Option<Instant>,
 }
 
 /// The burst of the read budget: a quarter of a second's worth.
@@ -132,17 +130,12 @@ impl HandshakeQueue {
             burst,
             per_turn,
             spent: SpentCookies::new(lifetime_ms, spent_cap as usize),
-            last: None,
         }
     }
 
     /// Connects waiting.
     pub(crate) fn len(&self) -> usize {
         self.len
-    }
-
-    pub(crate) fn saw(&mut self, now: Instant) {
-        self.last = Some(self.last.map_or(now, |l| l.max(now)));
     }
 
     fn resize(&mut self, source: Source, from: usize, to: usize) {
@@ -249,13 +242,14 @@ impl HandshakeQueue {
         self.reads.take(now_ms, self.rate, self.burst)
     }
 
-    /// When reading can go on (`epoch` is the endpoint's): `None` with nothing waiting.
-    pub(crate) fn next_read(&self, epoch: Instant) -> Option<Instant> {
+    /// When reading can go on (`epoch` is the endpoint's), never before `latest`, the latest
+    /// `now` the endpoint was given: `None` with nothing waiting.
+    pub(crate) fn next_read(&self, epoch: Instant, latest: Instant) -> Option<Instant> {
         if self.len == 0 {
             return None;
         }
         let at = epoch + Duration::from_millis(self.reads.ready_ms(self.rate)?);
-        Some(self.last.map_or(at, |l| l.max(at)))
+        Some(at.max(latest))
     }
 
     /// Bytes the waiting Connects and the spent filter hold (tests of the memory bounds).
