@@ -9,10 +9,21 @@ use std::time::Duration;
 use bytes::Bytes;
 use thinwire::{ChannelKind, Config, Endpoint, ServerConfig, ServerKey, TransportConfig};
 use thinwire_gateway::run::{EdgeProcess, Runner, ServerProcess, Stop};
-use thinwire_gateway::trunk::TrunkOptions;
+use thinwire_gateway::trunk::{mint_trunk_credential, TrunkCredential, TrunkOptions, TrunkPeer};
+use thinwire_proto::{PublicKey, TokenKey};
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 const CHANNELS: [ChannelKind; 2] = [ChannelKind::ReliableOrdered, ChannelKind::Unreliable];
+
+const OPERATOR: [u8; 32] = [0x0b; 32];
+
+/// Peer 1's credential minted with `operator` for the server gateway at `gw`.
+fn credential(gw: (SocketAddr, PublicKey), operator: &TokenKey) -> TrunkCredential {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let expires = now.expect("clock").as_secs() + 3600;
+    mint_trunk_credential(operator, 1, "edge", &gw.1, &[gw.0], expires, [5; 24])
+        .expect("credential")
+}
 
 fn any_port() -> SocketAddr {
     SocketAddr::new(LOOPBACK, 0)
@@ -64,38 +75,62 @@ async fn players_reach_an_unmodified_server_through_a_gateway_pair() {
         game_server: game.local_addr(),
         game_server_key: game_key.public(),
         key: ServerKey::generate([2; 32]),
+        operator_key: TokenKey::new(OPERATOR),
+        peers: vec![TrunkPeer::new(1, "edge")],
         options: options.clone(),
         transport: TransportConfig::default(),
     })
     .await
     .expect("server gateway");
-    let edge = Runner::edge(EdgeProcess {
+    let gw = (
+        server_gw.trunk_addr().expect("address"),
+        server_gw.public_key(),
+    );
+    let edge_process = |credential, seed| EdgeProcess {
         listen: any_port(),
         trunk_bind: any_port(),
-        server_gateway: server_gw.trunk_addr().expect("address"),
-        server_gateway_key: server_gw.public_key(),
-        key: ServerKey::generate([3; 32]),
-        options,
+        credential,
+        key: ServerKey::generate([seed; 32]),
+        options: options.clone(),
         transport: TransportConfig::default(),
         insecure_cleartext: false,
-    })
-    .await
-    .expect("edge gateway");
+    };
+    let edge = Runner::edge(edge_process(credential(gw, &TokenKey::new(OPERATOR)), 3))
+        .await
+        .expect("edge gateway");
+    // an attacker who knows the server gateway's public key and address, not the operator key
+    let forged = credential(gw, &TokenKey::new([0x66; 32]));
+    let attacker = Runner::edge(edge_process(forged, 4))
+        .await
+        .expect("attacker's edge");
     let (edge_addr, edge_key) = (edge.local_addr().expect("address"), edge.public_key());
+    let attacker_addr = attacker.local_addr().expect("address");
+    let attacker_key = attacker.public_key();
     let (stop, rx) = Stop::new();
     let server_task = tokio::spawn(server_gw.run(rx.clone(), None));
-    let edge_task = tokio::spawn(edge.run(rx, None));
+    let edge_task = tokio::spawn(edge.run(rx.clone(), None));
+    let attacker_task = tokio::spawn(attacker.run(rx, None));
 
     let mut conns = Vec::new();
     for _ in 0..players {
-        let ep = Endpoint::bind(any_port(), Config::client()).expect("player");
-        let conn = tokio::time::timeout(
-            Duration::from_secs(5),
-            ep.connect(edge_addr, edge_key, &CHANNELS),
-        )
-        .await
-        .expect("connect in time")
-        .expect("connected to the edge");
+        // a player that arrives before the edge's trunk is up is turned away: try again
+        let mut tries = 0;
+        let (ep, conn) = loop {
+            tries += 1;
+            assert!(tries < 50, "the edge's trunk never came up");
+            let ep = Endpoint::bind(any_port(), Config::client()).expect("player");
+            let conn = tokio::time::timeout(
+                Duration::from_secs(5),
+                ep.connect(edge_addr, edge_key, &CHANNELS),
+            )
+            .await
+            .expect("connect in time")
+            .expect("connected to the edge");
+            let wait = tokio::time::timeout(Duration::from_millis(100), conn.recv()).await;
+            if wait.is_err() {
+                break (ep, conn); // not closed: its flow is open
+            }
+        };
         conns.push((ep, conn));
     }
     for (i, (_, conn)) in conns.iter().enumerate() {
@@ -119,9 +154,30 @@ async fn players_reach_an_unmodified_server_through_a_gateway_pair() {
         players,
         "one connection per player"
     );
+    // the attacker's edge never got a trunk: its player is turned away, and nothing of it
+    // reaches the game server
+    let ep = Endpoint::bind(any_port(), Config::client()).expect("player");
+    let refused = tokio::time::timeout(
+        Duration::from_secs(5),
+        ep.connect(attacker_addr, attacker_key, &CHANNELS),
+    )
+    .await
+    .expect("an answer in time");
+    if let Ok(conn) = refused {
+        let r = tokio::time::timeout(Duration::from_secs(5), conn.recv()).await;
+        assert!(matches!(r, Ok(Err(_))), "closed at once: {r:?}");
+    }
+    assert_eq!(
+        game.connection_count(),
+        players,
+        "no flow from the attacker"
+    );
     stop.stop();
     let server_stats = server_task.await.expect("joined").expect("ran");
     let edge_stats = edge_task.await.expect("joined").expect("ran");
+    let attacker_stats = attacker_task.await.expect("joined").expect("ran");
+    assert_eq!(attacker_stats.flows_total, 0);
+    assert_eq!(attacker_stats.flows_refused, 1);
     assert_eq!(edge_stats.flows_total, players as u64);
     assert_eq!(server_stats.flows_total, players as u64);
     assert_eq!(edge_stats.messages_to_trunk, 20 * players as u64);

@@ -18,20 +18,22 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sched::{setns, CloneFlags};
 use thinwire_gateway::run::{
     Cidr, Stop, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmRunner, TunSpec,
 };
 use thinwire_gateway::tcm::TcmConfig;
-use thinwire_proto::{ServerKey, TransportConfig};
+use thinwire_gateway::trunk::{mint_trunk_credential, TrunkCredential, TrunkPeer};
+use thinwire_proto::{ServerKey, TokenKey, TransportConfig};
 
 const BOTS: usize = 4;
 const PER_BOT: usize = 50;
 const GAP: Duration = Duration::from_millis(5);
 const PERIOD: Duration = Duration::from_millis(50);
 const SERVER: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::new(10, 2, 0, 1)), 7000);
+const OPERATOR: [u8; 32] = [0x0b; 32];
 const TRUNK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::new(10, 99, 0, 2)), 7100);
 
 /// Why this host cannot run the test, if it cannot.
@@ -124,6 +126,12 @@ fn start_remote(ns: &str, stop: tokio::sync::watch::Receiver<bool>) -> (Gateway,
         tun: tun("10.2.0.1/24", "10.1.0.0/24"),
         listen: TRUNK,
         key: key.clone(),
+        operator_key: TokenKey::new(OPERATOR),
+        peers: vec![TrunkPeer {
+            prefixes: vec!["10.1.0.0/24".parse().expect("cidr")],
+            ..TrunkPeer::new(1, "players")
+        }],
+        accept_any_source: false,
         tcm: tcm(),
         transport: TransportConfig::default(),
     };
@@ -148,8 +156,7 @@ fn start_local(ns: &str, key: &ServerKey, stop: tokio::sync::watch::Receiver<boo
     let p = TcmLocalProcess {
         tun: tun("10.1.0.1/24", "10.2.0.0/24"),
         trunk_bind: "10.99.0.1:0".parse().expect("addr"),
-        server_gateway: TRUNK,
-        server_gateway_key: key.public(),
+        credential: credential(key, &TokenKey::new(OPERATOR)),
         key: ServerKey::generate([8; 32]),
         tcm: tcm(),
         transport: TransportConfig::default(),
@@ -167,6 +174,25 @@ fn start_local(ns: &str, key: &ServerKey, stop: tokio::sync::watch::Receiver<boo
     });
     wait_ready(&wait, &h, "tcm-local");
     h
+}
+
+/// A trunk credential for peer 1 minted with `operator` for tcm-remote's `key`.
+fn credential(key: &ServerKey, operator: &TokenKey) -> TrunkCredential {
+    let expires = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+        + 3600;
+    mint_trunk_credential(
+        operator,
+        1,
+        "players",
+        &key.public(),
+        &[TRUNK],
+        expires,
+        [3; 24],
+    )
+    .expect("credential")
 }
 
 fn wait_ready(wait: &mpsc::Receiver<()>, h: &Gateway, what: &str) {

@@ -7,12 +7,12 @@
 use std::future::pending;
 use std::io;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 
-use crate::trunk::{EdgeGateway, GatewayError, GatewayEvent, GatewayStats, ServerGateway, Side};
+use crate::trunk::{EdgeGateway, GatewayEvent, GatewayStats, ServerGateway, Side};
 
 /// What the driver needs of a sans-IO gateway (both kinds have exactly this). Public only as
 /// the bound of the processes' `run` methods; nothing outside the crate can name it.
@@ -28,7 +28,7 @@ pub trait Machine {
     ) -> Option<(Side, thinwire_proto::Transmit)>;
     fn poll_event(&mut self) -> Option<GatewayEvent>;
     fn stats(&self) -> &GatewayStats;
-    fn send_bundle(&mut self, now: Instant, bundle: &[u8]) -> Result<(), GatewayError>;
+    fn set_unix_time(&mut self, now: Instant, unix: Duration);
 }
 
 macro_rules! machine {
@@ -56,8 +56,8 @@ macro_rules! machine {
             fn stats(&self) -> &GatewayStats {
                 <$t>::stats(self)
             }
-            fn send_bundle(&mut self, now: Instant, bundle: &[u8]) -> Result<(), GatewayError> {
-                <$t>::send_bundle(self, now, bundle)
+            fn set_unix_time(&mut self, now: Instant, unix: Duration) {
+                <$t>::set_unix_time(self, now, unix)
             }
         }
     };
@@ -151,9 +151,18 @@ pub(crate) async fn drive_with<M: Machine, X: Input<M>>(
     let mut out = Vec::new();
     let (every, mut report) = report.unzip();
     let mut next_report = every.map(|d| Instant::now() + d);
+    // credentials and tokens expire by the wall clock; the machine extrapolates it from its
+    // monotonic `now` afterwards
+    let unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    m.set_unix_time(Instant::now(), unix);
     while !*stop.borrow() {
         flush(m, s, &mut out).await;
         while let Some(ev) = m.poll_event() {
+            if let Some(line) = ev.log_line() {
+                eprintln!("{line}");
+            }
             x.handle_event(m, Instant::now(), ev);
         }
         flush(m, s, &mut out).await;

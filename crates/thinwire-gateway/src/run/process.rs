@@ -7,14 +7,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rand::Rng;
-use thinwire_proto::{EndpointConfig, PublicKey, ServerConfig, ServerKey, TransportConfig};
+use thinwire_proto::{
+    EndpointConfig, PublicKey, ServerConfig, ServerKey, TokenKey, TransportConfig,
+};
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 
 use super::drive::{drive, Machine, Report, Sockets};
 use crate::trunk::{
     EdgeConfig, EdgeGateway, GatewayError, GatewayStats, ServerGateway, ServerGatewayConfig,
-    TrunkOptions,
+    TrunkCredential, TrunkOptions, TrunkPeer,
 };
 
 /// Why a gateway process could not run.
@@ -52,10 +54,9 @@ pub struct EdgeProcess {
     pub listen: SocketAddr,
     /// The local address of the trunk socket (port 0: any).
     pub trunk_bind: SocketAddr,
-    /// The server gateway.
-    pub server_gateway: SocketAddr,
-    /// The server gateway's public key.
-    pub server_gateway_key: PublicKey,
+    /// This edge's trunk credential (the server gateway's address and key, and the id it
+    /// admits).
+    pub credential: TrunkCredential,
     /// This gateway's key, which players connect with.
     pub key: ServerKey,
     /// Trunk options (period T, bounds).
@@ -79,6 +80,10 @@ pub struct ServerProcess {
     pub game_server_key: PublicKey,
     /// This gateway's key, which edge gateways connect with.
     pub key: ServerKey,
+    /// The operator key the edges' credentials are minted with.
+    pub operator_key: TokenKey,
+    /// The edges admitted.
+    pub peers: Vec<TrunkPeer>,
     /// Trunk options (period T, bounds).
     pub options: TrunkOptions,
     /// Transport settings of every connection (the trunk and the per-player ones).
@@ -146,8 +151,7 @@ impl Runner<EdgeGateway> {
             players,
             players_server: server_config(&p.key),
             trunk: endpoint_config(&p.options.transport(&p.transport)),
-            server_gateway: p.server_gateway,
-            server_gateway_key: p.server_gateway_key,
+            credential: p.credential,
             options: p.options,
         };
         let machine = EdgeGateway::new(Instant::now(), config)?;
@@ -167,9 +171,12 @@ impl Runner<ServerGateway> {
         let config = ServerGatewayConfig {
             trunk: endpoint_config(&p.options.transport(&p.transport)),
             trunk_server: server_config(&p.key),
+            operator_key: p.operator_key,
+            peers: p.peers,
             upstream: endpoint_config(&p.transport),
             game_server: p.game_server,
             game_server_key: p.game_server_key,
+            upstream_tokens: None,
             options: p.options,
         };
         let machine = ServerGateway::new(Instant::now(), config)?;

@@ -40,22 +40,25 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
-use thinwire_proto::{EndpointConfig, PublicKey, ServerConfig, ServerKey, TransportConfig};
-use tokio::io::unix::AsyncFd;
+use thinwire_proto::{
+    EndpointConfig, PublicKey, ServerConfig, ServerKey, TokenKey, TransportConfig,
+};
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
 
-use self::device::{open_tun, source_allowed};
+use self::device::open_tun;
 pub use self::device::{Cidr, TunSpec};
-use super::drive::{drive_with, Input, Machine, Sockets};
+use self::path::{Sources, TcmPath, Tunnel};
+use super::drive::{drive_with, Sockets};
 use super::process::RunError;
-use crate::tcm::{Demultiplexer, Multiplexer, Output, TcmConfig, TcmError, TcmStats};
+use crate::tcm::{Demultiplexer, Multiplexer, TcmConfig, TcmError, TcmStats};
 use crate::trunk::{
-    EdgeConfig, EdgeGateway, GatewayEvent, GatewayStats, ServerGateway, ServerGatewayConfig,
-    TrunkOptions,
+    EdgeConfig, EdgeGateway, GatewayStats, ServerGateway, ServerGatewayConfig, TrunkCredential,
+    TrunkOptions, TrunkPeer,
 };
 
 mod device;
+mod path;
 
 /// Bytes a record adds to a packet at most (2 length, type, context, generation, 2 base id,
 /// 8 TCP base; `docs/GATEWAY.md` §3), plus the bundle's version byte.
@@ -78,6 +81,10 @@ pub enum TcmRunError {
         /// What failed.
         reason: String,
     },
+    /// A tcm-remote peer has no prefix and the process was not told to accept any source
+    /// (the caller's).
+    #[error("peer {0} has no prefix: give each tcm-local the prefixes of its players, or accept any source explicitly")]
+    NoPrefix(u64),
     /// A route could not be installed (the system's, or a route that clashes).
     #[error("route {route}: {reason}")]
     Route {
@@ -95,10 +102,9 @@ pub struct TcmLocalProcess {
     pub tun: TunSpec,
     /// The local address of the trunk socket (port 0: any).
     pub trunk_bind: SocketAddr,
-    /// The tcm-remote process.
-    pub server_gateway: SocketAddr,
-    /// Its public key.
-    pub server_gateway_key: PublicKey,
+    /// This tcm-local's trunk credential for tcm-remote (its address and key, and the id
+    /// tcm-remote admits).
+    pub credential: TrunkCredential,
     /// This gateway's key (of its unused players' socket).
     pub key: ServerKey,
     /// Period T, buffer and contexts; `mtu` and `single_native` are set by the process.
@@ -116,6 +122,14 @@ pub struct TcmRemoteProcess {
     pub listen: SocketAddr,
     /// This gateway's key, which tcm-local connects with.
     pub key: ServerKey,
+    /// The operator key the tcm-locals' credentials are minted with.
+    pub operator_key: TokenKey,
+    /// The tcm-locals admitted, each with the prefixes its players' packets may come from
+    /// (and the game server's replies to which go to it).
+    pub peers: Vec<TrunkPeer>,
+    /// Write restored packets whatever their source: without it, the process refuses to
+    /// start while a peer has no prefix. A warning is printed when set.
+    pub accept_any_source: bool,
     /// Period T, buffer and contexts; `mtu` and `single_native` are set by the process.
     pub tcm: TcmConfig,
     /// The trunk's transport settings.
@@ -133,7 +147,8 @@ pub struct TunCounters {
     pub packets_written: u64,
     /// Restored packets the TUN device refused (its queue full).
     pub write_errors: u64,
-    /// Packets read while the trunk was down (dropped before the multiplexer).
+    /// Packets read while no trunk could take them (dropped before the multiplexer): the
+    /// trunk was down, or (tcm-remote) no peer's prefixes hold their destination.
     pub trunk_down_drops: u64,
     /// Bundles the trunk refused (it went down, or its buffer was full).
     pub bundles_lost: u64,
@@ -143,8 +158,8 @@ pub struct TunCounters {
     pub refused: u64,
     /// Bundles the demultiplexer rejected as malformed.
     pub bad_bundles: u64,
-    /// Restored packets not written because their source is outside the routes (see
-    /// [`TunSpec::routes`]).
+    /// Restored packets not written because their source is outside the prefixes of the peer
+    /// that sent them (tcm-remote: [`TrunkPeer::prefixes`]; tcm-local: [`TunSpec::routes`]).
     pub foreign_sources: u64,
 }
 
@@ -199,121 +214,32 @@ pub fn tun_mtu(bundle_mtu: usize) -> usize {
     bundle_mtu.saturating_sub(RECORD_HEADROOM)
 }
 
-/// The TUN device, multiplexer and demultiplexer: the third input of the driver loop.
-struct TcmPath {
-    tun: AsyncFd<tun::Device>,
-    mux: Multiplexer,
-    demux: Demultiplexer,
-    /// Sources a restored packet may have (empty: any).
-    sources: Vec<Cidr>,
-    trunk_up: bool,
-    out: Vec<u8>,
-    counters: TunCounters,
-}
-
-impl TcmPath {
-    /// Sends what the multiplexer has ready: bundles into the trunk.
-    fn drain<M: Machine>(&mut self, m: &mut M, now: Instant) {
-        while let Some(kind) = self.mux.poll_output(now, &mut self.out) {
-            match kind {
-                Output::Bundle => {
-                    if m.send_bundle(now, &self.out).is_err() {
-                        self.counters.bundles_lost += 1;
-                    }
-                }
-                Output::Native => self.counters.natives_dropped += 1,
-            }
-        }
-    }
-
-    fn stats(&self, gateway: &GatewayStats) -> TcmProcessStats {
-        TcmProcessStats {
-            gateway: gateway.clone(),
-            mux: *self.mux.stats(),
-            demux: *self.demux.stats(),
-            tun: self.counters,
-        }
-    }
-}
-
-impl<M: Machine> Input<M> for TcmPath {
-    async fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            let mut ready = self.tun.readable().await?;
-            if let Ok(r) = ready.try_io(|d| d.get_ref().recv(buf)) {
-                return r;
-            }
-        }
-    }
-
-    fn handle_packet(&mut self, m: &mut M, now: Instant, packet: &[u8]) {
-        self.counters.packets_read += 1;
-        self.counters.bytes_read += packet.len() as u64;
-        if !self.trunk_up {
-            self.counters.trunk_down_drops += 1;
-            return;
-        }
-        if self.mux.push(now, packet).is_err() {
-            self.counters.refused += 1;
-        }
-        self.drain(m, now);
-    }
-
-    fn handle_event(&mut self, _: &mut M, _: Instant, event: GatewayEvent) {
-        match event {
-            GatewayEvent::TrunkUp => self.trunk_up = true,
-            GatewayEvent::TrunkDown { .. } => self.trunk_up = false,
-            GatewayEvent::Bundle(b) => {
-                let (tun, c, sources) = (&self.tun, &mut self.counters, &self.sources);
-                let mut write = |p: &[u8]| {
-                    if !source_allowed(sources, p) {
-                        c.foreign_sources += 1;
-                        return;
-                    }
-                    match tun.get_ref().send(p) {
-                        Ok(_) => c.packets_written += 1,
-                        Err(_) => c.write_errors += 1,
-                    }
-                };
-                if self.demux.handle_bundle(&b, &mut write).is_err() {
-                    self.counters.bad_bundles += 1;
-                }
-            }
-            GatewayEvent::FlowOpened { .. } | GatewayEvent::FlowClosed { .. } => {}
-        }
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.mux.poll_timeout()
-    }
-
-    fn handle_timeout(&mut self, m: &mut M, now: Instant) {
-        self.mux.handle_timeout(now);
-        self.drain(m, now);
-    }
-}
-
 /// The path's TCM configuration and TUN device, from the process's settings.
 fn open_path(
     tun: &TunSpec,
     tcm: &TcmConfig,
     trunk: &TransportConfig,
+    sources: Sources,
 ) -> Result<TcmPath, TcmRunError> {
     let tcm = TcmConfig {
         mtu: trunk.max_unfragmented().saturating_sub(1),
         single_native: false,
         ..tcm.clone()
     };
-    let (mux, demux) = (Multiplexer::new(tcm.clone())?, Demultiplexer::new(&tcm)?);
-    Ok(TcmPath {
-        tun: open_tun(tun, tun_mtu(tcm.mtu))?,
+    // checked here, so that each peer's multiplexer can be made later
+    Multiplexer::new(tcm.clone())?;
+    Demultiplexer::new(&tcm)?;
+    Ok(TcmPath::new(open_tun(tun, tun_mtu(tcm.mtu))?, tcm, sources))
+}
+
+fn stats(path: &TcmPath, gateway: &GatewayStats) -> TcmProcessStats {
+    let (mux, demux) = path.tcm_stats();
+    TcmProcessStats {
+        gateway: gateway.clone(),
         mux,
         demux,
-        sources: tun.routes.clone(),
-        trunk_up: false,
-        out: Vec::with_capacity(tcm.mtu),
-        counters: TunCounters::default(),
-    })
+        tun: path.counters,
+    }
 }
 
 fn endpoint_config(transport: &TransportConfig) -> EndpointConfig {
@@ -351,7 +277,7 @@ impl<M> fmt::Debug for TcmRunner<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TcmRunner")
             .field("trunk", &self.trunk_addr().ok())
-            .field("mtu", &self.path.mux.config().mtu)
+            .field("mtu", &self.path.tcm.mtu)
             .finish_non_exhaustive()
     }
 }
@@ -364,11 +290,11 @@ impl<M> TcmRunner<M> {
 
     /// The TCM configuration in force (with the process's `mtu` and `single_native`).
     pub fn tcm_config(&self) -> &TcmConfig {
-        self.path.mux.config()
+        &self.path.tcm
     }
 }
 
-impl<M: Machine> TcmRunner<M> {
+impl<M: Tunnel> TcmRunner<M> {
     /// Runs until `stop` turns true (or its [`Stop`](super::Stop) is dropped); returns the
     /// final statistics. `report` (if any) is called every period with the statistics so far.
     pub async fn run(
@@ -377,7 +303,7 @@ impl<M: Machine> TcmRunner<M> {
         report: Option<TcmReport>,
     ) -> Result<TcmProcessStats, TcmRunError> {
         let report =
-            report.map(|(every, mut f)| (every, move |m: &M, p: &TcmPath| f(&p.stats(m.stats()))));
+            report.map(|(every, mut f)| (every, move |m: &M, p: &TcmPath| f(&stats(p, m.stats()))));
         drive_with(
             &mut self.machine,
             &self.sockets,
@@ -387,7 +313,7 @@ impl<M: Machine> TcmRunner<M> {
         )
         .await
         .map_err(RunError::from)?;
-        Ok(self.path.stats(self.machine.stats()))
+        Ok(stats(&self.path, self.machine.stats()))
     }
 }
 
@@ -396,14 +322,18 @@ impl TcmRunner<EdgeGateway> {
     /// connecting the trunk. Must run in the network namespace the device belongs in.
     pub async fn local(p: TcmLocalProcess) -> Result<Self, TcmRunError> {
         let trunk = TrunkOptions::default().transport(&p.transport);
-        let path = open_path(&p.tun, &p.tcm, &trunk)?;
+        let path = open_path(
+            &p.tun,
+            &p.tcm,
+            &trunk,
+            Sources::Routes(p.tun.routes.clone()),
+        )?;
         let sockets = bind(UNUSED, p.trunk_bind).await?;
         let config = EdgeConfig {
             players: endpoint_config(&p.transport),
             players_server: server_config(&p.key),
             trunk: endpoint_config(&trunk),
-            server_gateway: p.server_gateway,
-            server_gateway_key: p.server_gateway_key,
+            credential: p.credential,
             options: TrunkOptions::default(),
         };
         let machine = EdgeGateway::new(Instant::now(), config).map_err(RunError::from)?;
@@ -419,15 +349,31 @@ impl TcmRunner<ServerGateway> {
     /// tcm-remote: creates the TUN device and its routes and binds the trunk socket.
     pub async fn remote(p: TcmRemoteProcess) -> Result<Self, TcmRunError> {
         let trunk = TrunkOptions::default().transport(&p.transport);
-        let path = open_path(&p.tun, &p.tcm, &trunk)?;
+        if let Some(bare) = p.peers.iter().find(|q| q.prefixes.is_empty()) {
+            if !p.accept_any_source {
+                return Err(TcmRunError::NoPrefix(bare.id));
+            }
+        }
+        if p.accept_any_source {
+            eprintln!(
+                "warning: tcm-remote accepts any source address from its peers: a tcm-local \
+                 can inject packets from any address into the TUN device"
+            );
+        }
+        let prefixes = p.peers.iter().map(|q| (q.id, q.prefixes.clone())).collect();
+        let any = p.accept_any_source;
+        let path = open_path(&p.tun, &p.tcm, &trunk, Sources::Peers { prefixes, any })?;
         let sockets = bind(UNUSED, p.listen).await?;
         let placeholder = ServerKey::generate(rand::rng().random()).public();
         let config = ServerGatewayConfig {
             trunk: endpoint_config(&trunk),
             trunk_server: server_config(&p.key),
+            operator_key: p.operator_key,
+            peers: p.peers,
             upstream: endpoint_config(&p.transport),
             game_server: SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 9),
             game_server_key: placeholder,
+            upstream_tokens: None,
             options: TrunkOptions::default(),
         };
         let machine = ServerGateway::new(Instant::now(), config).map_err(RunError::from)?;
@@ -447,6 +393,8 @@ impl TcmRunner<ServerGateway> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::tcm::Output;
 
     #[test]
     fn every_tun_packet_fits_a_bundle() {

@@ -57,4 +57,47 @@ impl TcmStats {
             n => Duration::from_nanos((self.hold_total.as_nanos() / n as u128) as u64),
         }
     }
+
+    /// Adds `o`'s counts to these (the hold maximum is the larger): the totals of several
+    /// multiplexers, one per trunk peer.
+    pub fn merge(&mut self, o: &TcmStats) {
+        let TcmStats {
+            packets_in,
+            bytes_in,
+            bundles_out,
+            bundle_bytes_out,
+            natives_out,
+            native_bytes_out,
+            compressed_records,
+            full_records,
+            uncompressed_records,
+            buffer_drops,
+            hold_total,
+            hold_max,
+            bundles_in,
+            restored,
+            context_losses,
+            check_failures,
+            malformed_records,
+            malformed_bundles,
+        } = *o;
+        self.packets_in += packets_in;
+        self.bytes_in += bytes_in;
+        self.bundles_out += bundles_out;
+        self.bundle_bytes_out += bundle_bytes_out;
+        self.natives_out += natives_out;
+        self.native_bytes_out += native_bytes_out;
+        self.compressed_records += compressed_records;
+        self.full_records += full_records;
+        self.uncompressed_records += uncompressed_records;
+        self.buffer_drops += buffer_drops;
+        self.hold_total += hold_total;
+        self.hold_max = self.hold_max.max(hold_max);
+        self.bundles_in += bundles_in;
+        self.restored += restored;
+        self.context_losses += context_losses;
+        self.check_failures += check_failures;
+        self.malformed_records += malformed_records;
+        self.malformed_bundles += malformed_bundles;
+    }
 }

@@ -25,10 +25,30 @@ pub const UNREACHABLE: u64 = BASE + 5;
 pub const RESET: u64 = BASE + 6;
 /// The far end broke the protocol, or the flow's frames did.
 pub const PROTOCOL: u64 = BASE + 7;
-/// Another trunk is connected already (server gateway).
-pub const TRUNK_BUSY: u64 = BASE + 8;
+/// The trunk's credential is valid but its peer id is not among the server gateway's
+/// allowed peers (server gateway, on the trunk it closes at once).
+pub const NOT_ADMITTED: u64 = BASE + 9;
 /// The game server refused the connection: `REFUSED + RefuseReason::code()`.
 pub const REFUSED: u64 = BASE + 0x100;
+
+/// Words for a trunk's end, for the log of the side that saw it: the gateways' own codes
+/// and the core's refusals get a sentence saying what to do.
+pub fn describe(reason: &DisconnectReason) -> String {
+    use thinwire_proto::RefuseReason;
+    match reason {
+        DisconnectReason::ClosedByPeer { code, .. } if *code == NOT_ADMITTED => {
+            "not admitted: the server gateway does not list this peer's id (add it to its allowed peers)".to_string()
+        }
+        DisconnectReason::Refused(RefuseReason::InvalidToken) => {
+            "refused: the trunk credential is invalid, expired or minted for another server gateway".to_string()
+        }
+        DisconnectReason::Refused(RefuseReason::AlreadyConnected) => {
+            "refused: the server gateway still holds a trunk for this peer id (an earlier run of this gateway, until it times out there; or a copy of the credential in use elsewhere)".to_string()
+        }
+        DisconnectReason::HandshakeTimedOut => "the server gateway did not answer".to_string(),
+        other => other.to_string(),
+    }
+}
 
 /// The code and reason a FlowClose carries for a local connection that ended this way.
 pub fn of(reason: &DisconnectReason) -> (u64, Vec<u8>) {

@@ -3,9 +3,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use thinwire_proto::{EndpointConfig, PublicKey, ServerConfig, TransportConfig};
+use thinwire_proto::{EndpointConfig, PublicKey, ServerConfig, TokenKey, TransportConfig};
 
+use super::credential::TrunkCredential;
 use super::error::GatewayError;
+use super::peer::TrunkPeer;
 
 /// How the trunk holds and bounds what it carries (the same at both gateways).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,15 +89,17 @@ impl TrunkOptions {
 pub struct EdgeConfig {
     /// The players' socket (players connect here as they would to the game server).
     pub players: EndpointConfig,
-    /// The server side of the players' socket: its key is what players pin.
+    /// The server side of the players' socket: its key is what players pin. With
+    /// `connect_tokens` set, players need a connect token minted for the edge (by the game's
+    /// backend), and their claims travel in FlowOpen (the edge must then be given the unix
+    /// time: [`EdgeGateway::set_unix_time`](super::EdgeGateway::set_unix_time)).
     pub players_server: ServerConfig,
     /// The trunk socket. Its `max_datagram_size` should exceed the players' by 16 bytes, so
     /// that an unreliable player message of a full datagram still fits with its frame header.
     pub trunk: EndpointConfig,
-    /// The server gateway's trunk address.
-    pub server_gateway: SocketAddr,
-    /// The server gateway's trunk key.
-    pub server_gateway_key: PublicKey,
+    /// This edge's trunk credential: the server gateway's address and key, and the sealed id
+    /// the server gateway admits (see [`mint_trunk_credential`](super::mint_trunk_credential)).
+    pub credential: TrunkCredential,
     /// Hold and bounds.
     pub options: TrunkOptions,
 }
@@ -105,8 +109,17 @@ pub struct EdgeConfig {
 pub struct ServerGatewayConfig {
     /// The trunk socket (the edge connects to it).
     pub trunk: EndpointConfig,
-    /// The server side of the trunk socket: its key is what the edge pins.
+    /// The server side of the trunk socket: its key is what the edges pin. Its
+    /// `connect_tokens` is set by the gateway (from `operator_key`): whatever it holds is
+    /// replaced.
     pub trunk_server: ServerConfig,
+    /// The operator key the trunk credentials are minted with: a Connect without a valid
+    /// credential is refused by the trunk endpoint at the handshake.
+    pub operator_key: TokenKey,
+    /// The peers admitted, by the id their credential carries; a trunk with a valid
+    /// credential whose id is not here is closed at once
+    /// ([`NOT_ADMITTED`](super::close::NOT_ADMITTED)).
+    pub peers: Vec<TrunkPeer>,
     /// The socket facing the game server: one connection per flow. The game server must list
     /// this socket's IP in its `ServerConfig::trusted_sources`.
     pub upstream: EndpointConfig,
@@ -114,8 +127,26 @@ pub struct ServerGatewayConfig {
     pub game_server: SocketAddr,
     /// The game server's key.
     pub game_server_key: PublicKey,
+    /// Players' identities toward the game server: when set, each flow's connection to the
+    /// game server presents a connect token minted here with this key, carrying the claims
+    /// the edge read from the player's own token, so the game server reads them with
+    /// `Endpoint::token_claims` as for a direct player. `None`: claims are not forwarded.
+    pub upstream_tokens: Option<UpstreamTokens>,
     /// Hold and bounds.
     pub options: TrunkOptions,
+}
+
+/// How a server gateway mints the connect tokens of its connections to the game server.
+#[derive(Debug, Clone)]
+pub struct UpstreamTokens {
+    /// The game server's token key (what its `ServerConfig::connect_tokens` holds).
+    pub key: TokenKey,
+    /// Lifetime of each token (it only has to outlive the handshake), e.g. 60 s.
+    pub lifetime: Duration,
+    /// The first 16 bytes of every token's nonce (the last 8 count the tokens minted): draw
+    /// them from a cryptographic RNG at each start, so that no nonce is used twice with the
+    /// key.
+    pub nonce_prefix: [u8; 16],
 }
 
 /// `Config` error naming the configuration.

@@ -64,9 +64,4 @@ impl Early {
     pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
-
-    /// Forgets everything (a new trunk starts a new id space).
-    pub(crate) fn reset(&mut self) {
-        *self = Self::new(self.limit, self.window as usize);
-    }
 }

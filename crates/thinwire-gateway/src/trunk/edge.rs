@@ -4,30 +4,55 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use thinwire_proto::{ConnectionHandle, Endpoint, Event, PublicKey, Transmit};
+use thinwire_proto::{
+    ConnectionHandle, DisconnectReason, Endpoint, Event, PublicKey, RefuseReason, Transmit,
+};
 
 use super::close;
 use super::config::{check, EdgeConfig};
+use super::credential::TrunkCredential;
 use super::error::GatewayError;
-use super::flow::{Flow, FlowState};
-use super::frame::{FlowOpen, Frame, TRUNK_CHANNELS};
-use super::relay::{pump, Control, Ended, Link, Relay};
+use super::flow::{Flow, FlowKey, FlowState};
+use super::frame::{FlowOpen, Frame, MAX_REASON, TRUNK_CHANNELS};
+use super::link::TrunkLink;
+use super::relay::{pump, Control, Ended, Relay};
 use super::stats::GatewayStats;
 use super::{GatewayEvent, Side};
 
-/// Wait before the edge dials the trunk again after it went down.
-pub const RECONNECT_DELAY: Duration = Duration::from_secs(1);
+/// First wait before the edge dials the trunk again after it went down or could not be
+/// opened; each failure in a row doubles it, up to [`REDIAL_MAX`]; a trunk that comes up
+/// resets it.
+pub const REDIAL_MIN: Duration = Duration::from_secs(1);
+/// Longest wait between two dials.
+pub const REDIAL_MAX: Duration = Duration::from_secs(30);
+
+/// The edge's trunk, by what it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dial {
+    /// Handshake under way.
+    Connecting(ConnectionHandle),
+    /// Up (its [`TrunkLink`] is in the relay).
+    Up(ConnectionHandle),
+    /// Down: dials again at this instant.
+    Waiting(Instant),
+}
 
 /// The gateway near the players. Sans-IO, with the call order of a thinwire
 /// [`Endpoint`]: feed datagrams (saying which socket they came to) and timeouts, then drain
 /// [`poll_transmit`](Self::poll_transmit) (which says which socket to send from) and
 /// [`poll_event`](Self::poll_event), then sleep until [`poll_timeout`](Self::poll_timeout).
+///
+/// It keeps one trunk to the server gateway, opened with its [`TrunkCredential`]; when the
+/// trunk ends or cannot be opened it dials again after [`REDIAL_MIN`], doubling to
+/// [`REDIAL_MAX`], and says why ([`GatewayEvent::TrunkDown`]).
 #[derive(Debug)]
 pub struct EdgeGateway {
     relay: Relay,
-    server_gateway: SocketAddr,
-    server_gateway_key: PublicKey,
+    credential: TrunkCredential,
     players_key: PublicKey,
+    dial: Dial,
+    /// The wait after the next failure.
+    backoff: Duration,
     next_flow: u32,
     /// Players to turn away once their handshake answer is out (`poll_transmit` drained it):
     /// closing a connection in the step that accepted it would leave the player without an
@@ -58,9 +83,10 @@ impl EdgeGateway {
         ))?;
         let mut edge = Self {
             relay: Relay::new(config.options, trunk, players),
-            server_gateway: config.server_gateway,
-            server_gateway_key: config.server_gateway_key,
+            credential: config.credential,
             players_key,
+            dial: Dial::Waiting(now),
+            backoff: REDIAL_MIN,
             next_flow: 0,
             refused: Vec::new(),
         };
@@ -69,14 +95,25 @@ impl EdgeGateway {
     }
 
     fn dial(&mut self, now: Instant) -> Result<(), GatewayError> {
-        let h = self.relay.trunk.connect(
-            now,
-            self.server_gateway,
-            &self.server_gateway_key,
-            &TRUNK_CHANNELS,
-        )?;
-        self.relay.link = Link::Connecting(h);
+        let token = &self.credential.token;
+        let h = self
+            .relay
+            .trunk
+            .connect_with_token(now, token, &TRUNK_CHANNELS)?;
+        self.dial = Dial::Connecting(h);
         Ok(())
+    }
+
+    /// The id this edge's trunk carries (its credential's).
+    pub fn peer(&self) -> u64 {
+        self.credential.peer
+    }
+
+    /// Tells the edge the current unix time, which only the players' connect tokens need
+    /// (`EdgeConfig::players_server.connect_tokens`): until it is set, every player token is
+    /// refused. The runtime passes the wall clock, tests a fixed simulated time.
+    pub fn set_unix_time(&mut self, now: Instant, unix: Duration) {
+        self.relay.local.set_unix_time(now, unix);
     }
 
     /// The key players pin (the players' socket's static key).
@@ -93,11 +130,9 @@ impl EdgeGateway {
     /// Processes expired timers (the endpoints', the period tick, the trunk redial).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.relay.handle_timeout(now);
-        if let Link::Down { retry: Some(t) } = self.relay.link {
+        if let Dial::Waiting(t) = self.dial {
             if t <= now && self.dial(now).is_err() {
-                self.relay.link = Link::Down {
-                    retry: Some(now + RECONNECT_DELAY),
-                };
+                self.dial = Dial::Waiting(now + self.backoff);
             }
         }
         self.pump(now);
@@ -107,7 +142,11 @@ impl EdgeGateway {
 
     /// The earliest instant `handle_timeout` has work.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.relay.poll_timeout()
+        let redial = match self.dial {
+            Dial::Waiting(t) => Some(t),
+            _ => None,
+        };
+        self.relay.poll_timeout().into_iter().chain(redial).min()
     }
 
     /// The next datagram to send, from the `Side` socket, written into `buf`.
@@ -139,17 +178,20 @@ impl EdgeGateway {
     /// Sends an opaque TCM bundle over the trunk (unreliable channel 2); the server gateway
     /// reports it as [`GatewayEvent::Bundle`].
     pub fn send_bundle(&mut self, now: Instant, bundle: &[u8]) -> Result<(), GatewayError> {
-        self.relay.send_bundle(now, bundle)?;
+        let Dial::Up(h) = self.dial else {
+            return Err(GatewayError::TrunkNotUp);
+        };
+        self.relay.send_bundle(now, h, bundle)?;
         self.pump(now);
         Ok(())
     }
 
     /// The flow of the player at `player` (as the players' socket sees it), if open.
     pub fn flow_of(&self, player: SocketAddr) -> Option<u32> {
-        self.relay.flows.ids().into_iter().find(|&id| {
-            let conn = self.relay.flows.get(id).map(|f| f.conn);
-            conn.and_then(|c| self.relay.local.remote_address(c)) == Some(player)
-        })
+        let keys = self.relay.flows.keys().into_iter();
+        keys.map(|key| (key, self.relay.flows.get(key).map(|f| f.conn)))
+            .find(|(_, conn)| conn.and_then(|c| self.relay.local.remote_address(c)) == Some(player))
+            .map(|(key, _)| key.id)
     }
 
     /// The players' endpoint (read-only: statistics, connection details).
@@ -168,30 +210,67 @@ impl EdgeGateway {
     }
 
     fn on_trunk(&mut self, now: Instant, h: ConnectionHandle, e: Event) {
-        if self.relay.trunk_conn() != Some(h) {
-            return;
-        }
-        match e {
-            Event::Connected { .. } => {
-                self.relay.link = Link::Up(h);
-                self.relay.event(GatewayEvent::TrunkUp);
+        let peer = self.credential.peer;
+        match (self.dial, e) {
+            (Dial::Connecting(c), Event::Connected { .. }) if c == h => {
+                let o = &self.relay.options;
+                let link = TrunkLink::new(peer, o, o.max_flows, false);
+                self.relay.links.insert(h, link);
+                self.dial = Dial::Up(h);
+                self.backoff = REDIAL_MIN;
+                self.next_flow = 0;
+                self.relay.event(GatewayEvent::TrunkUp { peer });
             }
-            Event::Message(m) => match self.relay.take_trunk(now, m.data) {
-                Some(Control::Close { flow, code, reason }) => {
-                    self.relay
-                        .close_flow(now, flow, (code, &reason), Ended::ByTrunk);
+            (Dial::Up(c), Event::Message(m)) if c == h => {
+                match self.relay.take_trunk(now, h, m.data) {
+                    Some(Control::Close { flow, code, reason }) => {
+                        let key = FlowKey { trunk: h, id: flow };
+                        self.relay
+                            .close_flow(now, key, (code, &reason), Ended::ByTrunk);
+                    }
+                    Some(Control::Opened(flow))
+                        if self
+                            .relay
+                            .flows
+                            .get(FlowKey { trunk: h, id: flow })
+                            .is_some() =>
+                    {
+                        self.relay.event(GatewayEvent::FlowOpened { peer, flow });
+                    }
+                    Some(_) => self.relay.stats.bad_frames += 1,
+                    None => {}
                 }
-                Some(Control::Opened(flow)) if self.relay.flows.get(flow).is_some() => {
-                    self.relay.event(GatewayEvent::FlowOpened { flow });
-                }
-                Some(_) => self.relay.stats.bad_frames += 1,
-                None => {}
-            },
-            Event::Disconnected { reason } => {
-                let retry = Some(now + RECONNECT_DELAY);
-                self.relay.trunk_down(now, reason.to_string(), retry);
             }
+            (Dial::Connecting(c) | Dial::Up(c), Event::Disconnected { reason }) if c == h => {
+                self.trunk_lost(now, h, reason);
+            }
+            _ => {}
         }
+    }
+
+    /// The trunk ended or could not be opened: its flows end (the players read why), and the
+    /// edge dials again after the backoff.
+    fn trunk_lost(&mut self, now: Instant, h: ConnectionHandle, reason: DisconnectReason) {
+        let mut text = format!("trunk down: {reason}").into_bytes();
+        text.truncate(MAX_REASON);
+        self.relay.trunk_down(now, h, (close::TRUNK_DOWN, &text));
+        // A restarted edge finds its previous trunk still open at the server gateway (the
+        // core refuses a second connection with the same id) until it times out there, one
+        // idle timeout after the old process stopped answering: dial every REDIAL_MIN
+        // meanwhile rather than backing off past the moment it clears.
+        let wait = if reason == DisconnectReason::Refused(RefuseReason::AlreadyConnected) {
+            REDIAL_MIN
+        } else {
+            let w = self.backoff;
+            self.backoff = (w * 2).min(REDIAL_MAX);
+            w
+        };
+        self.dial = Dial::Waiting(now + wait);
+        self.relay.event(GatewayEvent::TrunkDown {
+            peer: self.credential.peer,
+            reason,
+            redial_in: Some(wait),
+        });
     }
 
     fn on_player(&mut self, now: Instant, h: ConnectionHandle, e: Event) {
@@ -199,27 +278,25 @@ impl EdgeGateway {
             Event::Connected { remote, .. } => self.open_flow(now, h, remote),
             Event::Message(m) => self.relay.take_local(now, h, m),
             Event::Disconnected { reason } => {
-                if let Some(id) = self.relay.flows.of_conn(h) {
+                if let Some(key) = self.relay.flows.of_conn(h) {
                     let (code, text) = close::of(&reason);
                     self.relay
-                        .close_flow(now, id, (code, &text), Ended::ByLocal);
+                        .close_flow(now, key, (code, &text), Ended::ByLocal);
                 }
             }
         }
     }
 
     fn open_flow(&mut self, now: Instant, h: ConnectionHandle, remote: SocketAddr) {
-        let refuse = if self.relay.trunk_conn().is_none() {
-            Some((close::TRUNK_DOWN, &b"trunk down"[..]))
-        } else if self.relay.flows.len() >= self.relay.options.max_flows
-            || self.next_flow == u32::MAX
-        {
-            Some((close::GATEWAY_FULL, &b"gateway full"[..]))
-        } else {
-            None
+        let refuse = match self.dial {
+            Dial::Up(t) if !self.relay.has_room(t) || self.next_flow == u32::MAX => {
+                Some((close::GATEWAY_FULL, &b"gateway full"[..]))
+            }
+            Dial::Up(_) => None,
+            _ => Some((close::TRUNK_DOWN, &b"trunk down"[..])),
         };
         let kinds = self.relay.local.channels(h).map(<[_]>::to_vec);
-        let (Some(kinds), None) = (kinds, refuse) else {
+        let (Some(kinds), None, Dial::Up(trunk)) = (kinds, refuse, self.dial) else {
             let (code, reason) = refuse.unwrap_or((close::PROTOCOL, b"no channels"));
             self.relay.stats.flows_refused += 1;
             self.refused.push((h, code, reason));
@@ -231,9 +308,11 @@ impl EdgeGateway {
             flow: id,
             channels: kinds.clone(),
             player: remote,
+            claims: self.relay.local.token_claims(h).cloned(),
         });
+        let key = FlowKey { trunk, id };
         self.relay
-            .add_flow(id, Flow::new(h, kinds, FlowState::Open));
-        self.relay.send_control(now, &open);
+            .add_flow(key, Flow::new(h, kinds, FlowState::Open));
+        self.relay.send_control(now, trunk, &open);
     }
 }

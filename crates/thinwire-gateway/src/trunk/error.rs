@@ -21,6 +21,9 @@ pub enum GatewayError {
     /// The trunk connection could not even be started (the caller's configuration).
     #[error("cannot open the trunk: {0}")]
     Connect(#[from] ConnectError),
+    /// The server gateway's allowed peers are unusable (the caller's).
+    #[error("invalid peers: {0}")]
+    Peers(String),
     /// The trunk is not connected now (the network's or the peer gateway's): try later.
     #[error("the trunk is not up")]
     TrunkNotUp,
@@ -53,6 +56,9 @@ pub enum FrameError {
     /// A FlowClose reason is longer than 64 bytes.
     #[error("close reason of {0} bytes")]
     ReasonTooLong(u8),
+    /// A FlowOpen's claims carry more than 256 bytes of user data.
+    #[error("claims user data of {0} bytes")]
+    UserDataTooLong(u16),
     /// Bytes follow a frame that has no trailing payload.
     #[error("trailing bytes")]
     Trailing,

@@ -130,44 +130,66 @@ impl Flow {
     }
 }
 
-/// The flow table.
+/// A flow's name at a gateway: the trunk connection that carries it and its id on that
+/// trunk (each trunk numbers its flows from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct FlowKey {
+    pub(crate) trunk: ConnectionHandle,
+    pub(crate) id: u32,
+}
+
+/// The flow table of all trunks.
 #[derive(Debug, Default)]
 pub(crate) struct Flows {
-    map: HashMap<u32, Flow>,
-    by_conn: HashMap<ConnectionHandle, u32>,
+    map: HashMap<FlowKey, Flow>,
+    by_conn: HashMap<ConnectionHandle, FlowKey>,
 }
 
 impl Flows {
-    pub(crate) fn insert(&mut self, id: u32, flow: Flow) {
-        self.by_conn.insert(flow.conn, id);
-        self.map.insert(id, flow);
+    pub(crate) fn insert(&mut self, key: FlowKey, flow: Flow) {
+        self.by_conn.insert(flow.conn, key);
+        self.map.insert(key, flow);
     }
 
-    pub(crate) fn remove(&mut self, id: u32) -> Option<Flow> {
-        let f = self.map.remove(&id)?;
+    pub(crate) fn remove(&mut self, key: FlowKey) -> Option<Flow> {
+        let f = self.map.remove(&key)?;
         self.by_conn.remove(&f.conn);
         Some(f)
     }
 
-    pub(crate) fn get(&self, id: u32) -> Option<&Flow> {
-        self.map.get(&id)
+    pub(crate) fn get(&self, key: FlowKey) -> Option<&Flow> {
+        self.map.get(&key)
     }
 
-    pub(crate) fn get_mut(&mut self, id: u32) -> Option<&mut Flow> {
-        self.map.get_mut(&id)
+    pub(crate) fn get_mut(&mut self, key: FlowKey) -> Option<&mut Flow> {
+        self.map.get_mut(&key)
     }
 
-    pub(crate) fn of_conn(&self, conn: ConnectionHandle) -> Option<u32> {
+    pub(crate) fn of_conn(&self, conn: ConnectionHandle) -> Option<FlowKey> {
         self.by_conn.get(&conn).copied()
     }
 
+    /// Flows of all trunks.
     pub(crate) fn len(&self) -> usize {
         self.map.len()
     }
 
-    pub(crate) fn ids(&self) -> Vec<u32> {
-        let mut ids: Vec<u32> = self.map.keys().copied().collect();
-        ids.sort_unstable();
-        ids
+    /// The flows of `trunk`, by id.
+    pub(crate) fn of_trunk(&self, trunk: ConnectionHandle) -> Vec<FlowKey> {
+        let mut keys: Vec<FlowKey> = self
+            .map
+            .keys()
+            .filter(|k| k.trunk == trunk)
+            .copied()
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Every flow, by trunk and id.
+    pub(crate) fn keys(&self) -> Vec<FlowKey> {
+        let mut keys: Vec<FlowKey> = self.map.keys().copied().collect();
+        keys.sort_unstable();
+        keys
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! FlowOpen    0x01 flow:varint count:u8 kind:u8×count family:u8(4|6) ip:4|16 port:u16
+//!                  [client_id:u64 len:u16(≤256) user_data:len]   (the player's token claims)
 //! FlowOpened  0x02 flow:varint
 //! FlowClose   0x03 flow:varint code:varint len:u8(≤64) reason:len
 //! Bundle      0x04 bytes…
@@ -13,7 +14,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use thinwire_proto::ChannelKind;
+use thinwire_proto::{ChannelKind, TokenClaims, MAX_USER_DATA};
 
 use super::error::FrameError;
 use super::varint::{self, Reader};
@@ -62,6 +63,9 @@ pub struct FlowOpen {
     pub channels: Vec<ChannelKind>,
     /// The player's address as the edge sees it (IPv6 flow info and scope are not carried).
     pub player: SocketAddr,
+    /// What the player's connect token said, when the edge requires tokens (user data at
+    /// most [`MAX_USER_DATA`] bytes; longer is cut when emitted).
+    pub claims: Option<TokenClaims>,
 }
 
 /// A FlowClose frame.
@@ -232,10 +236,29 @@ fn parse_open(r: &mut Reader<'_>) -> Result<FlowOpen, FrameError> {
         f => return Err(FrameError::AddressFamily(f)),
     };
     let port = r.u16().ok_or(FrameError::Truncated)?;
+    let claims = match r.bytes(8) {
+        None => None,
+        Some(id) => {
+            let client_id = u64::from_be_bytes(id.try_into().map_err(|_| FrameError::Truncated)?);
+            let n = r.u16().ok_or(FrameError::Truncated)?;
+            if usize::from(n) > MAX_USER_DATA {
+                return Err(FrameError::UserDataTooLong(n));
+            }
+            let user_data = r
+                .bytes(usize::from(n))
+                .ok_or(FrameError::Truncated)?
+                .to_vec();
+            Some(TokenClaims {
+                client_id,
+                user_data,
+            })
+        }
+    };
     Ok(FlowOpen {
         flow,
         channels,
         player: SocketAddr::new(ip, port),
+        claims,
     })
 }
 
@@ -256,6 +279,12 @@ fn emit_open(o: &FlowOpen, out: &mut Vec<u8>) {
         }
     }
     out.extend_from_slice(&o.player.port().to_be_bytes());
+    if let Some(c) = &o.claims {
+        out.extend_from_slice(&c.client_id.to_be_bytes());
+        let data = &c.user_data[..c.user_data.len().min(MAX_USER_DATA)];
+        out.extend_from_slice(&(data.len() as u16).to_be_bytes());
+        out.extend_from_slice(data);
+    }
 }
 
 /// Trunk channel 0 (ReliableOrdered): control frames.

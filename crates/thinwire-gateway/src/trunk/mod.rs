@@ -37,6 +37,7 @@
 
 pub mod close;
 mod config;
+mod credential;
 mod early;
 mod edge;
 mod error;
@@ -44,6 +45,9 @@ mod flow;
 pub mod frame;
 mod hold;
 mod inbound;
+mod link;
+mod log;
+mod peer;
 mod relay;
 mod server;
 mod stats;
@@ -51,14 +55,20 @@ mod stats;
 pub mod testing;
 mod varint;
 
+use std::time::Duration;
+
+use thinwire_proto::DisconnectReason;
+
 #[cfg(test)]
 mod tests;
 
-pub use config::{EdgeConfig, ServerGatewayConfig, TrunkOptions};
-pub use edge::{EdgeGateway, RECONNECT_DELAY};
+pub use config::{EdgeConfig, ServerGatewayConfig, TrunkOptions, UpstreamTokens};
+pub use credential::{mint_trunk_credential, CredentialError, TrunkCredential, MAX_PEER_NAME};
+pub use edge::{EdgeGateway, REDIAL_MAX, REDIAL_MIN};
 pub use error::{FrameError, GatewayError};
 pub use frame::Frame;
-pub use server::ServerGateway;
+pub use peer::{source_allowed, Cidr, TrunkPeer};
+pub use server::{ServerGateway, TrunkStatus};
 pub use stats::{GatewayStats, LinkCounters};
 
 /// Which of a gateway's two sockets a datagram came to or leaves from.
@@ -71,27 +81,57 @@ pub enum Side {
     Trunk,
 }
 
-/// What a gateway tells its application.
+/// What a gateway tells its application. `peer` is always the id of the edge (or tcm-local)
+/// the trunk belongs to (its credential's), at both ends of the trunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GatewayEvent {
-    /// The trunk connection is up.
-    TrunkUp,
-    /// The trunk connection ended (every flow ended with it).
+    /// A trunk connection is up (at the server gateway: admitted).
+    TrunkUp {
+        /// Whose trunk.
+        peer: u64,
+    },
+    /// A trunk ended, or (edge) could not be opened; every flow it carried ended with it.
+    /// [`close::describe`] words the reason for a log.
     TrunkDown {
-        /// Why.
-        reason: String,
+        /// Whose trunk.
+        peer: u64,
+        /// Why, as the core reported it: a refused credential is
+        /// `Refused(InvalidToken)`, a peer the server gateway does not list is
+        /// `ClosedByPeer { code: NOT_ADMITTED, .. }`, an unreachable server gateway
+        /// `HandshakeTimedOut`.
+        reason: DisconnectReason,
+        /// Edge: when it dials again.
+        redial_in: Option<Duration>,
+    },
+    /// Server gateway: a trunk with a valid credential was closed at once, without a flow or
+    /// a bundle accepted from it.
+    TrunkRefused {
+        /// The id its credential carries.
+        peer: u64,
+        /// Why (close code [`close::NOT_ADMITTED`] or [`close::PROTOCOL`]).
+        reason: &'static str,
     },
     /// A flow is open end to end: at the server gateway when its game-server connection
     /// connected, at the edge when the server gateway said so.
     FlowOpened {
-        /// The flow.
+        /// Whose trunk carries it.
+        peer: u64,
+        /// The flow (its id on that trunk).
         flow: u32,
     },
     /// A flow ended (either side closed it, or it was refused or overflowed).
     FlowClosed {
+        /// Whose trunk carried it.
+        peer: u64,
         /// The flow.
         flow: u32,
     },
-    /// A TCM bundle arrived over the trunk.
-    Bundle(bytes::Bytes),
+    /// A TCM bundle arrived over the trunk of `peer`.
+    Bundle {
+        /// Whose trunk carried it: tcm-remote restores its packets only from that peer's
+        /// prefixes.
+        peer: u64,
+        /// The bundle.
+        bundle: bytes::Bytes,
+    },
 }

@@ -3,7 +3,7 @@
 //! [`EdgeGateway`](super::EdgeGateway) and [`ServerGateway`](super::ServerGateway) add only
 //! how flows open.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
 
@@ -12,27 +12,16 @@ use thinwire_proto::{ConnectionHandle, Endpoint, Event, Message, SendError, Tran
 
 use super::close;
 use super::config::TrunkOptions;
-use super::early::Early;
 use super::error::GatewayError;
-use super::flow::{Arrival, Flow, Flows};
+use super::flow::{Arrival, Flow, FlowKey, Flows};
 use super::frame::{self, Data, FlowClose, FlowOpen, Frame};
-use super::hold::{Hold, Item, Pushed, BULK_QUEUE_BOUND};
+use super::hold::{Item, Pushed, BULK_QUEUE_BOUND};
+use super::link::TrunkLink;
 use super::stats::GatewayStats;
 use super::{GatewayEvent, Side};
 
 /// Most events queued for the application; past it new ones are dropped and counted.
 pub(crate) const MAX_EVENTS: usize = 65_536;
-
-/// The trunk connection, by what it waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Link {
-    /// Handshake under way (edge).
-    Connecting(ConnectionHandle),
-    /// Connected.
-    Up(ConnectionHandle),
-    /// No trunk: the edge retries at `retry`, the server gateway waits for an edge.
-    Down { retry: Option<Instant> },
-}
 
 /// A control frame from the trunk, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,37 +51,30 @@ pub(crate) enum Ended {
 pub(crate) struct Relay {
     pub(crate) options: TrunkOptions,
     pub(crate) trunk: Endpoint,
-    pub(crate) link: Link,
     pub(crate) local: Endpoint,
+    /// The trunks that are up (admitted, at the server gateway), by connection.
+    pub(crate) links: HashMap<ConnectionHandle, TrunkLink>,
     pub(crate) flows: Flows,
     pub(crate) stats: GatewayStats,
-    /// Server gateway only: data for flows whose FlowOpen has not arrived.
-    pub(crate) early: Option<Early>,
-    hold: Hold,
     events: VecDeque<GatewayEvent>,
 }
 
 impl Relay {
     pub(crate) fn new(options: TrunkOptions, trunk: Endpoint, local: Endpoint) -> Self {
         Self {
-            hold: Hold::new(options.period, options.max_flow_backlog, options.max_held),
             options,
             trunk,
-            link: Link::Down { retry: None },
             local,
+            links: HashMap::new(),
             flows: Flows::default(),
             stats: GatewayStats::default(),
-            early: None,
             events: VecDeque::new(),
         }
     }
 
-    /// The trunk connection, connecting or up.
-    pub(crate) fn trunk_conn(&self) -> Option<ConnectionHandle> {
-        match self.link {
-            Link::Connecting(h) | Link::Up(h) => Some(h),
-            Link::Down { .. } => None,
-        }
+    /// The peer of an up trunk.
+    pub(crate) fn peer(&self, trunk: ConnectionHandle) -> Option<u64> {
+        self.links.get(&trunk).map(|l| l.peer)
     }
 
     pub(crate) fn event(&mut self, e: GatewayEvent) {
@@ -120,7 +102,7 @@ impl Relay {
         }
     }
 
-    /// Timers of both endpoints and the hold.
+    /// Timers of both endpoints.
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
         if self.trunk.poll_timeout().is_some_and(|t| t <= now) {
             self.trunk.handle_timeout(now);
@@ -130,20 +112,14 @@ impl Relay {
         }
     }
 
+    /// The earliest timer of the endpoints and the trunks' holds.
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
-        let retry = match self.link {
-            Link::Down { retry } => retry,
-            _ => None,
-        };
-        [
-            self.trunk.poll_timeout(),
-            self.local.poll_timeout(),
-            self.hold.poll_timeout(),
-            retry,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let holds = self.links.values().filter_map(TrunkLink::poll_timeout);
+        [self.trunk.poll_timeout(), self.local.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .chain(holds)
+            .min()
     }
 
     /// One datagram from either endpoint, the trunk first.
@@ -161,8 +137,19 @@ impl Relay {
         Some((Side::Local, t))
     }
 
-    pub(crate) fn add_flow(&mut self, id: u32, flow: Flow) {
-        self.flows.insert(id, flow);
+    /// Whether `trunk` may open one more flow (its own bound and the gateway's).
+    pub(crate) fn has_room(&self, trunk: ConnectionHandle) -> bool {
+        let Some(link) = self.links.get(&trunk) else {
+            return false;
+        };
+        link.flows < link.max_flows && self.flows.len() < self.options.max_flows
+    }
+
+    pub(crate) fn add_flow(&mut self, key: FlowKey, flow: Flow) {
+        self.flows.insert(key, flow);
+        if let Some(l) = self.links.get_mut(&key.trunk) {
+            l.flows += 1;
+        }
         self.stats.flows_total += 1;
         self.stats.flows_open = self.flows.len();
     }
@@ -171,108 +158,134 @@ impl Relay {
     pub(crate) fn close_flow(
         &mut self,
         now: Instant,
-        id: u32,
+        key: FlowKey,
         (code, reason): (u64, &[u8]),
         by: Ended,
     ) {
-        if by == Ended::ByLocal && self.hold.len() > 0 {
+        if by == Ended::ByLocal && self.links.get(&key.trunk).is_some_and(|l| l.hold.len() > 0) {
             // what the player sent before leaving goes ahead of the FlowClose
-            self.push_held(now);
+            self.push_held(now, key.trunk);
         }
-        let Some(flow) = self.flows.remove(id) else {
+        let Some(flow) = self.flows.remove(key) else {
             return;
         };
-        self.stats.dropped_messages += self.hold.forget(id) as u64;
+        let mut peer = 0;
+        if let Some(l) = self.links.get_mut(&key.trunk) {
+            self.stats.dropped_messages += l.hold.forget(key.id) as u64;
+            l.flows = l.flows.saturating_sub(1);
+            peer = l.peer;
+        }
         self.stats.flows_open = self.flows.len();
         if by != Ended::ByLocal {
             self.local.close(now, flow.conn, code, reason);
         }
         if by != Ended::ByTrunk {
             let frame = Frame::FlowClose(FlowClose {
-                flow: id,
+                flow: key.id,
                 code,
                 reason,
             });
-            self.send_control(now, &frame);
+            self.send_control(now, key.trunk, &frame);
         }
-        self.event(GatewayEvent::FlowClosed { flow: id });
+        self.event(GatewayEvent::FlowClosed { peer, flow: key.id });
     }
 
-    /// The trunk is gone: every flow ends with it.
-    pub(crate) fn trunk_down(&mut self, now: Instant, reason: String, retry: Option<Instant>) {
-        self.link = Link::Down { retry };
-        for id in self.flows.ids() {
-            self.close_flow(now, id, (close::TRUNK_DOWN, b"trunk down"), Ended::ByTrunk);
+    /// A trunk is gone: every flow it carried ends with it (the player or the game server
+    /// reads `code` and `reason`). Returns the peer it belonged to, if it was up.
+    pub(crate) fn trunk_down(
+        &mut self,
+        now: Instant,
+        trunk: ConnectionHandle,
+        (code, reason): (u64, &[u8]),
+    ) -> Option<u64> {
+        for key in self.flows.of_trunk(trunk) {
+            self.close_flow(now, key, (code, reason), Ended::ByTrunk);
         }
-        self.stats.dropped_messages += self.hold.clear() as u64;
-        if let Some(e) = self.early.as_mut() {
-            e.reset();
-        }
-        self.event(GatewayEvent::TrunkDown { reason });
+        let mut link = self.links.remove(&trunk)?;
+        self.stats.dropped_messages += link.hold.clear() as u64;
+        Some(link.peer)
     }
 
     /// A control frame, on trunk channel 0 at once.
-    pub(crate) fn send_control(&mut self, now: Instant, frame: &Frame<'_>) {
-        if let Some(conn) = self.trunk_conn() {
-            let bytes = Bytes::from(frame.to_vec());
-            if self.trunk.send(now, conn, frame::CONTROL, bytes).is_err() {
-                self.stats.dropped_messages += 1;
-            }
+    pub(crate) fn send_control(
+        &mut self,
+        now: Instant,
+        trunk: ConnectionHandle,
+        frame: &Frame<'_>,
+    ) {
+        let bytes = Bytes::from(frame.to_vec());
+        if self.trunk.send(now, trunk, frame::CONTROL, bytes).is_err() {
+            self.stats.dropped_messages += 1;
         }
     }
 
-    pub(crate) fn send_bundle(&mut self, now: Instant, bundle: &[u8]) -> Result<(), GatewayError> {
-        let Link::Up(conn) = self.link else {
+    /// A TCM bundle into `trunk` (which must be up).
+    pub(crate) fn send_bundle(
+        &mut self,
+        now: Instant,
+        trunk: ConnectionHandle,
+        bundle: &[u8],
+    ) -> Result<(), GatewayError> {
+        if !self.links.contains_key(&trunk) {
             return Err(GatewayError::TrunkNotUp);
-        };
+        }
         let bytes = Bytes::from(Frame::Bundle(bundle).to_vec());
-        self.trunk.send(now, conn, frame::UNRELIABLE, bytes)?;
+        self.trunk.send(now, trunk, frame::UNRELIABLE, bytes)?;
         Ok(())
     }
 
-    /// A message from a local connection: held for the trunk.
+    /// A message from a local connection: held for its flow's trunk.
     pub(crate) fn take_local(&mut self, now: Instant, conn: ConnectionHandle, msg: Message) {
-        let Some(id) = self.flows.of_conn(conn) else {
+        let Some(key) = self.flows.of_conn(conn) else {
             self.stats.dropped_messages += 1;
             return;
         };
-        let Some(kind) = self.flows.get(id).and_then(|f| f.kind(msg.channel)) else {
+        let Some(kind) = self.flows.get(key).and_then(|f| f.kind(msg.channel)) else {
             return;
         };
         let item = Item {
-            flow: id,
+            flow: key.id,
             channel: msg.channel,
             kind,
             key: msg.key,
             data: msg.data,
             since: now,
         };
-        if !self.hold.push(now, item) {
-            self.overflow(now, id);
+        let held = self
+            .links
+            .get_mut(&key.trunk)
+            .is_some_and(|l| l.hold.push(now, item));
+        if !held {
+            self.overflow(now, key);
         }
     }
 
-    fn overflow(&mut self, now: Instant, id: u32) {
+    fn overflow(&mut self, now: Instant, key: FlowKey) {
         self.stats.flows_overflowed += 1;
         self.stats.dropped_messages += 1;
-        self.close_flow(now, id, (close::BACKLOG, b"backlog"), Ended::Here);
+        self.close_flow(now, key, (close::BACKLOG, b"backlog"), Ended::Here);
     }
 
-    /// Pushes the hold into the trunk if a tick is due.
+    /// Pushes every trunk's hold that is due.
     pub(crate) fn flush(&mut self, now: Instant) {
-        if self.hold.due(now) {
-            self.push_held(now);
+        let due: Vec<ConnectionHandle> = self
+            .links
+            .iter()
+            .filter(|(_, l)| l.hold.due(now))
+            .map(|(&h, _)| h)
+            .collect();
+        for h in due {
+            self.push_held(now, h);
         }
     }
 
-    fn push_held(&mut self, now: Instant) {
-        let Some(conn) = self.trunk_conn() else {
-            self.stats.dropped_messages += self.hold.clear() as u64;
+    fn push_held(&mut self, now: Instant, conn: ConnectionHandle) {
+        let Some(link) = self.links.get_mut(&conn) else {
             return;
         };
         // the trunk takes the congestion share of the flows it carries, as they would have
         // separately (MulTCP weighting; docs/PROTOCOL.md §9), and no more
-        let flows = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
+        let flows = u32::try_from(link.flows).unwrap_or(u32::MAX);
         let _ = self.trunk.set_congestion_weight(conn, flows);
         let queued = self
             .trunk
@@ -282,7 +295,7 @@ impl Relay {
         let budget = BULK_QUEUE_BOUND.saturating_sub(queued);
         let (trunk, flows) = (&mut self.trunk, &mut self.flows);
         let mut sent = 0;
-        self.hold.drain(now, budget, &mut self.stats, |item| {
+        link.hold.drain(now, budget, &mut self.stats, |item| {
             let p = push_item(now, trunk, conn, flows, item);
             sent += u64::from(p == Pushed::Sent);
             p
@@ -290,9 +303,14 @@ impl Relay {
         self.stats.messages_to_trunk += sent;
     }
 
-    /// A trunk message: data is handled here, bundles become events, control frames are
-    /// returned to the gateway.
-    pub(crate) fn take_trunk(&mut self, now: Instant, bytes: Bytes) -> Option<Control> {
+    /// A message from an up trunk: data is handled here, bundles become events, control
+    /// frames are returned to the gateway.
+    pub(crate) fn take_trunk(
+        &mut self,
+        now: Instant,
+        trunk: ConnectionHandle,
+        bytes: Bytes,
+    ) -> Option<Control> {
         let frame = match Frame::parse(&bytes) {
             Ok(f) => f,
             Err(_) => {
@@ -302,12 +320,13 @@ impl Relay {
         };
         match frame {
             Frame::Data(d) => {
-                self.data(now, &d, &bytes);
+                self.data(now, trunk, &d, &bytes);
                 None
             }
             Frame::Bundle(b) => {
-                let b = bytes.slice_ref(b);
-                self.event(GatewayEvent::Bundle(b));
+                let bundle = bytes.slice_ref(b);
+                let peer = self.peer(trunk)?;
+                self.event(GatewayEvent::Bundle { peer, bundle });
                 None
             }
             Frame::FlowOpen(o) => Some(Control::Open(o)),
@@ -320,10 +339,12 @@ impl Relay {
         }
     }
 
-    fn data(&mut self, now: Instant, d: &Data<'_>, bytes: &Bytes) {
+    fn data(&mut self, now: Instant, trunk: ConnectionHandle, d: &Data<'_>, bytes: &Bytes) {
         let limit = self.options.max_flow_backlog;
-        let Some(flow) = self.flows.get_mut(d.flow) else {
-            let held = match self.early.as_mut() {
+        let key = FlowKey { trunk, id: d.flow };
+        let Some(flow) = self.flows.get_mut(key) else {
+            let early = self.links.get_mut(&trunk).and_then(|l| l.early.as_mut());
+            let held = match early {
                 Some(e) if e.is_future(d.flow) => e.hold(d.flow, bytes.clone()),
                 _ => false,
             };
@@ -337,7 +358,7 @@ impl Relay {
         match flow.arrive((d.channel, d.seq, d.key), payload, limit, &mut out) {
             Arrival::Ok { stale } => self.stats.dropped_messages += u64::from(stale),
             Arrival::Bad => self.stats.bad_frames += 1,
-            Arrival::Overflow => return self.overflow(now, d.flow),
+            Arrival::Overflow => return self.overflow(now, key),
         }
         let conn = flow.conn;
         self.deliver(now, conn, out);
@@ -361,10 +382,15 @@ impl Relay {
         }
     }
 
-    /// Replays the frames that arrived before flow `id` opened.
-    pub(crate) fn replay_early(&mut self, now: Instant, frames: Vec<Bytes>) {
+    /// Replays the frames of `trunk` that arrived before one of its flows opened.
+    pub(crate) fn replay_early(
+        &mut self,
+        now: Instant,
+        trunk: ConnectionHandle,
+        frames: Vec<Bytes>,
+    ) {
         for f in frames {
-            self.take_trunk(now, f);
+            self.take_trunk(now, trunk, f);
         }
     }
 }
@@ -377,7 +403,11 @@ fn push_item(
     flows: &mut Flows,
     item: &Item,
 ) -> Pushed {
-    let Some(flow) = flows.get_mut(item.flow) else {
+    let key = FlowKey {
+        trunk: conn,
+        id: item.flow,
+    };
+    let Some(flow) = flows.get_mut(key) else {
         return Pushed::Dropped;
     };
     let ch = usize::from(item.channel);

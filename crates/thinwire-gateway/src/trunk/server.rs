@@ -1,45 +1,93 @@
-//! The server gateway: accepts the edge's trunk and opens one ordinary thinwire connection per
-//! flow to the unmodified game server.
+//! The server gateway: admits the trunks of the edges it knows and opens one ordinary thinwire
+//! connection per flow to the unmodified game server.
+//!
+//! Admission, in two steps:
+//! 1. The trunk endpoint requires connect tokens minted with the operator key
+//!    ([`ServerGatewayConfig::operator_key`]): the core refuses a Connect without a valid trunk
+//!    credential at the handshake (`RefuseReason::InvalidToken`), before anything is allocated,
+//!    and a second trunk with the id of one that is open (`AlreadyConnected`).
+//! 2. Once connected, the trunk is admitted only if its credential's id is among
+//!    [`ServerGatewayConfig::peers`] and it has the trunk's channel layout; otherwise it is
+//!    closed at once ([`NOT_ADMITTED`](super::close::NOT_ADMITTED) or
+//!    [`PROTOCOL`](super::close::PROTOCOL)) and nothing it sent is read.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use thinwire_proto::{ConnectionHandle, Endpoint, Event, PublicKey, Transmit};
+use thinwire_proto::{
+    ConnectToken, ConnectionHandle, Endpoint, Event, PublicKey, TokenClaims, TokenPolicy, Transmit,
+};
 
 use super::close;
-use super::config::{check, ServerGatewayConfig};
-use super::early::Early;
+use super::config::{check, ServerGatewayConfig, UpstreamTokens};
 use super::error::GatewayError;
-use super::flow::{Flow, FlowState};
+use super::flow::{Flow, FlowKey, FlowState};
 use super::frame::{FlowClose, FlowOpen, Frame, TRUNK_CHANNELS};
-use super::relay::{pump, Control, Ended, Link, Relay};
+use super::link::TrunkLink;
+use super::peer::TrunkPeer;
+use super::relay::{pump, Control, Ended, Relay};
 use super::stats::GatewayStats;
 use super::{GatewayEvent, Side};
 
+/// One admitted trunk, from [`ServerGateway::trunks`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrunkStatus {
+    /// The peer's id.
+    pub peer: u64,
+    /// Its name (from the configuration).
+    pub name: String,
+    /// Its flows open now.
+    pub flows_open: usize,
+    /// The trunk connection (for `trunk().connection_stats`).
+    pub connection: ConnectionHandle,
+}
+
 /// The gateway near the game server. Sans-IO, with the same call order as
-/// [`EdgeGateway`](super::EdgeGateway). One trunk at a time: a second edge is turned away
-/// (close code [`TRUNK_BUSY`](super::close::TRUNK_BUSY)) while one is connected.
+/// [`EdgeGateway`](super::EdgeGateway). It admits any number of trunks, one per configured
+/// peer; flows are keyed by (trunk, flow id), bounded per trunk
+/// ([`TrunkPeer::max_flows`]) and in total ([`TrunkOptions::max_flows`](super::TrunkOptions)).
+/// Call [`set_unix_time`](Self::set_unix_time) before the first trunk can be admitted.
 #[derive(Debug)]
 pub struct ServerGateway {
     relay: Relay,
     game_server: SocketAddr,
     game_server_key: PublicKey,
     trunk_key: PublicKey,
+    peers: HashMap<u64, TrunkPeer>,
+    upstream_tokens: Option<UpstreamTokens>,
+    /// The unix time at an instant (`set_unix_time`), for the upstream tokens' expiry.
+    unix: Option<(Instant, Duration)>,
+    /// Upstream tokens minted so far: the low half of their nonces.
+    minted: u64,
 }
 
 impl ServerGateway {
-    /// A new server gateway, waiting for an edge.
+    /// A new server gateway, waiting for edges.
     pub fn new(now: Instant, config: ServerGatewayConfig) -> Result<Self, GatewayError> {
         config.options.validate()?;
         check("trunk", &config.trunk)?;
         check("upstream", &config.upstream)?;
-        let trunk =
-            Endpoint::new(config.trunk, Some(config.trunk_server), now).map_err(|source| {
-                GatewayError::Config {
-                    which: "trunk",
-                    source,
-                }
-            })?;
+        let mut peers = HashMap::new();
+        for p in config.peers {
+            if p.max_flows == Some(0) {
+                return Err(GatewayError::Peers(format!("peer {}: max_flows 0", p.id)));
+            }
+            if let Some(old) = peers.insert(p.id, p) {
+                return Err(GatewayError::Peers(format!("peer id {} twice", old.id)));
+            }
+        }
+        let mut trunk_server = config.trunk_server;
+        trunk_server.connect_tokens = Some(TokenPolicy {
+            key: config.operator_key,
+            public_addresses: Vec::new(),
+        });
+        let trunk = Endpoint::new(config.trunk, Some(trunk_server), now).map_err(|source| {
+            GatewayError::Config {
+                which: "trunk",
+                source,
+            }
+        })?;
         let upstream =
             Endpoint::new(config.upstream, None, now).map_err(|source| GatewayError::Config {
                 which: "upstream",
@@ -48,21 +96,29 @@ impl ServerGateway {
         let trunk_key = trunk.public_key().ok_or(GatewayError::Options(
             "the trunk endpoint has no server key",
         ))?;
-        let options = config.options;
-        let early = Early::new(options.max_flow_backlog, options.max_flows);
-        let mut relay = Relay::new(options, trunk, upstream);
-        relay.early = Some(early);
         Ok(Self {
-            relay,
+            relay: Relay::new(config.options, trunk, upstream),
             game_server: config.game_server,
             game_server_key: config.game_server_key,
             trunk_key,
+            peers,
+            upstream_tokens: config.upstream_tokens,
+            unix: None,
+            minted: 0,
         })
     }
 
-    /// The key the edge pins (the trunk socket's static key).
+    /// The key the edges' credentials are minted for (the trunk socket's static key).
     pub fn trunk_public_key(&self) -> PublicKey {
         self.trunk_key
+    }
+
+    /// Tells the gateway the current unix time, which the trunk credentials' expiry (and the
+    /// upstream tokens') need: until it is set, every trunk is refused. The runtime passes the
+    /// wall clock, tests a fixed simulated time.
+    pub fn set_unix_time(&mut self, now: Instant, unix: Duration) {
+        self.relay.trunk.set_unix_time(now, unix);
+        self.unix = Some((now, unix));
     }
 
     /// Processes a datagram that arrived at the `side` socket from `from`.
@@ -106,17 +162,50 @@ impl ServerGateway {
         &self.relay.stats
     }
 
-    /// Sends an opaque TCM bundle over the trunk (unreliable channel 2); the edge reports it
-    /// as [`GatewayEvent::Bundle`].
-    pub fn send_bundle(&mut self, now: Instant, bundle: &[u8]) -> Result<(), GatewayError> {
-        self.relay.send_bundle(now, bundle)?;
+    /// The admitted trunks, by peer id.
+    pub fn trunks(&self) -> Vec<TrunkStatus> {
+        let mut out: Vec<TrunkStatus> = (self.relay.links.iter())
+            .map(|(&connection, l)| TrunkStatus {
+                peer: l.peer,
+                name: self
+                    .peers
+                    .get(&l.peer)
+                    .map(|p| p.name.clone())
+                    .unwrap_or_default(),
+                flows_open: l.flows,
+                connection,
+            })
+            .collect();
+        out.sort_by_key(|t| t.peer);
+        out
+    }
+
+    /// The configured peer of id `peer`.
+    pub fn peer(&self, peer: u64) -> Option<&TrunkPeer> {
+        self.peers.get(&peer)
+    }
+
+    /// Sends an opaque TCM bundle over the trunk of `peer` (unreliable channel 2); that edge
+    /// reports it as [`GatewayEvent::Bundle`].
+    pub fn send_bundle(
+        &mut self,
+        now: Instant,
+        peer: u64,
+        bundle: &[u8],
+    ) -> Result<(), GatewayError> {
+        let trunk = self.trunk_of(peer).ok_or(GatewayError::TrunkNotUp)?;
+        self.relay.send_bundle(now, trunk, bundle)?;
         self.pump(now);
         Ok(())
     }
 
-    /// The connection to the game server that carries `flow`, if open.
-    pub fn upstream_connection(&self, flow: u32) -> Option<ConnectionHandle> {
-        self.relay.flows.get(flow).map(|f| f.conn)
+    /// The connection to the game server that carries flow `flow` of `peer`'s trunk, if open.
+    pub fn upstream_connection(&self, peer: u64, flow: u32) -> Option<ConnectionHandle> {
+        let key = FlowKey {
+            trunk: self.trunk_of(peer)?,
+            id: flow,
+        };
+        self.relay.flows.get(key).map(|f| f.conn)
     }
 
     /// The endpoint facing the game server (read-only).
@@ -134,6 +223,11 @@ impl ServerGateway {
         &mut self.relay
     }
 
+    fn trunk_of(&self, peer: u64) -> Option<ConnectionHandle> {
+        let mut links = self.relay.links.iter();
+        links.find(|(_, l)| l.peer == peer).map(|(&h, _)| h)
+    }
+
     /// Handles what the endpoints reported; true if there was anything.
     fn pump(&mut self, now: Instant) -> bool {
         pump(
@@ -147,48 +241,68 @@ impl ServerGateway {
 
     fn on_trunk(&mut self, now: Instant, h: ConnectionHandle, e: Event) {
         if let Event::Connected { .. } = e {
-            return self.accept_trunk(now, h);
+            return self.admit(now, h);
         }
-        if self.relay.trunk_conn() != Some(h) {
-            return;
-        }
+        let Some(peer) = self.relay.peer(h) else {
+            return; // not admitted: nothing it sends is read
+        };
         match e {
-            Event::Message(m) => match self.relay.take_trunk(now, m.data) {
-                Some(Control::Open(o)) => self.open_flow(now, o),
+            Event::Message(m) => match self.relay.take_trunk(now, h, m.data) {
+                Some(Control::Open(o)) => self.open_flow(now, h, o),
                 Some(Control::Close { flow, code, reason }) => {
+                    let key = FlowKey { trunk: h, id: flow };
                     self.relay
-                        .close_flow(now, flow, (code, &reason), Ended::ByTrunk);
+                        .close_flow(now, key, (code, &reason), Ended::ByTrunk);
                 }
                 Some(Control::Opened(_)) => self.relay.stats.bad_frames += 1,
                 None => {}
             },
             Event::Disconnected { reason } => {
-                self.relay.trunk_down(now, reason.to_string(), None);
+                self.relay
+                    .trunk_down(now, h, (close::TRUNK_DOWN, b"trunk down"));
+                self.relay.event(GatewayEvent::TrunkDown {
+                    peer,
+                    reason,
+                    redial_in: None,
+                });
             }
             Event::Connected { .. } => {}
         }
     }
 
-    fn accept_trunk(&mut self, now: Instant, h: ConnectionHandle) {
+    /// A trunk finished its handshake (its credential is valid): admits it if its id is a
+    /// configured peer's and its channels are a trunk's, else closes it at once.
+    fn admit(&mut self, now: Instant, h: ConnectionHandle) {
+        let id = self.relay.trunk.token_claims(h).map(|c| c.client_id);
         let layout_ok = self.relay.trunk.channels(h) == Some(&TRUNK_CHANNELS[..]);
-        if self.relay.trunk_conn().is_some() || !layout_ok {
-            let (code, reason) = if layout_ok {
-                (close::TRUNK_BUSY, &b"another trunk is up"[..])
-            } else {
-                (close::PROTOCOL, &b"not a trunk"[..])
-            };
-            self.relay.trunk.close(now, h, code, reason);
+        let peer = id.and_then(|id| self.peers.get(&id));
+        let refusal = match (peer, layout_ok) {
+            (None, _) => Some((close::NOT_ADMITTED, "not an allowed peer")),
+            (Some(_), false) => Some((close::PROTOCOL, "not a trunk")),
+            (Some(_), true) => None,
+        };
+        let id = id.unwrap_or_default();
+        if let Some((code, reason)) = refusal {
+            self.relay.stats.trunks_refused += 1;
+            self.relay.trunk.close(now, h, code, reason.as_bytes());
+            self.relay
+                .event(GatewayEvent::TrunkRefused { peer: id, reason });
             return;
         }
-        self.relay.link = Link::Up(h);
-        if let Some(e) = self.relay.early.as_mut() {
-            e.reset();
-        }
-        self.relay.event(GatewayEvent::TrunkUp);
+        let o = &self.relay.options;
+        let max = peer.and_then(|p| p.max_flows).unwrap_or(o.max_flows);
+        let link = TrunkLink::new(id, o, max.min(o.max_flows), true);
+        self.relay.links.insert(h, link);
+        self.relay.event(GatewayEvent::TrunkUp { peer: id });
     }
 
-    fn open_flow(&mut self, now: Instant, o: FlowOpen) {
-        let Some(early) = self.relay.early.as_mut().and_then(|e| e.open(o.flow)) else {
+    fn open_flow(&mut self, now: Instant, trunk: ConnectionHandle, o: FlowOpen) {
+        let early = self
+            .relay
+            .links
+            .get_mut(&trunk)
+            .and_then(|l| l.early.as_mut());
+        let Some(early) = early.and_then(|e| e.open(o.flow)) else {
             self.relay.stats.bad_frames += 1;
             return;
         };
@@ -199,25 +313,60 @@ impl ServerGateway {
                 code,
                 reason,
             });
-            relay.send_control(now, &frame);
+            relay.send_control(now, trunk, &frame);
         };
-        if self.relay.flows.len() >= self.relay.options.max_flows {
+        if !self.relay.has_room(trunk) {
             return refuse(&mut self.relay, close::GATEWAY_FULL, b"gateway full");
         }
-        let conn =
-            self.relay
+        let conn = match self.upstream_token(now, o.claims.as_ref()) {
+            Some(token) => self
+                .relay
                 .local
-                .connect(now, self.game_server, &self.game_server_key, &o.channels);
+                .connect_with_token(now, &token, &o.channels),
+            None => {
+                let key = &self.game_server_key;
+                self.relay
+                    .local
+                    .connect(now, self.game_server, key, &o.channels)
+            }
+        };
         let Ok(conn) = conn else {
             return refuse(&mut self.relay, close::PROTOCOL, b"cannot connect");
         };
         let flow = Flow::new(conn, o.channels, FlowState::AwaitingUpstream);
-        self.relay.add_flow(o.flow, flow);
-        self.relay.replay_early(now, early);
+        self.relay.add_flow(FlowKey { trunk, id: o.flow }, flow);
+        self.relay.replay_early(now, trunk, early);
+    }
+
+    /// A fresh token for the game server carrying `claims`, when upstream tokens are
+    /// configured, the flow has claims and the unix time is known.
+    fn upstream_token(
+        &mut self,
+        now: Instant,
+        claims: Option<&TokenClaims>,
+    ) -> Option<ConnectToken> {
+        let (t, claims) = (self.upstream_tokens.as_ref()?, claims?);
+        let (at, unix) = self.unix?;
+        let expires = (unix + now.saturating_duration_since(at) + t.lifetime).as_secs();
+        // nonce: the configured random prefix and a counter, never twice in one run
+        let mut nonce = [0u8; 24];
+        nonce[..16].copy_from_slice(&t.nonce_prefix);
+        nonce[16..].copy_from_slice(&self.minted.to_be_bytes());
+        self.minted += 1;
+        let addrs = [self.game_server];
+        ConnectToken::mint(
+            &t.key,
+            claims,
+            self.game_server_key.0,
+            &addrs,
+            expires,
+            nonce,
+        )
+        .ok()
     }
 
     fn on_upstream(&mut self, now: Instant, h: ConnectionHandle, e: Event) {
-        let Some(id) = self.relay.flows.of_conn(h) else {
+        let Some(key) = self.relay.flows.of_conn(h) else {
             return;
         };
         match e {
@@ -225,19 +374,21 @@ impl ServerGateway {
                 let pending = self
                     .relay
                     .flows
-                    .get_mut(id)
+                    .get_mut(key)
                     .map(Flow::open)
                     .unwrap_or_default();
                 self.relay.deliver(now, h, pending);
+                let opened = Frame::FlowOpened { flow: key.id };
+                self.relay.send_control(now, key.trunk, &opened);
+                let peer = self.relay.peer(key.trunk).unwrap_or_default();
                 self.relay
-                    .send_control(now, &Frame::FlowOpened { flow: id });
-                self.relay.event(GatewayEvent::FlowOpened { flow: id });
+                    .event(GatewayEvent::FlowOpened { peer, flow: key.id });
             }
             Event::Message(m) => self.relay.take_local(now, h, m),
             Event::Disconnected { reason } => {
                 let (code, text) = close::of(&reason);
                 self.relay
-                    .close_flow(now, id, (code, &text), Ended::ByLocal);
+                    .close_flow(now, key, (code, &text), Ended::ByLocal);
             }
         }
     }

@@ -53,6 +53,10 @@ pub struct GatewayStats {
     pub dropped_messages: u64,
     /// Flows refused: the table was full (`max_flows`), or the trunk was down.
     pub flows_refused: u64,
+    /// Trunks closed at once after their handshake (server gateway): a valid credential whose
+    /// id is not an allowed peer, or not a trunk's channels. (Connects without a valid
+    /// credential are refused by the trunk endpoint and counted in its statistics.)
+    pub trunks_refused: u64,
     /// Trunk frames that did not parse or broke the protocol (counted and dropped).
     pub bad_frames: u64,
     /// Flows closed because their backlog passed `max_flow_backlog`.

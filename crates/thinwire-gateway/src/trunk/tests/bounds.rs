@@ -249,7 +249,7 @@ fn event_queue_is_bounded() {
     let ep = |n| Endpoint::new(EndpointConfig::new([n; 32]), None, now).unwrap();
     let mut relay = Relay::new(TrunkOptions::default(), ep(1), ep(2));
     for _ in 0..=MAX_EVENTS {
-        relay.event(GatewayEvent::TrunkUp);
+        relay.event(GatewayEvent::TrunkUp { peer: 1 });
     }
     assert_eq!(relay.stats.events_dropped, 1);
     assert_eq!(

@@ -29,8 +29,10 @@ fn harness(seed: u64) -> Harness {
         .trunk_link(LinkConfig::default().with_delay(ms(10)))
         .access_link(LinkConfig::default().with_delay(ms(5)))
         .build();
-    assert!(h.edge_events.contains(&GatewayEvent::TrunkUp));
-    assert!(h.server_events.contains(&GatewayEvent::TrunkUp));
+    assert!(h.edges[0]
+        .events
+        .contains(&GatewayEvent::TrunkUp { peer: 1 }));
+    assert!(h.server_events.contains(&GatewayEvent::TrunkUp { peer: 1 }));
     h
 }
 
@@ -48,12 +50,12 @@ fn every_channel_kind_both_ways() {
         h.run_for(ms(30));
     }
     h.run_for(ms(500));
-    assert!(h
-        .edge_events
-        .contains(&GatewayEvent::FlowOpened { flow: 0 }));
+    assert!(h.edges[0]
+        .events
+        .contains(&GatewayEvent::FlowOpened { peer: 1, flow: 0 }));
     assert!(h
         .server_events
-        .contains(&GatewayEvent::FlowOpened { flow: 0 }));
+        .contains(&GatewayEvent::FlowOpened { peer: 1, flow: 0 }));
     let at_game = h.take_game_messages(p);
     let at_player = h.take_player_messages(p);
     for ch in 0..4u8 {
@@ -69,7 +71,7 @@ fn every_channel_kind_both_ways() {
         payloads(&at_player, 4),
         [vec![4, 0, 9], vec![4, 1, 9], vec![4, 2, 9]]
     );
-    let (e, s) = (h.edge.stats(), h.server_gw.stats());
+    let (e, s) = (h.edges[0].gw.stats(), h.server_gw.stats());
     assert_eq!(e.messages_to_trunk, 15);
     assert_eq!(s.messages_from_trunk, 15);
     assert_eq!(s.messages_to_trunk, 15);
@@ -96,14 +98,18 @@ fn period_packs_many_players_into_few_datagrams() {
         })
         .collect();
     h.run_for(ms(200));
-    let before = h.trunk_up.count();
+    let before = h.edges[0].trunk_up.count();
     for &p in &players {
         h.player_send(p, 0, b"position update");
     }
     h.run_for(ms(19));
-    assert_eq!(h.trunk_up.count(), before, "held until the tick");
+    assert_eq!(h.edges[0].trunk_up.count(), before, "held until the tick");
     h.run_for(ms(5));
-    assert_eq!(h.trunk_up.count(), before + 1, "20 messages, one datagram");
+    assert_eq!(
+        h.edges[0].trunk_up.count(),
+        before + 1,
+        "20 messages, one datagram"
+    );
     for &p in &players {
         assert_eq!(h.take_game_messages(p).len(), 1);
     }
@@ -138,7 +144,7 @@ fn a_loss_for_one_player_does_not_delay_another() {
     h.take_game_messages(b);
     let armed = Rc::new(Cell::new(true));
     let arm = armed.clone();
-    h.trunk_up.filter = Some(Box::new(move |_, _, bytes| {
+    h.edges[0].trunk_up.filter = Some(Box::new(move |_, _, bytes| {
         if arm.get() && bytes.len() > 100 {
             arm.set(false);
             return Verdict::Drop;
@@ -188,13 +194,13 @@ fn player_leaving_closes_the_game_connection_with_its_code() {
         reason: b"bye".to_vec(),
     };
     assert_eq!(reason, Some(want));
-    assert!(h
-        .edge_events
-        .contains(&GatewayEvent::FlowClosed { flow: 0 }));
+    assert!(h.edges[0]
+        .events
+        .contains(&GatewayEvent::FlowClosed { peer: 1, flow: 0 }));
     assert!(h
         .server_events
-        .contains(&GatewayEvent::FlowClosed { flow: 0 }));
-    assert_eq!(h.edge.stats().flows_open, 0);
+        .contains(&GatewayEvent::FlowClosed { peer: 1, flow: 0 }));
+    assert_eq!(h.edges[0].gw.stats().flows_open, 0);
     assert_eq!(h.server_gw.stats().flows_open, 0);
 }
 
@@ -217,7 +223,7 @@ fn game_kicking_a_player_closes_it_with_the_games_code() {
         reason: b"kick".to_vec(),
     };
     assert_eq!(player_close_reason(&h, p), Some(want));
-    assert_eq!(h.edge.stats().flows_open, 0);
+    assert_eq!(h.edges[0].gw.stats().flows_open, 0);
     assert_eq!(h.server_gw.stats().flows_total, 1);
 }
 
@@ -254,18 +260,25 @@ fn gateway_full_refuses_players() {
         panic!("refused: {:?}", h.players[p].events);
     };
     assert_eq!(code, close::GATEWAY_FULL);
-    assert_eq!(h.edge.stats().flows_refused, 1);
+    assert_eq!(h.edges[0].gw.stats().flows_refused, 1);
 }
 
 #[test]
 fn bundles_pass_through_both_ways() {
     let mut h = harness(8);
-    h.edge.send_bundle(h.time, b"tcm up").unwrap();
-    h.server_gw.send_bundle(h.time, b"tcm down").unwrap();
+    h.edges[0].gw.send_bundle(h.time, b"tcm up").unwrap();
+    h.server_gw.send_bundle(h.time, 1, b"tcm down").unwrap();
+    assert_eq!(
+        h.server_gw.send_bundle(h.time, 2, b"nobody"),
+        Err(crate::trunk::GatewayError::TrunkNotUp)
+    );
     h.run_for(ms(100));
-    let b = |s: &[u8]| GatewayEvent::Bundle(bytes::Bytes::copy_from_slice(s));
+    let b = |s: &[u8]| GatewayEvent::Bundle {
+        peer: 1,
+        bundle: bytes::Bytes::copy_from_slice(s),
+    };
     assert!(h.server_events.contains(&b(b"tcm up")));
-    assert!(h.edge_events.contains(&b(b"tcm down")));
+    assert!(h.edges[0].events.contains(&b(b"tcm down")));
 }
 
 /// The game server is unreachable: the server gateway holds the flow's data while its
@@ -290,7 +303,7 @@ fn backlog_while_upstream_connects_is_bounded() {
     }
     h.run_for(ms(500));
     assert_eq!(
-        h.edge.stats().flows_overflowed,
+        h.edges[0].gw.stats().flows_overflowed,
         0,
         "the edge's hold kept up"
     );
@@ -307,6 +320,7 @@ fn hostile_frames_from_the_trunk_are_counted_not_fatal() {
     let mut h = harness(10);
     let p = h.connect_player(&ALL).unwrap();
     let now = h.time;
+    let trunk = h.server_gw.trunks()[0].connection;
     let relay = h.server_gw.relay_mut();
     let hostile: &[&[u8]] = &[
         &[],
@@ -317,7 +331,7 @@ fn hostile_frames_from_the_trunk_are_counted_not_fatal() {
         &[0x02, 0x00],             // FlowOpened toward the server gateway
     ];
     for f in hostile {
-        if let Some(c) = relay.take_trunk(now, bytes::Bytes::copy_from_slice(f)) {
+        if let Some(c) = relay.take_trunk(now, trunk, bytes::Bytes::copy_from_slice(f)) {
             assert_eq!(c, crate::trunk::relay::Control::Opened(0));
         }
     }
@@ -334,11 +348,11 @@ fn hostile_frames_from_the_trunk_are_counted_not_fatal() {
 fn trunk_loss_of_the_edge_closes_every_player() {
     let mut h = harness(11);
     let p = h.connect_player(&ALL).unwrap();
-    h.trunk_up.filter = Some(Box::new(|_, _, _| Verdict::Drop));
-    h.trunk_down.filter = Some(Box::new(|_, _, _| Verdict::Drop));
+    h.edges[0].trunk_up.filter = Some(Box::new(|_, _, _| Verdict::Drop));
+    h.edges[0].trunk_down.filter = Some(Box::new(|_, _, _| Verdict::Drop));
     h.run_for(Duration::from_secs(12));
-    assert!(h
-        .edge_events
+    assert!(h.edges[0]
+        .events
         .iter()
         .any(|e| matches!(e, GatewayEvent::TrunkDown { .. })));
     let Some(DisconnectReason::ClosedByPeer { code, .. }) = player_close_reason(&h, p) else {
@@ -346,13 +360,13 @@ fn trunk_loss_of_the_edge_closes_every_player() {
     };
     assert_eq!(code, close::TRUNK_DOWN);
     // the link comes back: the edge redials and new players get through
-    h.trunk_up.filter = None;
-    h.trunk_down.filter = None;
+    h.edges[0].trunk_up.filter = None;
+    h.edges[0].trunk_down.filter = None;
     h.run_for(Duration::from_secs(12));
-    let ups = h
-        .edge_events
+    let ups = h.edges[0]
+        .events
         .iter()
-        .filter(|e| **e == GatewayEvent::TrunkUp)
+        .filter(|e| **e == GatewayEvent::TrunkUp { peer: 1 })
         .count();
     assert_eq!(ups, 2);
     assert!(h.connect_player(&ALL).is_some());

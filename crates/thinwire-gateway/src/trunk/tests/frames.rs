@@ -1,7 +1,7 @@
 use std::net::SocketAddr;
 
 use proptest::prelude::*;
-use thinwire_proto::ChannelKind;
+use thinwire_proto::{ChannelKind, TokenClaims};
 
 use crate::trunk::frame::{Data, FlowClose, FlowOpen, Frame};
 use crate::trunk::FrameError;
@@ -17,6 +17,22 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 flow: 5,
                 channels: vec![ChannelKind::ReliableOrdered, ChannelKind::LatestReliable],
                 player: v4,
+                claims: None,
+            }),
+        ),
+        (
+            vec![
+                0x01, 0x05, 0x01, 0x00, 0x04, 192, 0, 2, 7, 0x9c, 0x40, // as above
+                1, 2, 3, 4, 5, 6, 7, 8, 0x00, 0x02, b'a', b'b', // the claims
+            ],
+            Frame::FlowOpen(FlowOpen {
+                flow: 5,
+                channels: vec![ChannelKind::ReliableOrdered],
+                player: v4,
+                claims: Some(TokenClaims {
+                    client_id: 0x0102_0304_0506_0708,
+                    user_data: b"ab".to_vec(),
+                }),
             }),
         ),
         (
@@ -32,6 +48,7 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 flow: 64,
                 channels: vec![ChannelKind::Unreliable],
                 player: v6,
+                claims: None,
             }),
         ),
         (vec![0x02, 0x05], Frame::FlowOpened { flow: 5 }),
@@ -99,6 +116,15 @@ fn malformed_frames_are_errors() {
         ),
         (&[0x01, 0x00, 0x01, 0x00, 0x04, 1, 2], FrameError::Truncated),
         (&[0x02, 0x05, 0x00], FrameError::Trailing),
+        (&OPEN_V4_CLAIMS_257, FrameError::UserDataTooLong(257)),
+        (&OPEN_V4_CLAIMS_257[..20], FrameError::Truncated),
+        (&OPEN_V4_CLAIMS_257[..14], FrameError::Trailing), // 3 bytes: no claims, no frame
+        (
+            &[
+                1, 5, 1, 0, 4, 192, 0, 2, 7, 0x9c, 0x40, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1,
+            ],
+            FrameError::Truncated,
+        ),
         (&[0x03, 0x00, 0x00, 65], FrameError::ReasonTooLong(65)),
         (&[0x03, 0x00, 0x00, 3, b'a'], FrameError::Truncated),
         (
@@ -127,6 +153,11 @@ fn long_reasons_are_cut_to_64_bytes() {
     assert_eq!(c.reason.len(), 64);
 }
 
+/// A FlowOpen whose claims announce 257 bytes of user data (one past the bound).
+const OPEN_V4_CLAIMS_257: [u8; 21] = [
+    0x01, 0x05, 0x01, 0x00, 0x04, 192, 0, 2, 7, 0x9c, 0x40, 0, 0, 0, 0, 0, 0, 0, 9, 0x01, 0x01,
+];
+
 fn kind() -> impl Strategy<Value = ChannelKind> {
     (0u8..5).prop_map(|c| ChannelKind::from_code(c).unwrap())
 }
@@ -149,8 +180,14 @@ proptest! {
     })]
 
     #[test]
-    fn round_trip_open(flow: u32, channels in prop::collection::vec(kind(), 1..=64), player in addr()) {
-        let f = Frame::FlowOpen(FlowOpen { flow, channels, player });
+    fn round_trip_open(
+        flow: u32,
+        channels in prop::collection::vec(kind(), 1..=64),
+        player in addr(),
+        claims in prop::option::of((any::<u64>(), prop::collection::vec(any::<u8>(), 0..=256))),
+    ) {
+        let claims = claims.map(|(client_id, user_data)| TokenClaims { client_id, user_data });
+        let f = Frame::FlowOpen(FlowOpen { flow, channels, player, claims });
         let bytes = f.to_vec();
         prop_assert_eq!(Frame::parse(&bytes), Ok(f));
     }

@@ -1,11 +1,15 @@
-//! A simulated-time harness: a game server [`Endpoint`], a [`ServerGateway`], an
-//! [`EdgeGateway`] and any number of player client [`Endpoint`]s, every hop a pair of
+//! A simulated-time harness: a game server [`Endpoint`], a [`ServerGateway`], any number of
+//! [`EdgeGateway`]s and player client [`Endpoint`]s, every hop a pair of
 //! [`thinwire_netmodel`] links a test can edit (delay, loss, bandwidth, queues) and, on the
-//! trunk, intercept datagram by datagram with a [`Filter`].
+//! trunks, intercept datagram by datagram with a [`Filter`].
 //!
 //! ```text
-//!  player i ─up/down─ edge (players socket) ─ edge (trunk) ═trunk_up/trunk_down═ server gw ─lan_up/lan_down─ game
+//!  player i ─up/down─ edge e (players socket) ─ edge e (trunk) ═trunk_up/trunk_down═ server gw ─lan_up/lan_down─ game
 //! ```
+//!
+//! Every edge holds a trunk credential minted with [`OPERATOR_KEY`] for peer id `e + 1`, and
+//! the server gateway admits those peers (unless the builder says otherwise). The gateways
+//! and the game server are told the unix time [`SIM_UNIX`] at the start.
 //!
 //! Time only moves when [`Harness::step`] jumps to the next event, so a run is deterministic
 //! for its seed. Events are kept with the time they happened, for latency measurements:
@@ -21,20 +25,23 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use thinwire_netmodel::clock::{self, SimClock};
 
 use bytes::Bytes;
-use thinwire_netmodel::{Link, LinkConfig};
 use thinwire_proto::{
-    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, Message, ServerConfig,
-    TransportConfig,
+    ChannelKind, ConnectToken, ConnectionHandle, Endpoint, Event, Message, TokenKey,
 };
 
-use super::{EdgeConfig, EdgeGateway, GatewayEvent, ServerGateway, ServerGatewayConfig};
-use super::{Side, TrunkOptions};
+use super::{mint_trunk_credential, EdgeGateway, GatewayEvent, ServerGateway, Side};
+use super::{TrunkCredential, TrunkPeer};
+
+mod builder;
+mod wire;
+
+pub use builder::HarnessBuilder;
+pub use wire::{Filter, Verdict, Wire};
 
 /// The game server's address.
 pub const GAME: SocketAddr = addr([10, 0, 0, 1], 4433);
@@ -42,68 +49,23 @@ pub const GAME: SocketAddr = addr([10, 0, 0, 1], 4433);
 pub const SERVER_GW_LOCAL: SocketAddr = addr([10, 0, 0, 2], 5000);
 /// The server gateway's trunk socket.
 pub const SERVER_GW_TRUNK: SocketAddr = addr([10, 1, 0, 2], 4500);
-/// The edge's trunk socket.
-pub const EDGE_TRUNK: SocketAddr = addr([10, 1, 0, 1], 4501);
-/// The edge's players socket.
-pub const EDGE_PLAYERS: SocketAddr = addr([10, 2, 0, 1], 4433);
+/// The operator key of the harness's trunk credentials.
+pub const OPERATOR_KEY: [u8; 32] = [0x42; 32];
+/// The unix time the harness starts at (seconds; 2027-01-15).
+pub const SIM_UNIX: Duration = Duration::from_secs(1_800_000_000);
 
 const fn addr(ip: [u8; 4], port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(ip[0], ip[1], ip[2], ip[3])), port)
 }
 
-/// What a [`Filter`] decides for one datagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Hand it to the link.
-    Pass,
-    /// Drop it.
-    Drop,
+/// Edge `e`'s trunk socket.
+pub fn edge_trunk_addr(e: usize) -> SocketAddr {
+    addr([10, 1, 1, e as u8 + 1], 4501)
 }
 
-/// A hook on every datagram of one direction: the time, its index on that direction (0, 1,
-/// ...) and its bytes (which it may change).
-pub type Filter = Box<dyn FnMut(Instant, u64, &mut Vec<u8>) -> Verdict>;
-
-/// One direction of one hop.
-pub struct Wire {
-    /// The link model.
-    pub link: Link<Vec<u8>>,
-    /// The hook, if any.
-    pub filter: Option<Filter>,
-    count: u64,
-}
-
-impl std::fmt::Debug for Wire {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Wire").field("count", &self.count).finish()
-    }
-}
-
-impl Wire {
-    fn new(config: LinkConfig, seed: u64) -> Self {
-        Self {
-            link: Link::new(config, seed),
-            filter: None,
-            count: 0,
-        }
-    }
-
-    fn send(&mut self, now: Instant, mut bytes: Vec<u8>) {
-        let idx = self.count;
-        self.count += 1;
-        if let Some(f) = self.filter.as_mut() {
-            if f(now, idx, &mut bytes) == Verdict::Drop {
-                return;
-            }
-        }
-        let size = bytes.len() + 28; // IPv4 + UDP headers
-        self.link.send(now, bytes, size);
-    }
-
-    /// Datagrams handed to this wire so far (before the filter).
-    pub fn count(&self) -> u64 {
-        self.count
-    }
+/// Edge `e`'s players socket.
+pub fn edge_players_addr(e: usize) -> SocketAddr {
+    addr([10, 2, 0, e as u8 + 1], 4433)
 }
 
 /// One player.
@@ -113,6 +75,8 @@ pub struct Player {
     pub endpoint: Endpoint,
     /// Its address.
     pub addr: SocketAddr,
+    /// The edge it connects to.
+    pub edge: usize,
     /// Its connection to the edge.
     pub conn: ConnectionHandle,
     /// The game server's handle of its relayed connection, once [`Harness::connect_player`]
@@ -126,142 +90,37 @@ pub struct Player {
     pub down: Wire,
 }
 
-/// Builds a [`Harness`].
-#[derive(Debug, Clone)]
-pub struct HarnessBuilder {
-    seed: u64,
-    trunk: LinkConfig,
-    access: LinkConfig,
-    lan: LinkConfig,
-    options: TrunkOptions,
-    trunk_transport: TransportConfig,
-    transport: TransportConfig,
-    cleartext: bool,
-    game_server: ServerConfig,
+/// One edge gateway with its trunk wires.
+#[derive(Debug)]
+pub struct Edge {
+    /// The gateway.
+    pub gw: EdgeGateway,
+    /// Its events so far.
+    pub events: Vec<GatewayEvent>,
+    /// Its credential (to restart it with).
+    pub credential: TrunkCredential,
+    /// Edge → server gateway.
+    pub trunk_up: Wire,
+    /// Server gateway → edge.
+    pub trunk_down: Wire,
+    /// Its trunk socket.
+    pub trunk_addr: SocketAddr,
+    /// Its players socket.
+    pub players_addr: SocketAddr,
+    /// How many times it was created (restarts + 1): seeds its endpoints.
+    incarnation: u64,
 }
 
-impl HarnessBuilder {
-    /// The game server's configuration (its `trusted_sources` get the server gateway's IP).
-    pub fn game_server(mut self, config: ServerConfig) -> Self {
-        self.game_server = config;
-        self
-    }
-
-    /// Both directions of the trunk (default: perfect).
-    pub fn trunk_link(mut self, link: LinkConfig) -> Self {
-        self.trunk = link;
-        self
-    }
-
-    /// Both directions of each player's access link (default: perfect).
-    pub fn access_link(mut self, link: LinkConfig) -> Self {
-        self.access = link;
-        self
-    }
-
-    /// Both directions between the server gateway and the game server (default: perfect).
-    pub fn lan_link(mut self, link: LinkConfig) -> Self {
-        self.lan = link;
-        self
-    }
-
-    /// The gateways' options (default: [`TrunkOptions::default`]).
-    pub fn options(mut self, options: TrunkOptions) -> Self {
-        self.options = options;
-        self
-    }
-
-    /// Transport of the trunk connection (default: thinwire's, 1300-byte datagrams).
-    pub fn trunk_transport(mut self, t: TransportConfig) -> Self {
-        self.trunk_transport = t;
-        self
-    }
-
-    /// Transport of the players' and game server's connections (default: thinwire's).
-    pub fn transport(mut self, t: TransportConfig) -> Self {
-        self.transport = t;
-        self
-    }
-
-    /// Turns packet encryption off everywhere (faster simulations of many players).
-    pub fn insecure_cleartext(mut self) -> Self {
-        self.cleartext = true;
-        self
-    }
-
-    fn endpoint_config(&self, n: u64, transport: &TransportConfig) -> EndpointConfig {
-        let mut seed = [0u8; 32];
-        seed[..8].copy_from_slice(&self.seed.to_le_bytes());
-        seed[8..16].copy_from_slice(&n.to_le_bytes());
-        let mut c = EndpointConfig::new(seed);
-        c.transport = Arc::new(transport.clone());
-        if self.cleartext {
-            c = c.insecure_cleartext();
-        }
-        c
-    }
-
-    /// Creates everything and runs until the trunk is up (at most 10 simulated seconds).
-    pub fn build(self) -> Harness {
-        let time = Instant::now();
-        let mut game_server = self.game_server.clone();
-        game_server.trusted_sources.push(SERVER_GW_LOCAL.ip());
-        let game = Endpoint::new(
-            self.endpoint_config(1, &self.transport),
-            Some(game_server),
-            time,
-        )
-        .expect("valid game server config");
-        let server_gw = ServerGateway::new(
-            time,
-            ServerGatewayConfig {
-                trunk: self.endpoint_config(2, &self.trunk_transport),
-                trunk_server: ServerConfig::default(),
-                upstream: self.endpoint_config(3, &self.transport),
-                game_server: GAME,
-                game_server_key: game.public_key().expect("a server"),
-                options: self.options.clone(),
-            },
-        )
-        .expect("valid server gateway config");
-        let edge = EdgeGateway::new(
-            time,
-            EdgeConfig {
-                players: self.endpoint_config(4, &self.transport),
-                players_server: ServerConfig::default(),
-                trunk: self.endpoint_config(5, &self.trunk_transport),
-                server_gateway: SERVER_GW_TRUNK,
-                server_gateway_key: server_gw.trunk_public_key(),
-                options: self.options.clone(),
-            },
-        )
-        .expect("valid edge config");
-        let s = self.seed;
-        let mut h = Harness {
-            time,
-            game,
-            game_events: VecDeque::new(),
-            server_gw,
-            server_events: Vec::new(),
-            edge,
-            edge_events: Vec::new(),
-            players: Vec::new(),
-            by_addr: HashMap::new(),
-            trunk_up: Wire::new(self.trunk.clone(), s ^ 0x11),
-            trunk_down: Wire::new(self.trunk.clone(), s ^ 0x12),
-            lan_up: Wire::new(self.lan.clone(), s ^ 0x13),
-            lan_down: Wire::new(self.lan.clone(), s ^ 0x14),
-            builder: self,
-            buf: Vec::with_capacity(2048),
-        };
-        h.run_while(Duration::from_secs(10), |h| {
-            h.edge_events.contains(&GatewayEvent::TrunkUp)
-        });
-        h
+impl Edge {
+    /// Whether its trunk came up (the first event of the kind since it was created).
+    pub fn trunk_up(&self) -> bool {
+        self.events
+            .iter()
+            .any(|e| matches!(e, GatewayEvent::TrunkUp { .. }))
     }
 }
 
-/// A game server, both gateways and the players, in simulated time.
+/// A game server, the gateways and the players, in simulated time.
 #[derive(Debug)]
 pub struct Harness {
     /// The current simulated time.
@@ -274,16 +133,10 @@ pub struct Harness {
     pub server_gw: ServerGateway,
     /// Its events so far.
     pub server_events: Vec<GatewayEvent>,
-    /// The edge gateway.
-    pub edge: EdgeGateway,
-    /// Its events so far.
-    pub edge_events: Vec<GatewayEvent>,
+    /// The edges, by index.
+    pub edges: Vec<Edge>,
     /// The players, by index.
     pub players: Vec<Player>,
-    /// Edge → server gateway.
-    pub trunk_up: Wire,
-    /// Server gateway → edge.
-    pub trunk_down: Wire,
     /// Server gateway → game server.
     pub lan_up: Wire,
     /// Game server → server gateway.
@@ -294,42 +147,101 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// A builder: perfect links, default options, seed `seed`.
+    /// A builder: one edge, perfect links, default options, seed `seed`.
     pub fn builder(seed: u64) -> HarnessBuilder {
-        let trunk_transport = TransportConfig {
-            max_datagram_size: 1300,
-            ..TransportConfig::default()
-        };
-        HarnessBuilder {
-            seed,
-            trunk: LinkConfig::default(),
-            access: LinkConfig::default(),
-            lan: LinkConfig::default(),
-            options: TrunkOptions::default(),
-            trunk_transport,
-            transport: TransportConfig::default(),
-            cleartext: false,
-            game_server: ServerConfig::default(),
-        }
+        HarnessBuilder::new(seed)
     }
 
-    /// Adds a player that starts connecting to the edge with `channels` (returns its index).
-    pub fn add_player(&mut self, channels: &[ChannelKind]) -> usize {
-        let i = self.players.len();
-        let cfg = self
+    /// A trunk credential for `peer` minted with `key` for this server gateway (an attacker's
+    /// when `key` is not [`OPERATOR_KEY`]), valid for a year of simulated time.
+    pub fn credential(&self, peer: u64, key: &TokenKey) -> TrunkCredential {
+        let expires = (SIM_UNIX + Duration::from_secs(365 * 86_400)).as_secs();
+        let mut nonce = [0u8; 24];
+        nonce[..8].copy_from_slice(&peer.to_le_bytes());
+        nonce[8..16].copy_from_slice(&self.builder.seed.to_le_bytes());
+        nonce[16] = self.edges.len() as u8;
+        let gw_key = self.server_gw.trunk_public_key();
+        let name = format!("edge-{peer}");
+        mint_trunk_credential(
+            key,
+            peer,
+            &name,
+            &gw_key,
+            &[SERVER_GW_TRUNK],
+            expires,
+            nonce,
+        )
+        .expect("a valid credential")
+    }
+
+    /// Adds an edge holding `credential` (it starts dialing at once); returns its index.
+    pub fn add_edge(&mut self, credential: TrunkCredential) -> usize {
+        let e = self.edges.len();
+        let seed = self.builder.seed ^ (0x2000 + 4 * e as u64);
+        let edge = Edge {
+            gw: self
+                .builder
+                .edge_gateway(self.time, e, 0, credential.clone()),
+            events: Vec::new(),
+            credential,
+            trunk_up: Wire::new(self.builder.trunk.clone(), seed),
+            trunk_down: Wire::new(self.builder.trunk.clone(), seed + 1),
+            trunk_addr: edge_trunk_addr(e),
+            players_addr: edge_players_addr(e),
+            incarnation: 0,
+        };
+        self.edges.push(edge);
+        e
+    }
+
+    /// Restarts edge `e`: a new process with the same credential and sockets, which knows
+    /// nothing of the old one's trunk and players.
+    pub fn restart_edge(&mut self, e: usize) {
+        let edge = &mut self.edges[e];
+        edge.incarnation += 1;
+        let cred = edge.credential.clone();
+        edge.gw = self
             .builder
-            .endpoint_config(100 + i as u64, &self.builder.transport);
+            .edge_gateway(self.time, e, edge.incarnation, cred);
+        edge.events.clear();
+    }
+
+    /// The allowed peer of edge `e` in the default configuration.
+    pub fn default_peer(e: usize) -> TrunkPeer {
+        TrunkPeer::new(e as u64 + 1, &format!("edge-{}", e + 1))
+    }
+
+    /// Adds a player that starts connecting to edge 0 with `channels` (returns its index).
+    pub fn add_player(&mut self, channels: &[ChannelKind]) -> usize {
+        self.add_player_at(0, channels, None)
+    }
+
+    /// Adds a player that starts connecting to edge `e` with `channels`, presenting `token`
+    /// (minted for that edge) if any; returns its index.
+    pub fn add_player_at(
+        &mut self,
+        e: usize,
+        channels: &[ChannelKind],
+        token: Option<&ConnectToken>,
+    ) -> usize {
+        let i = self.players.len();
+        let cfg = self.builder.endpoint_config(100 + i as u64, false);
         let mut endpoint = Endpoint::new(cfg, None, self.time).expect("valid player config");
-        let key = self.edge.players_public_key();
-        let conn = endpoint
-            .connect(self.time, EDGE_PLAYERS, &key, channels)
-            .expect("valid channels");
+        let conn = match token {
+            Some(t) => endpoint.connect_with_token(self.time, t, channels),
+            None => {
+                let key = self.edges[e].gw.players_public_key();
+                endpoint.connect(self.time, self.edges[e].players_addr, &key, channels)
+            }
+        }
+        .expect("valid channels");
         let ip = Ipv4Addr::new(10, 3, (i / 250) as u8, (i % 250 + 1) as u8);
         let player_addr = SocketAddr::new(IpAddr::V4(ip), 40000 + (i / 62500) as u16);
         let seed = self.builder.seed ^ (0x1000 + 2 * i as u64);
         self.players.push(Player {
             endpoint,
             addr: player_addr,
+            edge: e,
             conn,
             game_conn: None,
             events: VecDeque::new(),
@@ -340,11 +252,22 @@ impl Harness {
         i
     }
 
-    /// Adds a player and runs until the game server accepted its relayed connection (at
-    /// most 10 simulated seconds); records [`Player::game_conn`]. Players connected this
-    /// way, one after another, are matched to the game's connections in order.
+    /// Adds a player at edge 0 and runs until the game server accepted its relayed
+    /// connection; see [`connect_player_at`](Self::connect_player_at).
     pub fn connect_player(&mut self, channels: &[ChannelKind]) -> Option<usize> {
-        let i = self.add_player(channels);
+        self.connect_player_at(0, channels, None)
+    }
+
+    /// Adds a player at edge `e` and runs until the game server accepted its relayed
+    /// connection (at most 10 simulated seconds); records [`Player::game_conn`]. Players
+    /// connected this way, one after another, are matched to the game's connections in order.
+    pub fn connect_player_at(
+        &mut self,
+        e: usize,
+        channels: &[ChannelKind],
+        token: Option<&ConnectToken>,
+    ) -> Option<usize> {
+        let i = self.add_player_at(e, channels, token);
         let ok = self.run_while(Duration::from_secs(10), |h| {
             h.game_events
                 .iter()
@@ -436,21 +359,33 @@ impl Harness {
                 p.events.push_back((now, e));
             }
         }
-        while let Some((side, t)) = self.edge.poll_transmit(now, &mut self.buf) {
-            let bytes = self.buf[..t.size].to_vec();
-            match side {
-                Side::Trunk => self.trunk_up.send(now, bytes),
-                Side::Local => {
-                    if let Some(&i) = self.by_addr.get(&t.destination) {
-                        self.players[i].down.send(now, bytes);
+        for edge in &mut self.edges {
+            while let Some((side, t)) = edge.gw.poll_transmit(now, &mut self.buf) {
+                let bytes = self.buf[..t.size].to_vec();
+                match side {
+                    Side::Trunk => edge.trunk_up.send(now, bytes),
+                    Side::Local => {
+                        if let Some(&i) = self.by_addr.get(&t.destination) {
+                            self.players[i].down.send(now, bytes);
+                        }
                     }
                 }
             }
+            edge.events
+                .extend(std::iter::from_fn(|| edge.gw.poll_event()));
         }
         while let Some((side, t)) = self.server_gw.poll_transmit(now, &mut self.buf) {
             let bytes = self.buf[..t.size].to_vec();
             match side {
-                Side::Trunk => self.trunk_down.send(now, bytes),
+                Side::Trunk => {
+                    let to = self
+                        .edges
+                        .iter_mut()
+                        .find(|e| e.trunk_addr == t.destination);
+                    if let Some(e) = to {
+                        e.trunk_down.send(now, bytes);
+                    }
+                }
                 Side::Local => self.lan_up.send(now, bytes),
             }
         }
@@ -460,20 +395,20 @@ impl Harness {
         while let Some((h, e)) = self.game.poll_event() {
             self.game_events.push_back((now, h, e));
         }
-        self.edge_events
-            .extend(std::iter::from_fn(|| self.edge.poll_event()));
         self.server_events
             .extend(std::iter::from_fn(|| self.server_gw.poll_event()));
     }
 
     /// The next instant anything happens (a delivery or a timer).
     pub fn next_event(&self) -> Option<Instant> {
-        let wires = [
-            &self.trunk_up,
-            &self.trunk_down,
-            &self.lan_up,
-            &self.lan_down,
-        ];
+        let wires = [&self.lan_up, &self.lan_down];
+        let edges = self.edges.iter().flat_map(|e| {
+            [
+                e.gw.poll_timeout(),
+                e.trunk_up.link.next_delivery(),
+                e.trunk_down.link.next_delivery(),
+            ]
+        });
         let players = self.players.iter().flat_map(|p| {
             [
                 p.endpoint.poll_timeout(),
@@ -484,11 +419,8 @@ impl Harness {
         wires
             .iter()
             .map(|w| w.link.next_delivery())
-            .chain([
-                self.game.poll_timeout(),
-                self.server_gw.poll_timeout(),
-                self.edge.poll_timeout(),
-            ])
+            .chain([self.game.poll_timeout(), self.server_gw.poll_timeout()])
+            .chain(edges)
             .chain(players)
             .flatten()
             .min()
@@ -496,13 +428,14 @@ impl Harness {
 
     fn process_due(&mut self) {
         let now = self.time;
-        while let Some(d) = self.trunk_up.link.poll_deliver(now) {
-            self.server_gw
-                .handle_datagram(now, Side::Trunk, EDGE_TRUNK, &d);
-        }
-        while let Some(d) = self.trunk_down.link.poll_deliver(now) {
-            self.edge
-                .handle_datagram(now, Side::Trunk, SERVER_GW_TRUNK, &d);
+        for e in &mut self.edges {
+            while let Some(d) = e.trunk_up.link.poll_deliver(now) {
+                self.server_gw
+                    .handle_datagram(now, Side::Trunk, e.trunk_addr, &d);
+            }
+            while let Some(d) = e.trunk_down.link.poll_deliver(now) {
+                e.gw.handle_datagram(now, Side::Trunk, SERVER_GW_TRUNK, &d);
+            }
         }
         while let Some(d) = self.lan_up.link.poll_deliver(now) {
             self.game.handle_datagram(now, SERVER_GW_LOCAL, &d);
@@ -511,11 +444,12 @@ impl Harness {
             self.server_gw.handle_datagram(now, Side::Local, GAME, &d);
         }
         for p in &mut self.players {
+            let edge = &mut self.edges[p.edge];
             while let Some(d) = p.up.link.poll_deliver(now) {
-                self.edge.handle_datagram(now, Side::Local, p.addr, &d);
+                edge.gw.handle_datagram(now, Side::Local, p.addr, &d);
             }
             while let Some(d) = p.down.link.poll_deliver(now) {
-                p.endpoint.handle_datagram(now, EDGE_PLAYERS, &d);
+                p.endpoint.handle_datagram(now, edge.players_addr, &d);
             }
             if p.endpoint.poll_timeout().is_some_and(|t| t <= now) {
                 p.endpoint.handle_timeout(now);
@@ -527,8 +461,10 @@ impl Harness {
         if self.server_gw.poll_timeout().is_some_and(|t| t <= now) {
             self.server_gw.handle_timeout(now);
         }
-        if self.edge.poll_timeout().is_some_and(|t| t <= now) {
-            self.edge.handle_timeout(now);
+        for e in &mut self.edges {
+            if e.gw.poll_timeout().is_some_and(|t| t <= now) {
+                e.gw.handle_timeout(now);
+            }
         }
         self.flush();
     }
