@@ -60,6 +60,10 @@ pub struct ServerGateway {
     unix: Option<(Instant, Duration)>,
     /// Upstream tokens minted so far: the low half of their nonces.
     minted: u64,
+    /// Trunks to close once their handshake answer is out (`poll_transmit` drained it), so
+    /// that the refused peer reads the close code instead of timing out; until then nothing
+    /// they send is read (they are not in the relay's links).
+    refused: Vec<(ConnectionHandle, u64, &'static str)>,
 }
 
 impl ServerGateway {
@@ -105,6 +109,7 @@ impl ServerGateway {
             upstream_tokens: config.upstream_tokens,
             unix: None,
             minted: 0,
+            refused: Vec::new(),
         })
     }
 
@@ -146,7 +151,11 @@ impl ServerGateway {
             if let Some(t) = self.relay.poll_transmit(now, buf) {
                 return Some(t);
             }
-            if !self.pump(now) {
+            let refused = std::mem::take(&mut self.refused);
+            for (h, code, reason) in &refused {
+                self.relay.trunk.close(now, *h, *code, reason.as_bytes());
+            }
+            if !self.pump(now) && refused.is_empty() {
                 return None;
             }
         }
@@ -241,7 +250,7 @@ impl ServerGateway {
 
     fn on_trunk(&mut self, now: Instant, h: ConnectionHandle, e: Event) {
         if let Event::Connected { .. } = e {
-            return self.admit(now, h);
+            return self.admit(h);
         }
         let Some(peer) = self.relay.peer(h) else {
             return; // not admitted: nothing it sends is read
@@ -272,7 +281,7 @@ impl ServerGateway {
 
     /// A trunk finished its handshake (its credential is valid): admits it if its id is a
     /// configured peer's and its channels are a trunk's, else closes it at once.
-    fn admit(&mut self, now: Instant, h: ConnectionHandle) {
+    fn admit(&mut self, h: ConnectionHandle) {
         let id = self.relay.trunk.token_claims(h).map(|c| c.client_id);
         let layout_ok = self.relay.trunk.channels(h) == Some(&TRUNK_CHANNELS[..]);
         let peer = id.and_then(|id| self.peers.get(&id));
@@ -284,7 +293,7 @@ impl ServerGateway {
         let id = id.unwrap_or_default();
         if let Some((code, reason)) = refusal {
             self.relay.stats.trunks_refused += 1;
-            self.relay.trunk.close(now, h, code, reason.as_bytes());
+            self.refused.push((h, code, reason));
             self.relay
                 .event(GatewayEvent::TrunkRefused { peer: id, reason });
             return;

@@ -1,6 +1,7 @@
 //! The trunk's tests: frames (golden bytes, round trips, hostile input), the delivery rules
 //! and bounds in isolation, and both gateways end to end in simulated time.
 
+mod admission;
 mod bounds;
 mod e2e;
 mod frames;
