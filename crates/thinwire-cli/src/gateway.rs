@@ -7,9 +7,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use thinwire_gateway::run::{load_or_create_key, EdgeProcess, Report, Runner, ServerProcess, Stop};
-use thinwire_gateway::trunk::{GatewayStats, TrunkOptions};
-use thinwire_proto::{PublicKey, ServerKey, TransportConfig};
+use thinwire_gateway::run::{
+    fresh_nonce, load_credential, load_or_create_key, load_or_create_operator_key, save_credential,
+    EdgeProcess, Report, Runner, ServerProcess, Stop,
+};
+use thinwire_gateway::trunk::{mint_trunk_credential, GatewayStats, TrunkOptions, TrunkPeer};
+use thinwire_proto::{PublicKey, ServerKey, TokenKey, TransportConfig};
 use tokio::sync::watch;
 
 mod tcm;
@@ -31,6 +34,8 @@ pub(crate) enum GatewayCommand {
     /// game server sees the players' own addresses) and tunnels the replies routed into it
     /// (the players' addresses) back.
     TcmRemote(tcm::TcmRemoteArgs),
+    /// Mints the trunk credential of an edge or tcm-local with the operator key.
+    Credential(CredentialArgs),
 }
 
 /// Options both processes have.
@@ -58,12 +63,10 @@ pub(crate) struct EdgeArgs {
     /// Where players connect.
     #[arg(long)]
     listen: SocketAddr,
-    /// The server gateway's address.
+    /// This edge's trunk credential file (from `thinwire gateway credential`): the server
+    /// gateway's address and key, and the peer id it admits.
     #[arg(long)]
-    server_gateway: SocketAddr,
-    /// The server gateway's public key (hex).
-    #[arg(long)]
-    server_gateway_key: PublicKey,
+    credential: PathBuf,
     /// Local address of the trunk socket.
     #[arg(long, default_value = "0.0.0.0:0")]
     trunk_bind: SocketAddr,
@@ -88,7 +91,79 @@ pub(crate) struct ServerArgs {
     #[arg(long, default_value = "0.0.0.0:0")]
     upstream_bind: SocketAddr,
     #[command(flatten)]
+    admission: Admission,
+    #[command(flatten)]
     common: Common,
+}
+
+/// Who a server gateway (or tcm-remote) admits.
+#[derive(Debug, Args)]
+pub(crate) struct Admission {
+    /// The operator key file (64 hex digits; created when missing) the trunk credentials are
+    /// minted with.
+    #[arg(long)]
+    operator_key_file: PathBuf,
+    /// An admitted peer, `ID:NAME` or (TCM) `ID:NAME:PREFIX,PREFIX...` (repeatable).
+    #[arg(long = "peer")]
+    peers: Vec<TrunkPeer>,
+}
+
+impl Admission {
+    fn operator_key(&self) -> Result<TokenKey, String> {
+        load_or_create_operator_key(&self.operator_key_file).map_err(|e| e.to_string())
+    }
+}
+
+/// `thinwire gateway credential`: mints an edge's (or tcm-local's) trunk credential.
+#[derive(Debug, Args)]
+pub(crate) struct CredentialArgs {
+    /// The operator key file (64 hex digits; created when missing).
+    #[arg(long)]
+    operator_key_file: PathBuf,
+    /// The peer's id (listed with `--peer` at the server gateway).
+    #[arg(long)]
+    peer_id: u64,
+    /// The peer's name (at most 64 bytes).
+    #[arg(long)]
+    name: String,
+    /// The server gateway's trunk address, as the edge reaches it.
+    #[arg(long)]
+    server_gateway: SocketAddr,
+    /// The server gateway's public key (hex; printed at its start).
+    #[arg(long)]
+    server_gateway_key: PublicKey,
+    /// Validity in days.
+    #[arg(long, default_value_t = 365)]
+    days: u64,
+    /// Where to write the credential (a new file, mode 0600).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn credential(a: CredentialArgs) -> Result<(), String> {
+    let key = load_or_create_operator_key(&a.operator_key_file).map_err(|e| e.to_string())?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| e.to_string())?;
+    let expires = now.as_secs() + a.days.saturating_mul(86_400);
+    let c = mint_trunk_credential(
+        &key,
+        a.peer_id,
+        &a.name,
+        &a.server_gateway_key,
+        &[a.server_gateway],
+        expires,
+        fresh_nonce(),
+    )
+    .map_err(|e| e.to_string())?;
+    save_credential(&a.out, &c).map_err(|e| e.to_string())?;
+    println!(
+        "credential of peer {} ({}) written to {}",
+        c.peer,
+        c.name,
+        a.out.display()
+    );
+    Ok(())
 }
 
 fn seconds(s: f64, what: &str) -> Result<Option<Duration>, String> {
@@ -142,6 +217,7 @@ pub(crate) fn run(cmd: GatewayCommand) -> Result<(), String> {
         GatewayCommand::Server(a) => server(a),
         GatewayCommand::TcmLocal(a) => tcm::local(a),
         GatewayCommand::TcmRemote(a) => tcm::remote(a),
+        GatewayCommand::Credential(a) => credential(a),
     }
 }
 
@@ -221,8 +297,7 @@ fn edge(a: EdgeArgs) -> Result<(), String> {
     let p = EdgeProcess {
         listen: a.listen,
         trunk_bind: a.trunk_bind,
-        server_gateway: a.server_gateway,
-        server_gateway_key: a.server_gateway_key,
+        credential: load_credential(&a.credential).map_err(|e| e.to_string())?,
         key: ready.key,
         options: options(c),
         transport: TransportConfig::default(),
@@ -245,6 +320,8 @@ fn server(a: ServerArgs) -> Result<(), String> {
         game_server: a.game_server,
         game_server_key: a.game_server_key,
         key: ready.key,
+        operator_key: a.admission.operator_key()?,
+        peers: a.admission.peers,
         options: options(c),
         transport: TransportConfig::default(),
     };

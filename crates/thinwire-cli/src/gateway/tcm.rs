@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use clap::Args;
 use thinwire_gateway::run::{
-    Cidr, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmReport, TcmRunner, TunSpec,
+    load_credential, Cidr, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmReport,
+    TcmRunner, TunSpec,
 };
 use thinwire_gateway::tcm::TcmConfig;
-use thinwire_proto::{PublicKey, TransportConfig};
+use thinwire_proto::TransportConfig;
 
-use super::{prepare, until_stopped};
+use super::{prepare, until_stopped, Admission};
 
 /// The TUN device of a TCM process.
 #[derive(Debug, Args)]
@@ -53,12 +54,9 @@ pub(crate) struct TcmCommon {
 /// `thinwire gateway tcm-local`.
 #[derive(Debug, Args)]
 pub(crate) struct TcmLocalArgs {
-    /// The tcm-remote process's trunk address.
+    /// This tcm-local's trunk credential file (from `thinwire gateway credential`).
     #[arg(long)]
-    server_gateway: SocketAddr,
-    /// The tcm-remote process's public key (hex).
-    #[arg(long)]
-    server_gateway_key: PublicKey,
+    credential: PathBuf,
     /// Local address of the trunk socket.
     #[arg(long, default_value = "0.0.0.0:0")]
     trunk_bind: SocketAddr,
@@ -72,6 +70,11 @@ pub(crate) struct TcmRemoteArgs {
     /// Where tcm-local connects its trunk.
     #[arg(long)]
     listen: SocketAddr,
+    /// Restore packets from any source address (without it, every `--peer` needs prefixes).
+    #[arg(long)]
+    accept_any_source: bool,
+    #[command(flatten)]
+    admission: Admission,
     #[command(flatten)]
     common: TcmCommon,
 }
@@ -149,8 +152,7 @@ pub(super) fn local(a: TcmLocalArgs) -> Result<(), String> {
     let p = TcmLocalProcess {
         tun: c.tun(),
         trunk_bind: a.trunk_bind,
-        server_gateway: a.server_gateway,
-        server_gateway_key: a.server_gateway_key,
+        credential: load_credential(&a.credential).map_err(|e| e.to_string())?,
         key: ready.key,
         tcm: c.tcm()?,
         transport: TransportConfig::default(),
@@ -173,6 +175,9 @@ pub(super) fn remote(a: TcmRemoteArgs) -> Result<(), String> {
         tun: c.tun(),
         listen: a.listen,
         key: ready.key,
+        operator_key: a.admission.operator_key()?,
+        peers: a.admission.peers,
+        accept_any_source: a.accept_any_source,
         tcm: c.tcm()?,
         transport: TransportConfig::default(),
     };

@@ -21,10 +21,12 @@ use std::time::Duration;
 use super::book::{runtime, slot, Book, HostReport, Plan};
 use super::thinwire::{config, report, send};
 use crate::net::host_addr;
-use thinwire_gateway::run::{EdgeProcess, Runner, ServerProcess, Stop};
-use thinwire_gateway::trunk::{GatewayStats, TrunkOptions};
+use thinwire_gateway::run::{fresh_nonce, EdgeProcess, Runner, ServerProcess, Stop};
+use thinwire_gateway::trunk::{
+    mint_trunk_credential, GatewayStats, TrunkCredential, TrunkOptions, TrunkPeer,
+};
 use thinwire_lab::protocol::{lab_server_key, ThinwireProtocol};
-use thinwire_proto::{ServerConfig, ServerKey};
+use thinwire_proto::{ServerConfig, ServerKey, TokenKey};
 
 const GAME_PORT: u16 = 7300;
 const TRUNK_PORT: u16 = 7400;
@@ -34,6 +36,29 @@ pub(crate) const PERIOD: Duration = Duration::from_millis(10);
 
 fn gateway_key() -> ServerKey {
     ServerKey::generate([0x6a; 32])
+}
+
+/// The operator key of the emulated deployment (the edge is peer 1).
+fn operator_key() -> TokenKey {
+    TokenKey::new([0x6c; 32])
+}
+
+/// The edge's trunk credential, valid for a day of wall-clock time.
+fn edge_credential() -> Result<TrunkCredential, String> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let expires = now.map_err(|e| e.to_string())?.as_secs() + 86_400;
+    let gw = SocketAddr::from((host_addr(0), TRUNK_PORT));
+    let key = gateway_key().public();
+    mint_trunk_credential(
+        &operator_key(),
+        1,
+        "edge",
+        &key,
+        &[gw],
+        expires,
+        fresh_nonce(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn edge_key() -> ServerKey {
@@ -90,6 +115,8 @@ async fn server_side(
         game_server: game.local_addr(),
         game_server_key: lab_server_key().public(),
         key: gateway_key(),
+        operator_key: operator_key(),
+        peers: vec![TrunkPeer::new(1, "edge")],
         options: options(),
         transport: t.transport(),
     })
@@ -120,8 +147,7 @@ async fn players_side(
     let edge = Runner::edge(EdgeProcess {
         listen: SocketAddr::from((here, EDGE_PORT)),
         trunk_bind: SocketAddr::from((here, 0)),
-        server_gateway: SocketAddr::from((host_addr(0), TRUNK_PORT)),
-        server_gateway_key: gateway_key().public(),
+        credential: edge_credential()?,
         key: edge_key(),
         options: options(),
         transport: t.transport(),

@@ -48,7 +48,7 @@ pub fn load_or_create_key(path: &Path) -> Result<ServerKey, KeyFileError> {
     }
 }
 
-fn parse_secret(hex: &str) -> Option<[u8; 32]> {
+pub(super) fn parse_secret(hex: &str) -> Option<[u8; 32]> {
     if hex.len() != 64 || !hex.is_ascii() {
         return None;
     }
@@ -60,7 +60,7 @@ fn parse_secret(hex: &str) -> Option<[u8; 32]> {
 }
 
 #[cfg(unix)]
-fn write_private(path: &Path, text: &str) -> io::Result<()> {
+pub(super) fn write_private(path: &Path, text: &str) -> io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
@@ -72,7 +72,7 @@ fn write_private(path: &Path, text: &str) -> io::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn write_private(path: &Path, text: &str) -> io::Result<()> {
+pub(super) fn write_private(path: &Path, text: &str) -> io::Result<()> {
     std::fs::write(path, format!("{text}\n"))
 }
 

@@ -13,11 +13,15 @@
 //!  local socket ◄── poll_transmit → (Local, ..)   (Trunk, ..) → trunk socket
 //! ```
 
+mod credential;
 pub(crate) mod drive;
 mod keys;
 mod process;
 mod tcm;
 
+pub use credential::{
+    fresh_nonce, load_credential, load_or_create_operator_key, save_credential, CredentialFileError,
+};
 pub use drive::Report;
 pub use keys::{load_or_create_key, KeyFileError};
 pub use process::{EdgeProcess, RunError, Runner, ServerProcess, Stop};

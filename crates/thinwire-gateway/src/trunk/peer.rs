@@ -24,6 +24,26 @@ pub struct TrunkPeer {
     pub max_flows: Option<usize>,
 }
 
+impl FromStr for TrunkPeer {
+    type Err = String;
+
+    /// `ID:NAME` or `ID:NAME:PREFIX,PREFIX...` (e.g. `3:edge-eu` or `1:lan:10.1.0.0/24`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut parts = s.splitn(3, ':');
+        let bad = || format!("{s}: expected ID:NAME or ID:NAME:PREFIX,PREFIX...");
+        let id = parts.next().and_then(|i| i.parse().ok()).ok_or_else(bad)?;
+        let name = parts.next().filter(|n| !n.is_empty()).ok_or_else(bad)?;
+        let prefixes = match parts.next() {
+            None => Vec::new(),
+            Some(list) => list.split(',').map(str::parse).collect::<Result<_, _>>()?,
+        };
+        Ok(Self {
+            prefixes,
+            ..Self::new(id, name)
+        })
+    }
+}
+
 impl TrunkPeer {
     /// A peer with no prefixes and the gateway's flow bound.
     pub fn new(id: u64, name: &str) -> Self {
@@ -123,6 +143,17 @@ mod tests {
         assert!(all.contains(Ipv4Addr::new(192, 0, 2, 1)));
         for bad in ["10.0.0.0", "10.0.0.0/33", "x/8", "::1/64"] {
             assert!(bad.parse::<Cidr>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn peers_parse() {
+        let p: TrunkPeer = "3:edge-eu".parse().expect("parses");
+        assert_eq!(p, TrunkPeer::new(3, "edge-eu"));
+        let p: TrunkPeer = "1:lan:10.1.0.0/24,10.9.0.0/16".parse().expect("parses");
+        assert_eq!(p.prefixes.len(), 2);
+        for bad in ["", "x:a", "1:", "1:a:10.0.0.0/40", "1"] {
+            assert!(bad.parse::<TrunkPeer>().is_err(), "{bad}");
         }
     }
 

@@ -88,7 +88,12 @@ fn a_valid_credential_not_in_the_allowed_peers_is_refused() {
         }
     }));
     h.run_while(secs(2), |h| h.edges[a].trunk_up());
-    assert!(h.edges[a].trunk_up(), "the handshake itself succeeds: {:?} {:?}", h.edges[a].events, h.server_events);
+    assert!(
+        h.edges[a].trunk_up(),
+        "the handshake itself succeeds: {:?} {:?}",
+        h.edges[a].events,
+        h.server_events
+    );
     h.edges[a]
         .gw
         .send_bundle(h.time, b"smuggled")

@@ -6,13 +6,21 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use thinwire_gateway::trunk::{
-    EdgeConfig, EdgeGateway, GatewayEvent, ServerGateway, ServerGatewayConfig, Side, TrunkOptions,
+    mint_trunk_credential, EdgeConfig, EdgeGateway, GatewayEvent, ServerGateway,
+    ServerGatewayConfig, Side, TrunkOptions, TrunkPeer,
 };
-use thinwire_proto::{Endpoint, EndpointConfig, PublicKey, ServerConfig, TransportConfig};
+use thinwire_proto::{
+    Endpoint, EndpointConfig, PublicKey, ServerConfig, TokenKey, TransportConfig,
+};
 
 use super::nodes::Trouble;
 use super::results::{PayloadCount, TrunkSummary};
 use super::AoOptions;
+
+/// The operator key of the run's trunk credential (the edge is peer 1).
+const OPERATOR_KEY: [u8; 32] = [0x0a; 32];
+/// The unix time the gateways are told (credential expiry only).
+const UNIX: Duration = Duration::from_secs(1_800_000_000);
 
 /// The trunk options of a run: its period, room for every flow.
 fn options(opts: &AoOptions) -> TrunkOptions {
@@ -97,13 +105,18 @@ impl ServerGwNode {
         let config = ServerGatewayConfig {
             trunk,
             trunk_server: ServerConfig::default(),
+            operator_key: TokenKey::new(OPERATOR_KEY),
+            peers: vec![TrunkPeer::new(1, "edge")],
             upstream: setup.upstream,
             game_server: setup.game_server.0,
             game_server_key: setup.game_server.1,
+            upstream_tokens: None,
             options: options(setup.opts),
         };
+        let mut gw = ServerGateway::new(now, config).expect("the server gateway's setup is valid");
+        gw.set_unix_time(now, UNIX);
         ServerGwNode {
-            gw: ServerGateway::new(now, config).expect("the server gateway's setup is valid"),
+            gw,
             local: setup.addrs.0,
             trunk: setup.addrs.1,
             trunk_downs: 0,
@@ -140,8 +153,16 @@ impl EdgeNode {
             players: setup.players,
             players_server: setup.players_server,
             trunk,
-            server_gateway: setup.server_gateway.0,
-            server_gateway_key: setup.server_gateway.1,
+            credential: mint_trunk_credential(
+                &TokenKey::new(OPERATOR_KEY),
+                1,
+                "edge",
+                &setup.server_gateway.1,
+                &[setup.server_gateway.0],
+                (UNIX + Duration::from_secs(86_400)).as_secs(),
+                [1; 24],
+            )
+            .expect("a valid credential"),
             options: options(setup.opts),
         };
         EdgeNode {

@@ -1,0 +1,125 @@
+//! Trunk credentials and the operator key in files: what the CLI's `gateway` commands read
+//! (see [`crate::trunk::TrunkCredential`] for what a credential is).
+//!
+//! - The **operator key** file holds 64 hex digits (32 secret bytes), like a gateway's key
+//!   file; only the server gateway (or tcm-remote) and whoever mints credentials read it.
+//! - A **credential** file holds [`TrunkCredential::to_text`]: the edge's (or tcm-local's)
+//!   peer id, name and connect token. It is a secret of that edge (a copy of it is a copy of
+//!   the edge's identity): mode 0600.
+
+use std::io;
+use std::path::Path;
+
+use rand::Rng;
+use thinwire_proto::TokenKey;
+
+use super::keys::{parse_secret, write_private, KeyFileError};
+use crate::trunk::{CredentialError, TrunkCredential};
+
+/// Why a credential file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialFileError {
+    /// Reading or writing the file failed.
+    #[error("credential file {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// The file does not hold a credential.
+    #[error("credential file {path}: {source}")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        source: CredentialError,
+    },
+}
+
+/// Reads a credential file.
+pub fn load_credential(path: &Path) -> Result<TrunkCredential, CredentialFileError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| CredentialFileError::Io {
+        path: name.clone(),
+        source,
+    })?;
+    TrunkCredential::from_text(&text)
+        .map_err(|source| CredentialFileError::Malformed { path: name, source })
+}
+
+/// Writes a credential file (a new file, mode 0600 on Unix; an existing file is an error).
+pub fn save_credential(
+    path: &Path,
+    credential: &TrunkCredential,
+) -> Result<(), CredentialFileError> {
+    write_private(path, credential.to_text().trim_end()).map_err(|source| CredentialFileError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The operator key in `path` (64 hex digits); when the file does not exist, a new key drawn
+/// from the operating system is written there (mode 0600 on Unix) and returned.
+pub fn load_or_create_operator_key(path: &Path) -> Result<TokenKey, KeyFileError> {
+    let name = path.display().to_string();
+    let io_err = |source| KeyFileError::Io {
+        path: name.clone(),
+        source,
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_secret(text.trim())
+            .map(TokenKey::new)
+            .ok_or(KeyFileError::Malformed(name.clone())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let secret: [u8; 32] = rand::rng().random();
+            let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+            write_private(path, &hex).map_err(io_err)?;
+            Ok(TokenKey::new(secret))
+        }
+        Err(e) => Err(io_err(e)),
+    }
+}
+
+/// 24 nonce bytes for minting a credential, from the operating system.
+pub fn fresh_nonce() -> [u8; 24] {
+    rand::rng().random()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trunk::mint_trunk_credential;
+    use thinwire_proto::PublicKey;
+
+    #[test]
+    fn a_credential_file_reads_back_and_an_operator_key_is_kept() {
+        let dir = std::env::temp_dir().join(format!("tw-gw-cred-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let key = load_or_create_operator_key(&dir.join("operator")).expect("created");
+        let again = load_or_create_operator_key(&dir.join("operator")).expect("read");
+        assert_eq!(key.as_bytes(), again.as_bytes());
+        let addr = "192.0.2.1:4500".parse().expect("addr");
+        let c = mint_trunk_credential(
+            &key,
+            7,
+            "edge-7",
+            &PublicKey([1; 32]),
+            &[addr],
+            2_000_000_000,
+            fresh_nonce(),
+        )
+        .expect("minted");
+        let path = dir.join("edge.cred");
+        save_credential(&path, &c).expect("saved");
+        assert_eq!(load_credential(&path).expect("read"), c);
+        assert!(save_credential(&path, &c).is_err(), "never overwritten");
+        std::fs::write(&path, "peer = 7\n").expect("write");
+        assert!(matches!(
+            load_credential(&path),
+            Err(CredentialFileError::Malformed { .. })
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
