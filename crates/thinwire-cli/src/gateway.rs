@@ -11,7 +11,9 @@ use thinwire_gateway::run::{
     fresh_nonce, load_credential, load_or_create_key, load_or_create_operator_key, save_credential,
     EdgeProcess, Report, Runner, ServerProcess, Stop,
 };
-use thinwire_gateway::trunk::{mint_trunk_credential, GatewayStats, TrunkOptions, TrunkPeer};
+use thinwire_gateway::trunk::{
+    mint_trunk_credential, CredentialSpec, GatewayStats, TrunkOptions, TrunkPeer,
+};
 use thinwire_proto::{PublicKey, ServerKey, TokenKey, TransportConfig};
 use tokio::sync::watch;
 
@@ -148,11 +150,13 @@ fn credential(a: CredentialArgs) -> Result<(), String> {
     let expires = now.as_secs() + a.days.saturating_mul(86_400);
     let c = mint_trunk_credential(
         &key,
-        a.peer_id,
-        &a.name,
-        &a.server_gateway_key,
-        &[a.server_gateway],
-        expires,
+        &CredentialSpec {
+            peer_id: a.peer_id,
+            name: &a.name,
+            server_gateway_key: &a.server_gateway_key,
+            addresses: &[a.server_gateway],
+            expires_unix_s: expires,
+        },
         fresh_nonce(),
     )
     .map_err(|e| e.to_string())?;

@@ -9,7 +9,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use thinwire::{ChannelKind, Config, Endpoint, ServerConfig, ServerKey, TransportConfig};
 use thinwire_gateway::run::{EdgeProcess, Runner, ServerProcess, Stop};
-use thinwire_gateway::trunk::{mint_trunk_credential, TrunkCredential, TrunkOptions, TrunkPeer};
+use thinwire_gateway::trunk::{
+    mint_trunk_credential, CredentialSpec, TrunkCredential, TrunkOptions, TrunkPeer,
+};
 use thinwire_proto::{PublicKey, TokenKey};
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -21,8 +23,18 @@ const OPERATOR: [u8; 32] = [0x0b; 32];
 fn credential(gw: (SocketAddr, PublicKey), operator: &TokenKey) -> TrunkCredential {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     let expires = now.expect("clock").as_secs() + 3600;
-    mint_trunk_credential(operator, 1, "edge", &gw.1, &[gw.0], expires, [5; 24])
-        .expect("credential")
+    mint_trunk_credential(
+        operator,
+        &CredentialSpec {
+            peer_id: 1,
+            name: "edge",
+            server_gateway_key: &gw.1,
+            addresses: &[gw.0],
+            expires_unix_s: expires,
+        },
+        [5; 24],
+    )
+    .expect("credential")
 }
 
 fn any_port() -> SocketAddr {

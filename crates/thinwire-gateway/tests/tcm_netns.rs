@@ -25,7 +25,7 @@ use thinwire_gateway::run::{
     Cidr, Stop, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmRunner, TunSpec,
 };
 use thinwire_gateway::tcm::TcmConfig;
-use thinwire_gateway::trunk::{mint_trunk_credential, TrunkCredential, TrunkPeer};
+use thinwire_gateway::trunk::{mint_trunk_credential, CredentialSpec, TrunkCredential, TrunkPeer};
 use thinwire_proto::{ServerKey, TokenKey, TransportConfig};
 
 const BOTS: usize = 4;
@@ -185,11 +185,13 @@ fn credential(key: &ServerKey, operator: &TokenKey) -> TrunkCredential {
         + 3600;
     mint_trunk_credential(
         operator,
-        1,
-        "players",
-        &key.public(),
-        &[TRUNK],
-        expires,
+        &CredentialSpec {
+            peer_id: 1,
+            name: "players",
+            server_gateway_key: &key.public(),
+            addresses: &[TRUNK],
+            expires_unix_s: expires,
+        },
         [3; 24],
     )
     .expect("credential")

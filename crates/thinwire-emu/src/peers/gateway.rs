@@ -23,7 +23,7 @@ use super::thinwire::{config, report, send};
 use crate::net::host_addr;
 use thinwire_gateway::run::{fresh_nonce, EdgeProcess, Runner, ServerProcess, Stop};
 use thinwire_gateway::trunk::{
-    mint_trunk_credential, GatewayStats, TrunkCredential, TrunkOptions, TrunkPeer,
+    mint_trunk_credential, CredentialSpec, GatewayStats, TrunkCredential, TrunkOptions, TrunkPeer,
 };
 use thinwire_lab::protocol::{lab_server_key, ThinwireProtocol};
 use thinwire_proto::{ServerConfig, ServerKey, TokenKey};
@@ -51,11 +51,13 @@ fn edge_credential() -> Result<TrunkCredential, String> {
     let key = gateway_key().public();
     mint_trunk_credential(
         &operator_key(),
-        1,
-        "edge",
-        &key,
-        &[gw],
-        expires,
+        &CredentialSpec {
+            peer_id: 1,
+            name: "edge",
+            server_gateway_key: &key,
+            addresses: &[gw],
+            expires_unix_s: expires,
+        },
         fresh_nonce(),
     )
     .map_err(|e| e.to_string())

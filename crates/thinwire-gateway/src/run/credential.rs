@@ -89,7 +89,7 @@ pub fn fresh_nonce() -> [u8; 24] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trunk::mint_trunk_credential;
+    use crate::trunk::{mint_trunk_credential, CredentialSpec};
     use thinwire_proto::PublicKey;
 
     #[test]
@@ -103,11 +103,13 @@ mod tests {
         let addr = "192.0.2.1:4500".parse().expect("addr");
         let c = mint_trunk_credential(
             &key,
-            7,
-            "edge-7",
-            &PublicKey([1; 32]),
-            &[addr],
-            2_000_000_000,
+            &CredentialSpec {
+                peer_id: 7,
+                name: "edge-7",
+                server_gateway_key: &PublicKey([1; 32]),
+                addresses: &[addr],
+                expires_unix_s: 2_000_000_000,
+            },
             fresh_nonce(),
         )
         .expect("minted");

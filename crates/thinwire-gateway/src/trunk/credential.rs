@@ -55,37 +55,48 @@ pub enum CredentialError {
     Malformed(&'static str),
 }
 
-/// Mints the trunk credential of peer `peer_id` called `name`, for the server gateway whose
-/// trunk key is `server_gateway_key`, reachable at `addresses` (1 to 8; the edge dials the
-/// first), valid until unix time `expires_unix_s` (e.g. a year ahead; mint a new one before).
-/// `nonce`: 24 fresh bytes from a cryptographic RNG, never reused with the same key.
+/// What a trunk credential says: whose it is, for which server gateway, until when.
+#[derive(Debug, Clone, Copy)]
+pub struct CredentialSpec<'a> {
+    /// The peer id the server gateway admits (listed in its allowed peers).
+    pub peer_id: u64,
+    /// The peer's name, at most [`MAX_PEER_NAME`] bytes.
+    pub name: &'a str,
+    /// The server gateway's trunk key.
+    pub server_gateway_key: &'a PublicKey,
+    /// The server gateway's trunk addresses (1 to 8; the edge dials the first).
+    pub addresses: &'a [SocketAddr],
+    /// Unix time (seconds) from which the credential is refused: e.g. a year ahead; mint a
+    /// new one before.
+    pub expires_unix_s: u64,
+}
+
+/// Mints a trunk credential with the operator key. `nonce`: 24 fresh bytes from a
+/// cryptographic RNG, never reused with the same key.
 pub fn mint_trunk_credential(
     operator_key: &TokenKey,
-    peer_id: u64,
-    name: &str,
-    server_gateway_key: &PublicKey,
-    addresses: &[SocketAddr],
-    expires_unix_s: u64,
+    spec: &CredentialSpec<'_>,
     nonce: [u8; 24],
 ) -> Result<TrunkCredential, CredentialError> {
-    if name.len() > MAX_PEER_NAME {
+    if spec.name.len() > MAX_PEER_NAME {
         return Err(CredentialError::NameTooLong);
     }
     let claims = TokenClaims {
-        client_id: peer_id,
-        user_data: name.as_bytes().to_vec(),
+        client_id: spec.peer_id,
+        user_data: spec.name.as_bytes().to_vec(),
     };
+    let key = spec.server_gateway_key.0;
     let token = ConnectToken::mint(
         operator_key,
         &claims,
-        server_gateway_key.0,
-        addresses,
-        expires_unix_s,
+        key,
+        spec.addresses,
+        spec.expires_unix_s,
         nonce,
     )?;
     Ok(TrunkCredential {
-        peer: peer_id,
-        name: name.to_string(),
+        peer: spec.peer_id,
+        name: spec.name.to_string(),
         token,
     })
 }
@@ -201,11 +212,13 @@ mod tests {
         let addr = "192.0.2.1:4500".parse().unwrap();
         mint_trunk_credential(
             &TokenKey::new([7; 32]),
-            3,
-            name,
-            &PublicKey([9; 32]),
-            &[addr],
-            2_000_000_000,
+            &CredentialSpec {
+                peer_id: 3,
+                name,
+                server_gateway_key: &PublicKey([9; 32]),
+                addresses: &[addr],
+                expires_unix_s: 2_000_000_000,
+            },
             [1; 24],
         )
         .expect("mint")
@@ -220,11 +233,13 @@ mod tests {
         assert_eq!(
             mint_trunk_credential(
                 &TokenKey::new([7; 32]),
-                3,
-                &"x".repeat(65),
-                &PublicKey([9; 32]),
-                &[c.server_gateway().unwrap()],
-                1,
+                &CredentialSpec {
+                    peer_id: 3,
+                    name: &"x".repeat(65),
+                    server_gateway_key: &PublicKey([9; 32]),
+                    addresses: &[c.server_gateway().unwrap()],
+                    expires_unix_s: 1
+                },
                 [1; 24]
             ),
             Err(CredentialError::NameTooLong)

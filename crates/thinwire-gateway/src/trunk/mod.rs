@@ -63,7 +63,9 @@ use thinwire_proto::DisconnectReason;
 mod tests;
 
 pub use config::{EdgeConfig, ServerGatewayConfig, TrunkOptions, UpstreamTokens};
-pub use credential::{mint_trunk_credential, CredentialError, TrunkCredential, MAX_PEER_NAME};
+pub use credential::{
+    mint_trunk_credential, CredentialError, CredentialSpec, TrunkCredential, MAX_PEER_NAME,
+};
 pub use edge::{EdgeGateway, REDIAL_MAX, REDIAL_MIN};
 pub use error::{FrameError, GatewayError};
 pub use frame::Frame;

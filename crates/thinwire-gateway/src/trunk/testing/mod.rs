@@ -34,7 +34,9 @@ use thinwire_proto::{
     ChannelKind, ConnectToken, ConnectionHandle, Endpoint, Event, Message, TokenKey,
 };
 
-use super::{mint_trunk_credential, EdgeGateway, GatewayEvent, ServerGateway, Side};
+use super::{
+    mint_trunk_credential, CredentialSpec, EdgeGateway, GatewayEvent, ServerGateway, Side,
+};
 use super::{TrunkCredential, TrunkPeer};
 
 mod builder;
@@ -164,11 +166,13 @@ impl Harness {
         let name = format!("edge-{peer}");
         mint_trunk_credential(
             key,
-            peer,
-            &name,
-            &gw_key,
-            &[SERVER_GW_TRUNK],
-            expires,
+            &CredentialSpec {
+                peer_id: peer,
+                name: &name,
+                server_gateway_key: &gw_key,
+                addresses: &[SERVER_GW_TRUNK],
+                expires_unix_s: expires,
+            },
             nonce,
         )
         .expect("a valid credential")

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use thinwire_gateway::trunk::{
-    mint_trunk_credential, EdgeConfig, EdgeGateway, GatewayEvent, ServerGateway,
+    mint_trunk_credential, CredentialSpec, EdgeConfig, EdgeGateway, GatewayEvent, ServerGateway,
     ServerGatewayConfig, Side, TrunkOptions, TrunkPeer,
 };
 use thinwire_proto::{
@@ -155,11 +155,13 @@ impl EdgeNode {
             trunk,
             credential: mint_trunk_credential(
                 &TokenKey::new(OPERATOR_KEY),
-                1,
-                "edge",
-                &setup.server_gateway.1,
-                &[setup.server_gateway.0],
-                (UNIX + Duration::from_secs(86_400)).as_secs(),
+                &CredentialSpec {
+                    peer_id: 1,
+                    name: "edge",
+                    server_gateway_key: &setup.server_gateway.1,
+                    addresses: &[setup.server_gateway.0],
+                    expires_unix_s: (UNIX + Duration::from_secs(86_400)).as_secs(),
+                },
                 [1; 24],
             )
             .expect("a valid credential"),
