@@ -119,7 +119,12 @@ fn tun(address: &str, route: &str) -> TunSpec {
 type Gateway = JoinHandle<Result<TcmProcessStats, String>>;
 
 /// Starts tcm-remote in `ns`; returns its thread once its TUN device is up, and its key.
-fn start_remote(ns: &str, stop: tokio::sync::watch::Receiver<bool>) -> (Gateway, ServerKey) {
+/// Its one peer (id 1) may send packets from `prefix`.
+fn start_remote(
+    ns: &str,
+    prefix: &str,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> (Gateway, ServerKey) {
     let key = ServerKey::generate([7; 32]);
     let (ready, wait) = mpsc::channel();
     let p = TcmRemoteProcess {
@@ -128,7 +133,7 @@ fn start_remote(ns: &str, stop: tokio::sync::watch::Receiver<bool>) -> (Gateway,
         key: key.clone(),
         operator_key: TokenKey::new(OPERATOR),
         peers: vec![TrunkPeer {
-            prefixes: vec!["10.1.0.0/24".parse().expect("cidr")],
+            prefixes: vec![prefix.parse().expect("cidr")],
             ..TrunkPeer::new(1, "players")
         }],
         accept_any_source: false,
@@ -151,12 +156,18 @@ fn start_remote(ns: &str, stop: tokio::sync::watch::Receiver<bool>) -> (Gateway,
 }
 
 /// Starts tcm-local in `ns`; returns its thread once its TUN device is up.
-fn start_local(ns: &str, key: &ServerKey, stop: tokio::sync::watch::Receiver<bool>) -> Gateway {
+/// Its credential is minted with `operator` (the real operator key, or an attacker's).
+fn start_local(
+    ns: &str,
+    key: &ServerKey,
+    operator: &TokenKey,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Gateway {
     let (ready, wait) = mpsc::channel();
     let p = TcmLocalProcess {
         tun: tun("10.1.0.1/24", "10.2.0.0/24"),
         trunk_bind: "10.99.0.1:0".parse().expect("addr"),
-        credential: credential(key, &TokenKey::new(OPERATOR)),
+        credential: credential(key, operator),
         key: ServerKey::generate([8; 32]),
         tcm: tcm(),
         transport: TransportConfig::default(),
@@ -298,9 +309,10 @@ fn run_bots(ns: &str) -> JoinHandle<Result<Bots, String>> {
 }
 
 /// Two namespaces joined by a veth pair (10.99.0.1 in `players`, 10.99.0.2 in `server`).
-fn make_namespaces() -> (Namespaces, String, String) {
+/// `tag` tells the namespaces of tests that run at once apart.
+fn make_namespaces(tag: &str) -> (Namespaces, String, String) {
     let pid = std::process::id();
-    let (players, server) = (format!("twtcm-{pid}-p"), format!("twtcm-{pid}-s"));
+    let (players, server) = (format!("twtcm-{pid}{tag}-p"), format!("twtcm-{pid}{tag}-s"));
     let mut guard = Namespaces(Vec::new());
     for n in [&players, &server] {
         ip(&["netns", "add", n]);
@@ -328,7 +340,7 @@ fn unmodified_udp_bots_reach_an_echo_server_through_a_tcm_pair() {
         return;
     }
     let started = Instant::now();
-    let (_namespaces, players, server) = make_namespaces();
+    let (_namespaces, players, server) = make_namespaces("a");
     let (stop_remote, rx_remote) = Stop::new();
     let (stop_local, rx_local) = Stop::new();
     let echo_stop = Arc::new(AtomicBool::new(false));
@@ -336,9 +348,9 @@ fn unmodified_udp_bots_reach_an_echo_server_through_a_tcm_pair() {
         gateways: vec![stop_local, stop_remote],
         echo: echo_stop.clone(),
     };
-    let (remote, key) = start_remote(&server, rx_remote);
+    let (remote, key) = start_remote(&server, "10.1.0.0/24", rx_remote);
     let echo = start_echo(&server, echo_stop);
-    let local = start_local(&players, &key, rx_local);
+    let local = start_local(&players, &key, &TokenKey::new(OPERATOR), rx_local);
 
     let bots = run_bots(&players).join().expect("bots").expect("bots ran");
     drop(stop_all);
@@ -385,4 +397,90 @@ fn unmodified_udp_bots_reach_an_echo_server_through_a_tcm_pair() {
         assert!(s.mux.compressed_records > 0, "{side}: headers compressed");
     }
     assert!(local.saved().0 > 0.0, "TCM saved bytes");
+}
+
+/// Sends `count` datagrams to the echo server from `bind` (one every 10 ms) and counts the
+/// echoes that come back within `wait` after the last.
+fn ping(ns: &str, bind: &str, count: usize, wait: Duration) -> JoinHandle<usize> {
+    let bind: SocketAddr = bind.parse().expect("addr");
+    in_netns(ns, move || {
+        let sock = UdpSocket::bind(bind).expect("bind the pinger");
+        sock.set_read_timeout(Some(Duration::from_millis(10)))
+            .expect("timeout");
+        let (mut echoes, mut buf) = (0, [0u8; 64]);
+        for _ in 0..count {
+            let _ = sock.send_to(b"ping", SERVER);
+            echoes += usize::from(sock.recv_from(&mut buf).is_ok());
+        }
+        let end = Instant::now() + wait;
+        while Instant::now() < end {
+            echoes += usize::from(sock.recv_from(&mut buf).is_ok());
+        }
+        echoes
+    })
+}
+
+/// The attack, as real processes: a tcm-local that knows only tcm-remote's public key
+/// gets no tunnel (its packets reach nothing); then the legitimate tcm-local gets its tunnel,
+/// and a packet it carries from a source outside the prefix assigned to it (forged, as from
+/// another player network) is dropped before the TUN device.
+#[test]
+fn a_tcm_local_without_credential_gets_nothing_and_foreign_sources_are_dropped() {
+    if let Some(reason) = skip_reason() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let (_namespaces, players, server) = make_namespaces("b");
+    // a second source in the players' namespace, outside the peer's prefix
+    ip(&["-n", &players, "addr", "add", "10.5.0.1/32", "dev", "lo"]);
+    let (stop_remote, rx_remote) = Stop::new();
+    let echo_stop = Arc::new(AtomicBool::new(false));
+    let stop_all = StopAll {
+        gateways: vec![stop_remote],
+        echo: echo_stop.clone(),
+    };
+    let (remote, key) = start_remote(&server, "10.1.0.1/32", rx_remote);
+    let echo = start_echo(&server, echo_stop);
+
+    let (stop_attacker, rx_attacker) = Stop::new();
+    let forged = TokenKey::new([0x66; 32]);
+    let attacker = start_local(&players, &key, &forged, rx_attacker);
+    let got = ping(&players, "10.1.0.1:0", 150, Duration::from_millis(500));
+    let got = got.join().expect("pinger");
+    stop_attacker.stop();
+    let attacker = attacker.join().expect("attacker").expect("attacker ran");
+    assert_eq!(got, 0, "no echo through the attacker's tcm-local");
+    assert_eq!(
+        attacker.mux.bundles_out, 0,
+        "it never had a trunk to send on"
+    );
+
+    let (stop_local, rx_local) = Stop::new();
+    let local = start_local(&players, &key, &TokenKey::new(OPERATOR), rx_local);
+    let honest = ping(&players, "10.1.0.1:0", 300, Duration::from_millis(500));
+    assert!(
+        honest.join().expect("pinger") > 0,
+        "the legitimate tcm-local is served"
+    );
+    let spoofed = ping(&players, "10.5.0.1:0", 50, Duration::from_millis(500));
+    assert_eq!(
+        spoofed.join().expect("pinger"),
+        0,
+        "a foreign source gets nowhere"
+    );
+    stop_local.stop();
+    drop(stop_all);
+    let local = local.join().expect("tcm-local").expect("tcm-local ran");
+    let remote = remote.join().expect("tcm-remote").expect("tcm-remote ran");
+    let (seen, _) = echo.join().expect("echo");
+    println!("attacker: {attacker:?}\nlocal: {local:?}\nremote: {remote:?}\nseen: {seen:?}");
+    assert!(
+        seen.iter().all(|a| a.ip() == Ipv4Addr::new(10, 1, 0, 1)),
+        "{seen:?}"
+    );
+    assert!(remote.tun.foreign_sources >= 50, "{:?}", remote.tun);
+    assert_eq!(
+        remote.demux.restored,
+        remote.tun.packets_written + remote.tun.foreign_sources
+    );
 }
