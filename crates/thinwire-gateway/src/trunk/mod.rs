@@ -5,8 +5,13 @@
 //!  players ──thinwire──► EdgeGateway ══ trunk (one thinwire connection) ══► ServerGateway ──thinwire──► game server
 //!  (Side::Local)          one flow per player: FlowOpen / Data / FlowClose    one connection per flow   (Side::Local)
 //!                         held and pushed every period T                      (trusted_sources = its IP)
+//!  more edges ══ their own trunks ══════════════════════════════════════════►  (flows keyed by trunk)
 //! ```
 //!
+//! - An edge opens its trunk with its [`TrunkCredential`] (a connect token minted with the
+//!   operator key, carrying its peer id); the server gateway's trunk endpoint requires such
+//!   tokens and admits a trunk only if its id is among its [`TrunkPeer`]s (`server.rs`,
+//!   `credential.rs`). An edge whose trunk ends dials again with backoff (`edge.rs`).
 //! - Players connect to the edge exactly as to the game server (Noise handshake to the edge's
 //!   [`players_public_key`](EdgeGateway::players_public_key)). Each becomes a **flow**: a
 //!   FlowOpen with its channel kinds goes to the server gateway, which opens an ordinary
@@ -24,9 +29,10 @@
 //!
 //! # Call order (both gateways)
 //! ```text
+//!  at start             ──► set_unix_time(now, unix)  (credential and token expiry)
 //!  datagram on a socket ──► handle_datagram(now, side, from, bytes)
 //!  timer expired        ──► handle_timeout(now)
-//!  TCM                  ──► send_bundle(now, bytes)
+//!  TCM                  ──► send_bundle(now, [peer,] bytes)
 //!                           loop { poll_transmit(now, buf) } ──► (side, transmit) to that socket
 //!                           loop { poll_event() }            ──► application
 //!                           poll_timeout()                   ──► arm the one timer

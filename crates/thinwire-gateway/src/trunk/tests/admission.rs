@@ -218,7 +218,7 @@ fn flow_bounds_are_per_trunk() {
 #[test]
 fn a_restarted_edge_regains_its_trunk_and_says_why_it_waited() {
     let mut h = Harness::builder(25).build();
-    let p = h.connect_player(&CH).expect("connects");
+    h.connect_player(&CH).expect("connects");
     h.restart_edge(0);
     let regained = h.run_while(secs(20), |h| h.edges[0].trunk_up());
     assert!(regained, "{:?}", h.edges[0].events);
@@ -243,7 +243,6 @@ fn a_restarted_edge_regains_its_trunk_and_says_why_it_waited() {
     let up = (h.server_events.iter()).rposition(|e| *e == GatewayEvent::TrunkUp { peer: 1 });
     assert!(down.is_some() && down < up, "{:?}", h.server_events);
     assert_eq!(h.server_gw.stats().flows_open, 0);
-    assert!(h.players[p].endpoint.connection_count() <= 1);
     let q = h
         .connect_player(&CH)
         .expect("the edge serves players again");
