@@ -28,6 +28,11 @@ pub const PROTOCOL: u64 = BASE + 7;
 /// The trunk's credential is valid but its peer id is not among the server gateway's
 /// allowed peers (server gateway, on the trunk it closes at once).
 pub const NOT_ADMITTED: u64 = BASE + 9;
+/// The player's flow carries on over another trunk flow (it came back through another edge
+/// with the same client id): the old flow is closed with this code, its game-server
+/// connection kept (server gateway, toward the old edge, which closes the player's old
+/// connection with it).
+pub const MOVED: u64 = BASE + 10;
 /// The game server refused the connection: `REFUSED + RefuseReason::code()`.
 pub const REFUSED: u64 = BASE + 0x100;
 

@@ -27,6 +27,12 @@ pub struct TrunkOptions {
     /// a flow within its share is never refused for it. Default 32 MiB, the size of an
     /// endpoint's default [`MemoryBudget`](thinwire_proto::MemoryBudget).
     pub max_held: usize,
+    /// Server gateway: how long a flow whose player carried an identity (FlowOpen claims)
+    /// stays **parked** after its trunk went down or its edge lost the player, its
+    /// game-server connection kept open, waiting for the player to come back through any
+    /// edge with the same client id (`docs/GATEWAY.md` §2, Moving between edges). `ZERO`
+    /// closes such flows at once, as flows without claims are. Default 10 s.
+    pub resume_grace: Duration,
 }
 
 impl Default for TrunkOptions {
@@ -36,6 +42,7 @@ impl Default for TrunkOptions {
             max_flows: 4096,
             max_flow_backlog: 256 << 10,
             max_held: 32 << 20,
+            resume_grace: Duration::from_secs(10),
         }
     }
 }
@@ -75,6 +82,11 @@ impl TrunkOptions {
         if self.max_flow_backlog < 1024 {
             return Err(GatewayError::Options(
                 "max_flow_backlog must be at least 1 KiB",
+            ));
+        }
+        if self.resume_grace > Duration::from_secs(3600) {
+            return Err(GatewayError::Options(
+                "resume_grace must be at most an hour",
             ));
         }
         if self.period > Duration::from_secs(1) {

@@ -40,6 +40,9 @@ pub(crate) struct Flow {
     pub(crate) pending: VecDeque<(u8, Option<u64>, Bytes)>,
     /// Bytes held for reordering and in `pending`.
     held: usize,
+    /// The player's client id (FlowOpen claims), at the server gateway: what lets the flow
+    /// resume over another trunk flow (`resume.rs`).
+    pub(crate) client: Option<u64>,
 }
 
 /// Where an arriving message went.
@@ -63,6 +66,7 @@ impl Flow {
             state,
             pending: VecDeque::new(),
             held: 0,
+            client: None,
         }
     }
 
@@ -121,6 +125,16 @@ impl Flow {
         let pending: Vec<_> = self.pending.drain(..).collect();
         self.held = self.inbound.iter().map(Inbound::held_bytes).sum();
         pending
+    }
+
+    /// The flow carries on over a new trunk flow (resumed): the trunk's sequence numbers
+    /// start again from 0 both ways and nothing held for reordering from the old one is
+    /// kept; what waits for the local connection (`pending`) stays.
+    pub(crate) fn restart(&mut self) {
+        self.send_seq.iter_mut().for_each(|s| *s = 0);
+        self.inbound = self.kinds.iter().map(|&k| Inbound::new(k)).collect();
+        let pending = self.pending.iter().map(|(_, _, d)| d.len() + ENTRY_COST);
+        self.held = pending.sum();
     }
 
     /// Bytes held for this flow (reordering and pending).

@@ -4,8 +4,9 @@ use super::close;
 use super::GatewayEvent;
 
 impl GatewayEvent {
-    /// The log line of a trunk event (up, down with the reason and the redial, refused);
-    /// `None` for the per-flow and bundle events, too many to log.
+    /// The log line of a trunk event (up, down with the reason and the redial, refused) or a
+    /// move between edges (parked, resumed, expired); `None` for the other per-flow events
+    /// and bundles, too many to log.
     pub fn log_line(&self) -> Option<String> {
         match self {
             GatewayEvent::TrunkUp { peer } => Some(format!("trunk of peer {peer} up")),
@@ -25,6 +26,29 @@ impl GatewayEvent {
             }
             GatewayEvent::TrunkRefused { peer, reason } => Some(format!(
                 "trunk of peer {peer} refused after its handshake: {reason}"
+            )),
+            GatewayEvent::FlowParked {
+                peer,
+                flow,
+                client_id,
+            } => Some(format!(
+                "player {client_id} (flow {flow} of peer {peer}) parked: its game-server connection waits for it to come back"
+            )),
+            GatewayEvent::FlowResumed {
+                peer,
+                flow,
+                client_id,
+                from_peer,
+                from_flow,
+            } => Some(format!(
+                "player {client_id} resumed on flow {flow} of peer {peer} (was flow {from_flow} of peer {from_peer})"
+            )),
+            GatewayEvent::FlowResumeExpired {
+                peer,
+                flow,
+                client_id,
+            } => Some(format!(
+                "player {client_id} (flow {flow} of peer {peer}) did not come back in time: its game-server connection is closed"
             )),
             GatewayEvent::FlowOpened { .. }
             | GatewayEvent::FlowClosed { .. }

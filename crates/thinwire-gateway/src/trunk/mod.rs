@@ -55,6 +55,7 @@ mod link;
 mod log;
 mod peer;
 mod relay;
+mod resume;
 mod server;
 mod stats;
 #[cfg(any(test, feature = "testing"))]
@@ -133,6 +134,51 @@ pub enum GatewayEvent {
         peer: u64,
         /// The flow.
         flow: u32,
+    },
+    /// Server gateway: a flow whose player carried an identity lost its trunk flow (the
+    /// trunk went down, or the edge lost the player). It is **parked**: its game-server
+    /// connection stays open for [`TrunkOptions::resume_grace`], waiting for the player to
+    /// come back through any edge with the same client id. Ends in [`FlowResumed`],
+    /// [`FlowResumeExpired`] or (the game server closed it meanwhile) [`FlowClosed`] with
+    /// this `peer` and `flow`.
+    ///
+    /// [`FlowResumed`]: GatewayEvent::FlowResumed
+    /// [`FlowResumeExpired`]: GatewayEvent::FlowResumeExpired
+    /// [`FlowClosed`]: GatewayEvent::FlowClosed
+    FlowParked {
+        /// Whose trunk carried it.
+        peer: u64,
+        /// Its id on that trunk.
+        flow: u32,
+        /// The player's client id (its connect token's).
+        client_id: u64,
+    },
+    /// Server gateway: a player came back with the client id of a parked flow, or of a flow
+    /// open on another trunk flow (it moved for a better round trip; the old flow was closed
+    /// with [`close::MOVED`]). Flow `flow` of `peer` carries on over the same game-server
+    /// connection: the game server saw no disconnect. Stands for this flow's
+    /// [`FlowOpened`](GatewayEvent::FlowOpened).
+    FlowResumed {
+        /// The trunk that carries it now.
+        peer: u64,
+        /// Its id on that trunk.
+        flow: u32,
+        /// The player's client id.
+        client_id: u64,
+        /// The trunk that carried it before.
+        from_peer: u64,
+        /// Its id there.
+        from_flow: u32,
+    },
+    /// Server gateway: a parked flow's grace ran out without the player coming back: its
+    /// game-server connection is closed.
+    FlowResumeExpired {
+        /// The trunk that carried it last.
+        peer: u64,
+        /// Its id there.
+        flow: u32,
+        /// The player's client id.
+        client_id: u64,
     },
     /// A TCM bundle arrived over the trunk of `peer`.
     Bundle {

@@ -27,6 +27,7 @@ use super::frame::{FlowClose, FlowOpen, Frame, TRUNK_CHANNELS};
 use super::link::TrunkLink;
 use super::peer::TrunkPeer;
 use super::relay::{pump, Control, Ended, Relay};
+use super::resume::Resume;
 use super::stats::GatewayStats;
 use super::{GatewayEvent, Side};
 
@@ -64,6 +65,8 @@ pub struct ServerGateway {
     /// that the refused peer reads the close code instead of timing out; until then nothing
     /// they send is read (they are not in the relay's links).
     refused: Vec<(ConnectionHandle, u64, &'static str)>,
+    /// Parked flows and the open ones by client id (moving between edges).
+    resume: Resume,
 }
 
 impl ServerGateway {
@@ -100,8 +103,10 @@ impl ServerGateway {
         let trunk_key = trunk.public_key().ok_or(GatewayError::Options(
             "the trunk endpoint has no server key",
         ))?;
+        let resume = Resume::new(config.options.resume_grace);
         Ok(Self {
             relay: Relay::new(config.options, trunk, upstream),
+            resume,
             game_server: config.game_server,
             game_server_key: config.game_server_key,
             trunk_key,
@@ -135,6 +140,7 @@ impl ServerGateway {
     /// Processes expired timers (the endpoints' and the period tick).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.relay.handle_timeout(now);
+        self.resume.expire(now, &mut self.relay);
         self.pump(now);
         self.relay.flush(now);
         self.pump(now);
@@ -142,7 +148,8 @@ impl ServerGateway {
 
     /// The earliest instant `handle_timeout` has work.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.relay.poll_timeout()
+        let parked = self.resume.poll_timeout();
+        self.relay.poll_timeout().into_iter().chain(parked).min()
     }
 
     /// The next datagram to send, from the `Side` socket, written into `buf`.
@@ -187,6 +194,12 @@ impl ServerGateway {
             .collect();
         out.sort_by_key(|t| t.peer);
         out
+    }
+
+    /// Flows parked now: their game-server connections wait for their players to come back
+    /// through an edge (`TrunkOptions::resume_grace`).
+    pub fn parked_flows(&self) -> usize {
+        self.resume.len()
     }
 
     /// The configured peer of id `peer`.
@@ -260,15 +273,24 @@ impl ServerGateway {
                 Some(Control::Open(o)) => self.open_flow(now, h, o),
                 Some(Control::Close { flow, code, reason }) => {
                     let key = FlowKey { trunk: h, id: flow };
-                    self.relay
-                        .close_flow(now, key, (code, &reason), Ended::ByTrunk);
+                    // the edge lost the player (timed out): it may come back through an edge
+                    let lost = (close::TIMED_OUT, &b"player lost"[..]);
+                    if code != close::TIMED_OUT
+                        || !self.resume.park(now, &mut self.relay, key, lost)
+                    {
+                        self.relay
+                            .close_flow(now, key, (code, &reason), Ended::ByTrunk);
+                    }
                 }
                 Some(Control::Opened(_)) => self.relay.stats.bad_frames += 1,
                 None => {}
             },
             Event::Disconnected { reason } => {
-                self.relay
-                    .trunk_down(now, h, (close::TRUNK_DOWN, b"trunk down"));
+                let down = (close::TRUNK_DOWN, &b"trunk down"[..]);
+                for key in self.relay.flows.of_trunk(h) {
+                    self.resume.park(now, &mut self.relay, key, down);
+                }
+                self.relay.trunk_down(now, h, down);
                 self.relay.event(GatewayEvent::TrunkDown {
                     peer,
                     reason,
@@ -324,7 +346,21 @@ impl ServerGateway {
             });
             relay.send_control(now, trunk, &frame);
         };
-        if !self.relay.has_room(trunk) {
+        let key = FlowKey { trunk, id: o.flow };
+        let client = o.claims.as_ref().map(|c| c.client_id);
+        let links = &self.relay.links;
+        let room_on_trunk = links.get(&trunk).is_some_and(|l| l.flows < l.max_flows);
+        if let Some(client) = client.filter(|_| room_on_trunk) {
+            let r = &mut self.relay;
+            if let Some(t) = self.resume.take_over(now, r, (client, key), &o.channels) {
+                self.resume.attach(now, r, key, t);
+                return self.relay.replay_early(now, trunk, early);
+            }
+        }
+        let parked = self.resume.len();
+        if !self.relay.has_room(trunk)
+            || self.relay.flows.len() + parked >= self.relay.options.max_flows
+        {
             return refuse(&mut self.relay, close::GATEWAY_FULL, b"gateway full");
         }
         let conn = match self.upstream_token(now, o.claims.as_ref()) {
@@ -342,8 +378,12 @@ impl ServerGateway {
         let Ok(conn) = conn else {
             return refuse(&mut self.relay, close::PROTOCOL, b"cannot connect");
         };
-        let flow = Flow::new(conn, o.channels, FlowState::AwaitingUpstream);
-        self.relay.add_flow(FlowKey { trunk, id: o.flow }, flow);
+        let mut flow = Flow::new(conn, o.channels, FlowState::AwaitingUpstream);
+        flow.client = client;
+        self.relay.add_flow(key, flow);
+        if let Some(client) = client {
+            self.resume.opened(&self.relay, client, key);
+        }
         self.relay.replay_early(now, trunk, early);
     }
 
@@ -376,7 +416,7 @@ impl ServerGateway {
 
     fn on_upstream(&mut self, now: Instant, h: ConnectionHandle, e: Event) {
         let Some(key) = self.relay.flows.of_conn(h) else {
-            return;
+            return self.resume.on_upstream(now, &mut self.relay, h, e);
         };
         match e {
             Event::Connected { .. } => {

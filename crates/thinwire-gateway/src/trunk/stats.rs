@@ -61,6 +61,14 @@ pub struct GatewayStats {
     pub bad_frames: u64,
     /// Flows closed because their backlog passed `max_flow_backlog`.
     pub flows_overflowed: u64,
+    /// Server gateway: flows parked (their trunk went down or their edge lost the player;
+    /// their game-server connection waits for the player to come back).
+    pub flows_parked: u64,
+    /// Server gateway: flows that carried on over another trunk flow with the same client id
+    /// (from parked, or moved from an open flow on another edge).
+    pub flows_resumed: u64,
+    /// Server gateway: parked flows whose grace ran out (their game-server connection closed).
+    pub flows_resume_expired: u64,
     /// Events dropped because the application did not poll them (the queue is bounded).
     pub events_dropped: u64,
 }

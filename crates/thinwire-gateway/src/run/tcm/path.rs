@@ -218,7 +218,10 @@ impl<M: Tunnel> Input<M> for TcmPath {
             }
             GatewayEvent::TrunkRefused { .. }
             | GatewayEvent::FlowOpened { .. }
-            | GatewayEvent::FlowClosed { .. } => {}
+            | GatewayEvent::FlowClosed { .. }
+            | GatewayEvent::FlowParked { .. }
+            | GatewayEvent::FlowResumed { .. }
+            | GatewayEvent::FlowResumeExpired { .. } => {}
         }
     }
 
