@@ -373,3 +373,61 @@ fn no_grace_no_parking() {
     );
     assert_eq!(h.server_gw.stats().flows_parked, 0);
 }
+
+/// The edge stays up but loses the player (its connection times out there): the edge's
+/// FlowClose says so (`TIMED_OUT`), the flow parks, and the player coming back through the
+/// other edge carries on.
+#[test]
+fn a_player_its_edge_lost_comes_back_through_another() {
+    let mut h = harness(256, TrunkOptions::default());
+    let t = token(&h, 0, 41, BACKEND, 1);
+    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
+    let conn = h.players[a].game_conn.expect("relayed");
+    let mut n = 0;
+    traffic(&mut h, Some(a), a, &mut n, ms(200));
+    h.players[a].up.filter = Some(Box::new(|_, _, _| Verdict::Drop));
+    h.players[a].down.filter = Some(Box::new(|_, _, _| Verdict::Drop));
+    assert!(h.run_while(Duration::from_secs(30), |h| h.server_gw.parked_flows() == 1));
+    let peers: Vec<u64> = h.server_gw.trunks().iter().map(|t| t.peer).collect();
+    assert_eq!(peers, [1, 2], "edge A's trunk is still up");
+    let t = token(&h, 1, 41, BACKEND, 2);
+    let (b, at) = come_back(&mut h, a, 1, &t);
+    h.take_game_messages(a);
+    traffic(&mut h, Some(b), a, &mut n, ms(500));
+    let (up, down) = gaps(&mut h, a, b, at);
+    assert!(up <= 2.0 && down <= 2.0, "up {up} down {down} RTTs");
+    assert!(game_disconnects(&h, conn).is_empty());
+    assert_eq!(h.server_gw.stats().flows_resumed, 1);
+}
+
+/// Parked flows count toward `max_flows`: while one is parked, another player is refused,
+/// and the parked player can still come back.
+#[test]
+fn parked_flows_count_toward_max_flows() {
+    let options = TrunkOptions {
+        max_flows: 1,
+        ..TrunkOptions::default()
+    };
+    let mut h = harness(257, options);
+    let t = token(&h, 0, 51, BACKEND, 1);
+    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
+    kill_edge(&mut h, 0, &[a]);
+    assert!(h.run_while(Duration::from_secs(30), |h| h.server_gw.parked_flows() == 1));
+    let t = token(&h, 1, 52, BACKEND, 2);
+    let other = h.add_player_at(1, &CH, Some(&t));
+    h.run_for(Duration::from_secs(1));
+    let closed = h.players[other].events.iter().find_map(|(_, e)| match e {
+        Event::Disconnected { reason } => Some(reason.clone()),
+        _ => None,
+    });
+    assert!(
+        matches!(closed, Some(DisconnectReason::ClosedByPeer { code, .. }) if code == close::GATEWAY_FULL),
+        "{closed:?}"
+    );
+    let t = token(&h, 1, 51, BACKEND, 3);
+    let (b, _) = come_back(&mut h, a, 1, &t);
+    let mut n = 0;
+    traffic(&mut h, Some(b), a, &mut n, ms(300));
+    assert!(!h.take_game_messages(a).is_empty());
+    assert_eq!(h.server_gw.stats().flows_resumed, 1);
+}
