@@ -24,6 +24,10 @@
 //! - Messages toward the trunk are held and pushed together every [`TrunkOptions::period`]
 //!   (see `hold.rs`); latest-value and unreliable data go first, bulk reliable data only while
 //!   the trunk's reliable queue is short.
+//! - A player with an identity (FlowOpen claims) moves between edges without the game server
+//!   seeing a disconnect: the server gateway parks its flow when the trunk or the player is
+//!   lost and a FlowOpen with the same client id from any trunk takes it over (`resume.rs`,
+//!   [`TrunkOptions::resume_grace`]).
 //! - Every buffer is bounded ([`TrunkOptions`], `inbound::LATEST_KEYS`, the event queue);
 //!   frames that do not parse are counted ([`GatewayStats::bad_frames`]) and dropped.
 //!
