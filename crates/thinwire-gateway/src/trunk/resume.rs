@@ -3,7 +3,8 @@
 //! connection while it moves from one edge to another.
 //!
 //! - **Park.** When a flow with a client id loses its trunk flow (the trunk went down, or the
-//!   edge lost the player: FlowClose with [`TIMED_OUT`](super::close::TIMED_OUT)), the flow
+//!   edge lost the player: FlowClose with [`TIMED_OUT`](super::close::TIMED_OUT) or
+//!   [`RESET`](super::close::RESET)), the flow
 //!   is not closed: it leaves the flow table for the parked table, its game-server connection
 //!   open, for [`TrunkOptions::resume_grace`](super::TrunkOptions). What the game server sends
 //!   meanwhile is held: reliable messages kept in order, the newest value per LatestReliable
@@ -18,7 +19,7 @@
 //!   frames of the old flow id are dropped (its key is gone), so nothing stale enters the new
 //!   one. Messages that were in the dead trunk are lost.
 //! - **Expire.** A parked flow nobody took over within the grace is closed (the game server
-//!   reads the code of the loss: `TRUNK_DOWN` or `TIMED_OUT`).
+//!   reads the code of the loss: `TRUNK_DOWN`, or the edge's `TIMED_OUT` or `RESET`).
 //!
 //! One flow per client id: a second FlowOpen with it takes the flow from the first.
 

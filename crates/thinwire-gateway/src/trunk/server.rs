@@ -273,11 +273,11 @@ impl ServerGateway {
                 Some(Control::Open(o)) => self.open_flow(now, h, o),
                 Some(Control::Close { flow, code, reason }) => {
                     let key = FlowKey { trunk: h, id: flow };
-                    // the edge lost the player (timed out): it may come back through an edge
-                    let lost = (close::TIMED_OUT, &b"player lost"[..]);
-                    if code != close::TIMED_OUT
-                        || !self.resume.park(now, &mut self.relay, key, lost)
-                    {
+                    // the edge lost the player (timed out, or its client restarted): it may
+                    // come back through an edge
+                    let lost = matches!(code, close::TIMED_OUT | close::RESET);
+                    let why = (code, &b"player lost"[..]);
+                    if !lost || !self.resume.park(now, &mut self.relay, key, why) {
                         self.relay
                             .close_flow(now, key, (code, &reason), Ended::ByTrunk);
                     }
