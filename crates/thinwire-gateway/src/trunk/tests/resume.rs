@@ -82,6 +82,23 @@ fn token(h: &Harness, e: usize, client: u64, key: [u8; 32], n: u8) -> ConnectTok
     .expect("token")
 }
 
+/// The default options with `resume_grace` set.
+fn grace(resume_grace: Duration) -> TrunkOptions {
+    TrunkOptions {
+        resume_grace,
+        ..TrunkOptions::default()
+    }
+}
+
+/// A player with client id `client` connected at edge 0 of `h`: its index and the game
+/// server's connection.
+fn start(mut h: Harness, client: u64) -> (Harness, usize, ConnectionHandle) {
+    let t = token(&h, 0, client, BACKEND, 1);
+    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
+    let conn = h.players[a].game_conn.expect("relayed");
+    (h, a, conn)
+}
+
 /// Player `old` comes back at edge `e` with `token`: a new player whose game connection is
 /// the old one's; returns it and when its connection to the edge was established.
 fn come_back(h: &mut Harness, old: usize, e: usize, token: &ConnectToken) -> (usize, Instant) {
@@ -173,10 +190,7 @@ fn gaps(h: &mut Harness, old: usize, new: usize, at: Instant) -> (f64, f64) {
 /// and delivery resumes both ways within 2 round trips of the player reaching B.
 #[test]
 fn an_edge_dies_and_its_player_carries_on_through_another() {
-    let mut h = harness(251, TrunkOptions::default());
-    let t = token(&h, 0, 7, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
-    let conn = h.players[a].game_conn.expect("relayed");
+    let (mut h, a, conn) = start(harness(251, TrunkOptions::default()), 7);
     let mut n = 0;
     traffic(&mut h, Some(a), a, &mut n, ms(500));
     assert!(!h.take_game_messages(a).is_empty());
@@ -205,10 +219,7 @@ fn an_edge_dies_and_its_player_carries_on_through_another() {
 /// comes back through edge B; delivery resumes within 2 round trips.
 #[test]
 fn a_parked_flow_resumes_when_its_player_comes_back() {
-    let mut h = harness(252, TrunkOptions::default());
-    let t = token(&h, 0, 9, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
-    let conn = h.players[a].game_conn.expect("relayed");
+    let (mut h, a, conn) = start(harness(252, TrunkOptions::default()), 9);
     let mut n = 0;
     traffic(&mut h, Some(a), a, &mut n, ms(300));
     kill_edge(&mut h, 0, &[a]);
@@ -275,10 +286,7 @@ fn a_parked_flow_resumes_when_its_player_comes_back() {
 /// the game server sees no disconnect.
 #[test]
 fn a_player_moves_for_a_better_round_trip() {
-    let mut h = harness(253, TrunkOptions::default());
-    let t = token(&h, 0, 11, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
-    let conn = h.players[a].game_conn.expect("relayed");
+    let (mut h, a, conn) = start(harness(253, TrunkOptions::default()), 11);
     let mut n = 0;
     traffic(&mut h, Some(a), a, &mut n, ms(300));
     let t = token(&h, 1, 11, BACKEND, 2);
@@ -315,14 +323,8 @@ fn a_player_moves_for_a_better_round_trip() {
 /// loss.
 #[test]
 fn only_its_own_client_id_takes_a_flow_over_and_the_grace_runs_out() {
-    let options = TrunkOptions {
-        resume_grace: Duration::from_secs(3),
-        ..TrunkOptions::default()
-    };
-    let mut h = harness(254, options);
-    let t = token(&h, 0, 21, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
-    let conn = h.players[a].game_conn.expect("relayed");
+    let options = grace(Duration::from_secs(3));
+    let (mut h, a, conn) = start(harness(254, options), 21);
     kill_edge(&mut h, 0, &[a]);
     assert!(h.run_while(Duration::from_secs(30), |h| h.server_gw.parked_flows() == 1));
     let parked_at = h.time;
@@ -367,14 +369,8 @@ fn only_its_own_client_id_takes_a_flow_over_and_the_grace_runs_out() {
 /// With `resume_grace` zero nothing parks: the flow of a dead edge closes as before.
 #[test]
 fn no_grace_no_parking() {
-    let options = TrunkOptions {
-        resume_grace: Duration::ZERO,
-        ..TrunkOptions::default()
-    };
-    let mut h = harness(255, options);
-    let t = token(&h, 0, 31, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
-    let conn = h.players[a].game_conn.expect("relayed");
+    let options = grace(Duration::ZERO);
+    let (mut h, a, conn) = start(harness(255, options), 31);
     kill_edge(&mut h, 0, &[a]);
     assert!(
         h.run_while(Duration::from_secs(30), |h| !game_disconnects(h, conn)
@@ -388,10 +384,7 @@ fn no_grace_no_parking() {
 /// other edge carries on.
 #[test]
 fn a_player_its_edge_lost_comes_back_through_another() {
-    let mut h = harness(256, TrunkOptions::default());
-    let t = token(&h, 0, 41, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
-    let conn = h.players[a].game_conn.expect("relayed");
+    let (mut h, a, conn) = start(harness(256, TrunkOptions::default()), 41);
     let mut n = 0;
     traffic(&mut h, Some(a), a, &mut n, ms(200));
     h.players[a].up.filter = Some(Box::new(|_, _, _| Verdict::Drop));
@@ -417,9 +410,7 @@ fn parked_flows_count_toward_max_flows() {
         max_flows: 1,
         ..TrunkOptions::default()
     };
-    let mut h = harness(257, options);
-    let t = token(&h, 0, 51, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
+    let (mut h, a, _) = start(harness(257, options), 51);
     kill_edge(&mut h, 0, &[a]);
     assert!(h.run_while(Duration::from_secs(30), |h| h.server_gw.parked_flows() == 1));
     let t = token(&h, 1, 52, BACKEND, 2);
@@ -446,14 +437,8 @@ fn parked_flows_count_toward_max_flows() {
 /// same edge once its trunk is back carries on: the game server sees no disconnect.
 #[test]
 fn a_trunk_outage_no_longer_disconnects_players_from_the_game_server() {
-    let options = TrunkOptions {
-        resume_grace: Duration::from_secs(30),
-        ..TrunkOptions::default()
-    };
-    let mut h = harness(258, options);
-    let t = token(&h, 0, 61, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
-    let conn = h.players[a].game_conn.expect("relayed");
+    let options = grace(Duration::from_secs(30));
+    let (mut h, a, conn) = start(harness(258, options), 61);
     h.edges[0].trunk_up.filter = Some(Box::new(|_, _, _| Verdict::Drop));
     h.edges[0].trunk_down.filter = Some(Box::new(|_, _, _| Verdict::Drop));
     let parked_and_closed = |h: &Harness| {
@@ -484,10 +469,7 @@ fn a_trunk_outage_no_longer_disconnects_players_from_the_game_server() {
 /// after the move would come in late with a lower number).
 #[test]
 fn a_move_under_loss_delivers_nothing_stale_and_keeps_order() {
-    let mut h = lossy_harness(259, TrunkOptions::default(), 0.05);
-    let t = token(&h, 0, 71, BACKEND, 1);
-    let a = h.connect_player_at(0, &CH, Some(&t)).expect("connects");
-    let conn = h.players[a].game_conn.expect("relayed");
+    let (mut h, a, conn) = start(lossy_harness(259, TrunkOptions::default(), 0.05), 71);
     let mut n = 0;
     traffic(&mut h, Some(a), a, &mut n, ms(1000));
     let t = token(&h, 1, 71, BACKEND, 2);
