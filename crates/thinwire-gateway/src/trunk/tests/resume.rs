@@ -483,3 +483,39 @@ fn a_move_under_loss_delivers_nothing_stale_and_keeps_order() {
     assert!(game_disconnects(&h, conn).is_empty());
     assert_eq!(h.server_gw.stats().flows_resumed, 1);
 }
+
+/// The whole outage when the player's only detector is its own connection timing out: edge
+/// A is killed, the player's connection to it times out (the idle timeout, 10 s), the player
+/// connects to edge B at once. Delivery stops for the idle timeout plus a handshake and
+/// about one round trip; the game server sees no disconnect.
+#[test]
+fn the_whole_outage_is_the_players_detection_plus_a_handshake() {
+    let (mut h, a, conn) = start(harness(260, TrunkOptions::default()), 81);
+    let mut n = 0;
+    traffic(&mut h, Some(a), a, &mut n, ms(300));
+    let killed = h.time;
+    kill_edge(&mut h, 0, &[a]);
+    let lost = |h: &Harness| {
+        (h.players[a].events.iter()).any(|(_, e)| matches!(e, Event::Disconnected { .. }))
+    };
+    let end = h.time + Duration::from_secs(30);
+    while !lost(&h) && h.time < end {
+        traffic(&mut h, None, a, &mut n, TICK);
+    }
+    let detected = h.time.duration_since(killed);
+    let t = token(&h, 1, 81, BACKEND, 2);
+    let (b, at) = come_back(&mut h, a, 1, &t);
+    h.take_game_messages(a);
+    traffic(&mut h, Some(b), a, &mut n, ms(500));
+    let (up, down) = gaps(&mut h, a, b, at);
+    let handshake = at.duration_since(killed) - detected;
+    let stop = |gap: f64| detected + handshake + RTT.mul_f64(gap);
+    eprintln!(
+        "whole outage: detected after {detected:?}, handshake {handshake:?}; delivery stopped {:?} toward the game server, {:?} toward the player",
+        stop(up),
+        stop(down)
+    );
+    assert!(up <= 2.0 && down <= 2.0, "up {up} down {down} RTTs");
+    assert!(detected <= Duration::from_secs(11), "{detected:?}");
+    assert!(game_disconnects(&h, conn).is_empty());
+}
