@@ -2,6 +2,12 @@
 //! connection together at each tick, so that thinwire packs many players' messages into few
 //! datagrams (the multiplexing gain of Griwodz & Halvorsen's proxy; TCM's period T).
 //!
+//! The ticks are a free-running clock, `epoch + k T` (the epoch is the first message ever
+//! held), not "T after the batch's first message": a message waits until the next tick, so at
+//! most T, and a message arriving at a moment unrelated to the clock (sparse traffic) waits
+//! T/2 on average. With ticks started by each batch's first message, a message alone in its
+//! period waited the whole T.
+//!
 //! Two queues, pushed in this order at a tick:
 //! - **urgent**: Unreliable, UnreliableSequenced and LatestReliable messages, all of them;
 //! - **bulk**: ReliableOrdered and ReliableUnordered messages, only while the trunk's
@@ -73,6 +79,10 @@ pub(crate) struct Hold {
     bulk: VecDeque<Item>,
     per_flow: HashMap<u32, usize>,
     tick: Option<Instant>,
+    /// The period clock's origin: ticks fall on `epoch + k T`, whether or not anything is
+    /// held, so a message arriving at a random moment waits T/2 on average and never more
+    /// than T. Set by the first message ever held.
+    epoch: Option<Instant>,
 }
 
 impl Hold {
@@ -87,7 +97,22 @@ impl Hold {
             bulk: VecDeque::new(),
             per_flow: HashMap::new(),
             tick: None,
+            epoch: None,
         }
+    }
+
+    /// The first tick of the free-running period clock at or after `now` (the clock's first
+    /// tick is one period after its epoch).
+    fn next_tick(&mut self, now: Instant) -> Instant {
+        let epoch = *self.epoch.get_or_insert(now);
+        let period = self.period.as_nanos();
+        if period == 0 {
+            return now;
+        }
+        let since = now.saturating_duration_since(epoch).as_nanos();
+        let periods = since.div_ceil(period).max(1);
+        let at = u64::try_from(periods.saturating_mul(period)).unwrap_or(u64::MAX);
+        epoch + Duration::from_nanos(at)
     }
 
     /// Holds `item`; `false` if its flow would pass its backlog bound, or its fair share of
@@ -112,7 +137,7 @@ impl Hold {
             self.bulk.push_back(item);
         }
         if self.tick.is_none() {
-            self.tick = Some(now + self.period);
+            self.tick = Some(self.next_tick(now));
         }
         true
     }
@@ -196,7 +221,16 @@ impl Hold {
                 self.release(&item);
             }
         }
-        self.tick = (self.len() > 0).then(|| now + self.period.max(Duration::from_millis(1)));
+        self.tick = None;
+        if self.len() > 0 {
+            // what stays (bulk the trunk would not take) goes at the next tick, at least
+            // 1 ms on when T is 0 so that a blocked trunk is not polled in a busy loop
+            self.tick = Some(if self.period.is_zero() {
+                now + Duration::from_millis(1)
+            } else {
+                self.next_tick(now + Duration::from_nanos(1))
+            });
+        }
     }
 
     fn release(&mut self, item: &Item) {

@@ -4,3 +4,4 @@
 mod bounds;
 mod e2e;
 mod frames;
+mod hold;
