@@ -56,6 +56,7 @@ impl TrunkOptions {
             bundle_budget: base.bundle_budget + 16,
             recv_buffer: base.recv_buffer.saturating_mul(8),
             send_buffer: base.send_buffer.saturating_mul(8),
+            bundling: false,
             ..base.clone()
         }
     }

@@ -40,6 +40,7 @@ mod config;
 mod early;
 mod edge;
 mod error;
+mod fin;
 mod flow;
 pub mod frame;
 mod hold;

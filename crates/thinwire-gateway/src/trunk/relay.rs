@@ -8,15 +8,19 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::Bytes;
-use thinwire_proto::{ConnectionHandle, Endpoint, Event, Message, SendError, Transmit};
+use thinwire_proto::{
+    ChannelKind, ConnectionHandle, Endpoint, Event, Message, SendError, Transmit,
+};
 
 use super::close;
 use super::config::TrunkOptions;
 use super::early::Early;
 use super::error::GatewayError;
+use super::fin::Drains;
 use super::flow::{Arrival, Flow, Flows};
 use super::frame::{self, Data, FlowClose, FlowOpen, Frame};
 use super::hold::{Hold, Item, Pushed, BULK_QUEUE_BOUND};
+use super::inbound::{expand_seq8, SEQ8_WINDOW};
 use super::stats::GatewayStats;
 use super::{GatewayEvent, Side};
 
@@ -69,6 +73,8 @@ pub(crate) struct Relay {
     /// Server gateway only: data for flows whose FlowOpen has not arrived.
     pub(crate) early: Option<Early>,
     hold: Hold,
+    /// Closes waiting for their flow's data (FlowFin).
+    drains: Drains,
     events: VecDeque<GatewayEvent>,
 }
 
@@ -83,6 +89,7 @@ impl Relay {
             flows: Flows::default(),
             stats: GatewayStats::default(),
             early: None,
+            drains: Drains::default(),
             events: VecDeque::new(),
         }
     }
@@ -139,6 +146,7 @@ impl Relay {
             self.trunk.poll_timeout(),
             self.local.poll_timeout(),
             self.hold.poll_timeout(),
+            self.drains.poll_timeout(),
             retry,
         ]
         .into_iter()
@@ -182,12 +190,17 @@ impl Relay {
         let Some(flow) = self.flows.remove(id) else {
             return;
         };
+        self.drains.remove(id);
         self.stats.dropped_messages += self.hold.forget(id) as u64;
         self.stats.flows_open = self.flows.len();
         if by != Ended::ByLocal {
             self.local.close(now, flow.conn, code, reason);
         }
         if by != Ended::ByTrunk {
+            if flow.reliable_sent > 0 {
+                let sent = flow.reliable_sent;
+                self.send_control(now, &Frame::FlowFin { flow: id, sent });
+            }
             let frame = Frame::FlowClose(FlowClose {
                 flow: id,
                 code,
@@ -205,6 +218,7 @@ impl Relay {
             self.close_flow(now, id, (close::TRUNK_DOWN, b"trunk down"), Ended::ByTrunk);
         }
         self.stats.dropped_messages += self.hold.clear() as u64;
+        self.drains.clear();
         if let Some(e) = self.early.as_mut() {
             e.reset();
         }
@@ -258,10 +272,14 @@ impl Relay {
         self.close_flow(now, id, (close::BACKLOG, b"backlog"), Ended::Here);
     }
 
-    /// Pushes the hold into the trunk if a tick is due.
+    /// Pushes the hold into the trunk if a tick is due; closes flows whose data did not come
+    /// in time.
     pub(crate) fn flush(&mut self, now: Instant) {
         if self.hold.due(now) {
             self.push_held(now);
+        }
+        for (id, (code, reason)) in self.drains.expired(now) {
+            self.close_flow(now, id, (code, &reason), Ended::ByTrunk);
         }
     }
 
@@ -274,16 +292,18 @@ impl Relay {
         // separately (MulTCP weighting; docs/PROTOCOL.md §9), and no more
         let flows = u32::try_from(self.flows.len()).unwrap_or(u32::MAX);
         let _ = self.trunk.set_congestion_weight(conn, flows);
-        let queued = self
+        let (queued, unacked) = self
             .trunk
             .connection_stats(conn)
             .and_then(|s| s.channels.get(usize::from(frame::RELIABLE)).cloned())
-            .map_or(0, |c| c.send_queue_bytes);
+            .map_or((0, 0), |c| (c.send_queue_bytes, c.send_queue_messages));
         let budget = BULK_QUEUE_BOUND.saturating_sub(queued);
         let (trunk, flows) = (&mut self.trunk, &mut self.flows);
         let mut sent = 0;
+        // messages that may still go with an 8-bit seq (inbound::SEQ8_WINDOW)
+        let mut seq8_room = SEQ8_WINDOW.saturating_sub(unacked);
         self.hold.drain(now, budget, &mut self.stats, |item| {
-            let p = push_item(now, trunk, conn, flows, item);
+            let p = push_item(now, (trunk, conn), flows, item, &mut seq8_room);
             sent += u64::from(p == Pushed::Sent);
             p
         });
@@ -312,11 +332,20 @@ impl Relay {
             }
             Frame::FlowOpen(o) => Some(Control::Open(o)),
             Frame::FlowOpened { flow } => Some(Control::Opened(flow)),
-            Frame::FlowClose(c) => Some(Control::Close {
-                flow: c.flow,
-                code: c.code,
-                reason: c.reason.to_vec(),
-            }),
+            Frame::FlowFin { flow, sent } => {
+                if let Some(f) = self.flows.get(flow) {
+                    self.drains.fin(now, flow, sent, f.reliable_received);
+                }
+                None
+            }
+            Frame::FlowClose(c) => {
+                let (code, reason) = self.drains.close(c.flow, (c.code, c.reason.to_vec()))?;
+                Some(Control::Close {
+                    flow: c.flow,
+                    code,
+                    reason,
+                })
+            }
         }
     }
 
@@ -332,15 +361,35 @@ impl Relay {
             return;
         };
         self.stats.messages_from_trunk += 1;
+        if flow.kind(d.channel).is_some_and(|k| k.is_reliable()) {
+            flow.reliable_received += 1;
+        }
+        let received = flow.reliable_received;
+        let seq = match d.seq {
+            Some(low) if d.seq8 => {
+                let next = flow.expected(d.channel);
+                match next.and_then(|n| expand_seq8(n, low as u8)) {
+                    Some(s) => Some(s),
+                    None => {
+                        self.stats.bad_frames += 1;
+                        return;
+                    }
+                }
+            }
+            s => s,
+        };
         let mut out = Vec::new();
         let payload = bytes.slice_ref(d.payload);
-        match flow.arrive((d.channel, d.seq, d.key), payload, limit, &mut out) {
+        match flow.arrive((d.channel, seq, d.key), payload, limit, &mut out) {
             Arrival::Ok { stale } => self.stats.dropped_messages += u64::from(stale),
             Arrival::Bad => self.stats.bad_frames += 1,
             Arrival::Overflow => return self.overflow(now, d.flow),
         }
         let conn = flow.conn;
         self.deliver(now, conn, out);
+        if let Some((code, reason)) = self.drains.data(d.flow, received) {
+            self.close_flow(now, d.flow, (code, &reason), Ended::ByTrunk);
+        }
     }
 
     /// Hands messages to a local connection, each on its channel.
@@ -369,13 +418,14 @@ impl Relay {
     }
 }
 
-/// One held message into the trunk: its frame gets the flow's next seq on its channel.
+/// One held message into the trunk: its frame gets the flow's next seq on its channel, as
+/// its low 8 bits on a ReliableOrdered channel while `seq8_room` lasts.
 fn push_item(
     now: Instant,
-    trunk: &mut Endpoint,
-    conn: ConnectionHandle,
+    (trunk, conn): (&mut Endpoint, ConnectionHandle),
     flows: &mut Flows,
     item: &Item,
+    seq8_room: &mut usize,
 ) -> Pushed {
     let Some(flow) = flows.get_mut(item.flow) else {
         return Pushed::Dropped;
@@ -385,10 +435,12 @@ fn push_item(
         .kind
         .has_seq()
         .then(|| flow.send_seq.get(ch).copied().unwrap_or(0));
+    let seq8 = item.kind == ChannelKind::ReliableOrdered && *seq8_room > 0;
     let d = Data {
         flow: item.flow,
         channel: item.channel,
         seq,
+        seq8,
         key: item.key.filter(|_| item.kind.has_key()),
         payload: &item.data,
     };
@@ -403,6 +455,10 @@ fn push_item(
         Ok(()) => {
             if let Some(s) = flow.send_seq.get_mut(ch) {
                 *s += 1;
+            }
+            if channel == frame::RELIABLE {
+                *seq8_room = seq8_room.saturating_sub(1);
+                flow.reliable_sent += 1;
             }
             Pushed::Sent
         }

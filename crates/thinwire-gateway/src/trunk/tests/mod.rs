@@ -3,5 +3,6 @@
 
 mod bounds;
 mod e2e;
+mod fin;
 mod frames;
 mod hold;
