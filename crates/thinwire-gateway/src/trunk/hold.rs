@@ -11,7 +11,7 @@
 //! a lone message on an idle trunk goes almost at once. No message waits more than T (bulk
 //! the trunk will not take yet excepted, below). A free-running period clock (ticks at
 //! `epoch + kT`: T/2 on average at every rate) was measured first and rejected: in the
-//! Anarchy Online reproduction (175 flows, λT ≈ 2.8) it sent 27% more trunk packets than
+//! Anarchy Online reproduction (175 flows, λT ≈ 2.8) it sent 26% more trunk packets than
 //! batches of a whole T, because a push then covers a whole T only when a message arrives
 //! right after a tick (`docs/GATEWAY.md` §5.1).
 //!
