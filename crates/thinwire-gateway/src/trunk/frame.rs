@@ -352,9 +352,23 @@ pub const CONTROL: u8 = 0;
 pub const RELIABLE: u8 = 1;
 /// Trunk channel 2 (Unreliable): unreliable player data and TCM bundles.
 pub const UNRELIABLE: u8 = 2;
-/// The trunk connection's channels, indexed by [`CONTROL`], [`RELIABLE`], [`UNRELIABLE`].
-pub const TRUNK_CHANNELS: [ChannelKind; 3] = [
+/// Trunk channel 3 (LatestReliable): values of LatestReliable player channels, keyed by
+/// [`latest_key`], so that the trunk connection stops retransmitting a value once a newer one
+/// for the same (flow, channel, key) is sent.
+pub const LATEST: u8 = 3;
+/// The trunk connection's channels, indexed by [`CONTROL`], [`RELIABLE`], [`UNRELIABLE`],
+/// [`LATEST`].
+pub const TRUNK_CHANNELS: [ChannelKind; 4] = [
     ChannelKind::ReliableOrdered,
     ChannelKind::ReliableUnordered,
     ChannelKind::Unreliable,
+    ChannelKind::LatestReliable,
 ];
+
+/// The trunk key of a LatestReliable player value: flow (24 bits), channel (6 bits) and key
+/// (34 bits) side by side; `None` when one does not fit (the value then travels on
+/// [`RELIABLE`], superseded only at the receiving gateway).
+pub fn latest_key(flow: u32, channel: u8, key: u64) -> Option<u64> {
+    (flow < 1 << 24 && channel < 64 && key < 1 << 34)
+        .then(|| u64::from(flow) << 40 | u64::from(channel) << 34 | key)
+}

@@ -7,7 +7,7 @@
 //! | ReliableUnordered    | 1                    | delivers on arrival                         |
 //! | Unreliable           | 2 (unreliable)       | delivers on arrival                         |
 //! | UnreliableSequenced  | 2                    | drops older than the newest delivered       |
-//! | LatestReliable       | 1                    | drops older than the newest for its key     |
+//! | LatestReliable       | 3 (latest-value)     | drops older than the newest for its key     |
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -11,9 +11,9 @@
 //!   [`players_public_key`](EdgeGateway::players_public_key)). Each becomes a **flow**: a
 //!   FlowOpen with its channel kinds goes to the server gateway, which opens an ordinary
 //!   thinwire connection to the game server with those channels and relays both ways.
-//! - The trunk has three channels ([`frame::TRUNK_CHANNELS`]): 0 ReliableOrdered for control,
+//! - The trunk has four channels ([`frame::TRUNK_CHANNELS`]): 0 ReliableOrdered for control,
 //!   1 ReliableUnordered for reliable player data, 2 Unreliable for unreliable data and TCM
-//!   bundles. Ordered player channels travel unordered with per-(flow, channel) sequence
+//!   bundles, 3 LatestReliable for latest-value player data. Ordered player channels travel unordered with per-(flow, channel) sequence
 //!   numbers and are reordered by the receiving gateway, so one player's loss never holds
 //!   back another's channel (see `inbound.rs`).
 //! - Messages toward the trunk are held and pushed together every [`TrunkOptions::period`]

@@ -361,7 +361,7 @@ impl Relay {
             return;
         };
         self.stats.messages_from_trunk += 1;
-        if flow.kind(d.channel).is_some_and(|k| k.is_reliable()) {
+        if flow.kind(d.channel).is_some_and(counts_for_fin) {
             flow.reliable_received += 1;
         }
         let received = flow.reliable_received;
@@ -446,25 +446,47 @@ fn push_item(
     };
     let mut buf = Vec::with_capacity(d.header_len() + item.data.len());
     Frame::Data(d).emit(&mut buf);
-    let channel = if item.kind.is_reliable() {
-        frame::RELIABLE
-    } else {
-        frame::UNRELIABLE
+    let latest = match (item.kind, item.key) {
+        (ChannelKind::LatestReliable, Some(k)) => frame::latest_key(item.flow, item.channel, k),
+        _ => None,
     };
-    match trunk.send(now, conn, channel, Bytes::from(buf)) {
+    let (channel, sent) = match latest {
+        Some(k) => (
+            frame::LATEST,
+            trunk.send_latest(now, conn, frame::LATEST, k, Bytes::from(buf)),
+        ),
+        None if item.kind.is_reliable() => (
+            frame::RELIABLE,
+            trunk.send(now, conn, frame::RELIABLE, Bytes::from(buf)),
+        ),
+        None => (
+            frame::UNRELIABLE,
+            trunk.send(now, conn, frame::UNRELIABLE, Bytes::from(buf)),
+        ),
+    };
+    match sent {
         Ok(()) => {
             if let Some(s) = flow.send_seq.get_mut(ch) {
                 *s += 1;
             }
             if channel == frame::RELIABLE {
                 *seq8_room = seq8_room.saturating_sub(1);
-                flow.reliable_sent += 1;
             }
+            flow.reliable_sent += u64::from(counts_for_fin(item.kind));
             Pushed::Sent
         }
         Err(SendError::BufferFull) => Pushed::Blocked,
         Err(_) => Pushed::Dropped,
     }
+}
+
+/// Whether a Data frame of a channel of `kind` counts in a FlowFin: the reliable kinds but
+/// LatestReliable, whose superseded values the trunk never delivers.
+fn counts_for_fin(kind: ChannelKind) -> bool {
+    matches!(
+        kind,
+        ChannelKind::ReliableOrdered | ChannelKind::ReliableUnordered
+    )
 }
 
 /// A gateway's handler of one endpoint event.

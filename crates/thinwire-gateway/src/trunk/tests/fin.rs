@@ -1,4 +1,5 @@
-//! A FlowClose waits for its flow's data (FlowFin), in simulated time.
+//! In simulated time: a FlowClose waits for its flow's data (FlowFin); a superseded
+//! LatestReliable value is not retransmitted on the trunk.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -13,25 +14,30 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
+/// A cleartext harness (the tests find messages on the wire) with a 100 ms trunk RTT and no
+/// redundant bundling on the trunk (a lost message must not ride along in a later packet),
+/// and one player with `kind` on channel 0, connected and settled.
+fn harness(seed: u64, kind: ChannelKind) -> (Harness, usize) {
+    let t = TransportConfig {
+        bundling: false,
+        ..TransportConfig::default()
+    };
+    let mut h = Harness::builder(seed)
+        .insecure_cleartext()
+        .trunk_transport(t)
+        .trunk_link(LinkConfig::default().with_delay(Duration::from_millis(50)))
+        .build();
+    let p = h.connect_player(&[kind]).expect("connects");
+    h.run_for(Duration::from_millis(200));
+    (h, p)
+}
+
 /// Regression: the player's last message was lost on the trunk and its FlowClose (control
 /// channel) overtook the retransmission; the server gateway closed the game connection first
 /// and the message was dropped.
 #[test]
 fn a_flow_close_waits_for_the_data_it_overtook() {
-    // no redundant bundling: the lost data must not ride along with the close
-    let t = TransportConfig {
-        bundling: false,
-        ..TransportConfig::default()
-    };
-    let mut h = Harness::builder(21)
-        .insecure_cleartext()
-        .trunk_transport(t)
-        .trunk_link(LinkConfig::default().with_delay(Duration::from_millis(50)))
-        .build();
-    let p = h
-        .connect_player(&[ChannelKind::ReliableOrdered])
-        .expect("connects");
-    h.run_for(Duration::from_millis(200));
+    let (mut h, p) = harness(21, ChannelKind::ReliableOrdered);
     let dropped = Rc::new(Cell::new(false));
     let d = dropped.clone();
     h.trunk_up.filter = Some(Box::new(move |_, _, bytes| {
@@ -58,4 +64,32 @@ fn a_flow_close_waits_for_the_data_it_overtook() {
         .iter()
         .any(|(_, _, e)| matches!(e, Event::Disconnected { .. })));
     assert_eq!(h.server_gw.stats().flows_open, 0);
+}
+
+/// A LatestReliable value lost on the trunk and then superseded is not sent again: the trunk
+/// carries player values on its own LatestReliable channel, keyed by (flow, channel, key).
+#[test]
+fn a_superseded_latest_value_is_not_retransmitted_on_the_trunk() {
+    let (mut h, p) = harness(22, ChannelKind::LatestReliable);
+    let old_seen = Rc::new(Cell::new(0u32));
+    let seen = old_seen.clone();
+    h.trunk_up.filter = Some(Box::new(move |_, _, bytes| {
+        if contains(bytes, b"position v1") {
+            seen.set(seen.get() + 1);
+            return Verdict::Drop;
+        }
+        Verdict::Pass
+    }));
+    h.player_send_latest(p, 0, 9, b"position v1");
+    h.run_for(Duration::from_millis(20));
+    assert_eq!(old_seen.get(), 1, "v1 went once, and was lost");
+    h.player_send_latest(p, 0, 9, b"position v2");
+    h.run_for(Duration::from_secs(2));
+    assert_eq!(old_seen.get(), 1, "v1 was superseded, not retransmitted");
+    let got: Vec<Vec<u8>> = h
+        .take_game_messages(p)
+        .into_iter()
+        .map(|(_, m)| m.data.to_vec())
+        .collect();
+    assert_eq!(got, [b"position v2".to_vec()]);
 }

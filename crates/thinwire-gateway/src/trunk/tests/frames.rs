@@ -297,3 +297,23 @@ fn an_8_bit_seq_expands_to_the_smallest_seq_at_or_above_the_next_expected() {
         }
     }
 }
+
+#[test]
+fn latest_keys_pack_flow_channel_and_key_or_do_not_fit() {
+    use crate::trunk::frame::latest_key;
+    assert_eq!(latest_key(0, 0, 0), Some(0));
+    assert_eq!(latest_key(1, 2, 3), Some(1 << 40 | 2 << 34 | 3));
+    assert_eq!(latest_key((1 << 24) - 1, 63, (1 << 34) - 1), Some(u64::MAX));
+    assert_eq!(latest_key(1 << 24, 0, 0), None);
+    assert_eq!(latest_key(0, 64, 0), None);
+    assert_eq!(latest_key(0, 0, 1 << 34), None);
+    // distinct (flow, channel, key) never share a trunk key
+    let mut seen = std::collections::HashSet::new();
+    for flow in [0u32, 1, 255, (1 << 24) - 1] {
+        for channel in [0u8, 1, 63] {
+            for key in [0u64, 1, (1 << 34) - 1] {
+                assert!(seen.insert(latest_key(flow, channel, key)));
+            }
+        }
+    }
+}
