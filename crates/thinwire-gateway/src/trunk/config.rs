@@ -10,9 +10,9 @@ use super::error::GatewayError;
 /// How the trunk holds and bounds what it carries (the same at both gateways).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrunkOptions {
-    /// T: messages toward the trunk are held and pushed into the trunk connection together
-    /// every T, so that thinwire packs them into few datagrams. `ZERO` pushes them at once.
-    /// Default 10 ms.
+    /// T: messages toward the trunk are held (at most T, at most T/2 under sparse traffic:
+    /// `docs/GATEWAY.md` §2) and pushed into the trunk connection together, so that thinwire
+    /// packs them into few datagrams. `ZERO` pushes them at once. Default 10 ms.
     pub period: Duration,
     /// Most flows (players) at once. Default 4096.
     pub max_flows: usize,

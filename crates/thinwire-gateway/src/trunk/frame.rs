@@ -7,8 +7,8 @@
 //! FlowClose   0x03 flow:varint code:varint len:u8(≤64) reason:len
 //! Bundle      0x04 bytes…
 //! FlowFin     0x05 flow:varint sent:varint
-//! Data        0x10|S|K|E flow:varint channel:u8 [seq if S=1: u8 if E=4, else varint]
-//!             [key:varint if K=2] payload…
+//! Data        0x10|S|K|E|D flow:varint channel:u8 [seq if S=1: u8 if E=4, else varint]
+//!             [key:varint if K=2] [deadline left, µs: varint if D=8] payload…
 //! Data short  1Ef(6) f(8): flow < 2^14, channel 0, seq (u8 if E, else varint), no key; payload…
 //! ```
 //! Lengths are checked once while parsing; nothing after that can panic. `docs/GATEWAY.md` §2
@@ -37,6 +37,7 @@ pub const DATA: u8 = 0x10;
 const DATA_SEQ: u8 = 0x01;
 const DATA_KEY: u8 = 0x02;
 const DATA_SEQ8: u8 = 0x04;
+const DATA_DEADLINE: u8 = 0x08;
 /// Top bit of the type byte of a short Data frame (channel 0, a seq, no key): the low 6 bits
 /// and the next byte are the flow id; bit 6 says the seq is its low 8 bits only.
 pub const DATA_SHORT: u8 = 0x80;
@@ -110,6 +111,9 @@ pub struct Data<'a> {
     /// from the next seq it expects (ReliableOrdered channels, `docs/GATEWAY.md` §2). Only
     /// with a seq; a larger `seq` is emitted as its low 8 bits.
     pub seq8: bool,
+    /// A deadline message: the time it has left, in microseconds (no seq then: it is
+    /// delivered whenever it arrives, as thinwire delivers deadline messages).
+    pub deadline_us: Option<u64>,
     /// The key, on LatestReliable channels.
     pub key: Option<u64>,
     /// The message.
@@ -120,7 +124,11 @@ impl Data<'_> {
     /// Whether the frame takes the short form: channel 0, a seq, no key, a flow below
     /// [`SHORT_FLOWS`].
     fn is_short(&self) -> bool {
-        self.channel == 0 && self.seq.is_some() && self.key.is_none() && self.flow < SHORT_FLOWS
+        self.channel == 0
+            && self.seq.is_some()
+            && self.key.is_none()
+            && self.deadline_us.is_none()
+            && self.flow < SHORT_FLOWS
     }
 
     /// Appends the frame's header (everything but the payload), in the short form when it
@@ -142,6 +150,9 @@ impl Data<'_> {
             if seq8 {
                 ty |= DATA_SEQ8;
             }
+            if self.deadline_us.is_some() {
+                ty |= DATA_DEADLINE;
+            }
             out.push(ty);
             varint::write(out, u64::from(self.flow));
             out.push(self.channel);
@@ -153,6 +164,9 @@ impl Data<'_> {
         }
         if let Some(k) = self.key {
             varint::write(out, k);
+        }
+        if let Some(d) = self.deadline_us {
+            varint::write(out, d);
         }
     }
 
@@ -168,7 +182,7 @@ impl Data<'_> {
             Some(s) => varint::len(s),
             None => 0,
         };
-        head + seq + self.key.map_or(0, varint::len)
+        head + seq + self.key.map_or(0, varint::len) + self.deadline_us.map_or(0, varint::len)
     }
 }
 
@@ -194,15 +208,18 @@ fn parse_data<'a>(ty: u8, r: &mut Reader<'a>) -> Result<Data<'a>, FrameError> {
         (true, true) => Some(u64::from(r.u8().ok_or(FrameError::Truncated)?)),
         (true, false) => Some(r.varint().ok_or(FrameError::Truncated)?),
     };
-    let key = match has_key {
-        true => Some(r.varint().ok_or(FrameError::Truncated)?),
-        false => None,
+    let mut field = |present: bool| match present {
+        true => r.varint().map(Some).ok_or(FrameError::Truncated),
+        false => Ok(None),
     };
+    let key = field(has_key)?;
+    let deadline_us = field(ty & DATA_SHORT == 0 && ty & DATA_DEADLINE != 0)?;
     Ok(Data {
         flow,
         channel,
         seq,
         seq8,
+        deadline_us,
         key,
         payload: r.rest(),
     })
@@ -235,7 +252,7 @@ impl<'a> Frame<'a> {
             },
             t if t & DATA_SHORT != 0 => return parse_data(t, &mut r).map(Frame::Data),
             // a seq8 bit needs a seq
-            t if t & !(DATA_SEQ | DATA_KEY | DATA_SEQ8) == DATA
+            t if t & !(DATA_SEQ | DATA_KEY | DATA_SEQ8 | DATA_DEADLINE) == DATA
                 && (t & DATA_SEQ8 == 0 || t & DATA_SEQ != 0) =>
             {
                 return parse_data(t, &mut r).map(Frame::Data);

@@ -46,6 +46,8 @@ pub(crate) struct Item {
     pub(crate) key: Option<u64>,
     pub(crate) data: Bytes,
     pub(crate) since: Instant,
+    /// A deadline message: the time it had left when it arrived.
+    pub(crate) deadline: Option<Duration>,
 }
 
 impl Item {
@@ -54,12 +56,13 @@ impl Item {
     }
 
     fn urgent(&self) -> bool {
-        matches!(
-            self.kind,
-            ChannelKind::Unreliable
-                | ChannelKind::UnreliableSequenced
-                | ChannelKind::LatestReliable
-        )
+        self.deadline.is_some()
+            || matches!(
+                self.kind,
+                ChannelKind::Unreliable
+                    | ChannelKind::UnreliableSequenced
+                    | ChannelKind::LatestReliable
+            )
     }
 }
 

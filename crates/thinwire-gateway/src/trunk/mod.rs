@@ -16,9 +16,10 @@
 //!   bundles, 3 LatestReliable for latest-value player data. Ordered player channels travel unordered with per-(flow, channel) sequence
 //!   numbers and are reordered by the receiving gateway, so one player's loss never holds
 //!   back another's channel (see `inbound.rs`).
-//! - Messages toward the trunk are held and pushed together every [`TrunkOptions::period`]
-//!   (see `hold.rs`); latest-value and unreliable data go first, bulk reliable data only while
-//!   the trunk's reliable queue is short.
+//! - Messages toward the trunk are held and pushed together, at most
+//!   [`TrunkOptions::period`] after the first of a batch and less when traffic is sparse (see
+//!   `hold.rs`); latest-value, unreliable and deadline data go first, bulk reliable data only
+//!   while the trunk's reliable queue is short.
 //! - Every buffer is bounded ([`TrunkOptions`], `inbound::LATEST_KEYS`, the event queue);
 //!   frames that do not parse are counted ([`GatewayStats::bad_frames`]) and dropped.
 //!
@@ -45,6 +46,7 @@ mod flow;
 pub mod frame;
 mod hold;
 mod inbound;
+mod push;
 mod relay;
 mod server;
 mod stats;

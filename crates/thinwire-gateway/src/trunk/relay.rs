@@ -5,22 +5,22 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use thinwire_proto::{
-    ChannelKind, ConnectionHandle, Endpoint, Event, Message, SendError, Transmit,
-};
+
+use thinwire_proto::{ConnectionHandle, DeadlineOptions, Endpoint, Event, Message, Transmit};
 
 use super::close;
 use super::config::TrunkOptions;
 use super::early::Early;
 use super::error::GatewayError;
 use super::fin::Drains;
-use super::flow::{Arrival, Flow, Flows};
+use super::flow::{Arrival, Flow, FlowState, Flows};
 use super::frame::{self, Data, FlowClose, FlowOpen, Frame};
 use super::hold::{Hold, Item, Pushed, BULK_QUEUE_BOUND};
 use super::inbound::{expand_seq8, SEQ8_WINDOW};
+use super::push::{counts_for_fin, push_item, DEADLINE_TARGET, MIN_DEADLINE};
 use super::stats::GatewayStats;
 use super::{GatewayEvent, Side};
 
@@ -260,6 +260,7 @@ impl Relay {
             key: msg.key,
             data: msg.data,
             since: now,
+            deadline: msg.deadline.map(|d| d.deadline.saturating_sub(d.age)),
         };
         if !self.hold.push(now, item) {
             self.overflow(now, id);
@@ -361,6 +362,11 @@ impl Relay {
             return;
         };
         self.stats.messages_from_trunk += 1;
+        if let Some(us) = d.deadline_us {
+            let conn = flow.conn;
+            let open = flow.state == FlowState::Open && flow.kind(d.channel).is_some();
+            return self.deliver_deadline(now, (conn, open), d, (us, bytes));
+        }
         if flow.kind(d.channel).is_some_and(counts_for_fin) {
             flow.reliable_received += 1;
         }
@@ -392,6 +398,33 @@ impl Relay {
         }
     }
 
+    /// A deadline message from the trunk, to the local connection with what it has left (less
+    /// half the trunk's smoothed RTT, its time on the trunk); dropped while the flow's
+    /// connection is not up.
+    fn deliver_deadline(
+        &mut self,
+        now: Instant,
+        (conn, open): (ConnectionHandle, bool),
+        d: &Data<'_>,
+        (us, bytes): (u64, &Bytes),
+    ) {
+        let trunk = self
+            .trunk_conn()
+            .and_then(|h| self.trunk.connection_stats(h));
+        let transit = trunk.map_or(Duration::ZERO, |s| s.srtt / 2);
+        let left = Duration::from_micros(us).saturating_sub(transit);
+        let opts = DeadlineOptions::new(left.max(MIN_DEADLINE), DEADLINE_TARGET);
+        let payload = bytes.slice_ref(d.payload);
+        if !open
+            || self
+                .local
+                .send_deadline(now, conn, d.channel, payload, opts)
+                .is_err()
+        {
+            self.stats.dropped_messages += 1;
+        }
+    }
+
     /// Hands messages to a local connection, each on its channel.
     pub(crate) fn deliver(
         &mut self,
@@ -416,77 +449,6 @@ impl Relay {
             self.take_trunk(now, f);
         }
     }
-}
-
-/// One held message into the trunk: its frame gets the flow's next seq on its channel, as
-/// its low 8 bits on a ReliableOrdered channel while `seq8_room` lasts.
-fn push_item(
-    now: Instant,
-    (trunk, conn): (&mut Endpoint, ConnectionHandle),
-    flows: &mut Flows,
-    item: &Item,
-    seq8_room: &mut usize,
-) -> Pushed {
-    let Some(flow) = flows.get_mut(item.flow) else {
-        return Pushed::Dropped;
-    };
-    let ch = usize::from(item.channel);
-    let seq = item
-        .kind
-        .has_seq()
-        .then(|| flow.send_seq.get(ch).copied().unwrap_or(0));
-    let seq8 = item.kind == ChannelKind::ReliableOrdered && *seq8_room > 0;
-    let d = Data {
-        flow: item.flow,
-        channel: item.channel,
-        seq,
-        seq8,
-        key: item.key.filter(|_| item.kind.has_key()),
-        payload: &item.data,
-    };
-    let mut buf = Vec::with_capacity(d.header_len() + item.data.len());
-    Frame::Data(d).emit(&mut buf);
-    let latest = match (item.kind, item.key) {
-        (ChannelKind::LatestReliable, Some(k)) => frame::latest_key(item.flow, item.channel, k),
-        _ => None,
-    };
-    let (channel, sent) = match latest {
-        Some(k) => (
-            frame::LATEST,
-            trunk.send_latest(now, conn, frame::LATEST, k, Bytes::from(buf)),
-        ),
-        None if item.kind.is_reliable() => (
-            frame::RELIABLE,
-            trunk.send(now, conn, frame::RELIABLE, Bytes::from(buf)),
-        ),
-        None => (
-            frame::UNRELIABLE,
-            trunk.send(now, conn, frame::UNRELIABLE, Bytes::from(buf)),
-        ),
-    };
-    match sent {
-        Ok(()) => {
-            if let Some(s) = flow.send_seq.get_mut(ch) {
-                *s += 1;
-            }
-            if channel == frame::RELIABLE {
-                *seq8_room = seq8_room.saturating_sub(1);
-            }
-            flow.reliable_sent += u64::from(counts_for_fin(item.kind));
-            Pushed::Sent
-        }
-        Err(SendError::BufferFull) => Pushed::Blocked,
-        Err(_) => Pushed::Dropped,
-    }
-}
-
-/// Whether a Data frame of a channel of `kind` counts in a FlowFin: the reliable kinds but
-/// LatestReliable, whose superseded values the trunk never delivers.
-fn counts_for_fin(kind: ChannelKind) -> bool {
-    matches!(
-        kind,
-        ChannelKind::ReliableOrdered | ChannelKind::ReliableUnordered
-    )
 }
 
 /// A gateway's handler of one endpoint event.

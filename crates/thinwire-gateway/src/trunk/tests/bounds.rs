@@ -19,6 +19,7 @@ fn item(flow: u32, kind: ChannelKind, len: usize, now: Instant) -> Item {
         key: kind.has_key().then_some(1),
         data: Bytes::from(vec![0u8; len]),
         since: now,
+        deadline: None,
     }
 }
 

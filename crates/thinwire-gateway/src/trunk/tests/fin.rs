@@ -1,12 +1,14 @@
 //! In simulated time: a FlowClose waits for its flow's data (FlowFin); a superseded
-//! LatestReliable value is not retransmitted on the trunk.
+//! LatestReliable value is not retransmitted on the trunk; a deadline message keeps its
+//! deadline across the trunk.
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use thinwire_netmodel::LinkConfig;
-use thinwire_proto::{ChannelKind, Event, TransportConfig};
+use thinwire_proto::{ChannelKind, DeadlineOptions, Event, TransportConfig};
 
 use crate::trunk::testing::{Harness, Verdict};
 
@@ -92,4 +94,41 @@ fn a_superseded_latest_value_is_not_retransmitted_on_the_trunk() {
         .map(|(_, m)| m.data.to_vec())
         .collect();
     assert_eq!(got, [b"position v2".to_vec()]);
+}
+
+/// A player's deadline message crosses the trunk as a deadline message and reaches the game
+/// server as one, with what is left of its deadline; it takes no seq of its channel, so the
+/// channel's ordered messages around it are not held for it.
+#[test]
+fn a_deadline_message_keeps_its_deadline_across_the_trunk() {
+    let (mut h, p) = harness(23, ChannelKind::ReliableOrdered);
+    let conn = h.players[p].conn;
+    let opts = DeadlineOptions::new(Duration::from_millis(400), 0.999);
+    h.player_send(p, 0, b"before");
+    h.players[p]
+        .endpoint
+        .send_deadline(h.time, conn, 0, Bytes::from_static(b"urgent"), opts)
+        .expect("deadline send");
+    h.player_send(p, 0, b"after");
+    h.run_for(Duration::from_secs(1));
+    let got = h.take_game_messages(p);
+    let data: Vec<&[u8]> = got.iter().map(|(_, m)| &m.data[..]).collect();
+    assert_eq!(data.len(), 3, "{data:?}");
+    let ordered: Vec<&[u8]> = data.iter().copied().filter(|d| *d != b"urgent").collect();
+    assert_eq!(ordered, [&b"before"[..], b"after"]);
+    let (_, m) = got
+        .iter()
+        .find(|(_, m)| &m.data[..] == b"urgent")
+        .expect("delivered");
+    let status = m.deadline.expect("a deadline message at the game server");
+    // the game server's connection was given what was left: the 400 ms less the player's
+    // hop (its age as thinwire reports it: half an RTT estimate, still the initial 250 ms on
+    // a young connection), the hold and the trunk's one-way delay (50 ms)
+    assert!(status.deadline <= Duration::from_millis(350), "{status:?}");
+    assert!(status.deadline >= Duration::from_millis(150), "{status:?}");
+    assert!(!status.late);
+    assert_eq!(
+        h.server_gw.stats().bad_frames + h.edge.stats().bad_frames,
+        0
+    );
 }

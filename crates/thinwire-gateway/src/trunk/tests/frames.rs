@@ -51,6 +51,7 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 channel: 2,
                 seq: None,
                 seq8: false,
+                deadline_us: None,
                 key: None,
                 payload: b"hi",
             }),
@@ -62,6 +63,7 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 channel: 0,
                 seq: Some(256),
                 seq8: false,
+                deadline_us: None,
                 key: None,
                 payload: b"x",
             }),
@@ -73,6 +75,7 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 channel: 0,
                 seq: Some(7),
                 seq8: true,
+                deadline_us: None,
                 key: None,
                 payload: b"hi",
             }),
@@ -84,6 +87,7 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 channel: 0,
                 seq: Some(255),
                 seq8: true,
+                deadline_us: None,
                 key: None,
                 payload: b"!",
             }),
@@ -95,6 +99,7 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 channel: 2,
                 seq: Some(9),
                 seq8: true,
+                deadline_us: None,
                 key: None,
                 payload: b"z",
             }),
@@ -106,8 +111,21 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 channel: 0,
                 seq: Some(1),
                 seq8: false,
+                deadline_us: None,
                 key: None,
                 payload: b"",
+            }),
+        ),
+        (
+            vec![0x18, 0x05, 0x00, 0x80, 0x00, 0xc3, 0x50, b'd'],
+            Frame::Data(Data {
+                flow: 5,
+                channel: 0,
+                seq: None,
+                seq8: false,
+                deadline_us: Some(50_000),
+                key: None,
+                payload: b"d",
             }),
         ),
         (
@@ -117,6 +135,7 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 channel: 4,
                 seq: Some(1),
                 seq8: false,
+                deadline_us: None,
                 key: Some(42),
                 payload: b"",
             }),
@@ -164,7 +183,12 @@ fn malformed_frames_are_errors() {
         // seq8 without a seq
         (&[0x14, 0x00, 0x00], FrameError::UnknownType(0x14)),
         (&[0x16, 0x00, 0x00, 0x01], FrameError::UnknownType(0x16)),
-        (&[0x18, 0x00, 0x00], FrameError::UnknownType(0x18)),
+        (&[0x18, 0x00, 0x00], FrameError::Truncated),
+        (
+            &[0x1c, 0x00, 0x00, 0x01, 0x01],
+            FrameError::UnknownType(0x1c),
+        ),
+        (&[0x20], FrameError::UnknownType(0x20)),
         (&[0x80], FrameError::Truncated),
         (&[0xc0, 0x01], FrameError::Truncated),
         (&[0x80, 0x01, 0x40], FrameError::Truncated),
@@ -232,12 +256,13 @@ proptest! {
         seq in prop::option::of(0..=V),
         seq8: bool,
         key in prop::option::of(0..=V),
+        deadline_us in prop::option::of(0..=V),
         payload in prop::collection::vec(any::<u8>(), 0..200),
     ) {
         // an 8-bit seq carries the low 8 bits only
         let seq8 = seq8 && seq.is_some();
         let seq = if seq8 { seq.map(|s| s & 0xff) } else { seq };
-        let d = Data { flow, channel, seq, seq8, key, payload: &payload };
+        let d = Data { flow, channel, seq, seq8, deadline_us, key, payload: &payload };
         let mut header = Vec::new();
         d.emit_header(&mut header);
         prop_assert_eq!(header.len(), d.header_len());
@@ -251,7 +276,7 @@ proptest! {
     #[test]
     fn short_form_is_used_and_shorter(flow in 0u32..16_384, seq in 0..=V, seq8: bool) {
         let seq = if seq8 { seq & 0xff } else { seq };
-        let d = Data { flow, channel: 0, seq: Some(seq), seq8, key: None, payload: b"p" };
+        let d = Data { flow, channel: 0, seq: Some(seq), seq8, deadline_us: None, key: None, payload: b"p" };
         let bytes = Frame::Data(d.clone()).to_vec();
         prop_assert!(bytes[0] & 0x80 != 0);
         let seq_len = bytes.len() - 3;

@@ -37,6 +37,7 @@ fn run(arrivals: &[Duration]) -> (GatewayStats, usize) {
                 key: None,
                 data: Bytes::from_static(b"x"),
                 since: a,
+                deadline: None,
             };
             assert!(hold.push(a, item));
         }
@@ -131,6 +132,7 @@ fn what_the_trunk_would_not_take_goes_at_the_next_tick() {
             key: None,
             data: Bytes::from_static(b"x"),
             since: start,
+            deadline: None,
         };
         assert!(hold.push(start + T / 4, item));
     }
