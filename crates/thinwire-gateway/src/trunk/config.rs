@@ -12,9 +12,9 @@ use super::peer::TrunkPeer;
 /// How the trunk holds and bounds what it carries (the same at both gateways).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrunkOptions {
-    /// T: messages toward the trunk are held and pushed into the trunk connection together
-    /// every T, so that thinwire packs them into few datagrams. `ZERO` pushes them at once.
-    /// Default 10 ms.
+    /// T: messages toward the trunk are held (at most T, at most T/2 under sparse traffic:
+    /// `docs/GATEWAY.md` §2) and pushed into the trunk connection together, so that thinwire
+    /// packs them into few datagrams. `ZERO` pushes them at once. Default 10 ms.
     pub period: Duration,
     /// Most flows (players) at once. Default 4096.
     pub max_flows: usize,
@@ -52,7 +52,10 @@ impl TrunkOptions {
     /// the datagram is 16 bytes larger, so a player's full-size unreliable message still fits
     /// with its frame header; the trunk buffers 8 times what one player's connection does
     /// (it carries many flows; the trunk endpoint's memory budget still bounds it, at 8 MiB
-    /// by default: its per-source share). Everything else is the players' thin-stream
+    /// by default: its per-source share) and remembers 4 times the latest-value keys (every
+    /// flow's LatestReliable keys share trunk channel 3). Redundant bundling is off: bundling
+    /// each packet's unacknowledged data into the next would double the trunk's payload
+    /// (`docs/GATEWAY.md` §2, loss recovery). Everything else is the players' thin-stream
     /// configuration; the trunk's congestion control is weighted by its open flows instead
     /// (`Endpoint::set_congestion_weight`), which the gateways keep up to date.
     ///
@@ -65,6 +68,8 @@ impl TrunkOptions {
             bundle_budget: base.bundle_budget + 16,
             recv_buffer: base.recv_buffer.saturating_mul(8),
             send_buffer: base.send_buffer.saturating_mul(8),
+            bundling: false,
+            max_latest_keys: base.max_latest_keys.saturating_mul(4),
             ..base.clone()
         }
     }

@@ -35,6 +35,9 @@ pub(crate) struct Flow {
     pub(crate) state: FlowState,
     /// Next trunk seq per channel.
     pub(crate) send_seq: Vec<u64>,
+    /// Reliable Data frames pushed into the trunk, and taken from it (FlowFin).
+    pub(crate) reliable_sent: u64,
+    pub(crate) reliable_received: u64,
     inbound: Vec<Inbound>,
     /// Messages ready for the local connection while it is not (server gateway).
     pub(crate) pending: VecDeque<(u8, Option<u64>, Bytes)>,
@@ -61,6 +64,8 @@ impl Flow {
         Self {
             conn,
             send_seq: vec![0; kinds.len()],
+            reliable_sent: 0,
+            reliable_received: 0,
             inbound: kinds.iter().map(|&k| Inbound::new(k)).collect(),
             kinds,
             state,
@@ -73,6 +78,11 @@ impl Flow {
     /// The kind of `channel`, if the flow has it.
     pub(crate) fn kind(&self, channel: u8) -> Option<ChannelKind> {
         self.kinds.get(usize::from(channel)).copied()
+    }
+
+    /// The next seq ReliableOrdered `channel` waits for.
+    pub(crate) fn expected(&self, channel: u8) -> Option<u64> {
+        self.inbound.get(usize::from(channel))?.expected()
     }
 
     /// Takes a message from the trunk; what the local connection may get now is appended to
@@ -132,6 +142,9 @@ impl Flow {
     /// kept; what waits for the local connection (`pending`) stays.
     pub(crate) fn restart(&mut self) {
         self.send_seq.iter_mut().for_each(|s| *s = 0);
+        // FlowFin counts are per flow id too: the new flow's close announces its own frames
+        self.reliable_sent = 0;
+        self.reliable_received = 0;
         self.inbound = self.kinds.iter().map(|&k| Inbound::new(k)).collect();
         let pending = self.pending.iter().map(|(_, _, d)| d.len() + ENTRY_COST);
         self.held = pending.sum();

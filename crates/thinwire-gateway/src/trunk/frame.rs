@@ -7,7 +7,10 @@
 //! FlowOpened  0x02 flow:varint
 //! FlowClose   0x03 flow:varint code:varint len:u8(≤64) reason:len
 //! Bundle      0x04 bytes…
-//! Data        0x10|S|K flow:varint channel:u8 [seq:varint if S=1] [key:varint if K=2] payload…
+//! FlowFin     0x05 flow:varint sent:varint
+//! Data        0x10|S|K|E|D flow:varint channel:u8 [seq if S=1: u8 if E=4, else varint]
+//!             [key:varint if K=2] [deadline left, µs: varint if D=8] payload…
+//! Data short  1Ef(6) f(8): flow < 2^14, channel 0, seq (u8 if E, else varint), no key; payload…
 //! ```
 //! Lengths are checked once while parsing; nothing after that can panic. `docs/GATEWAY.md` §2
 //! has the same table with the reasons.
@@ -27,10 +30,21 @@ pub const FLOW_OPENED: u8 = 0x02;
 pub const FLOW_CLOSE: u8 = 0x03;
 /// Type byte of a Bundle.
 pub const BUNDLE: u8 = 0x04;
-/// Type byte of a Data frame; bit 0 says a seq follows, bit 1 a key.
+/// Type byte of a FlowFin.
+pub const FLOW_FIN: u8 = 0x05;
+/// Type byte of a Data frame; bit 0 says a seq follows, bit 1 a key, bit 2 that the seq is
+/// its low 8 bits only.
 pub const DATA: u8 = 0x10;
 const DATA_SEQ: u8 = 0x01;
 const DATA_KEY: u8 = 0x02;
+const DATA_SEQ8: u8 = 0x04;
+const DATA_DEADLINE: u8 = 0x08;
+/// Top bit of the type byte of a short Data frame (channel 0, a seq, no key): the low 6 bits
+/// and the next byte are the flow id; bit 6 says the seq is its low 8 bits only.
+pub const DATA_SHORT: u8 = 0x80;
+const SHORT_SEQ8: u8 = 0x40;
+/// Flow ids below this fit a short Data frame.
+pub const SHORT_FLOWS: u32 = 1 << 14;
 /// Longest FlowClose reason (bytes); longer reasons are cut when emitted.
 pub const MAX_REASON: usize = 64;
 /// Most channels of one flow (thinwire's own limit).
@@ -52,6 +66,15 @@ pub enum Frame<'a> {
     Data(Data<'a>),
     /// An opaque TCM bundle.
     Bundle(&'a [u8]),
+    /// Either way, just before a FlowClose: how many reliable Data frames of the flow were
+    /// pushed into the trunk in all, so that the receiving gateway closes the flow only once
+    /// they are in (a FlowClose on channel 0 can overtake data on channel 1).
+    FlowFin {
+        /// The flow.
+        flow: u32,
+        /// Reliable Data frames of the flow pushed into the trunk.
+        sent: u64,
+    },
 }
 
 /// A FlowOpen frame.
@@ -88,6 +111,13 @@ pub struct Data<'a> {
     pub channel: u8,
     /// The per-(flow, channel) sequence number, on every kind but Unreliable.
     pub seq: Option<u64>,
+    /// `seq` is only its low 8 bits (`0..=255`), to be expanded by the receiving gateway
+    /// from the next seq it expects (ReliableOrdered channels, `docs/GATEWAY.md` §2). Only
+    /// with a seq; a larger `seq` is emitted as its low 8 bits.
+    pub seq8: bool,
+    /// A deadline message: the time it has left, in microseconds (no seq then: it is
+    /// delivered whenever it arrives, as thinwire delivers deadline messages).
+    pub deadline_us: Option<u64>,
     /// The key, on LatestReliable channels.
     pub key: Option<u64>,
     /// The message.
@@ -95,32 +125,108 @@ pub struct Data<'a> {
 }
 
 impl Data<'_> {
-    /// Appends the frame's header (everything but the payload).
+    /// Whether the frame takes the short form: channel 0, a seq, no key, a flow below
+    /// [`SHORT_FLOWS`].
+    fn is_short(&self) -> bool {
+        self.channel == 0
+            && self.seq.is_some()
+            && self.key.is_none()
+            && self.deadline_us.is_none()
+            && self.flow < SHORT_FLOWS
+    }
+
+    /// Appends the frame's header (everything but the payload), in the short form when it
+    /// can be.
     pub fn emit_header(&self, out: &mut Vec<u8>) {
-        let mut ty = DATA;
-        if self.seq.is_some() {
-            ty |= DATA_SEQ;
+        let seq8 = self.seq8 && self.seq.is_some();
+        if self.is_short() {
+            let f = self.flow;
+            out.push(DATA_SHORT | if seq8 { SHORT_SEQ8 } else { 0 } | (f >> 8) as u8);
+            out.push(f as u8);
+        } else {
+            let mut ty = DATA;
+            if self.seq.is_some() {
+                ty |= DATA_SEQ;
+            }
+            if self.key.is_some() {
+                ty |= DATA_KEY;
+            }
+            if seq8 {
+                ty |= DATA_SEQ8;
+            }
+            if self.deadline_us.is_some() {
+                ty |= DATA_DEADLINE;
+            }
+            out.push(ty);
+            varint::write(out, u64::from(self.flow));
+            out.push(self.channel);
         }
-        if self.key.is_some() {
-            ty |= DATA_KEY;
-        }
-        out.push(ty);
-        varint::write(out, u64::from(self.flow));
-        out.push(self.channel);
-        if let Some(s) = self.seq {
-            varint::write(out, s);
+        match self.seq {
+            Some(s) if seq8 => out.push(s as u8),
+            Some(s) => varint::write(out, s),
+            None => {}
         }
         if let Some(k) = self.key {
             varint::write(out, k);
+        }
+        if let Some(d) = self.deadline_us {
+            varint::write(out, d);
         }
     }
 
     /// Length of the header [`emit_header`](Self::emit_header) writes.
     pub fn header_len(&self) -> usize {
-        2 + varint::len(u64::from(self.flow))
-            + self.seq.map_or(0, varint::len)
-            + self.key.map_or(0, varint::len)
+        let head = if self.is_short() {
+            2
+        } else {
+            2 + varint::len(u64::from(self.flow))
+        };
+        let seq = match self.seq {
+            Some(_) if self.seq8 => 1,
+            Some(s) => varint::len(s),
+            None => 0,
+        };
+        head + seq + self.key.map_or(0, varint::len) + self.deadline_us.map_or(0, varint::len)
     }
+}
+
+/// Parses a Data frame's fields after its type byte.
+fn parse_data<'a>(ty: u8, r: &mut Reader<'a>) -> Result<Data<'a>, FrameError> {
+    let (flow, channel, has_seq, seq8, has_key) = if ty & DATA_SHORT != 0 {
+        let low = r.u8().ok_or(FrameError::Truncated)?;
+        let flow = u32::from(ty & 0x3f) << 8 | u32::from(low);
+        (flow, 0, true, ty & SHORT_SEQ8 != 0, false)
+    } else {
+        let flow = flow_id(r)?;
+        let channel = r.u8().ok_or(FrameError::Truncated)?;
+        (
+            flow,
+            channel,
+            ty & DATA_SEQ != 0,
+            ty & DATA_SEQ8 != 0,
+            ty & DATA_KEY != 0,
+        )
+    };
+    let seq = match (has_seq, seq8) {
+        (false, _) => None,
+        (true, true) => Some(u64::from(r.u8().ok_or(FrameError::Truncated)?)),
+        (true, false) => Some(r.varint().ok_or(FrameError::Truncated)?),
+    };
+    let mut field = |present: bool| match present {
+        true => r.varint().map(Some).ok_or(FrameError::Truncated),
+        false => Ok(None),
+    };
+    let key = field(has_key)?;
+    let deadline_us = field(ty & DATA_SHORT == 0 && ty & DATA_DEADLINE != 0)?;
+    Ok(Data {
+        flow,
+        channel,
+        seq,
+        seq8,
+        deadline_us,
+        key,
+        payload: r.rest(),
+    })
 }
 
 impl<'a> Frame<'a> {
@@ -144,23 +250,16 @@ impl<'a> Frame<'a> {
                 Frame::FlowClose(FlowClose { flow, code, reason })
             }
             BUNDLE => return Ok(Frame::Bundle(r.rest())),
-            t if t & !(DATA_SEQ | DATA_KEY) == DATA => {
-                let flow = flow_id(&mut r)?;
-                let channel = r.u8().ok_or(FrameError::Truncated)?;
-                let mut field = |bit: u8| match t & bit {
-                    0 => Ok(None),
-                    _ => r.varint().map(Some).ok_or(FrameError::Truncated),
-                };
-                let seq = field(DATA_SEQ)?;
-                let key = field(DATA_KEY)?;
-                let payload = r.rest();
-                return Ok(Frame::Data(Data {
-                    flow,
-                    channel,
-                    seq,
-                    key,
-                    payload,
-                }));
+            FLOW_FIN => Frame::FlowFin {
+                flow: flow_id(&mut r)?,
+                sent: r.varint().ok_or(FrameError::Truncated)?,
+            },
+            t if t & DATA_SHORT != 0 => return parse_data(t, &mut r).map(Frame::Data),
+            // a seq8 bit needs a seq
+            t if t & !(DATA_SEQ | DATA_KEY | DATA_SEQ8 | DATA_DEADLINE) == DATA
+                && (t & DATA_SEQ8 == 0 || t & DATA_SEQ != 0) =>
+            {
+                return parse_data(t, &mut r).map(Frame::Data);
             }
             t => return Err(FrameError::UnknownType(t)),
         };
@@ -194,6 +293,11 @@ impl<'a> Frame<'a> {
             Frame::Bundle(b) => {
                 out.push(BUNDLE);
                 out.extend_from_slice(b);
+            }
+            Frame::FlowFin { flow, sent } => {
+                out.push(FLOW_FIN);
+                varint::write(out, u64::from(*flow));
+                varint::write(out, *sent);
             }
         }
     }
@@ -294,9 +398,23 @@ pub const CONTROL: u8 = 0;
 pub const RELIABLE: u8 = 1;
 /// Trunk channel 2 (Unreliable): unreliable player data and TCM bundles.
 pub const UNRELIABLE: u8 = 2;
-/// The trunk connection's channels, indexed by [`CONTROL`], [`RELIABLE`], [`UNRELIABLE`].
-pub const TRUNK_CHANNELS: [ChannelKind; 3] = [
+/// Trunk channel 3 (LatestReliable): values of LatestReliable player channels, keyed by
+/// [`latest_key`], so that the trunk connection stops retransmitting a value once a newer one
+/// for the same (flow, channel, key) is sent.
+pub const LATEST: u8 = 3;
+/// The trunk connection's channels, indexed by [`CONTROL`], [`RELIABLE`], [`UNRELIABLE`],
+/// [`LATEST`].
+pub const TRUNK_CHANNELS: [ChannelKind; 4] = [
     ChannelKind::ReliableOrdered,
     ChannelKind::ReliableUnordered,
     ChannelKind::Unreliable,
+    ChannelKind::LatestReliable,
 ];
+
+/// The trunk key of a LatestReliable player value: flow (24 bits), channel (6 bits) and key
+/// (34 bits) side by side; `None` when one does not fit (the value then travels on
+/// [`RELIABLE`], superseded only at the receiving gateway).
+pub fn latest_key(flow: u32, channel: u8, key: u64) -> Option<u64> {
+    (flow < 1 << 24 && channel < 64 && key < 1 << 34)
+        .then(|| u64::from(flow) << 40 | u64::from(channel) << 34 | key)
+}

@@ -7,7 +7,7 @@
 //! | ReliableUnordered    | 1                    | delivers on arrival                         |
 //! | Unreliable           | 2 (unreliable)       | delivers on arrival                         |
 //! | UnreliableSequenced  | 2                    | drops older than the newest delivered       |
-//! | LatestReliable       | 1                    | drops older than the newest for its key     |
+//! | LatestReliable       | 3 (latest-value)     | drops older than the newest for its key     |
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -125,6 +125,14 @@ impl Inbound {
         }
     }
 
+    /// The next seq a ReliableOrdered channel waits for (what an 8-bit seq is expanded from).
+    pub(crate) fn expected(&self) -> Option<u64> {
+        match self {
+            Inbound::Ordered { next, .. } => Some(*next),
+            _ => None,
+        }
+    }
+
     /// Bytes this channel holds (charged to the flow's budget).
     pub(crate) fn held_bytes(&self) -> usize {
         match self {
@@ -133,6 +141,23 @@ impl Inbound {
             }
             _ => 0,
         }
+    }
+}
+
+/// Messages the trunk's reliable channel may hold unacknowledged for a ReliableOrdered message
+/// to go with an 8-bit seq. Every message of its (flow, channel) between the receiver's next
+/// expected seq and its own is among them, so its seq is less than this above that next: the
+/// smallest number at or above the next expected one with the same low 8 bits is its seq
+/// ([`expand_seq8`]). The trunk delivers each message once, so no older one comes back.
+pub(crate) const SEQ8_WINDOW: usize = 240;
+
+/// The seq whose low 8 bits are `low`: the smallest at or above `next` (`None` past 2^64).
+pub(crate) fn expand_seq8(next: u64, low: u8) -> Option<u64> {
+    let c = (next & !0xff) | u64::from(low);
+    if c >= next {
+        Some(c)
+    } else {
+        c.checked_add(256)
     }
 }
 

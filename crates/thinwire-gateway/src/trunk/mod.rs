@@ -16,14 +16,15 @@
 //!   [`players_public_key`](EdgeGateway::players_public_key)). Each becomes a **flow**: a
 //!   FlowOpen with its channel kinds goes to the server gateway, which opens an ordinary
 //!   thinwire connection to the game server with those channels and relays both ways.
-//! - The trunk has three channels ([`frame::TRUNK_CHANNELS`]): 0 ReliableOrdered for control,
+//! - The trunk has four channels ([`frame::TRUNK_CHANNELS`]): 0 ReliableOrdered for control,
 //!   1 ReliableUnordered for reliable player data, 2 Unreliable for unreliable data and TCM
-//!   bundles. Ordered player channels travel unordered with per-(flow, channel) sequence
+//!   bundles, 3 LatestReliable for latest-value player data. Ordered player channels travel unordered with per-(flow, channel) sequence
 //!   numbers and are reordered by the receiving gateway, so one player's loss never holds
 //!   back another's channel (see `inbound.rs`).
-//! - Messages toward the trunk are held and pushed together every [`TrunkOptions::period`]
-//!   (see `hold.rs`); latest-value and unreliable data go first, bulk reliable data only while
-//!   the trunk's reliable queue is short.
+//! - Messages toward the trunk are held and pushed together, at most
+//!   [`TrunkOptions::period`] after the first of a batch and less when traffic is sparse (see
+//!   `hold.rs`); latest-value, unreliable and deadline data go first, bulk reliable data only
+//!   while the trunk's reliable queue is short.
 //! - A player with an identity (FlowOpen claims) moves between edges without the game server
 //!   seeing a disconnect: the server gateway parks its flow when the trunk or the player is
 //!   lost and a FlowOpen with the same client id from any trunk takes it over (`resume.rs`,
@@ -51,6 +52,7 @@ mod credential;
 mod early;
 mod edge;
 mod error;
+mod fin;
 mod flow;
 pub mod frame;
 mod hold;
@@ -58,6 +60,7 @@ mod inbound;
 mod link;
 mod log;
 mod peer;
+mod push;
 mod relay;
 mod resume;
 mod server;

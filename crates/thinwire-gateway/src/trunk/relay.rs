@@ -5,18 +5,22 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use thinwire_proto::{ConnectionHandle, Endpoint, Event, Message, SendError, Transmit};
+
+use thinwire_proto::{ConnectionHandle, DeadlineOptions, Endpoint, Event, Message, Transmit};
 
 use super::close;
 use super::config::TrunkOptions;
 use super::error::GatewayError;
-use super::flow::{Arrival, Flow, FlowKey, Flows};
+use super::fin::Drains;
+use super::flow::{Arrival, Flow, FlowKey, FlowState, Flows};
 use super::frame::{self, Data, FlowClose, FlowOpen, Frame};
 use super::hold::{Item, Pushed, BULK_QUEUE_BOUND};
+use super::inbound::{expand_seq8, SEQ8_WINDOW};
 use super::link::TrunkLink;
+use super::push::{counts_for_fin, push_item, DEADLINE_TARGET, MIN_DEADLINE};
 use super::stats::GatewayStats;
 use super::{GatewayEvent, Side};
 
@@ -56,6 +60,8 @@ pub(crate) struct Relay {
     pub(crate) links: HashMap<ConnectionHandle, TrunkLink>,
     pub(crate) flows: Flows,
     pub(crate) stats: GatewayStats,
+    /// Closes waiting for their flow's data (FlowFin).
+    drains: Drains,
     events: VecDeque<GatewayEvent>,
 }
 
@@ -68,6 +74,7 @@ impl Relay {
             links: HashMap::new(),
             flows: Flows::default(),
             stats: GatewayStats::default(),
+            drains: Drains::default(),
             events: VecDeque::new(),
         }
     }
@@ -115,11 +122,15 @@ impl Relay {
     /// The earliest timer of the endpoints and the trunks' holds.
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         let holds = self.links.values().filter_map(TrunkLink::poll_timeout);
-        [self.trunk.poll_timeout(), self.local.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .chain(holds)
-            .min()
+        [
+            self.trunk.poll_timeout(),
+            self.local.poll_timeout(),
+            self.drains.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(holds)
+        .min()
     }
 
     /// One datagram from either endpoint, the trunk first.
@@ -169,6 +180,7 @@ impl Relay {
         let Some(flow) = self.flows.remove(key) else {
             return;
         };
+        self.drains.remove(key);
         let mut peer = 0;
         if let Some(l) = self.links.get_mut(&key.trunk) {
             self.stats.dropped_messages += l.hold.forget(key.id) as u64;
@@ -180,6 +192,11 @@ impl Relay {
             self.local.close(now, flow.conn, code, reason);
         }
         if by != Ended::ByTrunk {
+            if flow.reliable_sent > 0 {
+                let sent = flow.reliable_sent;
+                let fin = Frame::FlowFin { flow: key.id, sent };
+                self.send_control(now, key.trunk, &fin);
+            }
             let frame = Frame::FlowClose(FlowClose {
                 flow: key.id,
                 code,
@@ -201,6 +218,7 @@ impl Relay {
         for key in self.flows.of_trunk(trunk) {
             self.close_flow(now, key, (code, reason), Ended::ByTrunk);
         }
+        self.drains.remove_trunk(trunk);
         let mut link = self.links.remove(&trunk)?;
         self.stats.dropped_messages += link.hold.clear() as u64;
         Some(link.peer)
@@ -250,6 +268,7 @@ impl Relay {
             key: msg.key,
             data: msg.data,
             since: now,
+            deadline: msg.deadline.map(|d| d.deadline.saturating_sub(d.age)),
         };
         let held = self
             .links
@@ -266,7 +285,7 @@ impl Relay {
         self.close_flow(now, key, (close::BACKLOG, b"backlog"), Ended::Here);
     }
 
-    /// Pushes every trunk's hold that is due.
+    /// Pushes every trunk's hold that is due; closes flows whose data did not come in time.
     pub(crate) fn flush(&mut self, now: Instant) {
         let due: Vec<ConnectionHandle> = self
             .links
@@ -276,6 +295,9 @@ impl Relay {
             .collect();
         for h in due {
             self.push_held(now, h);
+        }
+        for (key, (code, reason)) in self.drains.expired(now) {
+            self.close_flow(now, key, (code, &reason), Ended::ByTrunk);
         }
     }
 
@@ -287,16 +309,18 @@ impl Relay {
         // separately (MulTCP weighting; docs/PROTOCOL.md §9), and no more
         let flows = u32::try_from(link.flows).unwrap_or(u32::MAX);
         let _ = self.trunk.set_congestion_weight(conn, flows);
-        let queued = self
+        let (queued, unacked) = self
             .trunk
             .connection_stats(conn)
             .and_then(|s| s.channels.get(usize::from(frame::RELIABLE)).cloned())
-            .map_or(0, |c| c.send_queue_bytes);
+            .map_or((0, 0), |c| (c.send_queue_bytes, c.send_queue_messages));
         let budget = BULK_QUEUE_BOUND.saturating_sub(queued);
         let (trunk, flows) = (&mut self.trunk, &mut self.flows);
         let mut sent = 0;
+        // messages that may still go with an 8-bit seq (inbound::SEQ8_WINDOW)
+        let mut seq8_room = SEQ8_WINDOW.saturating_sub(unacked);
         link.hold.drain(now, budget, &mut self.stats, |item| {
-            let p = push_item(now, trunk, conn, flows, item);
+            let p = push_item(now, (trunk, conn), flows, item, &mut seq8_room);
             sent += u64::from(p == Pushed::Sent);
             p
         });
@@ -331,11 +355,22 @@ impl Relay {
             }
             Frame::FlowOpen(o) => Some(Control::Open(o)),
             Frame::FlowOpened { flow } => Some(Control::Opened(flow)),
-            Frame::FlowClose(c) => Some(Control::Close {
-                flow: c.flow,
-                code: c.code,
-                reason: c.reason.to_vec(),
-            }),
+            Frame::FlowFin { flow, sent } => {
+                let key = FlowKey { trunk, id: flow };
+                if let Some(f) = self.flows.get(key) {
+                    self.drains.fin(now, key, sent, f.reliable_received);
+                }
+                None
+            }
+            Frame::FlowClose(c) => {
+                let key = FlowKey { trunk, id: c.flow };
+                let (code, reason) = self.drains.close(key, (c.code, c.reason.to_vec()))?;
+                Some(Control::Close {
+                    flow: c.flow,
+                    code,
+                    reason,
+                })
+            }
         }
     }
 
@@ -353,15 +388,67 @@ impl Relay {
             return;
         };
         self.stats.messages_from_trunk += 1;
+        if let Some(us) = d.deadline_us {
+            let conn = flow.conn;
+            let open = flow.state == FlowState::Open && flow.kind(d.channel).is_some();
+            return self.deliver_deadline(now, (trunk, conn, open), d, (us, bytes));
+        }
+        if flow.kind(d.channel).is_some_and(counts_for_fin) {
+            flow.reliable_received += 1;
+        }
+        let received = flow.reliable_received;
+        let seq = match d.seq {
+            Some(low) if d.seq8 => {
+                let next = flow.expected(d.channel);
+                match next.and_then(|n| expand_seq8(n, low as u8)) {
+                    Some(s) => Some(s),
+                    None => {
+                        self.stats.bad_frames += 1;
+                        return;
+                    }
+                }
+            }
+            s => s,
+        };
         let mut out = Vec::new();
         let payload = bytes.slice_ref(d.payload);
-        match flow.arrive((d.channel, d.seq, d.key), payload, limit, &mut out) {
+        match flow.arrive((d.channel, seq, d.key), payload, limit, &mut out) {
             Arrival::Ok { stale } => self.stats.dropped_messages += u64::from(stale),
             Arrival::Bad => self.stats.bad_frames += 1,
             Arrival::Overflow => return self.overflow(now, key),
         }
         let conn = flow.conn;
         self.deliver(now, conn, out);
+        if let Some((code, reason)) = self.drains.data(key, received) {
+            self.close_flow(now, key, (code, &reason), Ended::ByTrunk);
+        }
+    }
+
+    /// A deadline message from the trunk, to the local connection with what it has left (less
+    /// half the trunk's smoothed RTT, its time on the trunk); dropped while the flow's
+    /// connection is not up.
+    fn deliver_deadline(
+        &mut self,
+        now: Instant,
+        (trunk, conn, open): (ConnectionHandle, ConnectionHandle, bool),
+        d: &Data<'_>,
+        (us, bytes): (u64, &Bytes),
+    ) {
+        let transit = self
+            .trunk
+            .connection_stats(trunk)
+            .map_or(Duration::ZERO, |s| s.srtt / 2);
+        let left = Duration::from_micros(us).saturating_sub(transit);
+        let opts = DeadlineOptions::new(left.max(MIN_DEADLINE), DEADLINE_TARGET);
+        let payload = bytes.slice_ref(d.payload);
+        if !open
+            || self
+                .local
+                .send_deadline(now, conn, d.channel, payload, opts)
+                .is_err()
+        {
+            self.stats.dropped_messages += 1;
+        }
     }
 
     /// Hands messages to a local connection, each on its channel.
@@ -392,52 +479,6 @@ impl Relay {
         for f in frames {
             self.take_trunk(now, trunk, f);
         }
-    }
-}
-
-/// One held message into the trunk: its frame gets the flow's next seq on its channel.
-fn push_item(
-    now: Instant,
-    trunk: &mut Endpoint,
-    conn: ConnectionHandle,
-    flows: &mut Flows,
-    item: &Item,
-) -> Pushed {
-    let key = FlowKey {
-        trunk: conn,
-        id: item.flow,
-    };
-    let Some(flow) = flows.get_mut(key) else {
-        return Pushed::Dropped;
-    };
-    let ch = usize::from(item.channel);
-    let seq = item
-        .kind
-        .has_seq()
-        .then(|| flow.send_seq.get(ch).copied().unwrap_or(0));
-    let d = Data {
-        flow: item.flow,
-        channel: item.channel,
-        seq,
-        key: item.key.filter(|_| item.kind.has_key()),
-        payload: &item.data,
-    };
-    let mut buf = Vec::with_capacity(d.header_len() + item.data.len());
-    Frame::Data(d).emit(&mut buf);
-    let channel = if item.kind.is_reliable() {
-        frame::RELIABLE
-    } else {
-        frame::UNRELIABLE
-    };
-    match trunk.send(now, conn, channel, Bytes::from(buf)) {
-        Ok(()) => {
-            if let Some(s) = flow.send_seq.get_mut(ch) {
-                *s += 1;
-            }
-            Pushed::Sent
-        }
-        Err(SendError::BufferFull) => Pushed::Blocked,
-        Err(_) => Pushed::Dropped,
     }
 }
 

@@ -251,6 +251,7 @@ impl Resume {
                 key: d.key,
                 data: d.data,
                 since: now,
+                deadline: None,
             };
             let held = (relay.links.get_mut(&key.trunk)).is_some_and(|l| l.hold.push(now, item));
             if !held {

@@ -467,8 +467,11 @@ impl Connection {
     }
 
     /// Whether the connection may count as thin now.
+    /// Thin while fewer than `thin_threshold` packets per flow carried are in flight: a trunk
+    /// of N thin flows (congestion weight N) recovers as they would have separately.
     fn is_thin(&self) -> bool {
-        self.config.thin_streams && self.sent.in_flight() < self.config.thin_threshold
+        let threshold = self.config.thin_threshold.saturating_mul(self.cc.weight());
+        self.config.thin_streams && self.sent.in_flight() < threshold
     }
 
     /// The retransmission timeout including backoff, clamped to the configured bounds.

@@ -45,6 +45,11 @@ impl Congestion {
         self.weight = f64::from(flows.max(1));
     }
 
+    /// N, the number of flows the connection carries.
+    pub(crate) fn weight(&self) -> usize {
+        self.weight as usize
+    }
+
     /// The current window in whole packets.
     pub(crate) fn window(&self) -> u32 {
         self.window as u32

@@ -229,3 +229,68 @@ fn thin_rto_is_near_rtt_and_standard_rto_has_floor() {
     let (rto, _) = settled_rto(TransportConfig::tcp_like());
     assert!(rto >= Duration::from_millis(200), "{rto:?}");
 }
+
+/// A connection with a message every 5 ms over a 100 ms RTT (about 20 packets in flight),
+/// congestion weight `weight`, every datagram carrying A dropped: whether it counted as thin
+/// and the intervals between A's retransmissions.
+fn busy_retransmissions(weight: u32) -> (bool, Vec<Duration>) {
+    let mut p = pair(TransportConfig {
+        repair: None,
+        ..TransportConfig::default()
+    });
+    let (c, _) = p
+        .connect(&[ChannelKind::ReliableUnordered])
+        .expect("connects");
+    p.client.endpoint.set_congestion_weight(c, weight).unwrap();
+    let filler = |p: &mut Pair, ms: u64| {
+        for _ in 0..ms / 5 {
+            p.client
+                .endpoint
+                .send(p.time, c, 0, Bytes::from_static(b"filler"))
+                .unwrap();
+            p.run_for(Duration::from_millis(5));
+        }
+    };
+    filler(&mut p, 500);
+    let thin = p.client.endpoint.connection_stats(c).expect("open").thin;
+    p.client.log_sent = true;
+    p.client.sent_log.clear();
+    p.client.filter = Some(Box::new(|_, _, d| {
+        if contains(d, MARK_A) {
+            Verdict::Drop
+        } else {
+            Verdict::Pass
+        }
+    }));
+    p.client
+        .endpoint
+        .send(p.time, c, 0, Bytes::from_static(MARK_A))
+        .unwrap();
+    filler(&mut p, 1500);
+    let times: Vec<Instant> = p
+        .client
+        .sent_log
+        .iter()
+        .filter(|(_, d)| contains(d, MARK_A))
+        .map(|(t, _)| *t)
+        .collect();
+    (thin, intervals(&times))
+}
+
+#[test]
+fn a_weighted_connection_is_thin_while_its_flows_would_be() {
+    // weight 8: thin below 32 packets in flight, so ~20 in flight is thin: linear timeouts
+    let (thin, iv) = busy_retransmissions(8);
+    assert!(thin);
+    assert!(iv.len() >= 4, "{iv:?}");
+    // (the first retransmission may come from a later packet's acknowledgement, sooner)
+    let rtos = &iv[1..];
+    let (min, max) = (rtos.iter().min().unwrap(), rtos.iter().max().unwrap());
+    assert!(
+        *max <= *min + *min / 5,
+        "weighted thin timeouts grow: {iv:?}"
+    );
+    // weight 1: the same load is not thin (no repair copies, no bundling, standard timeouts)
+    let (thin, _) = busy_retransmissions(1);
+    assert!(!thin);
+}

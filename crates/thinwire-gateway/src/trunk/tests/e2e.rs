@@ -99,19 +99,18 @@ fn period_packs_many_players_into_few_datagrams() {
         .collect();
     h.run_for(ms(200));
     let before = h.edges[0].trunk_up.count();
-    for &p in &players {
-        h.player_send(p, 0, b"position update");
+    // every player sends once per 25 ms: 20 messages a period (after a first round, in which
+    // the gateway learns the rate and may push the batch early)
+    for _ in 0..6 {
+        for &p in &players {
+            h.player_send(p, 0, b"position update");
+        }
+        h.run_for(ms(25));
     }
-    h.run_for(ms(19));
-    assert_eq!(h.edges[0].trunk_up.count(), before, "held until the tick");
-    h.run_for(ms(5));
-    assert_eq!(
-        h.edges[0].trunk_up.count(),
-        before + 1,
-        "20 messages, one datagram"
-    );
+    let sent = h.edges[0].trunk_up.count() - before;
+    assert!(sent <= 7, "120 messages, one datagram per round: {sent}");
     for &p in &players {
-        assert_eq!(h.take_game_messages(p).len(), 1);
+        assert_eq!(h.take_game_messages(p).len(), 6);
     }
 }
 

@@ -67,18 +67,82 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 flow: 5,
                 channel: 2,
                 seq: None,
+                seq8: false,
+                deadline_us: None,
                 key: None,
                 payload: b"hi",
             }),
         ),
         (
-            vec![0x11, 0x05, 0x00, 0x41, 0x00, b'x'],
+            vec![0x80, 0x05, 0x41, 0x00, b'x'],
             Frame::Data(Data {
                 flow: 5,
                 channel: 0,
                 seq: Some(256),
+                seq8: false,
+                deadline_us: None,
                 key: None,
                 payload: b"x",
+            }),
+        ),
+        (
+            vec![0xc0, 0xaf, 0x07, b'h', b'i'],
+            Frame::Data(Data {
+                flow: 175,
+                channel: 0,
+                seq: Some(7),
+                seq8: true,
+                deadline_us: None,
+                key: None,
+                payload: b"hi",
+            }),
+        ),
+        (
+            vec![0xc1, 0x2c, 0xff, b'!'],
+            Frame::Data(Data {
+                flow: 300,
+                channel: 0,
+                seq: Some(255),
+                seq8: true,
+                deadline_us: None,
+                key: None,
+                payload: b"!",
+            }),
+        ),
+        (
+            vec![0x15, 0x05, 0x02, 0x09, b'z'],
+            Frame::Data(Data {
+                flow: 5,
+                channel: 2,
+                seq: Some(9),
+                seq8: true,
+                deadline_us: None,
+                key: None,
+                payload: b"z",
+            }),
+        ),
+        (
+            vec![0x11, 0x80, 0x00, 0x40, 0x00, 0x00, 0x01],
+            Frame::Data(Data {
+                flow: 16_384,
+                channel: 0,
+                seq: Some(1),
+                seq8: false,
+                deadline_us: None,
+                key: None,
+                payload: b"",
+            }),
+        ),
+        (
+            vec![0x18, 0x05, 0x00, 0x80, 0x00, 0xc3, 0x50, b'd'],
+            Frame::Data(Data {
+                flow: 5,
+                channel: 0,
+                seq: None,
+                seq8: false,
+                deadline_us: Some(50_000),
+                key: None,
+                payload: b"d",
             }),
         ),
         (
@@ -87,6 +151,8 @@ fn golden() -> Vec<(Vec<u8>, Frame<'static>)> {
                 flow: 5,
                 channel: 4,
                 seq: Some(1),
+                seq8: false,
+                deadline_us: None,
                 key: Some(42),
                 payload: b"",
             }),
@@ -100,6 +166,14 @@ fn golden_bytes() {
         assert_eq!(frame.to_vec(), bytes, "{frame:?}");
         assert_eq!(Frame::parse(&bytes), Ok(frame));
     }
+}
+
+#[test]
+fn the_long_form_of_a_short_frame_parses_to_the_same_frame() {
+    let long = [0x11, 0x05, 0x00, 0x41, 0x00, b'x'];
+    let short = [0x80, 0x05, 0x41, 0x00, b'x'];
+    assert_eq!(Frame::parse(&long), Frame::parse(&short));
+    assert!(Frame::parse(&long).is_ok());
 }
 
 #[test]
@@ -132,6 +206,19 @@ fn malformed_frames_are_errors() {
             FrameError::FlowOutOfRange,
         ),
         (&[0x11, 0x00, 0x00], FrameError::Truncated),
+        // seq8 without a seq
+        (&[0x14, 0x00, 0x00], FrameError::UnknownType(0x14)),
+        (&[0x16, 0x00, 0x00, 0x01], FrameError::UnknownType(0x16)),
+        (&[0x18, 0x00, 0x00], FrameError::Truncated),
+        (
+            &[0x1c, 0x00, 0x00, 0x01, 0x01],
+            FrameError::UnknownType(0x1c),
+        ),
+        (&[0x20], FrameError::UnknownType(0x20)),
+        (&[0x80], FrameError::Truncated),
+        (&[0xc0, 0x01], FrameError::Truncated),
+        (&[0x80, 0x01, 0x40], FrameError::Truncated),
+        (&[0x15, 0x01, 0x00], FrameError::Truncated),
     ];
     for (bytes, err) in cases {
         assert_eq!(Frame::parse(bytes), Err(*err), "{bytes:?}");
@@ -204,16 +291,36 @@ proptest! {
         flow: u32,
         channel: u8,
         seq in prop::option::of(0..=V),
+        seq8: bool,
         key in prop::option::of(0..=V),
+        deadline_us in prop::option::of(0..=V),
         payload in prop::collection::vec(any::<u8>(), 0..200),
     ) {
-        let d = Data { flow, channel, seq, key, payload: &payload };
+        // an 8-bit seq carries the low 8 bits only
+        let seq8 = seq8 && seq.is_some();
+        let seq = if seq8 { seq.map(|s| s & 0xff) } else { seq };
+        let d = Data { flow, channel, seq, seq8, deadline_us, key, payload: &payload };
         let mut header = Vec::new();
         d.emit_header(&mut header);
         prop_assert_eq!(header.len(), d.header_len());
         let f = Frame::Data(d);
         let bytes = f.to_vec();
         prop_assert_eq!(Frame::parse(&bytes), Ok(f));
+    }
+
+    /// Small flows on channel 0 take the short form: type and flow in two bytes, no channel
+    /// byte, a one-byte seq when it is 8-bit.
+    #[test]
+    fn short_form_is_used_and_shorter(flow in 0u32..16_384, seq in 0..=V, seq8: bool) {
+        let seq = if seq8 { seq & 0xff } else { seq };
+        let d = Data { flow, channel: 0, seq: Some(seq), seq8, deadline_us: None, key: None, payload: b"p" };
+        let bytes = Frame::Data(d.clone()).to_vec();
+        prop_assert!(bytes[0] & 0x80 != 0);
+        let seq_len = bytes.len() - 3;
+        prop_assert_eq!(d.header_len(), 2 + seq_len);
+        prop_assert!(!seq8 || seq_len == 1);
+        prop_assert_eq!(bytes.len(), d.header_len() + 1);
+        prop_assert_eq!(Frame::parse(&bytes), Ok(Frame::Data(d)));
     }
 
     #[test]
@@ -232,6 +339,43 @@ proptest! {
         if let Ok(f) = Frame::parse(&bytes) {
             let again = f.to_vec();
             prop_assert_eq!(Frame::parse(&again), Ok(f));
+        }
+    }
+}
+
+#[test]
+fn an_8_bit_seq_expands_to_the_smallest_seq_at_or_above_the_next_expected() {
+    use crate::trunk::inbound::expand_seq8;
+    assert_eq!(expand_seq8(0, 0), Some(0));
+    assert_eq!(expand_seq8(0, 7), Some(7));
+    assert_eq!(expand_seq8(250, 3), Some(259));
+    assert_eq!(expand_seq8(256, 0), Some(256));
+    assert_eq!(expand_seq8(1000, 0xe8), Some(1000));
+    assert_eq!(expand_seq8(1000, 0xe7), Some(1255));
+    assert_eq!(expand_seq8(u64::MAX - 3, 0), None);
+    for next in [0u64, 1, 200, 255, 256, 70_000] {
+        for seq in next..next + 256 {
+            assert_eq!(expand_seq8(next, seq as u8), Some(seq));
+        }
+    }
+}
+
+#[test]
+fn latest_keys_pack_flow_channel_and_key_or_do_not_fit() {
+    use crate::trunk::frame::latest_key;
+    assert_eq!(latest_key(0, 0, 0), Some(0));
+    assert_eq!(latest_key(1, 2, 3), Some(1 << 40 | 2 << 34 | 3));
+    assert_eq!(latest_key((1 << 24) - 1, 63, (1 << 34) - 1), Some(u64::MAX));
+    assert_eq!(latest_key(1 << 24, 0, 0), None);
+    assert_eq!(latest_key(0, 64, 0), None);
+    assert_eq!(latest_key(0, 0, 1 << 34), None);
+    // distinct (flow, channel, key) never share a trunk key
+    let mut seen = std::collections::HashSet::new();
+    for flow in [0u32, 1, 255, (1 << 24) - 1] {
+        for channel in [0u8, 1, 63] {
+            for key in [0u64, 1, (1 << 34) - 1] {
+                assert!(seen.insert(latest_key(flow, channel, key)));
+            }
         }
     }
 }

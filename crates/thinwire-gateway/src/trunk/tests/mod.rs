@@ -4,5 +4,7 @@
 mod admission;
 mod bounds;
 mod e2e;
+mod fin;
 mod frames;
+mod hold;
 mod resume;
