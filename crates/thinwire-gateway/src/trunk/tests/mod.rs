@@ -5,3 +5,4 @@ mod admission;
 mod bounds;
 mod e2e;
 mod frames;
+mod scale;
