@@ -22,13 +22,14 @@
 //! client its hello names before the workload starts.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::book::{runtime, slot, Book, HostReport, Plan};
 use super::thinwire::{config, report, send};
 use crate::net::host_addr;
-use thinwire_gateway::run::{fresh_nonce, EdgeProcess, Runner, ServerProcess, Stop};
+use thinwire_gateway::run::{fresh_nonce, EdgeProcess, RunError, Runner, ServerProcess, Stop};
 use thinwire_gateway::trunk::{
     mint_trunk_credential, CredentialSpec, GatewayStats, TrunkCredential, TrunkOptions, TrunkPeer,
 };
@@ -118,17 +119,105 @@ fn gateway_counters(s: &GatewayStats, report: &mut HostReport) {
     );
 }
 
+/// A gateway's thread: its statistics and the CPU time it used (ms).
+type GatewayThread = std::thread::JoinHandle<Result<(GatewayStats, u64), String>>;
+/// Where a gateway's thread says it has bound its sockets (or why it could not).
+type Ready = tokio::sync::oneshot::Sender<Result<(), String>>;
+
+/// Runs a gateway on a thread of its own with its own runtime, as its own process would run
+/// (a new thread stays in the calling thread's network namespace); returns once `body` has
+/// told `Ready`.
+async fn spawn_gateway<F, Fut>(name: String, body: F) -> Result<GatewayThread, String>
+where
+    F: FnOnce(Ready) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<GatewayStats, String>>,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let h = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            let stats = runtime()?.block_on(body(tx))?;
+            Ok((stats, thread_cpu_ms()))
+        })
+        .map_err(|e| e.to_string())?;
+    rx.await
+        .map_err(|_| "the gateway thread ended".to_string())??;
+    Ok(h)
+}
+
+/// Tells `ready` whether the gateway's sockets are bound; passes the runner on.
+fn announce<T>(r: Result<T, RunError>, ready: Ready) -> Result<T, String> {
+    let r = r.map_err(|e| e.to_string());
+    let _ = ready.send(r.as_ref().map(|_| ()).map_err(Clone::clone));
+    r
+}
+
+/// CPU time (user + system, ms) the calling thread has used, from `/proc/thread-self/stat`
+/// (0 where there is none).
+fn thread_cpu_ms() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let f: Vec<u64> = after
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // Fields 14 and 15 (utime, stime) in ticks of 1/100 s; `after` starts at field 3.
+    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) * 10
+}
+
+/// Stamps deliveries and counts those that arrive on a ReliableOrdered channel with an id not
+/// above the channel's last one (out of order, or twice: ids rise in sending order).
+#[derive(Clone)]
+struct Order {
+    book: Arc<Book>,
+    ordered: Arc<Vec<bool>>,
+    faults: Arc<AtomicU64>,
+}
+
+impl Order {
+    fn new(book: &Arc<Book>, kinds: &[thinwire::ChannelKind]) -> Self {
+        let ordered = kinds
+            .iter()
+            .map(|&k| k == thinwire::ChannelKind::ReliableOrdered);
+        Order {
+            book: book.clone(),
+            ordered: Arc::new(ordered.collect()),
+            faults: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Stamps `m`, checking it against `last` (the last id of each channel).
+    fn deliver(&self, last: &mut Vec<Option<u64>>, m: &thinwire::Message) {
+        self.book.delivered(&m.data);
+        let ch = usize::from(m.channel);
+        let id = m.data.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok());
+        let (Some(true), Some(id)) = (self.ordered.get(ch), id.map(u64::from_le_bytes)) else {
+            return;
+        };
+        last.resize(last.len().max(ch + 1), None);
+        if last[ch].is_some_and(|l| id <= l) {
+            self.faults.fetch_add(1, Ordering::Relaxed);
+        }
+        last[ch] = Some(id);
+    }
+
+    fn faults(&self) -> u64 {
+        self.faults.load(Ordering::Relaxed)
+    }
+}
+
 /// Stamps the deliveries of the game server's connection `c`; its hello goes to `hellos`.
 fn serve(
     c: thinwire::Connection,
     hello: u8,
-    book: Arc<Book>,
+    order: Order,
     hellos: tokio::sync::mpsc::UnboundedSender<(usize, thinwire::Connection)>,
 ) {
     tokio::spawn(async move {
+        let mut last = Vec::new();
         while let Ok((_, m)) = c.recv().await {
             if m.channel != hello {
-                book.delivered(&m.data);
+                order.deliver(&mut last, &m);
             } else if let Ok(id) = <[u8; 8]>::try_from(&m.data[..]) {
                 let _ = hellos.send((u64::from_le_bytes(id) as usize, c.clone()));
             }
@@ -156,7 +245,7 @@ async fn server_side(
     let peers = (1..=u64::from(plan.gateway_edges))
         .map(|k| TrunkPeer::new(k, &edge_name(k)))
         .collect();
-    let gw = Runner::server(ServerProcess {
+    let process = ServerProcess {
         listen: SocketAddr::from((here, TRUNK_PORT)),
         upstream_bind: SocketAddr::from((here, 0)),
         game_server: game.local_addr(),
@@ -166,20 +255,23 @@ async fn server_side(
         peers,
         options: options(),
         transport: t.transport(),
-    })
-    .await
-    .map_err(|e| e.to_string())?;
+    };
     let (stop, rx) = Stop::new();
-    let gw_task = tokio::spawn(gw.run(rx, None));
-    let (_, hello) = channels(t, &plan);
+    let gw = spawn_gateway("gw-server".into(), move |ready| async move {
+        let runner = announce(Runner::server(process).await, ready)?;
+        runner.run(rx, None).await.map_err(|e| e.to_string())
+    })
+    .await?;
+    let (kinds, hello) = channels(t, &plan);
+    let order = Order::new(&book, &kinds);
     let (tx, mut hellos) = tokio::sync::mpsc::unbounded_channel();
-    let book2 = book.clone();
+    let order2 = order.clone();
     let mut conns: Vec<Option<thinwire::Connection>> = Vec::new();
     conns.resize_with(plan.clients as usize, || None);
     let accepting = game.clone();
     tokio::spawn(async move {
         while let Some(c) = accepting.accept().await {
-            serve(c, hello, book2.clone(), tx.clone());
+            serve(c, hello, order2.clone(), tx.clone());
         }
     });
     let give_up = tokio::time::Instant::from_std(book.t0 + plan.end);
@@ -195,9 +287,18 @@ async fn server_side(
     }
     let out = run_plan(t, None, &plan, &book, &conns).await;
     stop.stop();
-    let stats = gw_task.await.map_err(|e| e.to_string())?;
     let mut rep = out;
-    gateway_counters(&stats.map_err(|e| e.to_string())?, &mut rep);
+    let (stats, cpu) = gw.join().map_err(|_| "gateway thread panicked")??;
+    gateway_counters(&stats, &mut rep);
+    let here_cpu = thread_cpu_ms();
+    super::book::merge_counters(
+        &mut rep.counters,
+        &[
+            ("cpu_ms_server_gateway", cpu),
+            ("cpu_ms_game_server", here_cpu),
+            ("messages_out_of_order", order.faults()),
+        ],
+    );
     game.close(0, b"done");
     Ok(rep)
 }
@@ -211,7 +312,7 @@ async fn players_side(
 ) -> Result<HostReport, String> {
     let here = host_addr(edge as usize + 1);
     let peer = u64::from(edge) + 1;
-    let gw = Runner::edge(EdgeProcess {
+    let process = EdgeProcess {
         listen: SocketAddr::from((Ipv4Addr::LOCALHOST, EDGE_PORT)),
         trunk_bind: SocketAddr::from((here, 0)),
         credential: edge_credential(peer)?,
@@ -219,43 +320,50 @@ async fn players_side(
         options: options(),
         transport: t.transport(),
         insecure_cleartext: t.insecure_cleartext,
-    })
-    .await
-    .map_err(|e| e.to_string())?;
-    let edge_addr = gw.local_addr().map_err(|e| e.to_string())?;
+    };
+    let edge_addr = process.listen;
     let (stop, rx) = Stop::new();
-    let edge_task = tokio::spawn(gw.run(rx, None));
+    let gw = spawn_gateway(format!("gw-edge-{peer}"), move |ready| async move {
+        let runner = announce(Runner::edge(process).await, ready)?;
+        runner.run(rx, None).await.map_err(|e| e.to_string())
+    })
+    .await?;
     let (kinds, hello) = channels(t, &plan);
-    wait_for_trunk(t, Ipv4Addr::new(127, 1, 0, 1), edge_addr, peer, &kinds).await?;
+    let order = Order::new(&book, &kinds);
     let mut eps = Vec::new();
     let mut conns: Vec<Option<thinwire::Connection>> = Vec::new();
     conns.resize_with(plan.clients as usize, || None);
     let mine = |c: u32| c % plan.gateway_edges.max(1) == edge;
     for c in (0..plan.clients).filter(|&c| mine(c)) {
-        let ep = thinwire::Endpoint::bind(SocketAddr::from((player_addr(c), 0)), config(t, false))
-            .map_err(|e| e.to_string())?;
-        let conn = ep
-            .connect(edge_addr, edge_key(peer).public(), &kinds)
-            .await
-            .map_err(|e| e.to_string())?;
+        let settle = eps.is_empty().then_some(Duration::from_millis(300));
+        let (ep, conn) = connect_player(t, player_addr(c), edge_addr, peer, &kinds, settle).await?;
         let id = bytes::Bytes::copy_from_slice(&u64::from(c).to_le_bytes());
         conn.send(hello, id).map_err(|e| e.to_string())?;
-        spawn_readers(std::slice::from_ref(&conn), &book);
+        spawn_reader(&conn, &order);
         conns[c as usize] = Some(conn);
         eps.push(ep);
     }
     let out = run_plan(t, Some(&mine), &plan, &book, &conns).await;
     stop.stop();
-    let stats = edge_task.await.map_err(|e| e.to_string())?;
     let mut rep = out;
-    gateway_counters(&stats.map_err(|e| e.to_string())?, &mut rep);
+    let (stats, cpu) = gw.join().map_err(|_| "gateway thread panicked")??;
+    gateway_counters(&stats, &mut rep);
+    let here_cpu = thread_cpu_ms();
+    super::book::merge_counters(
+        &mut rep.counters,
+        &[
+            ("cpu_ms_edges", cpu),
+            ("cpu_ms_players", here_cpu),
+            ("messages_out_of_order", order.faults()),
+        ],
+    );
     for ep in eps {
         ep.close(0, b"done");
     }
     Ok(rep)
 }
 
-/// Client `c`'s own loopback address on its edge's host (the probe uses 127.1.0.1): players
+/// Client `c`'s own loopback address on its edge's host: players
 /// have addresses of their own, as on the Internet, so the edge's per-source limits (64
 /// connections) see one player per source.
 fn player_addr(c: u32) -> Ipv4Addr {
@@ -263,44 +371,45 @@ fn player_addr(c: u32) -> Ipv4Addr {
     Ipv4Addr::new(127, 2, (c / 250) as u8, (c % 250 + 1) as u8)
 }
 
-/// Waits until edge `peer`'s trunk is up: until then the edge closes every player right
-/// after its handshake (`TRUNK_DOWN`), so a probe player that stays connected for 300 ms
-/// means it is. (The game server accepts the probe's flow too, which never says hello.)
-async fn wait_for_trunk(
+/// Connects a player from `bind` to edge `peer`. Until the edge's trunk is up, the edge
+/// closes every player right after its handshake (`TRUNK_DOWN`); with `settle`, the player
+/// waits that long for such a close and connects again (at most 100 times), so that the
+/// first player of each edge waits for its trunk.
+async fn connect_player(
     t: ThinwireProtocol,
-    here: Ipv4Addr,
+    bind: Ipv4Addr,
     edge_addr: SocketAddr,
     peer: u64,
     kinds: &[thinwire::ChannelKind],
-) -> Result<(), String> {
-    let ep = thinwire::Endpoint::bind(SocketAddr::from((here, 0)), config(t, false))
+    settle: Option<Duration>,
+) -> Result<(thinwire::Endpoint, thinwire::Connection), String> {
+    let ep = thinwire::Endpoint::bind(SocketAddr::from((bind, 0)), config(t, false))
         .map_err(|e| e.to_string())?;
     for _ in 0..100 {
         let conn = ep
             .connect(edge_addr, edge_key(peer).public(), kinds)
             .await
             .map_err(|e| e.to_string())?;
-        match tokio::time::timeout(Duration::from_millis(300), conn.recv()).await {
+        let Some(settle) = settle else {
+            return Ok((ep, conn));
+        };
+        match tokio::time::timeout(settle, conn.recv()).await {
             Ok(Err(_)) => tokio::time::sleep(Duration::from_millis(200)).await,
-            _ => {
-                ep.close(0, b"probe");
-                return Ok(());
-            }
+            _ => return Ok((ep, conn)),
         }
     }
-    Err("the trunk did not come up in 50 s".into())
+    Err(format!("the trunk of edge {peer} did not come up"))
 }
 
-/// Stamps deliveries on every connection.
-fn spawn_readers(conns: &[thinwire::Connection], book: &Arc<Book>) {
-    for c in conns {
-        let (c, book) = (c.clone(), book.clone());
-        tokio::spawn(async move {
-            while let Ok((_, m)) = c.recv().await {
-                book.delivered(&m.data);
-            }
-        });
-    }
+/// Stamps (and checks the order of) the deliveries of a client's connection `c`.
+fn spawn_reader(c: &thinwire::Connection, order: &Order) {
+    let (c, order) = (c.clone(), order.clone());
+    tokio::spawn(async move {
+        let mut last = Vec::new();
+        while let Ok((_, m)) = c.recv().await {
+            order.deliver(&mut last, &m);
+        }
+    });
 }
 
 /// Sends this side's messages on time (the game server's, or with `players` the upstream
