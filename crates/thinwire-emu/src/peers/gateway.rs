@@ -206,6 +206,25 @@ impl Order {
     }
 }
 
+/// Adds one side's counters once its gateway `gw` was told to stop: the gateway's, the CPU
+/// time of its thread (`cpu.0`) and of this host's thread (`cpu.1`), and the order faults.
+fn side_counters(
+    rep: &mut HostReport,
+    gw: GatewayThread,
+    cpu: (&'static str, &'static str),
+    order: &Order,
+) -> Result<(), String> {
+    let (stats, gw_cpu) = gw.join().map_err(|_| "gateway thread panicked")??;
+    gateway_counters(&stats, rep);
+    let counters = [
+        (cpu.0, gw_cpu),
+        (cpu.1, thread_cpu_ms()),
+        ("messages_out_of_order", order.faults()),
+    ];
+    super::book::merge_counters(&mut rep.counters, &counters);
+    Ok(())
+}
+
 /// Stamps the deliveries of the game server's connection `c`; its hello goes to `hellos`.
 fn serve(
     c: thinwire::Connection,
@@ -288,17 +307,8 @@ async fn server_side(
     let out = run_plan(t, None, &plan, &book, &conns).await;
     stop.stop();
     let mut rep = out;
-    let (stats, cpu) = gw.join().map_err(|_| "gateway thread panicked")??;
-    gateway_counters(&stats, &mut rep);
-    let here_cpu = thread_cpu_ms();
-    super::book::merge_counters(
-        &mut rep.counters,
-        &[
-            ("cpu_ms_server_gateway", cpu),
-            ("cpu_ms_game_server", here_cpu),
-            ("messages_out_of_order", order.faults()),
-        ],
-    );
+    let cpu = ("cpu_ms_server_gateway", "cpu_ms_game_server");
+    side_counters(&mut rep, gw, cpu, &order)?;
     game.close(0, b"done");
     Ok(rep)
 }
@@ -346,17 +356,7 @@ async fn players_side(
     let out = run_plan(t, Some(&mine), &plan, &book, &conns).await;
     stop.stop();
     let mut rep = out;
-    let (stats, cpu) = gw.join().map_err(|_| "gateway thread panicked")??;
-    gateway_counters(&stats, &mut rep);
-    let here_cpu = thread_cpu_ms();
-    super::book::merge_counters(
-        &mut rep.counters,
-        &[
-            ("cpu_ms_edges", cpu),
-            ("cpu_ms_players", here_cpu),
-            ("messages_out_of_order", order.faults()),
-        ],
-    );
+    side_counters(&mut rep, gw, ("cpu_ms_edges", "cpu_ms_players"), &order)?;
     for ep in eps {
         ep.close(0, b"done");
     }
