@@ -6,7 +6,7 @@
 //! address).
 //!
 //! 4000 players cost one pass over them per event in [`Harness::step`], so the run moves in
-//! 2 ms steps ([`Harness::advance`]). It takes a few seconds in release; in a debug build it
+//! 2 ms steps ([`Harness::advance`]). It takes 10-20 s in release; in a debug build it
 //! is ignored (minutes).
 
 use std::time::{Duration, Instant};
@@ -198,7 +198,7 @@ impl Scale {
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "4000 players: run in release (about 10 s)")]
+#[cfg_attr(debug_assertions, ignore = "4000 players: run in release (10-20 s)")]
 fn eight_edges_of_500_players_through_one_server_gateway() {
     let started = std::time::Instant::now();
     let trunk = LinkConfig::default()
