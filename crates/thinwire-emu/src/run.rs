@@ -210,6 +210,7 @@ fn plan_of(scn: &Scenario, clients: u32) -> Result<Plan, EmuError> {
         events,
         classes: inst.classes.clone(),
         clients,
+        gateway_edges: scn.gateway_edges.min(clients.max(1)),
         end: scn.duration + scn.drain,
     })
 }
@@ -228,7 +229,7 @@ fn run_one(
     let pick =
         |v: &[LinkConfig], c: usize| v.get(c).or_else(|| v.first()).cloned().unwrap_or_default();
     let net = EmuNet::start(NetSpec {
-        hosts: plan.clients as usize + 1,
+        hosts: peer.hosts(plan),
         link: Box::new(move |a, b| {
             if a == 0 {
                 pick(&down, b - 1)
@@ -238,11 +239,10 @@ fn run_one(
         }),
         seed,
     })?;
-    // Connections are set up during the first second; the workload starts at t0.
-    let book = Arc::new(Book::new(
-        Instant::now() + Duration::from_millis(1500),
-        plan.events.len(),
-    ));
+    // Connections are set up during the first second (2 ms more per client: a server reads
+    // 1000 handshakes a second by default); the workload starts at t0.
+    let setup = Duration::from_millis(1500 + 2 * u64::from(plan.clients));
+    let book = Arc::new(Book::new(Instant::now() + setup, plan.events.len()));
     let result = run_peer(peer, &net, plan, &book);
     let stats = net.shutdown();
     let report = result?;

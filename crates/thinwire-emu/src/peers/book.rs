@@ -82,6 +82,8 @@ pub(crate) struct Plan {
     pub(crate) events: Vec<AppEvent>,
     pub(crate) classes: Vec<ClassSpec>,
     pub(crate) clients: u32,
+    /// Edge gateways of the gateway peer (the scenario's `gateway_edges`).
+    pub(crate) gateway_edges: u32,
     /// When the last peer thread stops.
     pub(crate) end: Duration,
 }

@@ -40,9 +40,10 @@ pub enum RealPeer {
     },
     /// thinwire over real UDP (the `thinwire` runtime) in a lab configuration.
     Thinwire(thinwire_lab::protocol::ThinwireProtocol),
-    /// thinwire through a multiplexing gateway pair (`thinwire-gateway`): every client and
-    /// the edge gateway on host 1, the server gateway and the unmodified game server on host
-    /// 0, one trunk over the emulated link between them.
+    /// thinwire through multiplexing gateways (`thinwire-gateway`): the scenario's
+    /// `gateway_edges` edge gateways on hosts 1..=N, each with its share of the clients
+    /// beside it, the server gateway and the unmodified game server on host 0, one trunk per
+    /// edge over the emulated links.
     Gateway(thinwire_lab::protocol::ThinwireProtocol),
     /// QUIC (`quinn`, rustls with `ring`, a self-signed certificate): one
     /// unidirectional stream per reliable class, datagrams for classes that
@@ -58,6 +59,15 @@ pub enum RealPeer {
 }
 
 impl RealPeer {
+    /// Emulated hosts a run of `plan` needs: the server and one per client, or for the
+    /// gateway peer the server and one per edge gateway (its clients beside it).
+    pub(crate) fn hosts(&self, plan: &Plan) -> usize {
+        match self {
+            RealPeer::Gateway(_) => plan.gateway_edges.max(1) as usize + 1,
+            _ => plan.clients as usize + 1,
+        }
+    }
+
     /// Label in `results.json`.
     pub fn name(&self) -> String {
         match self {
@@ -122,7 +132,7 @@ pub(crate) fn run_peer(
         _ => None,
     });
     let mut handles = Vec::new();
-    for host in 0..=plan.clients as usize {
+    for host in 0..net.hosts() {
         let (peer2, plan, book, cert) = (peer.clone(), plan.clone(), book.clone(), cert.clone());
         handles.push(net.spawn_in(host, move || {
             let client = (host > 0).then(|| host as u32 - 1);

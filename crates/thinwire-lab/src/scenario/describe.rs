@@ -29,9 +29,15 @@ impl Scenario {
                 ),
             ),
             ("clients".to_owned(), self.clients.to_string()),
+        ];
+        if self.gateway_edges > 1 {
+            let edges = format!("{} (emulator, gateway peer)", self.gateway_edges);
+            v.push(("gateway edges".to_owned(), edges));
+        }
+        v.extend([
             ("access up".to_owned(), describe_access(&self.access_up)),
             ("access down".to_owned(), describe_access(&self.access_down)),
-        ];
+        ]);
         self.per_client_params(&mut v);
         self.bottleneck_params(&mut v);
         for (i, w) in self.workloads.iter().enumerate() {

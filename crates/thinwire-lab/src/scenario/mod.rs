@@ -31,6 +31,9 @@ use crate::workload::WorkloadSpec;
 /// Largest number of runs (independent seeds) of one scenario.
 pub const MAX_RUNS: u32 = 100_000;
 
+/// Most edge gateways of one scenario (`gateway_edges`): each is an emulated host.
+pub const MAX_GATEWAY_EDGES: u32 = 64;
+
 /// An access-link direction, possibly with per-client parameters.
 #[derive(Debug, Clone)]
 pub struct LinkSpec {
@@ -95,6 +98,9 @@ pub struct Scenario {
     pub drain: Duration,
     /// Clients (when not swept).
     pub clients: u32,
+    /// Edge gateways the emulator's gateway peer puts the clients behind, split evenly
+    /// (`gateway_edges`, default 1, at most [`MAX_GATEWAY_EDGES`]).
+    pub gateway_edges: u32,
     /// Access link client to server.
     pub access_up: LinkSpec,
     /// Access link server to client.

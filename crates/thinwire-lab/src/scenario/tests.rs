@@ -52,6 +52,21 @@ fn minimal_scenario_defaults() {
     assert_eq!(s.points().len(), 1);
 }
 
+#[test]
+fn gateway_edges_default_to_one_and_are_bounded() {
+    assert_eq!(parse(MINIMAL).expect("valid").gateway_edges, 1);
+    let eight = parse(&format!("gateway_edges = 8\n{MINIMAL}")).expect("valid");
+    assert_eq!(eight.gateway_edges, 8);
+    assert!(eight
+        .params()
+        .iter()
+        .any(|(k, v)| k == "gateway edges" && v.starts_with('8')));
+    for bad in [0, MAX_GATEWAY_EDGES + 1] {
+        let e = parse(&format!("gateway_edges = {bad}\n{MINIMAL}")).unwrap_err();
+        assert!(e.to_string().contains("gateway_edges"), "{e}");
+    }
+}
+
 fn err_line(text: &str) -> (usize, String) {
     let e = parse(text).unwrap_err();
     let msg = e.to_string();

@@ -337,6 +337,7 @@ pub(crate) struct ScenarioToml {
     pub(crate) duration_s: Option<Positive>,
     pub(crate) drain_s: Option<NonNeg>,
     pub(crate) clients: Option<u32>,
+    pub(crate) gateway_edges: Option<u32>,
     pub(crate) protocols: Spanned<Vec<Spanned<String>>>,
     pub(crate) access: Option<Spanned<LinkToml>>,
     pub(crate) bottleneck: Option<Spanned<LinkToml>>,

@@ -8,3 +8,4 @@ mod fin;
 mod frames;
 mod hold;
 mod resume;
+mod scale;

@@ -88,6 +88,17 @@ impl Scenario {
                 format!("runs = {runs}: must be between 1 and {}", super::MAX_RUNS),
             ));
         }
+        let gateway_edges = raw.gateway_edges.unwrap_or(1);
+        if !(1..=super::MAX_GATEWAY_EDGES).contains(&gateway_edges) {
+            return Err(LabError::at_line(
+                path,
+                1,
+                format!(
+                    "gateway_edges = {gateway_edges}: must be between 1 and {}",
+                    super::MAX_GATEWAY_EDGES
+                ),
+            ));
+        }
         let sweep = sweep(raw.sweep.unwrap_or_default());
         let access_span = raw.access.as_ref().map_or(0..0, |a| a.span());
         check_sweep(&ctx, &sweep, access_span, [&access_up, &access_down])?;
@@ -110,6 +121,7 @@ impl Scenario {
             duration: Duration::from_secs_f64(raw.duration_s.map_or(60.0, |v| v.0)),
             drain: Duration::from_secs_f64(raw.drain_s.map_or(10.0, |v| v.0)),
             clients,
+            gateway_edges,
             access_up,
             access_down,
             bottleneck,
