@@ -331,12 +331,16 @@ pub(crate) struct GatewayArgs {
     /// Simulated seconds of traffic per run (overrides both reproductions' defaults).
     #[arg(long)]
     duration: Option<f64>,
+    /// Anarchy Online: paired ACKs on the trunk (every second trunk packet acknowledged).
+    #[arg(long)]
+    trunk_paired_acks: bool,
 }
 
 /// `thinwire lab gateway`: runs the Anarchy Online and TCM reproductions on the gateway code.
 pub(crate) fn gateway(args: GatewayArgs) -> Result<(), String> {
     use thinwire_lab::gateway::{write_gateway_report, GatewayLabOptions};
     let mut opts = GatewayLabOptions::default();
+    opts.ao.paired_acks = args.trunk_paired_acks;
     if let Some(seed) = args.seed {
         opts.ao.seed = seed;
         opts.tcm.seed = seed;

@@ -65,6 +65,14 @@ pub struct TransportConfig {
     /// Acknowledge at once every packet that completes a message (not only out-of-order
     /// packets and every second packet). Default on.
     pub immediate_ack: bool,
+    /// Paired acknowledgements, for a connection that sends many packets per round trip at a
+    /// steady pace (a gateway trunk): a packet whose number is even and that arrives in order
+    /// waits up to `max_ack_delay` for its odd successor, whose ACK covers both; an odd packet,
+    /// a packet that opens a gap, a duplicate and a deadline shard are acknowledged at once.
+    /// The sender, with the same setting, allows its even packets the peer's `max_ack_delay`
+    /// before their timeout, and its odd ones none. Halves the ACK-only packets of a one-way
+    /// stream. Both ends of a connection must agree (it is not negotiated). Default off.
+    pub ack_pairs: bool,
     /// Most ranges of received packet numbers remembered (for duplicate detection and ACKs).
     /// Default 32.
     pub max_ack_ranges: usize,
@@ -147,6 +155,7 @@ impl Default for TransportConfig {
             ack_redundancy: true,
             max_ack_delay: Duration::from_millis(5),
             immediate_ack: true,
+            ack_pairs: false,
             max_ack_ranges: 32,
             ack_frame_ranges: 4,
             initial_window: 10,

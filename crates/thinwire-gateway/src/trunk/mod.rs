@@ -80,7 +80,7 @@ pub use config::{EdgeConfig, ServerGatewayConfig, TrunkOptions, UpstreamTokens};
 pub use credential::{
     mint_trunk_credential, CredentialError, CredentialSpec, TrunkCredential, MAX_PEER_NAME,
 };
-pub use edge::{EdgeGateway, REDIAL_MAX, REDIAL_MIN};
+pub use edge::{EdgeGateway, EDGE_TRUNK_CID_LEN, REDIAL_MAX, REDIAL_MIN};
 pub use error::{FrameError, GatewayError};
 pub use frame::Frame;
 pub use peer::{source_allowed, Cidr, TrunkPeer};

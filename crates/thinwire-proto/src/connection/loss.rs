@@ -131,7 +131,28 @@ impl Connection {
     }
 
     pub(super) fn rto_deadline(&self) -> Option<Instant> {
-        self.sent.oldest_in_flight().map(|t| t + self.rto())
+        let rto = self.rto();
+        if !self.config.ack_pairs {
+            return self.sent.oldest_in_flight().map(|t| t + rto);
+        }
+        // paired ACKs: an even packet's may be held for the peer's ACK delay
+        let [even, odd] = self.sent.oldest_in_flight_by_parity();
+        let even = even.map(|t| t + rto + self.peer_max_ack_delay);
+        let odd = odd.map(|t| t + rto);
+        match (even, odd) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The send time at or before which packet `pn` counts as lost when the timeout expires
+    /// at `now` (paired ACKs: an even packet is allowed the peer's ACK delay too).
+    fn rto_cutoff(&self, now: Instant, pn: u64) -> Instant {
+        let mut wait = self.rto();
+        if self.config.ack_pairs && pn % 2 == 0 {
+            wait += self.peer_max_ack_delay;
+        }
+        now.checked_sub(wait).unwrap_or(now)
     }
 
     pub(super) fn on_loss_timer(&mut self, now: Instant) {
@@ -141,7 +162,7 @@ impl Connection {
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.rto_expirations += 1;
             self.rto_mark = Some(self.next_pn);
-            let cutoff = now.checked_sub(self.rto()).unwrap_or(now);
+            let cutoffs: [Instant; 2] = [self.rto_cutoff(now, 0), self.rto_cutoff(now, 1)];
             self.rto_streak = self.rto_streak.saturating_add(1);
             if !self.is_thin() {
                 // standard behaviour: exponential backoff, window collapse
@@ -153,7 +174,9 @@ impl Connection {
                 self.backoff = (self.backoff + 1).min(16);
             }
             let retention = self.loss_rule().retention;
-            let lost = self.sent.expire(now, cutoff, retention);
+            let lost = self
+                .sent
+                .expire(now, |pn| cutoffs[(pn % 2) as usize], retention);
             for (pn, p) in lost {
                 self.on_packet_lost(now, pn, p);
             }

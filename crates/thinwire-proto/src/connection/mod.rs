@@ -482,6 +482,9 @@ impl Connection {
         // whole of it); otherwise its announced maximum, since an ACK of several packets
         // reports only how long the newest waited.
         let ack_delay = match self.ack_delay_seen {
+            // paired ACKs: an odd packet is acknowledged at once, and the timeout of an even
+            // one adds the peer's maximum ACK delay (`rto_deadline`)
+            _ if self.config.ack_pairs => Duration::ZERO,
             Some(seen) if thin => seen.min(self.peer_max_ack_delay),
             _ => self.peer_max_ack_delay,
         };

@@ -152,7 +152,9 @@ impl Connection {
             self.stats.dropped_buffer_full += 1;
             return true;
         }
-        let out_of_order = self.rx.insert(pn, now);
+        // out of order: out of sequence, or (unless ACKs are paired) while a gap is open below
+        let gap_open = self.rx.gap_open() && !self.config.ack_pairs;
+        let out_of_order = self.rx.insert(pn, now) || gap_open;
         if self.rx.largest() == Some(pn) {
             self.rx.largest_len = datagram_len;
         }
@@ -169,7 +171,7 @@ impl Connection {
             packet.from,
             (payload, &mut frames),
             &seen,
-            out_of_order,
+            (out_of_order, pn),
         );
         self.frame_scratch = reuse(frames);
         true
@@ -183,7 +185,7 @@ impl Connection {
         from: SocketAddr,
         (payload, frames): (&'a [u8], &mut Vec<Frame<'a>>),
         seen: &Inspection,
-        out_of_order: bool,
+        (out_of_order, pn): (bool, u64),
     ) {
         let mut completed = false;
         // whether any ack-eliciting frame brought something new (not a copy of data held)
@@ -243,7 +245,11 @@ impl Connection {
             // Unreliable data is never retransmitted: its ACK only feeds the RTT, the loss
             // estimate and the congestion window, so it waits up to the ACK delay for data
             // going back to ride on, or for UNRELIABLE_ACK_EVERY such packets.
-            let (immediate_rule, every) = if seen.prompt_ack {
+            let (immediate_rule, every) = if self.config.ack_pairs {
+                // paired: an odd packet's ACK covers its even predecessor, which waited (the
+                // sender's timeout of an odd packet allows for no ACK delay)
+                (seen.has_shard || pn % 2 == 1, u32::MAX)
+            } else if seen.prompt_ack {
                 let completed = self.config.immediate_ack && completed;
                 (seen.has_shard || completed, 2)
             } else {

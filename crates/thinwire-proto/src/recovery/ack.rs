@@ -93,14 +93,17 @@ impl ReceivedPackets {
         self.ranges.iter().rev().any(|r| r.contains(&pn))
     }
 
-    /// Records `pn` (must not be `contains`ed). Returns true when it arrived out of order: not
-    /// exactly one above the largest, or while a gap is open below it.
+    /// Whether a gap is open below the largest packet number received (a thin stream's gaps
+    /// never fill: retransmissions take new numbers).
+    pub(crate) fn gap_open(&self) -> bool {
+        self.ranges.len() > 1
+    }
+
+    /// Records `pn` (must not be `contains`ed). Returns true when it arrived out of sequence:
+    /// not exactly one above the largest (it opens a gap, or lands below the largest).
     pub(crate) fn insert(&mut self, pn: u64, now: Instant) -> bool {
         let largest = self.largest();
-        let in_order = match largest {
-            None => true,
-            Some(l) => pn == l + 1 && self.ranges.len() == 1,
-        };
+        let in_order = largest.is_none_or(|l| pn == l + 1);
         if largest.is_none_or(|l| pn > l) {
             self.largest_at = Some(now);
             let skipped = largest.map_or(0, |l| (pn - l - 1).min(64));

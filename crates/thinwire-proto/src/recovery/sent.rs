@@ -164,6 +164,22 @@ impl SentPackets {
             .map(|(_, p)| p.time_sent)
     }
 
+    /// Send times of the oldest packets in flight with an even and with an odd number (paired
+    /// ACKs: the peer may hold the ACK of an even one).
+    pub(crate) fn oldest_in_flight_by_parity(&self) -> [Option<Instant>; 2] {
+        let mut found = [None, None];
+        for (pn, p) in self.entries().filter(|(_, p)| !p.lost) {
+            let slot = &mut found[(pn % 2) as usize];
+            if slot.is_none() {
+                *slot = Some(p.time_sent);
+            }
+            if found.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        found
+    }
+
     /// Moves the packets newly acknowledged by `ack` into `acked`, oldest first.
     pub(crate) fn on_ack(&mut self, ack: &AckFrame, acked: &mut Vec<(u64, SentPacket)>) {
         for range in ack.ranges.iter().rev() {
@@ -255,13 +271,13 @@ impl SentPackets {
     pub(crate) fn expire(
         &mut self,
         now: Instant,
-        cutoff: Instant,
+        cutoff: impl Fn(u64) -> Instant,
         retention: Duration,
     ) -> Vec<(u64, SentPacket)> {
         let mut lost = Vec::new();
         for (pn, slot) in self.window.iter_mut() {
             let Some(p) = slot.as_mut() else { continue };
-            if p.lost || p.time_sent > cutoff {
+            if p.lost || p.time_sent > cutoff(*pn) {
                 continue;
             }
             self.in_flight -= 1;

@@ -1,5 +1,6 @@
 //! Behaviour tests of the core over the two-endpoint harness.
 
+mod ack_pairs;
 mod admission;
 mod attacks;
 mod basics;

@@ -370,3 +370,32 @@ fn trunk_loss_of_the_edge_closes_every_player() {
     assert_eq!(ups, 2);
     assert!(h.connect_player(&ALL).is_some());
 }
+
+/// The ids the edge's trunk endpoint issues are `EDGE_TRUNK_CID_LEN` (4) bytes: in every data
+/// packet towards the edge, bytes 1-4 (the id) stay the same and byte 5 is already the packet
+/// number (with 8-byte ids, bytes 5-8 would be constant too). Data packets have the form bit
+/// (0x80) clear (`docs/PROTOCOL.md` §2.1).
+#[test]
+fn packets_towards_the_edge_carry_a_four_byte_connection_id() {
+    let mut h = harness(12);
+    let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let tap = seen.clone();
+    h.edges[0].trunk_down.filter = Some(Box::new(move |_, _, bytes| {
+        if bytes[0] & 0x80 == 0 {
+            tap.borrow_mut().push(bytes.clone());
+        }
+        Verdict::Pass
+    }));
+    let p = h.connect_player(&[ChannelKind::ReliableOrdered]).unwrap();
+    for i in 0..20u8 {
+        h.game_send(p, 0, None, &[i; 30]);
+        h.run_for(ms(30));
+    }
+    assert_eq!(h.take_player_messages(p).len(), 20);
+    let seen = seen.borrow();
+    assert!(seen.len() >= 20, "{} data packets", seen.len());
+    assert_eq!(crate::trunk::EDGE_TRUNK_CID_LEN, 4);
+    assert!(seen.iter().all(|d| d[1..5] == seen[0][1..5]), "one id");
+    let pn: std::collections::HashSet<u8> = seen.iter().map(|d| d[5]).collect();
+    assert!(pn.len() >= 10, "byte 5 is the packet number: {pn:?}");
+}

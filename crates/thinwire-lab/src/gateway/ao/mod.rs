@@ -66,6 +66,8 @@ pub struct AoOptions {
     pub delay: Duration,
     /// The trunk's hold period T. Default 10 ms.
     pub period: Duration,
+    /// Paired ACKs on the trunk (`TrunkOptions::paired_acks`). Default off.
+    pub paired_acks: bool,
 }
 
 impl Default for AoOptions {
@@ -77,6 +79,7 @@ impl Default for AoOptions {
             losses: vec![0.01, 0.02, 0.03, 0.05],
             delay: Duration::from_millis(100),
             period: Duration::from_millis(10),
+            paired_acks: false,
         }
     }
 }

@@ -129,6 +129,7 @@ fn multiplexed(opts: &AoOptions, loss: f64, now: Instant) -> Net {
     let base = 1 + opts.flows as u64;
     let trunk_options = TrunkOptions {
         period: opts.period,
+        paired_acks: opts.paired_acks,
         ..TrunkOptions::default()
     };
     let trunk_transport = Arc::new(trunk_options.transport(&TransportConfig::default()));
