@@ -15,11 +15,13 @@
 
 pub(crate) mod drive;
 mod keys;
+pub mod metrics;
 mod process;
 mod tcm;
 
 pub use drive::Report;
 pub use keys::{load_or_create_key, KeyFileError};
+pub use metrics::{Metrics, MetricsServer};
 pub use process::{EdgeProcess, RunError, Runner, ServerProcess, Stop};
 pub use tcm::{
     tun_mtu, Cidr, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmReport, TcmRunError,
