@@ -31,6 +31,8 @@ use crate::host::Protocol;
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
 
+mod loopback;
+
 /// Simulated time per round: each player sends one message per round (50 Hz).
 const ROUND: Duration = Duration::from_millis(20);
 /// Bytes per message (a movement update).
@@ -378,6 +380,21 @@ const METRICS: [Metric<Sample>; 3] = [
     },
 ];
 
+const LOOPBACK_METRICS: [Metric<loopback::Sampled>; 2] = [
+    Metric {
+        key: "edge",
+        label: "edge gateway process over loopback UDP, per core, T = 10 ms, encrypted",
+        unit: "msg/s",
+        read: |s| s.edge,
+    },
+    Metric {
+        key: "server",
+        label: "server gateway process over loopback UDP, per core, T = 10 ms, encrypted",
+        unit: "msg/s",
+        read: |s| s.server,
+    },
+];
+
 /// The gateway section: T = 0 and 10 ms, encrypted and cleartext.
 pub(crate) fn section(ctx: &Ctx) -> Section {
     let mut rows = Vec::new();
@@ -414,6 +431,21 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
             }
         }
     }
+    let out = ctx.interleave(
+        "gateway over loopback UDP, T = 10 ms, encrypted",
+        |p| (p != Protocol::Thinwire).then(|| "thinwire's gateway only".to_owned()),
+        |_| loopback::measure(ctx, Duration::from_millis(10), ctx.gateway_players),
+        |s: &loopback::Sampled| format!("edge {:.0}, server gateway {:.0} msg/s", s.edge, s.server),
+    );
+    for m in &LOOPBACK_METRICS {
+        rows.push(Row::new(
+            format!("gateway/loopback/10ms/encrypted/{}", m.key),
+            m.label.to_owned(),
+            m.unit,
+            None,
+            cells(&out, m.read),
+        ));
+    }
     Section {
         id: "gateway".into(),
         title: "Gateway messages per second per core".into(),
@@ -426,7 +458,11 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              messages the game server received over that gateway's own time ({:.1} s of \
              rounds after a {:.1} s warm-up), i.e. messages per second per gateway core \
              without the socket system calls. The last row is the whole pipeline's rate on \
-             one core. T is the trunk's hold period.",
+             one core. T is the trunk's hold period. The last two rows run the gateway \
+             processes themselves (`run::Runner`, each on its own thread with its sockets, \
+             system calls included) over loopback UDP, the players (4 source addresses) and \
+             the game server as thinwire hosts on two more threads: messages relayed per \
+             second of each gateway thread's CPU time (CLOCK_THREAD_CPUTIME_ID).",
             ctx.gateway_players,
             ROUND.as_millis(),
             ctx.seconds.as_secs_f64(),
