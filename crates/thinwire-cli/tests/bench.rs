@@ -80,7 +80,7 @@ fn quick_bench_produces_every_section() {
         "sweep/50/outbound",
         "gateway/10ms/encrypted/edge",
         "gateway/0ms/cleartext/server",
-        "gateway/loopback/10ms/encrypted/edge",
+        "gateway/loopback/1000/edge",
     ] {
         for (p, cell) in &find(id).cells {
             if let Some(v) = cell.values() {

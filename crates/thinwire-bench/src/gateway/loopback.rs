@@ -23,11 +23,6 @@ use crate::sys::thread_cpu;
 
 /// Loopback addresses the players come from.
 const SOURCES: u8 = 4;
-/// Messages per second each player sends (200 players: 40,000 messages per second in all):
-/// well within what the gateways and the trunk's congestion window carry on a shared 2-core
-/// machine, so that nothing queues up (a flow whose backlog overflows is closed, which would
-/// measure something else; a run where that happens fails).
-const PER_PLAYER_HZ: f64 = 200.0;
 
 /// (thread CPU, messages, messages dropped and flows overflowed) as a gateway's report saw
 /// them.
@@ -101,8 +96,15 @@ pub(super) struct Sampled {
     pub(super) server: f64,
 }
 
-/// One run over loopback.
-pub(super) fn measure(ctx: &Ctx, period: Duration, players: usize) -> Result<Sampled, String> {
+/// One run over loopback, `players` sending `hz` messages per second each: a load the
+/// gateways carry without queueing (a flow whose backlog overflows is closed, which would
+/// measure something else; a run where a message is dropped fails).
+pub(super) fn measure(
+    ctx: &Ctx,
+    period: Duration,
+    players: usize,
+    hz: f64,
+) -> Result<Sampled, String> {
     let done = Done(Arc::new(AtomicBool::new(false)));
     // the game server
     // the server gateway's relayed connections all come from 127.0.0.1: a trusted source
@@ -171,14 +173,8 @@ pub(super) fn measure(ctx: &Ctx, period: Duration, players: usize) -> Result<Sam
     let (edge_addr, edge_key) = rx
         .recv_timeout(Duration::from_secs(10))
         .map_err(|_| "edge did not start")?;
-    let result = drive_players(
-        ctx,
-        players,
-        edge_addr,
-        edge_key,
-        &edge_probe,
-        &server_probe,
-    );
+    let probes = (&edge_probe, &server_probe);
+    let result = drive_players(ctx, (players, hz), edge_addr, edge_key, probes);
     let _ = stop_tx.send(true);
     drop(done);
     let _ = game_thread.join();
@@ -188,11 +184,12 @@ pub(super) fn measure(ctx: &Ctx, period: Duration, players: usize) -> Result<Sam
     result
 }
 
-/// The players' hosts and connections, sending [`PER_PLAYER_HZ`] each.
+/// The players' hosts and connections, sending `hz` messages per second each.
 struct Players {
     hosts: Vec<Host>,
     conns: Vec<(usize, thinwire::ConnectionHandle)>,
     payload: Bytes,
+    hz: f64,
     connected: usize,
     /// Messages sent since `paced`.
     sent: u64,
@@ -209,7 +206,7 @@ impl Players {
                 }
             }
         }
-        let rate = PER_PLAYER_HZ * self.conns.len() as f64;
+        let rate = self.hz * self.conns.len() as f64;
         let due = paced.map_or(0, |t| (t.elapsed().as_secs_f64() * rate) as u64);
         while self.sent < due {
             let (h, c) = self.conns[self.next];
@@ -229,16 +226,16 @@ impl Players {
 /// The players: connect, warm up, then send for `ctx.seconds`; the gateways' rates.
 fn drive_players(
     ctx: &Ctx,
-    players: usize,
+    (players, hz): (usize, f64),
     edge: SocketAddr,
     key: PublicKey,
-    edge_probe: &Probe,
-    server_probe: &Probe,
+    (edge_probe, server_probe): (&Probe, &Probe),
 ) -> Result<Sampled, String> {
     let mut p = Players {
         hosts: Vec::new(),
         conns: Vec::new(),
         payload: Bytes::from(vec![7u8; 40]),
+        hz,
         connected: 0,
         sent: 0,
         next: 0,
