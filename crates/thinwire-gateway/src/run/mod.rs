@@ -16,6 +16,7 @@
 mod credential;
 pub(crate) mod drive;
 mod keys;
+pub mod metrics;
 mod process;
 mod tcm;
 
@@ -24,6 +25,7 @@ pub use credential::{
 };
 pub use drive::Report;
 pub use keys::{load_or_create_key, KeyFileError};
+pub use metrics::{Metrics, MetricsServer};
 pub use process::{EdgeProcess, RunError, Runner, ServerProcess, Stop};
 pub use tcm::{
     tun_mtu, Cidr, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmReport, TcmRunError,
