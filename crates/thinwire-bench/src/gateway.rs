@@ -21,10 +21,12 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use thinwire_gateway::trunk::{
-    EdgeConfig, EdgeGateway, ServerGateway, ServerGatewayConfig, Side, TrunkOptions,
+    mint_trunk_credential, CredentialSpec, EdgeConfig, EdgeGateway, ServerGateway,
+    ServerGatewayConfig, Side, TrunkCredential, TrunkOptions, TrunkPeer,
 };
 use thinwire_proto::{
-    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig, TransportConfig,
+    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, PublicKey, ServerConfig,
+    TokenKey, TransportConfig,
 };
 
 use crate::host::Protocol;
@@ -46,6 +48,32 @@ const EDGE_PLAYERS: SocketAddr = addr(5, 4433);
 
 const fn addr(host: u8, port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, host)), port)
+}
+
+/// The simulated wall clock (unix time) the server gateway checks the edge's credential by.
+const UNIX: Duration = Duration::from_secs(1_800_000_000);
+
+/// The operator key of the benchmarked deployment: the server gateway admits peer 1, the
+/// edge, whose credential is minted with it.
+fn admission() -> (TokenKey, Vec<TrunkPeer>) {
+    (TokenKey::new([0x0b; 32]), vec![TrunkPeer::new(1, "edge")])
+}
+
+/// The edge's (peer 1's) trunk credential for the server gateway at `at` with trunk key
+/// `key`, valid until `expires_unix_s`.
+fn edge_credential(
+    (at, key): (SocketAddr, &PublicKey),
+    expires_unix_s: u64,
+    nonce: [u8; 24],
+) -> Result<TrunkCredential, String> {
+    let spec = CredentialSpec {
+        peer_id: 1,
+        name: "edge",
+        server_gateway_key: key,
+        addresses: &[at],
+        expires_unix_s,
+    };
+    mint_trunk_credential(&admission().0, &spec, nonce).map_err(|e| e.to_string())
 }
 
 fn player_addr(i: usize) -> SocketAddr {
@@ -119,26 +147,33 @@ impl Rig {
         let e = |e: &dyn std::fmt::Display| e.to_string();
         let game = Endpoint::new(endpoint_config(1, &t, cleartext), Some(game_server), now)
             .map_err(|x| e(&x))?;
-        let server = ServerGateway::new(
+        let (operator_key, peers) = admission();
+        let mut server = ServerGateway::new(
             now,
             ServerGatewayConfig {
                 trunk: endpoint_config(2, &trunk_t, cleartext),
                 trunk_server: ServerConfig::default(),
+                operator_key,
+                peers,
                 upstream: endpoint_config(3, &t, cleartext),
                 game_server: GAME,
                 game_server_key: game.public_key().ok_or("the game server has no key")?,
+                upstream_tokens: None,
                 options: options.clone(),
             },
         )
         .map_err(|x| e(&x))?;
+        server.set_unix_time(now, UNIX);
+        let trunk_key = server.trunk_public_key();
+        let expires = (UNIX + Duration::from_secs(86_400)).as_secs();
         let edge = EdgeGateway::new(
             now,
             EdgeConfig {
                 players: endpoint_config(4, &t, cleartext),
                 players_server: ServerConfig::default(),
                 trunk: endpoint_config(5, &trunk_t, cleartext),
-                server_gateway: SERVER_TRUNK,
-                server_gateway_key: server.trunk_public_key(),
+                credential: edge_credential((SERVER_TRUNK, &trunk_key), expires, [1; 24])?,
+                server_gateway: None,
                 options,
             },
         )

@@ -1,6 +1,7 @@
 //! `thinwire gateway`: runs an edge or a server gateway (or a TCM pair: `tcm.rs`) until
 //! SIGTERM, SIGINT (Ctrl-C) or `--for`, printing its statistics as it goes and its final
-//! statistics at the end; `keygen` writes a key file.
+//! statistics at the end; `keygen` writes a key file, `credential` an edge's trunk
+//! credential (`credential.rs`).
 //!
 //! Every value comes from a flag or from the role's configuration file (`--config`,
 //! `config.rs`); addresses are `host:port`, resolved at start (`addr.rs`); `ops.rs` has what
@@ -10,15 +11,20 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use thinwire_gateway::run::{EdgeProcess, Metrics, Runner, ServerProcess};
-use thinwire_gateway::trunk::{GatewayStats, TrunkOptions};
-use thinwire_proto::{PublicKey, TransportConfig};
+use thinwire_gateway::run::{
+    fresh_nonce, load_token_key, EdgeProcess, Metrics, Runner, ServerProcess,
+};
+use thinwire_gateway::trunk::{
+    GatewayStats, TrunkCredential, TrunkOptions, TrunkPeer, UpstreamTokens,
+};
+use thinwire_proto::{PublicKey, TokenKey, TokenPolicy, TransportConfig};
 
-use self::config::{load, warn_not_enforced, Admission, EdgeFile, Limits, ServerFile};
+use self::config::{load, Admission, EdgeFile, Limits, Loaded, ServerFile};
 use self::ops::{prepare, serve, StatsOut};
 
 mod addr;
 mod config;
+mod credential;
 mod keygen;
 mod ops;
 mod tcm;
@@ -42,8 +48,9 @@ pub(crate) enum GatewayCommand {
     TcmRemote(tcm::TcmRemoteArgs),
     /// Writes a new static key file (64 hex digits, mode 0600) and prints its public key.
     Keygen(keygen::KeygenArgs),
-    // `Credential(..)`, minting a peer's trunk credential with the operator key (issue 25,
-    // item 1, the admission work), goes here beside `Keygen`; its code in `gateway/credential.rs`.
+    /// Mints the trunk credential of an edge or tcm-local with the operator key (written to
+    /// a new file, mode 0600): the server gateway admits its trunk if its id is a peer.
+    Credential(credential::CredentialArgs),
 }
 
 /// Options every gateway process has.
@@ -91,10 +98,15 @@ pub(crate) struct LimitArgs {
 /// The trunk's far end, for an edge or tcm-local.
 #[derive(Debug, Args)]
 pub(crate) struct TrunkPeerArgs {
-    /// The server gateway's (or tcm-remote's) trunk address (host:port).
+    /// This gateway's trunk credential file (from `thinwire gateway credential`; required):
+    /// the server gateway's (or tcm-remote's) address and key, and the peer id it admits.
+    #[arg(long)]
+    credential: Option<PathBuf>,
+    /// The server gateway's trunk address (host:port) to dial instead of the credential's
+    /// (e.g. a name, resolved at start).
     #[arg(long)]
     server_gateway: Option<String>,
-    /// Its public key (hex).
+    /// Its public key (hex): checked against the credential's, if given.
     #[arg(long)]
     server_gateway_key: Option<PublicKey>,
     /// Local address of the trunk socket [default: any address of the server gateway's
@@ -103,12 +115,30 @@ pub(crate) struct TrunkPeerArgs {
     trunk_bind: Option<String>,
 }
 
+/// Who a server gateway (or tcm-remote) admits; added to the file's settings.
+#[derive(Debug, Args)]
+pub(crate) struct AdmissionArgs {
+    /// The operator key file (64 hex digits; created when missing) the trunk credentials are
+    /// minted with (`thinwire gateway credential`).
+    #[arg(long)]
+    operator_key_file: Option<PathBuf>,
+    /// An admitted peer, `ID:NAME` or (TCM) `ID:NAME:PREFIX,PREFIX...` (repeatable; added to
+    /// the file's `[[peer]]`s).
+    #[arg(long = "peer")]
+    peers: Vec<TrunkPeer>,
+}
+
 /// `thinwire gateway edge`.
 #[derive(Debug, Args)]
 pub(crate) struct EdgeArgs {
     /// Where players connect (host:port).
     #[arg(long)]
     listen: Option<String>,
+    /// The game backend's token key file (64 hex digits): players then need a connect token
+    /// minted for this edge with it, and their claims travel to the game server [default:
+    /// players connect with the edge's key alone].
+    #[arg(long)]
+    players_token_key_file: Option<PathBuf>,
     #[command(flatten)]
     peer: TrunkPeerArgs,
     #[command(flatten)]
@@ -133,6 +163,16 @@ pub(crate) struct ServerArgs {
     /// `ServerConfig::trusted_sources`) [default: any address of the game server's family].
     #[arg(long)]
     upstream_bind: Option<String>,
+    /// The game server's token key file (64 hex digits): each connection to the game server
+    /// presents a connect token minted with it, carrying the player's claims [default: none].
+    #[arg(long)]
+    upstream_token_key_file: Option<PathBuf>,
+    /// Lifetime in seconds of those tokens (they only have to outlive the handshake)
+    /// [default: 60].
+    #[arg(long)]
+    upstream_token_lifetime_s: Option<f64>,
+    #[command(flatten)]
+    admission: AdmissionArgs,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -184,6 +224,7 @@ pub(crate) fn run(cmd: GatewayCommand) -> Result<(), String> {
         GatewayCommand::TcmLocal(a) => tcm::local(a),
         GatewayCommand::TcmRemote(a) => tcm::remote(a),
         GatewayCommand::Keygen(a) => keygen::run(a),
+        GatewayCommand::Credential(a) => credential::run(a),
     }
 }
 
@@ -195,20 +236,83 @@ fn options(period: Duration, flags: &LimitArgs, file: &Limits) -> TrunkOptions {
         max_flow_backlog: (flags.max_flow_backlog.or(file.max_flow_backlog))
             .unwrap_or(d.max_flow_backlog),
         max_held: flags.max_held.or(file.max_held).unwrap_or(d.max_held),
+        ..d
     }
+}
+
+/// A token key file (never created): the flag's, else the file's.
+fn token_key<T>(
+    l: &Loaded<T>,
+    flag: Option<&PathBuf>,
+    file: Option<&PathBuf>,
+) -> Result<Option<TokenKey>, String> {
+    let path = match (flag, file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => l.path(p),
+        (None, None) => return Ok(None),
+    };
+    load_token_key(&path).map(Some).map_err(|e| e.to_string())
+}
+
+/// The server gateway's upstream tokens: the key (flag over file), their lifetime, a fresh
+/// nonce prefix.
+fn upstream_tokens(
+    l: &Loaded<ServerFile>,
+    flag: Option<&PathBuf>,
+    lifetime_s: Option<f64>,
+) -> Result<Option<UpstreamTokens>, String> {
+    let f = &l.file;
+    let Some(key) = token_key(l, flag, f.upstream_token_key_file.as_ref())? else {
+        return Ok(None);
+    };
+    let s = lifetime_s.or(f.upstream_token_lifetime_s).unwrap_or(60.0);
+    if !(s.is_finite() && (1.0..=86_400.0).contains(&s)) {
+        return Err(format!(
+            "upstream_token_lifetime_s {s}: must be 1 to 86400 seconds"
+        ));
+    }
+    let mut nonce_prefix = [0; 16];
+    nonce_prefix.copy_from_slice(&fresh_nonce()[..16]);
+    Ok(Some(UpstreamTokens {
+        key,
+        lifetime: Duration::from_secs_f64(s),
+        nonce_prefix,
+    }))
+}
+
+/// Prints who the trunk credential says this gateway is, and where it dials.
+pub(crate) fn print_credential(c: &TrunkCredential) {
+    println!(
+        "trunk credential: peer {} ({}), server gateway key {}, expires at unix {}",
+        c.peer,
+        c.name,
+        PublicKey(c.token.server_key()),
+        c.token.expires_unix_s()
+    );
 }
 
 fn edge(a: EdgeArgs) -> Result<(), String> {
     let l = load::<EdgeFile>(a.ops.config.as_deref())?;
     let f = &l.file;
     let listen = l.address(a.listen.as_deref(), "listen", f.listen.as_ref())?;
-    let (trunk_bind, server_gateway, server_gateway_key) = l.trunk_peer(&a.peer, f.peer())?;
+    let trunk = l.trunk_peer(&a.peer, f.peer())?;
+    let players_tokens = token_key(
+        &l,
+        a.players_token_key_file.as_ref(),
+        f.players_token_key_file.as_ref(),
+    )?
+    .map(|key| TokenPolicy {
+        key,
+        public_addresses: Vec::new(),
+    });
     let ready = prepare(&a.ops, &l, f.ops(), 10)?;
+    print_credential(&trunk.credential);
     let p = EdgeProcess {
         listen,
-        trunk_bind,
-        server_gateway,
-        server_gateway_key,
+        trunk_bind: trunk.bind,
+        credential: trunk.credential,
+        server_gateway: trunk.server_gateway,
+        players_tokens,
         key: ready.key.clone(),
         options: options(ready.period, &a.limits, &f.limits),
         transport: TransportConfig::default(),
@@ -242,10 +346,12 @@ fn server(a: ServerArgs) -> Result<(), String> {
         "game-server-key",
         f.game_server_key.as_ref(),
     )?;
-    let operator = f.operator_key_file.as_deref();
-    if Admission::read(&l, operator, f.accept_any_source, &f.peer)?.is_set() {
-        warn_not_enforced("operator_key_file / [[peer]] / accept_any_source");
-    }
+    let admission = Admission::read(&l, &a.admission, f.admission())?;
+    let upstream_tokens = upstream_tokens(
+        &l,
+        a.upstream_token_key_file.as_ref(),
+        a.upstream_token_lifetime_s,
+    )?;
     let ready = prepare(&a.ops, &l, f.ops(), 10)?;
     let p = ServerProcess {
         listen,
@@ -253,6 +359,9 @@ fn server(a: ServerArgs) -> Result<(), String> {
         game_server,
         game_server_key,
         key: ready.key.clone(),
+        operator_key: admission.operator_key()?,
+        peers: admission.peers,
+        upstream_tokens,
         options: options(ready.period, &a.limits, &f.limits),
         transport: TransportConfig::default(),
     };

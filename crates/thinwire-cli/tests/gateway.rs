@@ -1,6 +1,6 @@
-//! `thinwire gateway` as a process: keygen, configuration files and hostnames, the final
-//! statistics on SIGTERM and SIGINT, the Prometheus endpoint. Loopback only; every wait is
-//! bounded.
+//! `thinwire gateway` as a process: keygen and credentials, configuration files and
+//! hostnames, trunk admission, the final statistics on SIGTERM and SIGINT, the Prometheus
+//! endpoint. Loopback only; every wait is bounded.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -32,11 +32,24 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A running gateway process whose stdout lines arrive on a channel.
+/// A running gateway process whose stdout lines (and stderr lines: its log) arrive on
+/// channels.
 struct Gateway {
     child: Child,
     lines: mpsc::Receiver<String>,
+    log: mpsc::Receiver<String>,
     seen: Vec<String>,
+}
+
+/// The lines of `from`, on a channel.
+fn lines_of(from: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(from).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    lines
 }
 
 impl Gateway {
@@ -44,21 +57,34 @@ impl Gateway {
         let mut child = Command::new(env!("CARGO_BIN_EXE_thinwire"))
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("starts");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for l in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(l);
-            }
-        });
+        let lines = lines_of(child.stdout.take().expect("stdout"));
+        let log = lines_of(child.stderr.take().expect("stderr"));
         Self {
             child,
             lines,
+            log,
             seen: Vec::new(),
         }
+    }
+
+    /// The first stderr line containing `part` (waits for it, bounded).
+    fn logged(&mut self, part: &str) -> String {
+        let mut seen = Vec::new();
+        let end = Instant::now() + WAIT;
+        while let Some(left) = end.checked_duration_since(Instant::now()) {
+            let Ok(l) = self.log.recv_timeout(left) else {
+                break;
+            };
+            if l.contains(part) {
+                return l;
+            }
+            seen.push(l);
+        }
+        let _ = self.child.kill();
+        panic!("no log line with `{part}`; saw {seen:?}");
     }
 
     /// The first stdout line starting with `prefix` (waits for it, bounded).
@@ -116,10 +142,38 @@ fn public_key(dir: &std::path::Path, name: &str) -> String {
     text(&o.stdout).trim().to_owned()
 }
 
-/// A server gateway on loopback (its game server need not exist), with `extra` flags.
+/// Mints the trunk credential `out` of peer `id` for the server gateway at `at` with key
+/// `key` (`thinwire gateway credential`; the operator key `operator.key` in `dir`, created
+/// by the first call).
+fn credential(dir: &std::path::Path, id: u64, at: &str, key: &str, out: &str) -> PathBuf {
+    let (operator, path) = (dir.join("operator.key"), dir.join(out));
+    let o = thinwire(&[
+        "gateway",
+        "credential",
+        "--operator-key-file",
+        operator.to_str().expect("utf-8"),
+        "--peer-id",
+        &id.to_string(),
+        "--name",
+        &format!("edge-{id}"),
+        "--server-gateway",
+        at,
+        "--server-gateway-key",
+        key,
+        "--out",
+        path.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).starts_with(&format!("credential of peer {id} ")));
+    path
+}
+
+/// A server gateway on loopback (its game server need not exist; its key `server.key` in
+/// `dir`, made beforehand or now; the operator key `operator.key`), with `extra` flags.
 fn start_server(dir: &std::path::Path, extra: &[&str]) -> Gateway {
     let game_key = public_key(dir, "game.key");
     let key = dir.join("server.key");
+    let operator = dir.join("operator.key");
     let mut args = vec![
         "gateway",
         "server",
@@ -131,6 +185,8 @@ fn start_server(dir: &std::path::Path, extra: &[&str]) -> Gateway {
         &game_key,
         "--key-file",
         key.to_str().expect("utf-8"),
+        "--operator-key-file",
+        operator.to_str().expect("utf-8"),
         "--report-every",
         "0",
     ];
@@ -197,16 +253,30 @@ fn a_configuration_file_with_hostnames_runs_an_edge_and_sigint_stops_it() {
     let dir = tmpdir("config");
     let server_key = public_key(&dir, "server.key");
     let config = dir.join("edge.toml");
+    let c = config.to_str().expect("utf-8");
+    std::fs::write(
+        &config,
+        "listen = \"localhost:0\"\nkey_file = \"edge.key\"\n",
+    )
+    .expect("write");
+    let o = thinwire(&["gateway", "edge", "--config", c]);
+    assert!(!o.status.success(), "no credential: refused");
+    assert!(
+        text(&o.stderr).contains("missing --credential (or `credential_file`"),
+        "{}",
+        text(&o.stderr)
+    );
+    credential(&dir, 1, "127.0.0.1:7100", &server_key, "edge.cred");
+    // the credential says 127.0.0.1:7100; the file dials a name instead
     std::fs::write(
         &config,
         format!(
-            "listen = \"localhost:0\"\nserver_gateway = \"localhost:7100\"\n\
-             server_gateway_key = \"{server_key}\"\nkey_file = \"edge.key\"\nreport_every = 0\n\
-             [limits]\nmax_flows = 8\n"
+            "listen = \"localhost:0\"\ncredential_file = \"edge.cred\"\n\
+             server_gateway = \"localhost:7100\"\nserver_gateway_key = \"{server_key}\"\n\
+             key_file = \"edge.key\"\nreport_every = 0\n[limits]\nmax_flows = 8\n"
         ),
     )
     .expect("write");
-    let c = config.to_str().expect("utf-8");
     // a flag overrides the file: the trunk socket on loopback
     let mut gw = Gateway::start(&[
         "gateway",
@@ -216,6 +286,13 @@ fn a_configuration_file_with_hostnames_runs_an_edge_and_sigint_stops_it() {
         "--trunk-bind",
         "127.0.0.1:0",
     ]);
+    let who = gw.line("trunk credential: ");
+    assert!(
+        who.starts_with(&format!(
+            "trunk credential: peer 1 (edge-1), server gateway key {server_key}"
+        )),
+        "{who}"
+    );
     let runner = gw.line("edge: Runner");
     assert_eq!(
         addr_in(&runner, "local").ip().to_string(),
@@ -252,6 +329,38 @@ fn a_configuration_file_with_hostnames_runs_an_edge_and_sigint_stops_it() {
         "{}",
         text(&o.stderr)
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_edge_whose_peer_id_is_not_listed_is_not_admitted() {
+    let dir = tmpdir("admission");
+    let server_key = public_key(&dir, "server.key");
+    let config = dir.join("server.toml");
+    std::fs::write(&config, "[[peer]]\nid = 1\nname = \"edge-1\"\n").expect("write");
+    let mut server = start_server(&dir, &["--config", config.to_str().expect("utf-8")]);
+    let trunk = addr_in(&server.line("server: Runner"), "trunk");
+    let cred = credential(&dir, 2, &trunk.to_string(), &server_key, "edge-2.cred");
+    let edge_key = dir.join("edge.key");
+    let mut edge = Gateway::start(&[
+        "gateway",
+        "edge",
+        "--listen",
+        "127.0.0.1:0",
+        "--credential",
+        cred.to_str().expect("utf-8"),
+        "--key-file",
+        edge_key.to_str().expect("utf-8"),
+        "--report-every",
+        "0",
+    ]);
+    let down = edge.logged("trunk of peer 2 down");
+    assert!(down.contains("not admitted"), "{down}");
+    let (ok, _) = edge.stop(Signal::SIGTERM);
+    assert!(ok);
+    let (ok, last) = server.stop(Signal::SIGTERM);
+    assert!(ok);
+    assert!(last.starts_with("flows 0 open / 0 total; "), "{last}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

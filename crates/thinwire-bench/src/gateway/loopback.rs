@@ -14,10 +14,11 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use thinwire::{ChannelKind, Config, Host, HostEvent, PublicKey, ServerConfig};
-use thinwire_gateway::run::{EdgeProcess, Report, Runner, ServerProcess};
+use thinwire_gateway::run::{expires_in, fresh_nonce, EdgeProcess, Report, Runner, ServerProcess};
 use thinwire_gateway::trunk::{GatewayStats, TrunkOptions};
 use thinwire_proto::{ServerKey, TransportConfig};
 
+use super::{admission, edge_credential};
 use crate::runner::Ctx;
 use crate::sys::thread_cpu;
 
@@ -132,12 +133,16 @@ pub(super) fn measure(
     let (tx, rx) = mpsc::channel::<(SocketAddr, PublicKey)>();
     let (server_probe, edge_probe) = (Probe::default(), Probe::default());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let (operator_key, peers) = admission();
     let p = ServerProcess {
         listen: local(0),
         upstream_bind: local(0),
         game_server: game_addr,
         game_server_key: game_key,
         key: seed(11),
+        operator_key,
+        peers,
+        upstream_tokens: None,
         options: options.clone(),
         transport: TransportConfig::default(),
     };
@@ -155,8 +160,13 @@ pub(super) fn measure(
     let p = EdgeProcess {
         listen: local(0),
         trunk_bind: local(0),
-        server_gateway: trunk,
-        server_gateway_key: trunk_key,
+        credential: edge_credential(
+            (trunk, &trunk_key),
+            expires_in(Duration::from_secs(86_400)),
+            fresh_nonce(),
+        )?,
+        server_gateway: None,
+        players_tokens: None,
         key: seed(12),
         options,
         transport: TransportConfig::default(),

@@ -1,6 +1,7 @@
 //! The configuration file of each gateway role (`--config FILE`, TOML): everything the flags
-//! say, plus the trunk admission settings (allowed peers, the operator key, a peer's
-//! credential). Flags override the file; an unknown key is an error naming the file and
+//! say, among them the trunk admission settings (the operator key and the admitted peers at
+//! a server gateway or tcm-remote, the trunk credential at an edge or tcm-local). Flags
+//! override the file (`[[peer]]`s and `--peer`s add up); an unknown key is an error naming the file and
 //! line. Relative paths in a file are relative to the file's directory. Commented examples:
 //! `docs/examples/gateway/`.
 
@@ -10,12 +11,13 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use thinwire_gateway::run::Cidr;
-use thinwire_proto::PublicKey;
+use thinwire_gateway::run::{load_credential, load_or_create_operator_key};
+use thinwire_gateway::trunk::{TrunkCredential, TrunkPeer};
+use thinwire_proto::{PublicKey, TokenKey};
 use toml::Spanned;
 
 use super::addr::{bind_and_peer, resolve};
-use super::TrunkPeerArgs;
+use super::{AdmissionArgs, TrunkPeerArgs};
 
 /// A value that is parsed after reading (an address, a key, a prefix), with its place.
 pub(crate) type Text = Spanned<String>;
@@ -33,10 +35,11 @@ pub(crate) struct Limits {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PeerEntry {
-    pub(crate) id: u32,
+    pub(crate) id: u64,
     pub(crate) name: String,
     #[serde(default)]
     pub(crate) prefixes: Vec<Text>,
+    pub(crate) max_flows: Option<usize>,
 }
 
 /// The values every role's file may hold, besides its own (see [`role_file`]).
@@ -104,6 +107,23 @@ macro_rules! trunk_peer_file {
 trunk_peer_file!(EdgeFile);
 trunk_peer_file!(TcmLocalFile);
 
+/// `admission()` of a file with admission settings.
+macro_rules! admission_file {
+    ($t:ty) => {
+        impl $t {
+            /// The admission settings.
+            pub(crate) fn admission(&self) -> AdmissionFile<'_> {
+                AdmissionFile {
+                    operator_key_file: self.operator_key_file.as_ref(),
+                    peers: &self.peer,
+                }
+            }
+        }
+    };
+}
+admission_file!(ServerFile);
+admission_file!(TcmRemoteFile);
+
 role_file! {
     /// `edge.toml`.
     EdgeFile {
@@ -112,6 +132,7 @@ role_file! {
         server_gateway_key: Option<Text>,
         trunk_bind: Option<Text>,
         credential_file: Option<PathBuf>,
+        players_token_key_file: Option<PathBuf>,
         #[serde(default)]
         limits: Limits,
     }
@@ -125,7 +146,8 @@ role_file! {
         game_server_key: Option<Text>,
         upstream_bind: Option<Text>,
         operator_key_file: Option<PathBuf>,
-        accept_any_source: Option<bool>,
+        upstream_token_key_file: Option<PathBuf>,
+        upstream_token_lifetime_s: Option<f64>,
         #[serde(default)]
         peer: Vec<PeerEntry>,
         #[serde(default)]
@@ -252,12 +274,21 @@ impl<T> Loaded<T> {
         let (what, spec) = self
             .pick(peer.0, peer.1, peer.2)
             .ok_or_else(|| missing(peer.1))?;
+        self.bind_toward(bind, (&what, &spec))
+    }
+
+    /// [`toward`](Self::toward) a peer already named: `(what, host:port)`.
+    fn bind_toward(
+        &self,
+        bind: (Option<&str>, &str, Option<&Text>),
+        peer: (&str, &str),
+    ) -> Result<(SocketAddr, SocketAddr), String> {
         let b = self.pick(bind.0, bind.1, bind.2);
         let flag = format!("--{}", bind.1);
         let b = b.as_ref().map_or((flag.as_str(), None), |(w, b)| {
             (w.as_str(), Some(b.as_str()))
         });
-        bind_and_peer(b, (&what, &spec))
+        bind_and_peer(b, peer)
     }
 
     /// A required public key: the flag, else the file's `name`.
@@ -274,26 +305,60 @@ impl<T> Loaded<T> {
         }
     }
 
-    /// The trunk's far end of an edge or tcm-local: (bind, peer, its key), flags over the
-    /// file; warns about a credential this build does not present yet.
+    /// The trunk's far end of an edge or tcm-local, flags over the file: its credential
+    /// (required), the address to dial (the credential's, unless `server_gateway` is given),
+    /// the trunk socket's bind address. A `server_gateway_key` given must be the
+    /// credential's.
     pub(crate) fn trunk_peer(
         &self,
         flags: &TrunkPeerArgs,
         file: TrunkPeerFile<'_>,
-    ) -> Result<(SocketAddr, SocketAddr, PublicKey), String> {
-        let (bind, peer) = self.toward(
-            (flags.trunk_bind.as_deref(), "trunk-bind", file.trunk_bind),
-            (
-                flags.server_gateway.as_deref(),
-                "server-gateway",
-                file.server_gateway,
-            ),
-        )?;
-        let key = self.key(flags.server_gateway_key, "server-gateway-key", file.key)?;
-        if file.credential_file.is_some() {
-            warn_not_enforced("credential_file");
+    ) -> Result<TrunkEnd, String> {
+        let path = match (&flags.credential, file.credential_file) {
+            (Some(p), _) => p.clone(),
+            (None, Some(p)) => self.path(p),
+            (None, None) => {
+                return Err(format!(
+                    "{}: the server gateway admits a trunk only with a credential from its \
+                     operator (`thinwire gateway credential`)",
+                    missing("credential").replace("`credential`", "`credential_file`")
+                ))
+            }
+        };
+        let credential = load_credential(&path).map_err(|e| e.to_string())?;
+        let token_key = PublicKey(credential.token.server_key());
+        let key = match (flags.server_gateway_key, file.key) {
+            (Some(k), _) => Some(("--server-gateway-key".to_owned(), k)),
+            (None, Some(k)) => Some((
+                self.at(k, "server_gateway_key"),
+                self.parse(k, "server_gateway_key")?,
+            )),
+            (None, None) => None,
+        };
+        if let Some((what, k)) = key.filter(|(_, k)| *k != token_key) {
+            return Err(format!(
+                "{what} {k}: the credential {} is for the server gateway key {token_key}",
+                path.display()
+            ));
         }
-        Ok((bind, peer, key))
+        let over = self.pick(
+            flags.server_gateway.as_deref(),
+            "server-gateway",
+            file.server_gateway,
+        );
+        let first = credential.token.addresses().first().copied();
+        let (what, spec) = match (&over, first) {
+            (Some((w, a)), _) => (w.clone(), a.clone()),
+            (None, Some(a)) => (format!("credential {}", path.display()), a.to_string()),
+            (None, None) => return Err(format!("{}: lists no address", path.display())),
+        };
+        let bind = (flags.trunk_bind.as_deref(), "trunk-bind", file.trunk_bind);
+        let (bind, peer) = self.bind_toward(bind, (&what, &spec))?;
+        Ok(TrunkEnd {
+            bind,
+            server_gateway: over.map(|_| peer),
+            credential,
+        })
     }
 
     /// A path from the file, relative to the file's directory.
@@ -316,69 +381,82 @@ impl<T> Loaded<T> {
     }
 }
 
-/// One allowed trunk peer, checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Peer {
-    /// Its number (unique; the credential names it).
-    pub(crate) id: u32,
-    /// Its name, for logs and metrics (unique).
-    pub(crate) name: String,
-    /// The player addresses it may speak for (TCM restores a packet only from these).
-    pub(crate) prefixes: Vec<Cidr>,
+/// The trunk's far end of an edge or tcm-local.
+#[derive(Debug)]
+pub(crate) struct TrunkEnd {
+    /// The trunk socket's local address.
+    pub(crate) bind: SocketAddr,
+    /// The address to dial instead of the credential's (given as `server_gateway`).
+    pub(crate) server_gateway: Option<SocketAddr>,
+    /// The credential presented.
+    pub(crate) credential: TrunkCredential,
 }
 
-/// Trunk admission at a server gateway or tcm-remote: who may open a trunk. Read and checked
-/// here; enforcing it is the admission work's (issue 25, item 1).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The admission settings in a server gateway's or tcm-remote's file.
+pub(crate) struct AdmissionFile<'a> {
+    pub(crate) operator_key_file: Option<&'a PathBuf>,
+    pub(crate) peers: &'a [PeerEntry],
+}
+
+/// Trunk admission at a server gateway or tcm-remote: the operator key the credentials are
+/// minted with and the peers admitted (the file's `[[peer]]`s, then the `--peer`s).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Admission {
-    /// The operator's key file (signs the peers' trunk credentials).
-    pub(crate) operator_key_file: Option<PathBuf>,
-    /// The allowed peers.
-    pub(crate) peers: Vec<Peer>,
-    /// TCM: restore packets from any source (no prefix check).
-    pub(crate) accept_any_source: bool,
+    /// The operator key file (created when missing).
+    pub(crate) operator_key_file: PathBuf,
+    /// The admitted peers (ids and names unique).
+    pub(crate) peers: Vec<TrunkPeer>,
 }
 
 impl Admission {
-    /// Reads the admission settings of a server-side file.
+    /// Reads the admission settings, flags and file together.
     pub(crate) fn read<T>(
         l: &Loaded<T>,
-        operator_key_file: Option<&Path>,
-        accept_any_source: Option<bool>,
-        entries: &[PeerEntry],
+        flags: &AdmissionArgs,
+        file: AdmissionFile<'_>,
     ) -> Result<Self, String> {
-        let mut ids = BTreeSet::new();
-        let mut names = BTreeSet::new();
-        let mut peers = Vec::with_capacity(entries.len());
-        for e in entries {
-            if !ids.insert(e.id) || !names.insert(e.name.as_str()) {
-                let where_ = l.path.as_deref().unwrap_or(Path::new("-")).display();
-                return Err(format!(
-                    "{where_}: [[peer]] id {} name {:?}: ids and names must be unique",
-                    e.id, e.name
-                ));
-            }
+        let mut peers = Vec::with_capacity(file.peers.len() + flags.peers.len());
+        for e in file.peers {
             let prefixes = e
                 .prefixes
                 .iter()
                 .map(|p| l.parse(p, "prefixes"))
                 .collect::<Result<_, _>>()?;
-            peers.push(Peer {
-                id: e.id,
-                name: e.name.clone(),
+            peers.push(TrunkPeer {
                 prefixes,
+                max_flows: e.max_flows,
+                ..TrunkPeer::new(e.id, &e.name)
             });
         }
+        peers.extend(flags.peers.iter().cloned());
+        let (mut ids, mut names) = (BTreeSet::new(), BTreeSet::new());
+        for p in &peers {
+            if !ids.insert(p.id) || !names.insert(p.name.as_str()) {
+                let where_ = l.path.as_deref().unwrap_or(Path::new("-")).display();
+                return Err(format!(
+                    "{where_}: peer id {} name {:?}: ids and names must be unique \
+                     ([[peer]] and --peer together)",
+                    p.id, p.name
+                ));
+            }
+        }
+        let operator_key_file = match (&flags.operator_key_file, file.operator_key_file) {
+            (Some(p), _) => p.clone(),
+            (None, Some(p)) => l.path(p),
+            (None, None) => return Err(missing("operator-key-file")),
+        };
+        if peers.is_empty() {
+            eprintln!("warning: no peer admitted (no [[peer]] nor --peer): every trunk is refused");
+        }
         Ok(Self {
-            operator_key_file: operator_key_file.map(|p| l.path(p)),
+            operator_key_file,
             peers,
-            accept_any_source: accept_any_source.unwrap_or(false),
         })
     }
 
-    /// Whether anything is configured.
-    pub(crate) fn is_set(&self) -> bool {
-        *self != Self::default()
+    /// The operator key (created when its file is missing).
+    pub(crate) fn operator_key(&self) -> Result<TokenKey, String> {
+        load_or_create_operator_key(&self.operator_key_file).map_err(|e| e.to_string())
     }
 }
 
@@ -388,14 +466,6 @@ pub(crate) fn missing(flag: &str) -> String {
         "missing --{flag} (or `{}` in the --config file)",
         flag.replace('-', "_")
     )
-}
-
-/// Says that admission settings were read but this build does not enforce them yet.
-pub(crate) fn warn_not_enforced(what: &str) {
-    eprintln!(
-        "warning: {what} read from the configuration file, but trunk admission is not \
-         enforced by this build: any peer holding this gateway's public key can open a trunk"
-    );
 }
 
 #[cfg(test)]

@@ -11,10 +11,10 @@ use thinwire_gateway::tcm::TcmConfig;
 use thinwire_proto::TransportConfig;
 
 use super::config::{
-    load, missing, warn_not_enforced, Admission, Loaded, TcmLocalFile, TcmRemoteFile, TunFile,
+    load, missing, Admission, Loaded, TcmLocalFile, TcmRemoteFile, TunFile,
 };
 use super::ops::{prepare, serve, StatsOut};
-use super::{Ops, TrunkPeerArgs};
+use super::{print_credential, AdmissionArgs, Ops, TrunkPeerArgs};
 
 /// The TUN device of a TCM process.
 #[derive(Debug, Args)]
@@ -56,6 +56,11 @@ pub(crate) struct TcmRemoteArgs {
     /// Where tcm-local connects its trunk (host:port).
     #[arg(long)]
     listen: Option<String>,
+    /// Restore packets from any source address (without it, every peer needs prefixes).
+    #[arg(long)]
+    accept_any_source: bool,
+    #[command(flatten)]
+    admission: AdmissionArgs,
     #[command(flatten)]
     common: TcmCommon,
 }
@@ -135,14 +140,15 @@ const STATS: StatsOut<TcmProcessStats> = (Metrics::tcm, Metrics::set_tcm, tcm_li
 pub(super) fn local(a: TcmLocalArgs) -> Result<(), String> {
     let l = load::<TcmLocalFile>(a.common.ops.config.as_deref())?;
     let f = &l.file;
-    let (trunk_bind, server_gateway, server_gateway_key) = l.trunk_peer(&a.peer, f.peer())?;
+    let trunk = l.trunk_peer(&a.peer, f.peer())?;
     let tun = tun(&a.common.tun, &l, &f.tun)?;
     let ready = prepare(&a.common.ops, &l, f.ops(), 25)?;
+    print_credential(&trunk.credential);
     let p = TcmLocalProcess {
         tun,
-        trunk_bind,
-        server_gateway,
-        server_gateway_key,
+        trunk_bind: trunk.bind,
+        credential: trunk.credential,
+        server_gateway: trunk.server_gateway,
         key: ready.key.clone(),
         tcm: tcm(ready.period)?,
         transport: TransportConfig::default(),
@@ -159,16 +165,16 @@ pub(super) fn remote(a: TcmRemoteArgs) -> Result<(), String> {
     let l = load::<TcmRemoteFile>(a.common.ops.config.as_deref())?;
     let f = &l.file;
     let listen = l.address(a.listen.as_deref(), "listen", f.listen.as_ref())?;
-    let operator = f.operator_key_file.as_deref();
-    if Admission::read(&l, operator, f.accept_any_source, &f.peer)?.is_set() {
-        warn_not_enforced("operator_key_file / [[peer]] / accept_any_source");
-    }
+    let admission = Admission::read(&l, &a.admission, f.admission())?;
     let tun = tun(&a.common.tun, &l, &f.tun)?;
     let ready = prepare(&a.common.ops, &l, f.ops(), 25)?;
     let p = TcmRemoteProcess {
         tun,
         listen,
         key: ready.key.clone(),
+        operator_key: admission.operator_key()?,
+        peers: admission.peers,
+        accept_any_source: a.accept_any_source || f.accept_any_source.unwrap_or(false),
         tcm: tcm(ready.period)?,
         transport: TransportConfig::default(),
     };

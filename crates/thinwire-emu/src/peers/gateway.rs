@@ -119,6 +119,7 @@ async fn server_side(
         key: gateway_key(),
         operator_key: operator_key(),
         peers: vec![TrunkPeer::new(1, "edge")],
+        upstream_tokens: None,
         options: options(),
         transport: t.transport(),
     })
@@ -150,6 +151,8 @@ async fn players_side(
         listen: SocketAddr::from((here, EDGE_PORT)),
         trunk_bind: SocketAddr::from((here, 0)),
         credential: edge_credential()?,
+        server_gateway: None,
+        players_tokens: None,
         key: edge_key(),
         options: options(),
         transport: t.transport(),

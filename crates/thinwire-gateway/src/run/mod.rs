@@ -21,7 +21,8 @@ mod process;
 mod tcm;
 
 pub use credential::{
-    fresh_nonce, load_credential, load_or_create_operator_key, save_credential, CredentialFileError,
+    expires_in, fresh_nonce, load_credential, load_or_create_operator_key, load_token_key,
+    save_credential, CredentialFileError,
 };
 pub use drive::Report;
 pub use keys::{load_or_create_key, KeyFileError};
