@@ -191,6 +191,18 @@ impl Rig {
             connected: 0,
             buf: Vec::with_capacity(2048),
         };
+        // a player turned away because the trunk is not up yet would not come back: the
+        // players connect once it is
+        for _ in 0..100 {
+            if !rig.server.trunks().is_empty() {
+                break;
+            }
+            rig.run(ROUND);
+        }
+        if rig.server.trunks().is_empty() {
+            return Err("the trunk did not come up".into());
+        }
+        rig.run(ROUND);
         let key = rig.edge.players_public_key();
         for i in 0..players {
             let mut p = Endpoint::new(endpoint_config(100 + i as u64, &t, cleartext), None, now)

@@ -34,10 +34,10 @@ mod tcm;
 pub(crate) enum GatewayCommand {
     /// The edge gateway near the players: players connect here as to the game server; all of
     /// them travel to the server gateway over one trunk.
-    Edge(EdgeArgs),
+    Edge(Box<EdgeArgs>),
     /// The server gateway near the game server: accepts trunks and opens one ordinary thinwire
     /// connection per player to the game server.
-    Server(ServerArgs),
+    Server(Box<ServerArgs>),
     /// TCM near the players, for unmodified games: IP packets routed into a TUN device (the
     /// game server's address) have their headers compressed, are bundled every period and
     /// tunneled to tcm-remote; the replies are restored into the TUN device.
@@ -219,8 +219,8 @@ const STATS: StatsOut<GatewayStats> = (Metrics::gateway, Metrics::set_gateway, s
 /// Runs the command.
 pub(crate) fn run(cmd: GatewayCommand) -> Result<(), String> {
     match cmd {
-        GatewayCommand::Edge(a) => edge(a),
-        GatewayCommand::Server(a) => server(a),
+        GatewayCommand::Edge(a) => edge(*a),
+        GatewayCommand::Server(a) => server(*a),
         GatewayCommand::TcmLocal(a) => tcm::local(a),
         GatewayCommand::TcmRemote(a) => tcm::remote(a),
         GatewayCommand::Keygen(a) => keygen::run(a),

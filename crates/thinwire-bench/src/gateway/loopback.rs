@@ -233,6 +233,32 @@ impl Players {
     }
 }
 
+/// Connects a player through the edge, again every 50 ms while it is turned away (its
+/// trunk is not up yet), for at most 30 s.
+fn connect_first(
+    host: &mut Host,
+    edge: SocketAddr,
+    key: PublicKey,
+) -> Result<thinwire::ConnectionHandle, String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        let c = host
+            .connect(edge, key, &[ChannelKind::ReliableOrdered])
+            .map_err(|e| e.to_string())?;
+        loop {
+            match host.service(Duration::from_millis(5)) {
+                Ok(Some(HostEvent::Connected { conn, .. })) if conn == c => return Ok(c),
+                Ok(Some(HostEvent::Disconnected { conn, .. })) if conn == c => break,
+                Ok(_) if Instant::now() < deadline => {}
+                Ok(_) => return Err("the first player did not connect".into()),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    Err("the first player did not connect".into())
+}
+
 /// The players: connect, warm up, then send for `ctx.seconds`; the gateways' rates.
 fn drive_players(
     ctx: &Ctx,
@@ -255,7 +281,12 @@ fn drive_players(
         p.hosts
             .push(Host::bind(at, Config::client()).map_err(|e| format!("player host: {e}"))?);
     }
-    for i in 0..players {
+    // players that arrive before the trunk is up are turned away: one connects (again)
+    // until the path works, then the others
+    let first = connect_first(&mut p.hosts[0], edge, key)?;
+    p.conns.push((0, first));
+    p.connected = 1;
+    for i in 1..players {
         let h = i % usize::from(SOURCES);
         let c = p.hosts[h]
             .connect(edge, key, &[ChannelKind::ReliableOrdered])

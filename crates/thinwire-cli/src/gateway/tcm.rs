@@ -10,9 +10,7 @@ use thinwire_gateway::run::{
 use thinwire_gateway::tcm::TcmConfig;
 use thinwire_proto::TransportConfig;
 
-use super::config::{
-    load, missing, Admission, Loaded, TcmLocalFile, TcmRemoteFile, TunFile,
-};
+use super::config::{load, missing, Admission, Loaded, TcmLocalFile, TcmRemoteFile, TunFile};
 use super::ops::{prepare, serve, StatsOut};
 use super::{print_credential, AdmissionArgs, Ops, TrunkPeerArgs};
 
