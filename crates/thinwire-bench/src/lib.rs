@@ -8,7 +8,9 @@
 //! run(opts) ─┬─ memory      server host here, N idle connections from a child process
 //!            ├─ throughput  server thread ◀── client thread (1 or 100 sockets), bursts
 //!            ├─ round trip  echo thread ◀──▶ one client, back to back
-//!            └─ sweep       30 Hz server tick loop here ◀──▶ N clients in a child process
+//!            ├─ sweep       30 Hz server tick loop here ◀──▶ N clients in a child process
+//!            └─ gateway     players → edge → trunk → server gateway → game, one thread,
+//!                           each gateway's own time per message (sans-IO, in memory)
 //!                 │
 //!                 └─▶ BenchResults ─▶ results.json, report.html, the terminal table
 //! ```
@@ -25,6 +27,7 @@
 //! (`--quick`) only checks that every section produced numbers.
 
 mod child;
+mod gateway;
 mod host;
 mod memory;
 mod peers;
@@ -47,7 +50,7 @@ pub use results::{BenchResults, Cell, OptionsRecord, Row, Section};
 pub use sys::Machine;
 
 /// The sections of a run, in run order.
-pub const SECTIONS: [&str; 4] = ["memory", "throughput", "round_trip", "sweep"];
+pub const SECTIONS: [&str; 5] = ["memory", "throughput", "round_trip", "sweep", "gateway"];
 
 /// What `thinwire bench` runs.
 #[derive(Debug, Clone)]
@@ -65,7 +68,7 @@ pub struct BenchOptions {
     /// Messages queued per flush by a throughput client.
     pub burst: usize,
     /// The short run for CI: 0.2 s measurements, 20 idle connections, a sweep of 50
-    /// clients, one repetition (overrides those options).
+    /// clients, 20 players behind the gateway, one repetition (overrides those options).
     pub quick: bool,
     /// thinwire with the INSECURE cleartext opt-out on both ends (what encryption costs).
     pub insecure_cleartext: bool,
@@ -150,6 +153,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResults, String> {
         },
         idle: o.idle,
         sweep: o.sweep.clone(),
+        gateway_players: if o.quick { 20 } else { 200 },
         child: o.child_command.clone(),
     };
     let wanted = |s: &str| o.sections.is_empty() || o.sections.iter().any(|x| x == s);
@@ -166,6 +170,9 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResults, String> {
     }
     if wanted("sweep") {
         sections.push(sweep::section(&ctx));
+    }
+    if wanted("gateway") {
+        sections.push(gateway::section(&ctx));
     }
     machine.load_average_end = sys::load_average();
     let results = BenchResults {

@@ -23,7 +23,8 @@ pub(crate) struct BenchArgs {
     /// Client counts of the 30 Hz server sweep (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "1000,2000,5000,10000")]
     sweep: Vec<usize>,
-    /// Run only these sections (comma-separated: memory, throughput, round_trip, sweep).
+    /// Run only these sections (comma-separated: memory, throughput, round_trip, sweep,
+    /// gateway).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// A short run that checks everything works (0.2 s measurements, 20 idle connections,

@@ -1,22 +1,32 @@
 //! `thinwire gateway`: runs an edge or a server gateway (or a TCM pair: `tcm.rs`) until
-//! Ctrl-C (or `--for`), printing its statistics as it goes.
+//! SIGTERM, SIGINT (Ctrl-C) or `--for`, printing its statistics as it goes and its final
+//! statistics at the end; `keygen` writes a key file, `credential` an edge's trunk
+//! credential (`credential.rs`).
+//!
+//! Every value comes from a flag or from the role's configuration file (`--config`,
+//! `config.rs`); addresses are `host:port`, resolved at start (`addr.rs`); `ops.rs` has what
+//! every process does around its gateway (key, signals, report, Prometheus endpoint).
 
-use std::future::Future;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use thinwire_gateway::run::{
-    fresh_nonce, load_credential, load_or_create_key, load_or_create_operator_key, save_credential,
-    EdgeProcess, Report, Runner, ServerProcess, Stop,
+    fresh_nonce, load_token_key, EdgeProcess, Metrics, Runner, ServerProcess,
 };
 use thinwire_gateway::trunk::{
-    mint_trunk_credential, CredentialSpec, GatewayStats, TrunkOptions, TrunkPeer,
+    GatewayStats, TrunkCredential, TrunkOptions, TrunkPeer, UpstreamTokens,
 };
-use thinwire_proto::{PublicKey, ServerKey, TokenKey, TransportConfig};
-use tokio::sync::watch;
+use thinwire_proto::{PublicKey, TokenKey, TokenPolicy, TransportConfig};
 
+use self::config::{load, Admission, EdgeFile, Limits, Loaded, ServerFile};
+use self::ops::{prepare, serve, StatsOut};
+
+mod addr;
+mod config;
+mod credential;
+mod keygen;
+mod ops;
 mod tcm;
 
 /// The gateway processes.
@@ -24,10 +34,10 @@ mod tcm;
 pub(crate) enum GatewayCommand {
     /// The edge gateway near the players: players connect here as to the game server; all of
     /// them travel to the server gateway over one trunk.
-    Edge(EdgeArgs),
+    Edge(Box<EdgeArgs>),
     /// The server gateway near the game server: accepts trunks and opens one ordinary thinwire
     /// connection per player to the game server.
-    Server(ServerArgs),
+    Server(Box<ServerArgs>),
     /// TCM near the players, for unmodified games: IP packets routed into a TUN device (the
     /// game server's address) have their headers compressed, are bundled every period and
     /// tunneled to tcm-remote; the replies are restored into the TUN device.
@@ -36,148 +46,137 @@ pub(crate) enum GatewayCommand {
     /// game server sees the players' own addresses) and tunnels the replies routed into it
     /// (the players' addresses) back.
     TcmRemote(tcm::TcmRemoteArgs),
-    /// Mints the trunk credential of an edge or tcm-local with the operator key.
-    Credential(CredentialArgs),
+    /// Writes a new static key file (64 hex digits, mode 0600) and prints its public key.
+    Keygen(keygen::KeygenArgs),
+    /// Mints the trunk credential of an edge or tcm-local with the operator key (written to
+    /// a new file, mode 0600): the server gateway admits its trunk if its id is a peer.
+    Credential(credential::CredentialArgs),
 }
 
-/// Options both processes have.
+/// Options every gateway process has.
 #[derive(Debug, Args)]
-pub(crate) struct Common {
-    /// This gateway's key file (64 hex digits of secret; created when missing). Its public
-    /// half is printed at start: the peers connect with it.
+pub(crate) struct Ops {
+    /// The configuration file (TOML; commented examples in docs/examples/gateway/). Flags
+    /// override its values.
     #[arg(long)]
-    key_file: PathBuf,
+    config: Option<PathBuf>,
+    /// This gateway's key file (64 hex digits of secret; created when missing, or with
+    /// `thinwire gateway keygen`). Its public half is printed at start: the peers connect
+    /// with it.
+    #[arg(long)]
+    key_file: Option<PathBuf>,
     /// Period T in milliseconds: messages toward the trunk are held and sent together every
-    /// T (0: at once).
-    #[arg(long, default_value_t = 10)]
-    period_ms: u64,
-    /// Stop after this many seconds (default: run until Ctrl-C).
+    /// T [default: 10 for edge and server (0: at once), 25 for TCM].
+    #[arg(long)]
+    period_ms: Option<u64>,
+    /// Stop after this many seconds (default: run until SIGTERM or SIGINT / Ctrl-C).
     #[arg(long = "for")]
     run_for: Option<f64>,
-    /// Print statistics every this many seconds (0: only at the end).
-    #[arg(long, default_value_t = 10.0)]
-    report_every: f64,
+    /// Print statistics every this many seconds (0: only at the end) [default: 10].
+    #[arg(long)]
+    report_every: Option<f64>,
+    /// Serve the statistics for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9100; no
+    /// authentication: bind a private address).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<String>,
+}
+
+/// Bounds of an edge or server gateway.
+#[derive(Debug, Args)]
+pub(crate) struct LimitArgs {
+    /// Most flows (players) at once [default: 4096].
+    #[arg(long)]
+    max_flows: Option<usize>,
+    /// Bytes held for one flow before it is closed [default: 262144].
+    #[arg(long)]
+    max_flow_backlog: Option<usize>,
+    /// Bytes held for all flows together [default: 33554432].
+    #[arg(long)]
+    max_held: Option<usize>,
+}
+
+/// The trunk's far end, for an edge or tcm-local.
+#[derive(Debug, Args)]
+pub(crate) struct TrunkPeerArgs {
+    /// This gateway's trunk credential file (from `thinwire gateway credential`; required):
+    /// the server gateway's (or tcm-remote's) address and key, and the peer id it admits.
+    #[arg(long)]
+    credential: Option<PathBuf>,
+    /// The server gateway's trunk address (host:port) to dial instead of the credential's
+    /// (e.g. a name, resolved at start).
+    #[arg(long)]
+    server_gateway: Option<String>,
+    /// Its public key (hex): checked against the credential's, if given.
+    #[arg(long)]
+    server_gateway_key: Option<PublicKey>,
+    /// Local address of the trunk socket [default: any address of the server gateway's
+    /// family, any port].
+    #[arg(long)]
+    trunk_bind: Option<String>,
+}
+
+/// Who a server gateway (or tcm-remote) admits; added to the file's settings.
+#[derive(Debug, Args)]
+pub(crate) struct AdmissionArgs {
+    /// The operator key file (64 hex digits; created when missing) the trunk credentials are
+    /// minted with (`thinwire gateway credential`).
+    #[arg(long)]
+    operator_key_file: Option<PathBuf>,
+    /// An admitted peer, `ID:NAME` or (TCM) `ID:NAME:PREFIX,PREFIX...` (repeatable; added to
+    /// the file's `[[peer]]`s).
+    #[arg(long = "peer")]
+    peers: Vec<TrunkPeer>,
 }
 
 /// `thinwire gateway edge`.
 #[derive(Debug, Args)]
 pub(crate) struct EdgeArgs {
-    /// Where players connect.
+    /// Where players connect (host:port).
     #[arg(long)]
-    listen: SocketAddr,
-    /// This edge's trunk credential file (from `thinwire gateway credential`): the server
-    /// gateway's address and key, and the peer id it admits.
+    listen: Option<String>,
+    /// The game backend's token key file (64 hex digits): players then need a connect token
+    /// minted for this edge with it, and their claims travel to the game server [default:
+    /// players connect with the edge's key alone].
     #[arg(long)]
-    credential: PathBuf,
-    /// Local address of the trunk socket.
-    #[arg(long, default_value = "0.0.0.0:0")]
-    trunk_bind: SocketAddr,
+    players_token_key_file: Option<PathBuf>,
     #[command(flatten)]
-    common: Common,
+    peer: TrunkPeerArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
+    ops: Ops,
 }
 
 /// `thinwire gateway server`.
 #[derive(Debug, Args)]
 pub(crate) struct ServerArgs {
-    /// Where edge gateways connect their trunks.
+    /// Where edge gateways connect their trunks (host:port).
     #[arg(long)]
-    listen: SocketAddr,
-    /// The game server's address.
+    listen: Option<String>,
+    /// The game server's address (host:port).
     #[arg(long)]
-    game_server: SocketAddr,
+    game_server: Option<String>,
     /// The game server's public key (hex).
     #[arg(long)]
-    game_server_key: PublicKey,
+    game_server_key: Option<PublicKey>,
     /// Local address of the socket toward the game server (the game server lists its IP in
-    /// `ServerConfig::trusted_sources`).
-    #[arg(long, default_value = "0.0.0.0:0")]
-    upstream_bind: SocketAddr,
+    /// `ServerConfig::trusted_sources`) [default: any address of the game server's family].
+    #[arg(long)]
+    upstream_bind: Option<String>,
+    /// The game server's token key file (64 hex digits): each connection to the game server
+    /// presents a connect token minted with it, carrying the player's claims [default: none].
+    #[arg(long)]
+    upstream_token_key_file: Option<PathBuf>,
+    /// Lifetime in seconds of those tokens (they only have to outlive the handshake)
+    /// [default: 60].
+    #[arg(long)]
+    upstream_token_lifetime_s: Option<f64>,
     #[command(flatten)]
-    admission: Admission,
+    admission: AdmissionArgs,
     #[command(flatten)]
-    common: Common,
-}
-
-/// Who a server gateway (or tcm-remote) admits.
-#[derive(Debug, Args)]
-pub(crate) struct Admission {
-    /// The operator key file (64 hex digits; created when missing) the trunk credentials are
-    /// minted with.
-    #[arg(long)]
-    operator_key_file: PathBuf,
-    /// An admitted peer, `ID:NAME` or (TCM) `ID:NAME:PREFIX,PREFIX...` (repeatable).
-    #[arg(long = "peer")]
-    peers: Vec<TrunkPeer>,
-}
-
-impl Admission {
-    fn operator_key(&self) -> Result<TokenKey, String> {
-        load_or_create_operator_key(&self.operator_key_file).map_err(|e| e.to_string())
-    }
-}
-
-/// `thinwire gateway credential`: mints an edge's (or tcm-local's) trunk credential.
-#[derive(Debug, Args)]
-pub(crate) struct CredentialArgs {
-    /// The operator key file (64 hex digits; created when missing).
-    #[arg(long)]
-    operator_key_file: PathBuf,
-    /// The peer's id (listed with `--peer` at the server gateway).
-    #[arg(long)]
-    peer_id: u64,
-    /// The peer's name (at most 64 bytes).
-    #[arg(long)]
-    name: String,
-    /// The server gateway's trunk address, as the edge reaches it.
-    #[arg(long)]
-    server_gateway: SocketAddr,
-    /// The server gateway's public key (hex; printed at its start).
-    #[arg(long)]
-    server_gateway_key: PublicKey,
-    /// Validity in days.
-    #[arg(long, default_value_t = 365)]
-    days: u64,
-    /// Where to write the credential (a new file, mode 0600).
-    #[arg(long)]
-    out: PathBuf,
-}
-
-fn credential(a: CredentialArgs) -> Result<(), String> {
-    let key = load_or_create_operator_key(&a.operator_key_file).map_err(|e| e.to_string())?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|e| e.to_string())?;
-    let expires = now.as_secs() + a.days.saturating_mul(86_400);
-    let c = mint_trunk_credential(
-        &key,
-        &CredentialSpec {
-            peer_id: a.peer_id,
-            name: &a.name,
-            server_gateway_key: &a.server_gateway_key,
-            addresses: &[a.server_gateway],
-            expires_unix_s: expires,
-        },
-        fresh_nonce(),
-    )
-    .map_err(|e| e.to_string())?;
-    save_credential(&a.out, &c).map_err(|e| e.to_string())?;
-    println!(
-        "credential of peer {} ({}) written to {}",
-        c.peer,
-        c.name,
-        a.out.display()
-    );
-    Ok(())
-}
-
-fn seconds(s: f64, what: &str) -> Result<Option<Duration>, String> {
-    if s == 0.0 {
-        return Ok(None);
-    }
-    if !(s.is_finite() && s > 0.0 && s < 1e7) {
-        return Err(format!("{what} {s}: must be a positive number of seconds"));
-    }
-    Ok(Some(Duration::from_secs_f64(s)))
+    limits: LimitArgs,
+    #[command(flatten)]
+    ops: Ops,
 }
 
 /// One line of statistics: flows, bytes and packets on each side (and what the trunk saved),
@@ -214,125 +213,161 @@ fn stats_line(s: &GatewayStats) -> String {
     )
 }
 
+/// How an edge's or server gateway's statistics are exported and printed.
+const STATS: StatsOut<GatewayStats> = (Metrics::gateway, Metrics::set_gateway, stats_line);
+
 /// Runs the command.
 pub(crate) fn run(cmd: GatewayCommand) -> Result<(), String> {
     match cmd {
-        GatewayCommand::Edge(a) => edge(a),
-        GatewayCommand::Server(a) => server(a),
+        GatewayCommand::Edge(a) => edge(*a),
+        GatewayCommand::Server(a) => server(*a),
         GatewayCommand::TcmLocal(a) => tcm::local(a),
         GatewayCommand::TcmRemote(a) => tcm::remote(a),
-        GatewayCommand::Credential(a) => credential(a),
+        GatewayCommand::Keygen(a) => keygen::run(a),
+        GatewayCommand::Credential(a) => credential::run(a),
     }
 }
 
-/// What every process reads from its options: its key, how long to run, how often to
-/// report.
-pub(super) struct Prepared {
-    pub(super) key: ServerKey,
-    pub(super) run_for: Option<Duration>,
-    pub(super) every: Option<Duration>,
-}
-
-/// Loads (or creates) the key file, prints its public half, checks the durations.
-pub(super) fn prepare(
-    key_file: &Path,
-    run_for: Option<f64>,
-    report_every: f64,
-) -> Result<Prepared, String> {
-    let key = load_or_create_key(key_file).map_err(|e| e.to_string())?;
-    println!("public key: {}", key.public());
-    let run_for = match run_for {
-        Some(s) => seconds(s, "--for")?,
-        None => None,
-    };
-    let every = seconds(report_every, "--report-every")?;
-    Ok(Prepared {
-        key,
-        run_for,
-        every,
-    })
-}
-
-/// Runs `process` on a current-thread runtime until `run_for` has passed or Ctrl-C.
-pub(super) fn until_stopped<T, E: std::fmt::Display, F>(
-    run_for: Option<Duration>,
-    process: impl FnOnce(watch::Receiver<bool>) -> F,
-) -> Result<T, String>
-where
-    F: Future<Output = Result<T, E>>,
-{
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let (stop, rx) = Stop::new();
-    rt.block_on(async move {
-        tokio::spawn(async move {
-            match run_for {
-                Some(d) => tokio::time::sleep(d).await,
-                None => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-            stop.stop();
-        });
-        process(rx).await
-    })
-    .map_err(|e| e.to_string())
-}
-
-fn report(every: Option<Duration>) -> Option<Report> {
-    every.map(|d| {
-        let print = |s: &GatewayStats| eprintln!("{}", stats_line(s));
-        (d, Box::new(print) as Box<dyn FnMut(&GatewayStats) + Send>)
-    })
-}
-
-fn options(common: &Common) -> TrunkOptions {
+fn options(period: Duration, flags: &LimitArgs, file: &Limits) -> TrunkOptions {
+    let d = TrunkOptions::default();
     TrunkOptions {
-        period: Duration::from_millis(common.period_ms),
-        ..TrunkOptions::default()
+        period,
+        max_flows: flags.max_flows.or(file.max_flows).unwrap_or(d.max_flows),
+        max_flow_backlog: (flags.max_flow_backlog.or(file.max_flow_backlog))
+            .unwrap_or(d.max_flow_backlog),
+        max_held: flags.max_held.or(file.max_held).unwrap_or(d.max_held),
+        ..d
     }
+}
+
+/// A token key file (never created): the flag's, else the file's.
+fn token_key<T>(
+    l: &Loaded<T>,
+    flag: Option<&PathBuf>,
+    file: Option<&PathBuf>,
+) -> Result<Option<TokenKey>, String> {
+    let path = match (flag, file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => l.path(p),
+        (None, None) => return Ok(None),
+    };
+    load_token_key(&path).map(Some).map_err(|e| e.to_string())
+}
+
+/// The server gateway's upstream tokens: the key (flag over file), their lifetime, a fresh
+/// nonce prefix.
+fn upstream_tokens(
+    l: &Loaded<ServerFile>,
+    flag: Option<&PathBuf>,
+    lifetime_s: Option<f64>,
+) -> Result<Option<UpstreamTokens>, String> {
+    let f = &l.file;
+    let Some(key) = token_key(l, flag, f.upstream_token_key_file.as_ref())? else {
+        return Ok(None);
+    };
+    let s = lifetime_s.or(f.upstream_token_lifetime_s).unwrap_or(60.0);
+    if !(s.is_finite() && (1.0..=86_400.0).contains(&s)) {
+        return Err(format!(
+            "upstream_token_lifetime_s {s}: must be 1 to 86400 seconds"
+        ));
+    }
+    let mut nonce_prefix = [0; 16];
+    nonce_prefix.copy_from_slice(&fresh_nonce()[..16]);
+    Ok(Some(UpstreamTokens {
+        key,
+        lifetime: Duration::from_secs_f64(s),
+        nonce_prefix,
+    }))
+}
+
+/// Prints who the trunk credential says this gateway is, and where it dials.
+pub(crate) fn print_credential(c: &TrunkCredential) {
+    println!(
+        "trunk credential: peer {} ({}), server gateway key {}, expires at unix {}",
+        c.peer,
+        c.name,
+        PublicKey(c.token.server_key()),
+        c.token.expires_unix_s()
+    );
 }
 
 fn edge(a: EdgeArgs) -> Result<(), String> {
-    let c = &a.common;
-    let ready = prepare(&c.key_file, c.run_for, c.report_every)?;
+    let l = load::<EdgeFile>(a.ops.config.as_deref())?;
+    let f = &l.file;
+    let listen = l.address(a.listen.as_deref(), "listen", f.listen.as_ref())?;
+    let trunk = l.trunk_peer(&a.peer, f.peer())?;
+    let players_tokens = token_key(
+        &l,
+        a.players_token_key_file.as_ref(),
+        f.players_token_key_file.as_ref(),
+    )?
+    .map(|key| TokenPolicy {
+        key,
+        public_addresses: Vec::new(),
+    });
+    let ready = prepare(&a.ops, &l, f.ops(), 10)?;
+    print_credential(&trunk.credential);
     let p = EdgeProcess {
-        listen: a.listen,
-        trunk_bind: a.trunk_bind,
-        credential: load_credential(&a.credential).map_err(|e| e.to_string())?,
-        key: ready.key,
-        options: options(c),
+        listen,
+        trunk_bind: trunk.bind,
+        credential: trunk.credential,
+        server_gateway: trunk.server_gateway,
+        players_tokens,
+        key: ready.key.clone(),
+        options: options(ready.period, &a.limits, &f.limits),
         transport: TransportConfig::default(),
         insecure_cleartext: false,
     };
-    let report = report(ready.every);
-    let stats = until_stopped(ready.run_for, |rx| async move {
-        Runner::edge(p).await?.run(rx, report).await
-    })?;
-    println!("{}", stats_line(&stats));
-    Ok(())
+    serve(&ready, "edge", STATS, |rx, report| async move {
+        let runner = Runner::edge(p).await?;
+        println!("edge: {runner:?}");
+        runner.run(rx, report).await
+    })
 }
 
 fn server(a: ServerArgs) -> Result<(), String> {
-    let c = &a.common;
-    let ready = prepare(&c.key_file, c.run_for, c.report_every)?;
+    let l = load::<ServerFile>(a.ops.config.as_deref())?;
+    let f = &l.file;
+    let listen = l.address(a.listen.as_deref(), "listen", f.listen.as_ref())?;
+    let (upstream_bind, game_server) = l.toward(
+        (
+            a.upstream_bind.as_deref(),
+            "upstream-bind",
+            f.upstream_bind.as_ref(),
+        ),
+        (
+            a.game_server.as_deref(),
+            "game-server",
+            f.game_server.as_ref(),
+        ),
+    )?;
+    let game_server_key = l.key(
+        a.game_server_key,
+        "game-server-key",
+        f.game_server_key.as_ref(),
+    )?;
+    let admission = Admission::read(&l, &a.admission, f.admission())?;
+    let upstream_tokens = upstream_tokens(
+        &l,
+        a.upstream_token_key_file.as_ref(),
+        a.upstream_token_lifetime_s,
+    )?;
+    let ready = prepare(&a.ops, &l, f.ops(), 10)?;
     let p = ServerProcess {
-        listen: a.listen,
-        upstream_bind: a.upstream_bind,
-        game_server: a.game_server,
-        game_server_key: a.game_server_key,
-        key: ready.key,
-        operator_key: a.admission.operator_key()?,
-        peers: a.admission.peers,
-        options: options(c),
+        listen,
+        upstream_bind,
+        game_server,
+        game_server_key,
+        key: ready.key.clone(),
+        operator_key: admission.operator_key()?,
+        peers: admission.peers,
+        upstream_tokens,
+        options: options(ready.period, &a.limits, &f.limits),
         transport: TransportConfig::default(),
     };
-    let report = report(ready.every);
-    let stats = until_stopped(ready.run_for, |rx| async move {
-        Runner::server(p).await?.run(rx, report).await
-    })?;
-    println!("{}", stats_line(&stats));
-    Ok(())
+    serve(&ready, "server", STATS, |rx, report| async move {
+        let runner = Runner::server(p).await?;
+        println!("server: {runner:?}");
+        runner.run(rx, report).await
+    })
 }

@@ -47,10 +47,12 @@ fn quick_bench_produces_every_section() {
                         );
                     }
                     Cell::NotApplicable(why) => {
-                        // only KCP's unreliable rows, and ENet when it is not linked
+                        // only KCP's unreliable rows, ENet when it is not linked, and the
+                        // gateway's rows (thinwire's gateway only)
                         assert!(
                             (p == Protocol::Kcp && row.id.contains("unreliable"))
-                                || (p == Protocol::Enet && !enet),
+                                || (p == Protocol::Enet && !enet)
+                                || (p != Protocol::Thinwire && row.id.starts_with("gateway/")),
                             "{} {p:?} n/a: {why}",
                             row.id
                         );
@@ -76,6 +78,9 @@ fn quick_bench_produces_every_section() {
         "sweep/50/cpu",
         "sweep/50/inbound",
         "sweep/50/outbound",
+        "gateway/10ms/encrypted/edge",
+        "gateway/0ms/cleartext/server",
+        "gateway/loopback/1000/edge",
     ] {
         for (p, cell) in &find(id).cells {
             if let Some(v) = cell.values() {

@@ -89,6 +89,7 @@ async fn players_reach_an_unmodified_server_through_a_gateway_pair() {
         key: ServerKey::generate([2; 32]),
         operator_key: TokenKey::new(OPERATOR),
         peers: vec![TrunkPeer::new(1, "edge")],
+        upstream_tokens: None,
         options: options.clone(),
         transport: TransportConfig::default(),
     })
@@ -102,6 +103,8 @@ async fn players_reach_an_unmodified_server_through_a_gateway_pair() {
         listen: any_port(),
         trunk_bind: any_port(),
         credential,
+        server_gateway: None,
+        players_tokens: None,
         key: ServerKey::generate([seed; 32]),
         options: options.clone(),
         transport: TransportConfig::default(),

@@ -168,6 +168,7 @@ fn start_local(
         tun: tun("10.1.0.1/24", "10.2.0.0/24"),
         trunk_bind: "10.99.0.1:0".parse().expect("addr"),
         credential: credential(key, operator),
+        server_gateway: None,
         key: ServerKey::generate([8; 32]),
         tcm: tcm(),
         transport: TransportConfig::default(),

@@ -1,31 +1,31 @@
 //! `thinwire gateway tcm-local` / `tcm-remote`: the TCM pair for unmodified games, each with
 //! a TUN device (`docs/GATEWAY.md` §1.1).
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use thinwire_gateway::run::{
-    load_credential, Cidr, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmReport,
-    TcmRunner, TunSpec,
+    Cidr, Metrics, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmRunner, TunSpec,
 };
 use thinwire_gateway::tcm::TcmConfig;
 use thinwire_proto::TransportConfig;
 
-use super::{prepare, until_stopped, Admission};
+use super::config::{load, missing, Admission, Loaded, TcmLocalFile, TcmRemoteFile, TunFile};
+use super::ops::{prepare, serve, StatsOut};
+use super::{print_credential, AdmissionArgs, Ops, TrunkPeerArgs};
 
 /// The TUN device of a TCM process.
 #[derive(Debug, Args)]
 pub(crate) struct TunArgs {
-    /// Name of the TUN device to create (removed, with its routes, when the process ends).
-    #[arg(long, default_value = "tcm0")]
-    tun: String,
+    /// Name of the TUN device to create (removed, with its routes, when the process ends)
+    /// [default: tcm0].
+    #[arg(long)]
+    tun: Option<String>,
     /// The device's address and network, e.g. 10.1.0.1/24.
     #[arg(long)]
-    tun_address: Cidr,
-    /// A prefix routed into the device (repeatable): the game server's address at tcm-local,
-    /// the players' addresses at tcm-remote.
+    tun_address: Option<Cidr>,
+    /// A prefix routed into the device (repeatable; replaces the file's `routes`): the game
+    /// server's address at tcm-local, the players' addresses at tcm-remote.
     #[arg(long = "route")]
     routes: Vec<Cidr>,
 }
@@ -33,20 +33,8 @@ pub(crate) struct TunArgs {
 /// Options both TCM processes have.
 #[derive(Debug, Args)]
 pub(crate) struct TcmCommon {
-    /// This gateway's key file (64 hex digits of secret; created when missing). Its public
-    /// half is printed at start (tcm-local connects to tcm-remote with it).
-    #[arg(long)]
-    key_file: PathBuf,
-    /// Period T in milliseconds: packets read from the TUN device within one period leave as
-    /// one bundle at its end (added delay: at most T).
-    #[arg(long, default_value_t = 25)]
-    period_ms: u64,
-    /// Stop after this many seconds (default: run until Ctrl-C).
-    #[arg(long = "for")]
-    run_for: Option<f64>,
-    /// Print statistics every this many seconds (0: only at the end).
-    #[arg(long, default_value_t = 10.0)]
-    report_every: f64,
+    #[command(flatten)]
+    ops: Ops,
     #[command(flatten)]
     tun: TunArgs,
 }
@@ -54,12 +42,8 @@ pub(crate) struct TcmCommon {
 /// `thinwire gateway tcm-local`.
 #[derive(Debug, Args)]
 pub(crate) struct TcmLocalArgs {
-    /// This tcm-local's trunk credential file (from `thinwire gateway credential`).
-    #[arg(long)]
-    credential: PathBuf,
-    /// Local address of the trunk socket.
-    #[arg(long, default_value = "0.0.0.0:0")]
-    trunk_bind: SocketAddr,
+    #[command(flatten)]
+    peer: TrunkPeerArgs,
     #[command(flatten)]
     common: TcmCommon,
 }
@@ -67,36 +51,48 @@ pub(crate) struct TcmLocalArgs {
 /// `thinwire gateway tcm-remote`.
 #[derive(Debug, Args)]
 pub(crate) struct TcmRemoteArgs {
-    /// Where tcm-local connects its trunk.
+    /// Where tcm-local connects its trunk (host:port).
     #[arg(long)]
-    listen: SocketAddr,
-    /// Restore packets from any source address (without it, every `--peer` needs prefixes).
+    listen: Option<String>,
+    /// Restore packets from any source address (without it, every peer needs prefixes).
     #[arg(long)]
     accept_any_source: bool,
     #[command(flatten)]
-    admission: Admission,
+    admission: AdmissionArgs,
     #[command(flatten)]
     common: TcmCommon,
 }
 
-impl TcmCommon {
-    fn tun(&self) -> TunSpec {
-        TunSpec {
-            name: self.tun.tun.clone(),
-            address: self.tun.tun_address,
-            routes: self.tun.routes.clone(),
-        }
-    }
+/// The TUN device from the flags over the file's `[tun]`.
+fn tun<T>(a: &TunArgs, l: &Loaded<T>, f: &TunFile) -> Result<TunSpec, String> {
+    let address = match (a.tun_address, &f.address) {
+        (Some(c), _) => c,
+        (None, Some(c)) => l.parse(c, "address")?,
+        (None, None) => return Err(missing("tun-address")),
+    };
+    let routes = match (&f.routes, a.routes.is_empty()) {
+        (Some(r), true) => r
+            .iter()
+            .map(|c| l.parse(c, "routes"))
+            .collect::<Result<_, _>>()?,
+        _ => a.routes.clone(),
+    };
+    let name = a.tun.clone().or_else(|| f.name.clone());
+    Ok(TunSpec {
+        name: name.unwrap_or_else(|| "tcm0".into()),
+        address,
+        routes,
+    })
+}
 
-    fn tcm(&self) -> Result<TcmConfig, String> {
-        if self.period_ms == 0 {
-            return Err("--period-ms must be at least 1".into());
-        }
-        Ok(TcmConfig {
-            period: Duration::from_millis(self.period_ms),
-            ..TcmConfig::default()
-        })
+fn tcm(period: Duration) -> Result<TcmConfig, String> {
+    if period.is_zero() {
+        return Err("--period-ms must be at least 1".into());
     }
+    Ok(TcmConfig {
+        period,
+        ..TcmConfig::default()
+    })
 }
 
 fn percent(x: f64) -> f64 {
@@ -135,58 +131,54 @@ fn tcm_line(s: &TcmProcessStats) -> String {
     )
 }
 
-fn report(every: Option<Duration>) -> Option<TcmReport> {
-    every.map(|d| {
-        let print = |s: &TcmProcessStats| eprintln!("{}", tcm_line(s));
-        (
-            d,
-            Box::new(print) as Box<dyn FnMut(&TcmProcessStats) + Send>,
-        )
-    })
-}
+/// How a TCM process's statistics are exported and printed.
+const STATS: StatsOut<TcmProcessStats> = (Metrics::tcm, Metrics::set_tcm, tcm_line);
 
 /// Runs tcm-local.
 pub(super) fn local(a: TcmLocalArgs) -> Result<(), String> {
-    let c = &a.common;
-    let ready = prepare(&c.key_file, c.run_for, c.report_every)?;
+    let l = load::<TcmLocalFile>(a.common.ops.config.as_deref())?;
+    let f = &l.file;
+    let trunk = l.trunk_peer(&a.peer, f.peer())?;
+    let tun = tun(&a.common.tun, &l, &f.tun)?;
+    let ready = prepare(&a.common.ops, &l, f.ops(), 25)?;
+    print_credential(&trunk.credential);
     let p = TcmLocalProcess {
-        tun: c.tun(),
-        trunk_bind: a.trunk_bind,
-        credential: load_credential(&a.credential).map_err(|e| e.to_string())?,
-        key: ready.key,
-        tcm: c.tcm()?,
+        tun,
+        trunk_bind: trunk.bind,
+        credential: trunk.credential,
+        server_gateway: trunk.server_gateway,
+        key: ready.key.clone(),
+        tcm: tcm(ready.period)?,
         transport: TransportConfig::default(),
     };
-    let report = report(ready.every);
-    let stats = until_stopped(ready.run_for, |rx| async move {
+    serve(&ready, "tcm-local", STATS, |rx, report| async move {
         let runner = TcmRunner::local(p).await?;
         println!("tcm-local: {runner:?}");
         runner.run(rx, report).await
-    })?;
-    println!("{}", tcm_line(&stats));
-    Ok(())
+    })
 }
 
 /// Runs tcm-remote.
 pub(super) fn remote(a: TcmRemoteArgs) -> Result<(), String> {
-    let c = &a.common;
-    let ready = prepare(&c.key_file, c.run_for, c.report_every)?;
+    let l = load::<TcmRemoteFile>(a.common.ops.config.as_deref())?;
+    let f = &l.file;
+    let listen = l.address(a.listen.as_deref(), "listen", f.listen.as_ref())?;
+    let admission = Admission::read(&l, &a.admission, f.admission())?;
+    let tun = tun(&a.common.tun, &l, &f.tun)?;
+    let ready = prepare(&a.common.ops, &l, f.ops(), 25)?;
     let p = TcmRemoteProcess {
-        tun: c.tun(),
-        listen: a.listen,
-        key: ready.key,
-        operator_key: a.admission.operator_key()?,
-        peers: a.admission.peers,
-        accept_any_source: a.accept_any_source,
-        tcm: c.tcm()?,
+        tun,
+        listen,
+        key: ready.key.clone(),
+        operator_key: admission.operator_key()?,
+        peers: admission.peers,
+        accept_any_source: a.accept_any_source || f.accept_any_source.unwrap_or(false),
+        tcm: tcm(ready.period)?,
         transport: TransportConfig::default(),
     };
-    let report = report(ready.every);
-    let stats = until_stopped(ready.run_for, |rx| async move {
+    serve(&ready, "tcm-remote", STATS, |rx, report| async move {
         let runner = TcmRunner::remote(p).await?;
         println!("tcm-remote: {runner:?}");
         runner.run(rx, report).await
-    })?;
-    println!("{}", tcm_line(&stats));
-    Ok(())
+    })
 }

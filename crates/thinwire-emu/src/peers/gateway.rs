@@ -272,6 +272,7 @@ async fn server_side(
         key: gateway_key(),
         operator_key: operator_key(),
         peers,
+        upstream_tokens: None,
         options: options(),
         transport: t.transport(),
     };
@@ -326,6 +327,8 @@ async fn players_side(
         listen: SocketAddr::from((Ipv4Addr::LOCALHOST, EDGE_PORT)),
         trunk_bind: SocketAddr::from((here, 0)),
         credential: edge_credential(peer)?,
+        server_gateway: None,
+        players_tokens: None,
         key: edge_key(peer),
         options: options(),
         transport: t.transport(),

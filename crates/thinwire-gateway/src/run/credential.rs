@@ -9,6 +9,7 @@
 
 use std::io;
 use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rand::Rng;
 use thinwire_proto::TokenKey;
@@ -68,9 +69,7 @@ pub fn load_or_create_operator_key(path: &Path) -> Result<TokenKey, KeyFileError
         source,
     };
     match std::fs::read_to_string(path) {
-        Ok(text) => parse_secret(text.trim())
-            .map(TokenKey::new)
-            .ok_or(KeyFileError::Malformed(name.clone())),
+        Ok(text) => token_key(&name, &text),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let secret: [u8; 32] = rand::rng().random();
             let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
@@ -79,6 +78,30 @@ pub fn load_or_create_operator_key(path: &Path) -> Result<TokenKey, KeyFileError
         }
         Err(e) => Err(io_err(e)),
     }
+}
+
+fn token_key(name: &str, text: &str) -> Result<TokenKey, KeyFileError> {
+    parse_secret(text.trim())
+        .map(TokenKey::new)
+        .ok_or_else(|| KeyFileError::Malformed(name.to_string()))
+}
+
+/// The token key in `path` (64 hex digits), e.g. the game backend's or the game server's:
+/// unlike the operator key, never created (a new key would match no one's).
+pub fn load_token_key(path: &Path) -> Result<TokenKey, KeyFileError> {
+    let name = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => token_key(&name, &text),
+        Err(source) => Err(KeyFileError::Io { path: name, source }),
+    }
+}
+
+/// The unix time (seconds) `valid_for` from now, by the wall clock: a credential's expiry.
+pub fn expires_in(valid_for: Duration) -> u64 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    (now + valid_for).as_secs()
 }
 
 /// 24 nonce bytes for minting a credential, from the operating system.
@@ -100,6 +123,10 @@ mod tests {
         let key = load_or_create_operator_key(&dir.join("operator")).expect("created");
         let again = load_or_create_operator_key(&dir.join("operator")).expect("read");
         assert_eq!(key.as_bytes(), again.as_bytes());
+        let read = load_token_key(&dir.join("operator")).expect("read as a token key");
+        assert_eq!(read.as_bytes(), key.as_bytes());
+        assert!(load_token_key(&dir.join("none")).is_err(), "never created");
+        assert!(!dir.join("none").exists());
         let addr = "192.0.2.1:4500".parse().expect("addr");
         let c = mint_trunk_credential(
             &key,

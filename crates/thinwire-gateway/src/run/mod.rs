@@ -16,14 +16,17 @@
 mod credential;
 pub(crate) mod drive;
 mod keys;
+pub mod metrics;
 mod process;
 mod tcm;
 
 pub use credential::{
-    fresh_nonce, load_credential, load_or_create_operator_key, save_credential, CredentialFileError,
+    expires_in, fresh_nonce, load_credential, load_or_create_operator_key, load_token_key,
+    save_credential, CredentialFileError,
 };
 pub use drive::Report;
 pub use keys::{load_or_create_key, KeyFileError};
+pub use metrics::{Metrics, MetricsServer};
 pub use process::{EdgeProcess, RunError, Runner, ServerProcess, Stop};
 pub use tcm::{
     tun_mtu, Cidr, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmReport, TcmRunError,

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use rand::Rng;
 use thinwire_proto::{
-    EndpointConfig, PublicKey, ServerConfig, ServerKey, TokenKey, TransportConfig,
+    EndpointConfig, PublicKey, ServerConfig, ServerKey, TokenKey, TokenPolicy, TransportConfig,
 };
 use tokio::net::UdpSocket;
 use tokio::sync::watch;
@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use super::drive::{drive, Machine, Report, Sockets};
 use crate::trunk::{
     EdgeConfig, EdgeGateway, GatewayError, GatewayStats, ServerGateway, ServerGatewayConfig,
-    TrunkCredential, TrunkOptions, TrunkPeer,
+    TrunkCredential, TrunkOptions, TrunkPeer, UpstreamTokens,
 };
 
 /// Why a gateway process could not run.
@@ -57,6 +57,13 @@ pub struct EdgeProcess {
     /// This edge's trunk credential (the server gateway's address and key, and the id it
     /// admits).
     pub credential: TrunkCredential,
+    /// The server gateway's address to dial instead of the credential's first (e.g. its name
+    /// resolved at start); `None`: the credential's.
+    pub server_gateway: Option<SocketAddr>,
+    /// The players' connect tokens: `Some`, players need a token minted for this edge with
+    /// the policy's key (the game backend's), and their claims travel to the game server;
+    /// `None`: players connect with the edge's key alone.
+    pub players_tokens: Option<TokenPolicy>,
     /// This gateway's key, which players connect with.
     pub key: ServerKey,
     /// Trunk options (period T, bounds).
@@ -84,6 +91,9 @@ pub struct ServerProcess {
     pub operator_key: TokenKey,
     /// The edges admitted.
     pub peers: Vec<TrunkPeer>,
+    /// How the connections to the game server present the players' claims (a connect token
+    /// minted with the game server's token key); `None`: they present none.
+    pub upstream_tokens: Option<UpstreamTokens>,
     /// Trunk options (period T, bounds).
     pub options: TrunkOptions,
     /// Transport settings of every connection (the trunk and the per-player ones).
@@ -149,9 +159,13 @@ impl Runner<EdgeGateway> {
         }
         let config = EdgeConfig {
             players,
-            players_server: server_config(&p.key),
+            players_server: ServerConfig {
+                connect_tokens: p.players_tokens,
+                ..server_config(&p.key)
+            },
             trunk: endpoint_config(&p.options.transport(&p.transport)),
             credential: p.credential,
+            server_gateway: p.server_gateway,
             options: p.options,
         };
         let machine = EdgeGateway::new(Instant::now(), config)?;
@@ -176,7 +190,7 @@ impl Runner<ServerGateway> {
             upstream: endpoint_config(&p.transport),
             game_server: p.game_server,
             game_server_key: p.game_server_key,
-            upstream_tokens: None,
+            upstream_tokens: p.upstream_tokens,
             options: p.options,
         };
         let machine = ServerGateway::new(Instant::now(), config)?;

@@ -105,6 +105,9 @@ pub struct TcmLocalProcess {
     /// This tcm-local's trunk credential for tcm-remote (its address and key, and the id
     /// tcm-remote admits).
     pub credential: TrunkCredential,
+    /// tcm-remote's address to dial instead of the credential's first; `None`: the
+    /// credential's.
+    pub server_gateway: Option<SocketAddr>,
     /// This gateway's key (of its unused players' socket).
     pub key: ServerKey,
     /// Period T, buffer and contexts; `mtu` and `single_native` are set by the process.
@@ -334,6 +337,7 @@ impl TcmRunner<EdgeGateway> {
             players_server: server_config(&p.key),
             trunk: endpoint_config(&trunk),
             credential: p.credential,
+            server_gateway: p.server_gateway,
             options: TrunkOptions::default(),
         };
         let machine = EdgeGateway::new(Instant::now(), config).map_err(RunError::from)?;

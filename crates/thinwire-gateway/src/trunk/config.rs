@@ -130,6 +130,9 @@ pub struct EdgeConfig {
     /// This edge's trunk credential: the server gateway's address and key, and the sealed id
     /// the server gateway admits (see [`mint_trunk_credential`](super::mint_trunk_credential)).
     pub credential: TrunkCredential,
+    /// The server gateway's address to dial instead of the credential's first (e.g. its name
+    /// resolved where the edge stands); `None`: the credential's.
+    pub server_gateway: Option<SocketAddr>,
     /// Hold and bounds.
     pub options: TrunkOptions,
 }

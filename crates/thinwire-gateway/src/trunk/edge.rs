@@ -50,6 +50,9 @@ enum Dial {
 pub struct EdgeGateway {
     relay: Relay,
     credential: TrunkCredential,
+    /// Where the trunk is dialed: `EdgeConfig::server_gateway`, else the credential's first
+    /// address.
+    server_gateway: SocketAddr,
     players_key: PublicKey,
     dial: Dial,
     /// The wait after the next failure.
@@ -96,9 +99,18 @@ impl EdgeGateway {
         let players_key = players.public_key().ok_or(GatewayError::Options(
             "the players' endpoint has no server key",
         ))?;
+        let token_address = config.credential.token.addresses().first().copied();
+        let server_gateway =
+            config
+                .server_gateway
+                .or(token_address)
+                .ok_or(GatewayError::Options(
+                    "the credential lists no server gateway address",
+                ))?;
         let mut edge = Self {
             relay: Relay::new(config.options, trunk, players),
             credential: config.credential,
+            server_gateway,
             players_key,
             dial: Dial::Waiting(now),
             backoff: REDIAL_MIN,
@@ -111,10 +123,12 @@ impl EdgeGateway {
 
     fn dial(&mut self, now: Instant) -> Result<(), GatewayError> {
         let token = &self.credential.token;
-        let h = self
-            .relay
-            .trunk
-            .connect_with_token(now, token, &TRUNK_CHANNELS)?;
+        let h = self.relay.trunk.connect_with_token_via(
+            now,
+            token,
+            self.server_gateway,
+            &TRUNK_CHANNELS,
+        )?;
         self.dial = Dial::Connecting(h);
         Ok(())
     }

@@ -326,6 +326,19 @@ impl Endpoint {
             .addresses()
             .first()
             .ok_or(ConnectError::TokenWithoutAddress)?;
+        self.connect_with_token_via(now, token, remote, channels)
+    }
+
+    /// [`connect_with_token`](Self::connect_with_token) to `remote` instead of the token's
+    /// first address (e.g. the server's name resolved again where the client stands). The
+    /// server still checks the token's addresses against its public ones, if it has any.
+    pub fn connect_with_token_via(
+        &mut self,
+        now: Instant,
+        token: &ConnectToken,
+        remote: SocketAddr,
+        channels: &[ChannelKind],
+    ) -> Result<ConnectionHandle, ConnectError> {
         let key = PublicKey(token.server_key());
         self.open(now, remote, key, token.private_part().to_vec(), channels)
     }

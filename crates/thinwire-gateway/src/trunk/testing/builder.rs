@@ -157,6 +157,7 @@ impl HarnessBuilder {
             players_server: self.players_server.clone(),
             trunk: self.endpoint_config(n + 1, true),
             credential,
+            server_gateway: None,
             options: self.options.clone(),
         };
         let mut gw = EdgeGateway::new(now, config).expect("valid edge config");

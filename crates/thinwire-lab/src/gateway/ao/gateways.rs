@@ -165,6 +165,7 @@ impl EdgeNode {
                 [1; 24],
             )
             .expect("a valid credential"),
+            server_gateway: None,
             options: options(setup.opts),
         };
         EdgeNode {
