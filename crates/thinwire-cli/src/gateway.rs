@@ -93,6 +93,9 @@ pub(crate) struct LimitArgs {
     /// Bytes held for all flows together [default: 33554432].
     #[arg(long)]
     max_held: Option<usize>,
+    /// Edge: most players from one source address (IPv4, or IPv6 /64) [default: 1024].
+    #[arg(long)]
+    players_per_source: Option<usize>,
 }
 
 /// The trunk's far end, for an edge or tcm-local.
@@ -236,6 +239,8 @@ fn options(period: Duration, flags: &LimitArgs, file: &Limits) -> TrunkOptions {
         max_flow_backlog: (flags.max_flow_backlog.or(file.max_flow_backlog))
             .unwrap_or(d.max_flow_backlog),
         max_held: flags.max_held.or(file.max_held).unwrap_or(d.max_held),
+        players_per_source: (flags.players_per_source.or(file.players_per_source))
+            .unwrap_or(d.players_per_source),
         ..d
     }
 }

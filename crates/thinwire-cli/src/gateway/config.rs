@@ -29,6 +29,7 @@ pub(crate) struct Limits {
     pub(crate) max_flows: Option<usize>,
     pub(crate) max_flow_backlog: Option<usize>,
     pub(crate) max_held: Option<usize>,
+    pub(crate) players_per_source: Option<usize>,
 }
 
 /// One allowed trunk peer of a server gateway or tcm-remote (`[[peer]]`).

@@ -161,6 +161,7 @@ impl Runner<EdgeGateway> {
             players,
             players_server: ServerConfig {
                 connect_tokens: p.players_tokens,
+                max_connections_per_source: p.options.players_per_source,
                 ..server_config(&p.key)
             },
             trunk: endpoint_config(&p.options.transport(&p.transport)),

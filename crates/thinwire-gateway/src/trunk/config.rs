@@ -27,6 +27,14 @@ pub struct TrunkOptions {
     /// a flow within its share is never refused for it. Default 32 MiB, the size of an
     /// endpoint's default [`MemoryBudget`](thinwire_proto::MemoryBudget).
     pub max_held: usize,
+    /// Edge processes: most players connected from one source address (an IPv4 address or an
+    /// IPv6 /64) at once, the players' endpoint's `ServerConfig::max_connections_per_source`.
+    /// An edge serves a region, where many honest players can share one carrier-grade NAT
+    /// address, so it admits more than a game server's default 64; the edge's global bounds
+    /// (`max_flows`, the memory budget, the busy-network rule of `docs/PROTOCOL.md` §5.6)
+    /// still hold, and an edge that requires players' connect tokens lifts the per-source
+    /// limit altogether. Default 1024.
+    pub players_per_source: usize,
     /// Server gateway: how long a flow whose player carried an identity (FlowOpen claims)
     /// stays **parked** after its trunk went down or its edge lost the player, its
     /// game-server connection kept open, waiting for the player to come back through any
@@ -48,6 +56,7 @@ impl Default for TrunkOptions {
             max_flows: 4096,
             max_flow_backlog: 256 << 10,
             max_held: 32 << 20,
+            players_per_source: 1024,
             resume_grace: Duration::from_secs(10),
             paired_acks: false,
         }
