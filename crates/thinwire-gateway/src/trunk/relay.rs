@@ -165,6 +165,21 @@ impl Relay {
         self.stats.flows_open = self.flows.len();
     }
 
+    /// Takes a flow out of the table with what was held for it (its hold, a close waiting for
+    /// its data); returns it with its trunk's peer (0 if the trunk is gone).
+    pub(crate) fn take_flow(&mut self, key: FlowKey) -> Option<(Flow, u64)> {
+        let flow = self.flows.remove(key)?;
+        self.drains.remove(key);
+        let mut peer = 0;
+        if let Some(l) = self.links.get_mut(&key.trunk) {
+            self.stats.dropped_messages += l.hold.forget(key.id) as u64;
+            l.flows = l.flows.saturating_sub(1);
+            peer = l.peer;
+        }
+        self.stats.flows_open = self.flows.len();
+        Some((flow, peer))
+    }
+
     /// Ends a flow: forgets it and its held messages, and tells whoever must still know.
     pub(crate) fn close_flow(
         &mut self,
@@ -177,17 +192,9 @@ impl Relay {
             // what the player sent before leaving goes ahead of the FlowClose
             self.push_held(now, key.trunk);
         }
-        let Some(flow) = self.flows.remove(key) else {
+        let Some((flow, peer)) = self.take_flow(key) else {
             return;
         };
-        self.drains.remove(key);
-        let mut peer = 0;
-        if let Some(l) = self.links.get_mut(&key.trunk) {
-            self.stats.dropped_messages += l.hold.forget(key.id) as u64;
-            l.flows = l.flows.saturating_sub(1);
-            peer = l.peer;
-        }
-        self.stats.flows_open = self.flows.len();
         if by != Ended::ByLocal {
             self.local.close(now, flow.conn, code, reason);
         }

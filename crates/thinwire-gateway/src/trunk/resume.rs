@@ -132,7 +132,7 @@ impl Resume {
         let Some(client) = client.filter(|_| !self.grace.is_zero()) else {
             return false;
         };
-        let Some((flow, peer)) = detach(relay, key) else {
+        let Some((flow, peer)) = relay.take_flow(key) else {
             return false;
         };
         if let Some(old) = self.remove(client) {
@@ -197,7 +197,7 @@ impl Resume {
             relay.close_flow(now, old, (close::MOVED, reason), Ended::Here);
             return None;
         }
-        let (flow, peer) = detach(relay, old)?;
+        let (flow, peer) = relay.take_flow(old)?;
         let frame = Frame::FlowClose(FlowClose {
             flow: old.id,
             code: close::MOVED,
@@ -372,20 +372,6 @@ impl Resume {
         self.held -= p.held;
         Some(p)
     }
-}
-
-/// Takes flow `key` out of the table and its trunk's hold (its messages there are dropped);
-/// returns it with its trunk's peer.
-fn detach(relay: &mut Relay, key: FlowKey) -> Option<(Flow, u64)> {
-    let flow = relay.flows.remove(key)?;
-    let mut peer = 0;
-    if let Some(l) = relay.links.get_mut(&key.trunk) {
-        relay.stats.dropped_messages += l.hold.forget(key.id) as u64;
-        l.flows = l.flows.saturating_sub(1);
-        peer = l.peer;
-    }
-    relay.stats.flows_open = relay.flows.len();
-    Some((flow, peer))
 }
 
 /// Closes a parked flow's game-server connection.
