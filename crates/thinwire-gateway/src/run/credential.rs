@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rand::Rng;
 use thinwire_proto::TokenKey;
 
-use super::keys::{parse_secret, write_private, KeyFileError};
+use super::keys::{load_or_create_secret, parse_secret, write_private, KeyFileError};
 use crate::trunk::{CredentialError, TrunkCredential};
 
 /// Why a credential file could not be used.
@@ -63,21 +63,7 @@ pub fn save_credential(
 /// The operator key in `path` (64 hex digits); when the file does not exist, a new key drawn
 /// from the operating system is written there (mode 0600 on Unix) and returned.
 pub fn load_or_create_operator_key(path: &Path) -> Result<TokenKey, KeyFileError> {
-    let name = path.display().to_string();
-    let io_err = |source| KeyFileError::Io {
-        path: name.clone(),
-        source,
-    };
-    match std::fs::read_to_string(path) {
-        Ok(text) => token_key(&name, &text),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let secret: [u8; 32] = rand::rng().random();
-            let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-            write_private(path, &hex).map_err(io_err)?;
-            Ok(TokenKey::new(secret))
-        }
-        Err(e) => Err(io_err(e)),
-    }
+    load_or_create_secret(path).map(TokenKey::new)
 }
 
 fn token_key(name: &str, text: &str) -> Result<TokenKey, KeyFileError> {

@@ -25,24 +25,25 @@ pub enum KeyFileError {
 /// The key in `path` (64 hex digits of secret); when the file does not exist, a new key drawn
 /// from the operating system is written there (mode 0600 on Unix) and returned.
 pub fn load_or_create_key(path: &Path) -> Result<ServerKey, KeyFileError> {
+    load_or_create_secret(path).map(ServerKey::from_secret)
+}
+
+/// The 32-byte secret in `path` (64 hex digits); when the file does not exist, a new one drawn
+/// from the operating system is written there (mode 0600 on Unix) and returned. Every secret
+/// file of the gateway (its static key, the operator key) is read and made here.
+pub(super) fn load_or_create_secret(path: &Path) -> Result<[u8; 32], KeyFileError> {
     let name = path.display().to_string();
     let io_err = |source| KeyFileError::Io {
         path: name.clone(),
         source,
     };
     match std::fs::read_to_string(path) {
-        Ok(text) => parse_secret(text.trim())
-            .map(ServerKey::from_secret)
-            .ok_or(KeyFileError::Malformed(name.clone())),
+        Ok(text) => parse_secret(text.trim()).ok_or(KeyFileError::Malformed(name.clone())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let key = ServerKey::generate(rand::rng().random());
-            let hex: String = key
-                .secret_bytes()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let secret: [u8; 32] = rand::rng().random();
+            let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
             write_private(path, &hex).map_err(io_err)?;
-            Ok(key)
+            Ok(secret)
         }
         Err(e) => Err(io_err(e)),
     }

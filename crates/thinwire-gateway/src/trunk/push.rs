@@ -26,16 +26,16 @@ pub(crate) fn push_item(
     let Some(flow) = flows.get_mut(key) else {
         return Pushed::Dropped;
     };
+    if let Some(left) = item.deadline {
+        return push_deadline(now, (trunk, conn), item, left);
+    }
     let ch = usize::from(item.channel);
     let seq = item
         .kind
         .has_seq()
         .then(|| flow.send_seq.get(ch).copied().unwrap_or(0));
-    if let Some(left) = item.deadline {
-        return push_deadline(now, (trunk, conn), item, left);
-    }
     let seq8 = item.kind == ChannelKind::ReliableOrdered && *seq8_room > 0;
-    let d = Data {
+    let bytes = data_bytes(Data {
         flow: item.flow,
         channel: item.channel,
         seq,
@@ -43,9 +43,7 @@ pub(crate) fn push_item(
         deadline_us: None,
         key: item.key.filter(|_| item.kind.has_key()),
         payload: &item.data,
-    };
-    let mut buf = Vec::with_capacity(d.header_len() + item.data.len());
-    Frame::Data(d).emit(&mut buf);
+    });
     let latest = match (item.kind, item.key) {
         (ChannelKind::LatestReliable, Some(k)) => frame::latest_key(item.flow, item.channel, k),
         _ => None,
@@ -53,15 +51,15 @@ pub(crate) fn push_item(
     let (channel, sent) = match latest {
         Some(k) => (
             frame::LATEST,
-            trunk.send_latest(now, conn, frame::LATEST, k, Bytes::from(buf)),
+            trunk.send_latest(now, conn, frame::LATEST, k, bytes),
         ),
         None if item.kind.is_reliable() => (
             frame::RELIABLE,
-            trunk.send(now, conn, frame::RELIABLE, Bytes::from(buf)),
+            trunk.send(now, conn, frame::RELIABLE, bytes),
         ),
         None => (
             frame::UNRELIABLE,
-            trunk.send(now, conn, frame::UNRELIABLE, Bytes::from(buf)),
+            trunk.send(now, conn, frame::UNRELIABLE, bytes),
         ),
     };
     match sent {
@@ -95,7 +93,7 @@ fn push_deadline(
     left: Duration,
 ) -> Pushed {
     let left = left.saturating_sub(now.saturating_duration_since(item.since));
-    let d = Data {
+    let bytes = data_bytes(Data {
         flow: item.flow,
         channel: item.channel,
         seq: None,
@@ -103,15 +101,20 @@ fn push_deadline(
         deadline_us: Some(u64::try_from(left.as_micros()).unwrap_or(u64::MAX)),
         key: None,
         payload: &item.data,
-    };
-    let mut buf = Vec::with_capacity(d.header_len() + item.data.len());
-    Frame::Data(d).emit(&mut buf);
+    });
     let opts = DeadlineOptions::new(left.max(MIN_DEADLINE), DEADLINE_TARGET);
-    match trunk.send_deadline(now, conn, frame::RELIABLE, Bytes::from(buf), opts) {
+    match trunk.send_deadline(now, conn, frame::RELIABLE, bytes, opts) {
         Ok(_) => Pushed::Sent,
         Err(SendError::BufferFull) => Pushed::Blocked,
         Err(_) => Pushed::Dropped,
     }
+}
+
+/// A Data frame's bytes, in a buffer of exactly its size.
+fn data_bytes(d: Data<'_>) -> Bytes {
+    let mut buf = Vec::with_capacity(d.header_len() + d.payload.len());
+    Frame::Data(d).emit(&mut buf);
+    Bytes::from(buf)
 }
 
 /// Whether a Data frame of a channel of `kind` counts in a FlowFin: the reliable kinds but

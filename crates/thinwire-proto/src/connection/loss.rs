@@ -131,28 +131,25 @@ impl Connection {
     }
 
     pub(super) fn rto_deadline(&self) -> Option<Instant> {
-        let rto = self.rto();
         if !self.config.ack_pairs {
-            return self.sent.oldest_in_flight().map(|t| t + rto);
+            return self.sent.oldest_in_flight().map(|t| t + self.rto());
         }
-        // paired ACKs: an even packet's may be held for the peer's ACK delay
         let [even, odd] = self.sent.oldest_in_flight_by_parity();
-        let even = even.map(|t| t + rto + self.peer_max_ack_delay);
-        let odd = odd.map(|t| t + rto);
-        match (even, odd) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let even = even.map(|t| t + self.rto_wait(0));
+        let odd = odd.map(|t| t + self.rto_wait(1));
+        even.into_iter().chain(odd).min()
     }
 
-    /// The send time at or before which packet `pn` counts as lost when the timeout expires
-    /// at `now` (paired ACKs: an even packet is allowed the peer's ACK delay too).
-    fn rto_cutoff(&self, now: Instant, pn: u64) -> Instant {
-        let mut wait = self.rto();
+    /// How long packet `pn` waits for its ACK before the timeout declares it lost: the RTO,
+    /// and with paired ACKs, for an even packet (whose ACK the peer may hold), the peer's
+    /// maximum ACK delay on top.
+    fn rto_wait(&self, pn: u64) -> Duration {
+        let rto = self.rto();
         if self.config.ack_pairs && pn % 2 == 0 {
-            wait += self.peer_max_ack_delay;
+            rto + self.peer_max_ack_delay
+        } else {
+            rto
         }
-        now.checked_sub(wait).unwrap_or(now)
     }
 
     pub(super) fn on_loss_timer(&mut self, now: Instant) {
@@ -162,7 +159,7 @@ impl Connection {
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.rto_expirations += 1;
             self.rto_mark = Some(self.next_pn);
-            let cutoffs: [Instant; 2] = [self.rto_cutoff(now, 0), self.rto_cutoff(now, 1)];
+            let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(pn)).unwrap_or(now));
             self.rto_streak = self.rto_streak.saturating_add(1);
             if !self.is_thin() {
                 // standard behaviour: exponential backoff, window collapse
