@@ -154,6 +154,8 @@ impl EdgeGateway {
     pub fn handle_datagram(&mut self, now: Instant, side: Side, from: SocketAddr, datagram: &[u8]) {
         self.relay.handle_datagram(now, side, from, datagram);
         self.pump(now);
+        self.relay.ride(now);
+        self.pump(now);
     }
 
     /// Processes expired timers (the endpoints', the period tick, the trunk redial).

@@ -292,19 +292,36 @@ impl Relay {
         self.close_flow(now, key, (close::BACKLOG, b"backlog"), Ended::Here);
     }
 
-    /// Pushes every trunk's hold that is due; closes flows whose data did not come in time.
+    /// Pushes every trunk's hold that is due, or that can ride with a retransmission or repair
+    /// copy the trunk sends now; closes flows whose data did not come in time.
     pub(crate) fn flush(&mut self, now: Instant) {
-        let due: Vec<ConnectionHandle> = self
-            .links
-            .iter()
-            .filter(|(_, l)| l.hold.due(now))
-            .map(|(&h, _)| h)
-            .collect();
-        for h in due {
-            self.push_held(now, h);
-        }
+        self.push_holds(now, true);
         for (key, (code, reason)) in self.drains.expired(now) {
             self.close_flow(now, key, (code, &reason), Ended::ByTrunk);
+        }
+    }
+
+    /// Pushes the holds that can ride with a retransmission or repair copy the trunk sends now
+    /// (after a datagram: an acknowledgement may have shown a loss).
+    pub(crate) fn ride(&mut self, now: Instant) {
+        self.push_holds(now, false);
+    }
+
+    /// Pushes the holds that are due (when `due`), and those of trunks that send message data
+    /// now anyway: the held messages leave early, in a datagram that goes anyway, instead of
+    /// one of their own a little later.
+    fn push_holds(&mut self, now: Instant, due: bool) {
+        let trunk = &self.trunk;
+        let push: Vec<ConnectionHandle> = self
+            .links
+            .iter()
+            .filter(|(&h, l)| {
+                (due && l.hold.due(now)) || (l.hold.len() > 0 && trunk.repair_due(h, now))
+            })
+            .map(|(&h, _)| h)
+            .collect();
+        for h in push {
+            self.push_held(now, h);
         }
     }
 

@@ -135,6 +135,8 @@ impl ServerGateway {
     pub fn handle_datagram(&mut self, now: Instant, side: Side, from: SocketAddr, datagram: &[u8]) {
         self.relay.handle_datagram(now, side, from, datagram);
         self.pump(now);
+        self.relay.ride(now);
+        self.pump(now);
     }
 
     /// Processes expired timers (the endpoints' and the period tick).

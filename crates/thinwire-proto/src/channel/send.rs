@@ -116,6 +116,11 @@ impl Window {
         self.held == 0
     }
 
+    /// The oldest message held, if any (the front is never a hole).
+    pub(crate) fn oldest(&self) -> Option<u64> {
+        (!self.slots.is_empty()).then_some(self.base)
+    }
+
     /// Sequence numbers the window spans, holes included (what bounds its memory).
     pub(crate) fn span(&self) -> usize {
         self.slots.len()

@@ -462,6 +462,17 @@ impl Connection {
         self.state == State::Closed
     }
 
+    /// Sequence numbers of `channel`'s messages the sender still holds: from the oldest not
+    /// acknowledged to the next a send takes (`None`: no such channel).
+    pub(crate) fn send_window(&self, channel: u8) -> Option<std::ops::Range<u64>> {
+        if usize::from(channel) >= self.channels.len() {
+            return None;
+        }
+        Some(self.send.get(usize::from(channel)).map_or(0..0, |ch| {
+            ch.msgs.oldest().unwrap_or(ch.next_seq)..ch.next_seq
+        }))
+    }
+
     pub(crate) fn channels(&self) -> &[ChannelKind] {
         &self.channels
     }

@@ -163,6 +163,22 @@ impl Connection {
         }
     }
 
+    /// Whether message data goes at the next transmit whatever the application sends: a
+    /// retransmission is queued, or a wanted copy is due at `now`.
+    pub(crate) fn repair_due(&self, now: Instant) -> bool {
+        let wanted = |c: &ChunkRef| {
+            self.send[c.channel as usize]
+                .frag(c.seq, c.frag)
+                .is_some_and(|f| !f.acked && f.copies_due > 0)
+        };
+        self.retransmit.iter().any(|&c| self.chunk_unacked(c))
+            || self
+                .copies
+                .iter()
+                .take_while(|(at, _)| at.is_none_or(|t| t <= now))
+                .any(|(_, c)| wanted(c))
+    }
+
     /// The first wanted copy, if it is due at `now` (released, or its time has come).
     pub(super) fn due_copy(&mut self, now: Instant) -> Option<ChunkRef> {
         self.prune_copies();

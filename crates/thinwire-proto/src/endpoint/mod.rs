@@ -193,6 +193,23 @@ impl Endpoint {
         self.conns.get(conn).map(Connection::stats)
     }
 
+    /// Whether the connection sends message data at its next [`poll_transmit`](Self::poll_transmit)
+    /// whatever the application sends: a retransmission is queued or a repair copy is due. A
+    /// sender that holds messages back to send them together (the gateway's period T) can
+    /// hand them over now, and they ride in that datagram instead of one of their own.
+    pub fn repair_due(&self, conn: ConnectionHandle, now: Instant) -> bool {
+        self.conns.get(conn).is_some_and(|c| c.repair_due(now))
+    }
+
+    /// The sequence numbers of a channel's messages this side still holds: from the oldest
+    /// not yet acknowledged (on a reliable channel; sent, on the others) to the one the next
+    /// send takes. Every message below the start was acknowledged or given up. A sender that
+    /// numbers its own messages inside thinwire's (the gateway's 8-bit flow seqs) learns from
+    /// it which of them the peer may still be missing. `None`: no such connection or channel.
+    pub fn send_window(&self, conn: ConnectionHandle, channel: u8) -> Option<std::ops::Range<u64>> {
+        self.conns.get(conn)?.send_window(channel)
+    }
+
     /// The peer address of a connection (it follows NAT rebinding).
     pub fn remote_address(&self, conn: ConnectionHandle) -> Option<SocketAddr> {
         self.conns.get(conn).map(Connection::remote)

@@ -36,17 +36,21 @@ pub(crate) struct SentPacket {
 }
 
 impl SentPacket {
-    /// Marks the packet lost, keeping the entry (for spurious-loss detection) but handing its
-    /// chunks to the caller in the returned copy.
-    fn declare_lost(&mut self) -> SentPacket {
+    /// Marks the packet lost, keeping the entry (for spurious-loss detection) with its chunks,
+    /// and returns a copy of it whose chunk list is `list` filled with them: the caller
+    /// queues those for retransmission, and a late acknowledgement of the entry still
+    /// acknowledges the data (so a spurious loss cancels the copies of its retransmission).
+    fn declare_lost(&mut self, mut list: Vec<ChunkRef>) -> SentPacket {
         self.lost = true;
+        list.clear();
+        list.extend_from_slice(&self.chunks);
         SentPacket {
             time_sent: self.time_sent,
             lost: true,
             repair: self.repair,
             copy: self.copy,
             indicated_at: self.indicated_at,
-            chunks: std::mem::take(&mut self.chunks),
+            chunks: list,
             shard: self.shard,
         }
     }
@@ -232,7 +236,7 @@ impl SentPackets {
                 let Some(due) = due else { continue };
                 if due <= now {
                     self.in_flight -= 1;
-                    lost.push((pn, p.declare_lost()));
+                    lost.push((pn, p.declare_lost(self.spare.pop().unwrap_or_default())));
                 } else {
                     next = Some(next.map_or(due, |n: Instant| n.min(due)));
                 }
@@ -252,7 +256,12 @@ impl SentPackets {
                     .as_ref()
                     .is_some_and(|p| p.lost && p.time_sent < horizon)
                 {
-                    *slot = None;
+                    if let Some(mut list) = slot.take().map(|p| p.chunks) {
+                        if self.spare.len() < SPARE_LISTS && list.capacity() > 0 {
+                            list.clear();
+                            self.spare.push(list);
+                        }
+                    }
                 }
             }
             self.trim();
@@ -281,7 +290,7 @@ impl SentPackets {
                 continue;
             }
             self.in_flight -= 1;
-            lost.push((*pn, p.declare_lost()));
+            lost.push((*pn, p.declare_lost(self.spare.pop().unwrap_or_default())));
         }
         self.forget_lost(now, retention);
         lost

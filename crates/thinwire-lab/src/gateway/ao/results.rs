@@ -66,7 +66,7 @@ pub struct ByteBreakdown {
     /// The game's payload, each message once.
     pub app_payload: u64,
     /// Payload the connections crossing the link sent beyond first transmissions:
-    /// retransmissions and redundant bundling (both directions).
+    /// retransmissions, redundant bundling, repair copies and parity (both directions).
     pub redundant_payload: u64,
     /// Payload of first transmissions beyond the game's bytes: the logins and, over the
     /// trunk, the per-message trunk framing (type, flow id, channel, sequence).
@@ -81,7 +81,8 @@ pub struct ByteBreakdown {
 pub(super) struct PayloadCount {
     /// Payload bytes in first transmissions.
     pub(super) first: u64,
-    /// Payload bytes retransmitted, bundled again, or sent as parity.
+    /// Payload bytes retransmitted, bundled again, copied by the repair policy, or sent as
+    /// parity.
     pub(super) redundant: u64,
 }
 
@@ -89,8 +90,7 @@ impl PayloadCount {
     /// Adds a connection's counters.
     pub(super) fn add(&mut self, s: &thinwire_proto::ConnectionStats) {
         self.first += s.payload_bytes_first;
-        self.redundant +=
-            s.payload_bytes_retransmitted + s.payload_bytes_bundled + s.payload_bytes_parity;
+        self.redundant += s.payload_bytes_sent() - s.payload_bytes_first;
     }
 
     /// `self - earlier`, saturating.
