@@ -66,12 +66,12 @@ pub struct EdgeGateway {
 
 /// Length of the connection ids the edge's trunk endpoint issues (at most; a shorter
 /// configured length is kept). They travel in every packet from the server gateway to the
-/// edge. The endpoint is a client with one connection, so the reasons for 8 bytes
-/// (`docs/PROTOCOL.md` §2.1) are weak here: it sends no stateless Resets (only servers
-/// do), and a guessed id only gets a forged packet as far as the AEAD check, which drops it.
-/// 2^32 ids still make aiming packets at the trunk by id a search of 4 billion datagrams
-/// (`docs/GATEWAY.md` §2, *Frames*).
-pub const EDGE_TRUNK_CID_LEN: usize = 4;
+/// edge. The endpoint is a client with one connection (two while a redial overlaps a closing
+/// trunk), so the reasons for long ids (`docs/PROTOCOL.md` §2.1) do not apply: it sends no
+/// stateless Resets (only servers do), it has no ids to enumerate, and a guessed id only gets
+/// a forged packet as far as the AEAD check, which drops it, as it drops any datagram whose
+/// id is known to an on-path attacker (`docs/GATEWAY.md` §2, *Connection ids*).
+pub const EDGE_TRUNK_CID_LEN: usize = 2;
 
 impl EdgeGateway {
     /// A new edge; it starts connecting the trunk at once.

@@ -84,7 +84,7 @@ pub use edge::{EdgeGateway, EDGE_TRUNK_CID_LEN, REDIAL_MAX, REDIAL_MIN};
 pub use error::{FrameError, GatewayError};
 pub use frame::Frame;
 pub use peer::{source_allowed, Cidr, TrunkPeer};
-pub use server::{ServerGateway, TrunkStatus};
+pub use server::{ServerGateway, TrunkStatus, SERVER_TRUNK_CID_LEN};
 pub use stats::{GatewayStats, LinkCounters};
 
 /// Which of a gateway's two sockets a datagram came to or leaves from.

@@ -16,7 +16,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use thinwire_proto::{
-    ConnectToken, ConnectionHandle, Endpoint, Event, PublicKey, TokenClaims, TokenPolicy, Transmit,
+    ConnectToken, ConnectionHandle, Endpoint, EndpointConfig, Event, PublicKey, TokenClaims,
+    TokenPolicy, Transmit,
 };
 
 use super::close;
@@ -69,6 +70,14 @@ pub struct ServerGateway {
     resume: Resume,
 }
 
+/// Length of the connection ids the server gateway's trunk endpoint issues (at most; a
+/// shorter configured length is kept). They travel in every packet from an edge, most of them
+/// ACKs of 50-60 bytes. Ids this short still get stateless Resets, whose tokens are then bound
+/// to the edge's address (`docs/PROTOCOL.md` §2.7), so an edge learns at once that a
+/// restarted server gateway lost its trunk; a trunk endpoint serves a handful of edges, so
+/// 2^32 ids are never crowded (`docs/GATEWAY.md` §2, *Connection ids*).
+pub const SERVER_TRUNK_CID_LEN: usize = 4;
+
 impl ServerGateway {
     /// A new server gateway, waiting for edges.
     pub fn new(now: Instant, config: ServerGatewayConfig) -> Result<Self, GatewayError> {
@@ -89,7 +98,11 @@ impl ServerGateway {
             key: config.operator_key,
             public_addresses: Vec::new(),
         });
-        let trunk = Endpoint::new(config.trunk, Some(trunk_server), now).map_err(|source| {
+        let trunk_config = EndpointConfig {
+            cid_len: config.trunk.cid_len.min(SERVER_TRUNK_CID_LEN),
+            ..config.trunk
+        };
+        let trunk = Endpoint::new(trunk_config, Some(trunk_server), now).map_err(|source| {
             GatewayError::Config {
                 which: "trunk",
                 source,

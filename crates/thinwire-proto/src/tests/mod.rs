@@ -12,6 +12,7 @@ mod memory;
 mod net;
 mod properties;
 mod repair;
+mod send_state;
 mod thin;
 
 use crate::wire::{self, ConnectionId, LongPacket};

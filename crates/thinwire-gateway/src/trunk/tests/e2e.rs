@@ -371,31 +371,127 @@ fn trunk_loss_of_the_edge_closes_every_player() {
     assert!(h.connect_player(&ALL).is_some());
 }
 
-/// The ids the edge's trunk endpoint issues are `EDGE_TRUNK_CID_LEN` (4) bytes: in every data
-/// packet towards the edge, bytes 1-4 (the id) stay the same and byte 5 is already the packet
-/// number (with 8-byte ids, bytes 5-8 would be constant too). Data packets have the form bit
-/// (0x80) clear (`docs/PROTOCOL.md` §2.1).
-#[test]
-fn packets_towards_the_edge_carry_a_four_byte_connection_id() {
-    let mut h = harness(12);
-    let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+/// Short-header packets seen on one direction of the trunk (the form bit, 0x80, clear:
+/// `docs/PROTOCOL.md` §2.1).
+type Tap = Rc<std::cell::RefCell<Vec<Vec<u8>>>>;
+
+fn tap_data_packets(link: &mut crate::trunk::testing::Wire) -> Tap {
+    let seen: Tap = Rc::new(std::cell::RefCell::new(Vec::new()));
     let tap = seen.clone();
-    h.edges[0].trunk_down.filter = Some(Box::new(move |_, _, bytes| {
+    link.filter = Some(Box::new(move |_, _, bytes| {
         if bytes[0] & 0x80 == 0 {
             tap.borrow_mut().push(bytes.clone());
         }
         Verdict::Pass
     }));
+    seen
+}
+
+/// In every packet of `seen`, the `len` bytes after the first stay the same (one connection
+/// id) and the next byte is already the packet number (a longer id would keep it constant).
+fn assert_id_len(seen: &Tap, len: usize) {
+    let seen = seen.borrow();
+    assert!(seen.len() >= 20, "{} data packets", seen.len());
+    let id = 1..1 + len;
+    assert!(
+        seen.iter().all(|d| d[id.clone()] == seen[0][id.clone()]),
+        "one id"
+    );
+    let pn: std::collections::HashSet<u8> = seen.iter().map(|d| d[1 + len]).collect();
+    assert!(
+        pn.len() >= 10,
+        "byte {} is the packet number: {pn:?}",
+        1 + len
+    );
+}
+
+/// The ids the trunk endpoints issue are short: `EDGE_TRUNK_CID_LEN` (2) bytes in every packet
+/// towards the edge, `SERVER_TRUNK_CID_LEN` (4) in every packet (mostly ACKs) towards the
+/// server gateway.
+#[test]
+fn trunk_packets_carry_short_connection_ids() {
+    let mut h = harness(12);
+    let down = tap_data_packets(&mut h.edges[0].trunk_down);
+    let up = tap_data_packets(&mut h.edges[0].trunk_up);
     let p = h.connect_player(&[ChannelKind::ReliableOrdered]).unwrap();
     for i in 0..20u8 {
         h.game_send(p, 0, None, &[i; 30]);
         h.run_for(ms(30));
     }
     assert_eq!(h.take_player_messages(p).len(), 20);
+    assert_eq!(crate::trunk::EDGE_TRUNK_CID_LEN, 2);
+    assert_eq!(crate::trunk::SERVER_TRUNK_CID_LEN, 4);
+    assert_id_len(&down, 2);
+    assert_id_len(&up, 4);
+}
+
+/// A retransmission on the trunk takes the held messages with it: the datagram the server
+/// gateway sends when its trunk's timeout fires carries the lost packet's messages and what
+/// waited in the hold (at least one more 30-byte message), instead of the hold going in a
+/// datagram of its own a few milliseconds later.
+#[test]
+fn held_messages_ride_with_a_retransmission() {
+    let mut h = harness(13);
+    let p = h.connect_player(&[ChannelKind::ReliableOrdered]).unwrap();
+    // every data packet towards the edge, with its time; the 40th is lost
+    let seen: Rc<std::cell::RefCell<Vec<(std::time::Instant, usize)>>> = Rc::default();
+    let lost: Rc<std::cell::Cell<Option<(std::time::Instant, usize)>>> = Rc::default();
+    let (tap, gone) = (seen.clone(), lost.clone());
+    let mut n = 0;
+    h.edges[0].trunk_down.filter = Some(Box::new(move |at, _, bytes| {
+        if bytes[0] & 0x80 != 0 {
+            return Verdict::Pass;
+        }
+        n += 1;
+        tap.borrow_mut().push((at, bytes.len()));
+        if n == 40 {
+            gone.set(Some((at, bytes.len())));
+            return Verdict::Drop;
+        }
+        Verdict::Pass
+    }));
+    let rtos = |h: &Harness| {
+        let t = h.server_gw.trunk();
+        t.connections()
+            .filter_map(|c| t.connection_stats(c))
+            .map(|s| s.rto_expirations)
+            .sum::<u64>()
+    };
+    let mut fired = None;
+    for i in 0..400u32 {
+        h.game_send(p, 0, None, &[i as u8; 30]);
+        for _ in 0..3 {
+            let before = rtos(&h);
+            h.run_for(ms(1));
+            if fired.is_none() && rtos(&h) > before {
+                fired = Some(h.time);
+            }
+        }
+    }
+    h.run_for(ms(200));
+    let got = h.take_player_messages(p);
+    assert_eq!(got.len(), 400, "all delivered");
+    let in_order = got
+        .iter()
+        .enumerate()
+        .all(|(i, (_, m))| m.data[0] == i as u8);
+    assert!(in_order, "in order");
+    let (_, lost_len) = lost.get().expect("a packet was dropped");
+    let fired = fired.expect("the trunk's timeout fired");
     let seen = seen.borrow();
-    assert!(seen.len() >= 20, "{} data packets", seen.len());
-    assert_eq!(crate::trunk::EDGE_TRUNK_CID_LEN, 4);
-    assert!(seen.iter().all(|d| d[1..5] == seen[0][1..5]), "one id");
-    let pn: std::collections::HashSet<u8> = seen.iter().map(|d| d[5]).collect();
-    assert!(pn.len() >= 10, "byte 5 is the packet number: {pn:?}");
+    let sent_then: Vec<usize> = seen
+        .iter()
+        .filter(|(at, _)| *at + ms(1) > fired && *at <= fired)
+        .map(|&(_, len)| len)
+        .collect();
+    assert_eq!(
+        sent_then.len(),
+        1,
+        "one datagram at the timeout: {sent_then:?}"
+    );
+    assert!(
+        sent_then[0] >= lost_len + 30,
+        "the retransmission ({} bytes) carries held messages beyond the lost packet's {lost_len}",
+        sent_then[0]
+    );
 }

@@ -182,9 +182,10 @@ pub struct AoModeResult {
     /// Whether every player had logged in when the workload started (if not, the first
     /// messages of the late flows waited at the server).
     pub all_ready_at_start: bool,
-    /// Player connections that ended and were opened again.
+    /// Player connections that ended and were opened again, while the workload ran (the
+    /// setup's, players dialing before the trunk is up, are not counted).
     pub disconnects: u64,
-    /// Sends an endpoint or gateway refused.
+    /// Sends an endpoint or gateway refused while the workload ran.
     pub refused_sends: u64,
     /// Datagrams addressed to no node of the network (a routing bug if not zero).
     pub unroutable: u64,

@@ -12,7 +12,7 @@ use super::gateways::{self, EdgeNode, ServerGwNode};
 use super::ledger::{Ledger, Workload};
 use super::net::{Ev, Net, Node, Site};
 use super::nodes::{GameServer, Player, Trouble};
-use super::results::{AoModeResult, ByteBreakdown, PayloadCount};
+use super::results::{AoModeResult, ByteBreakdown, PayloadCount, TrunkSummary};
 use super::AoOptions;
 use crate::metrics::latency_summary;
 use thinwire_gateway::trunk::TrunkOptions;
@@ -207,7 +207,7 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
         let at = wl.first(f, start);
         net.push(at, Ev::App(f));
     }
-    let mut before: Option<(PayloadCount, bool)> = None;
+    let mut before: Option<(PayloadCount, Trouble, bool)> = None;
     let mut last = start;
     while let Some((now, ev)) = net.pop() {
         if now > end + DRAIN {
@@ -215,7 +215,7 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
         }
         if before.is_none() && now >= start {
             let ready = matches!(net.node(SERVER_NODE), Node::Server(s) if s.all_logged_in());
-            before = Some((wan_payload(&net, mode), ready));
+            before = Some((wan_payload(&net, mode), trouble(&net).0, ready));
         }
         last = now;
         match ev {
@@ -236,13 +236,17 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
             break;
         }
     }
-    let (before, ready) = before.unwrap_or_default();
-    let payload = wan_payload(&net, mode).since(before);
-    finish(net, payload, ready, last - start)
+    let (before, trouble, ready) = before.unwrap_or_default();
+    let since = Since {
+        payload: wan_payload(&net, mode).since(before),
+        trouble,
+        ready,
+    };
+    finish(net, since, last - start)
 }
 
-fn finish(mut net: Net, payload: PayloadCount, ready: bool, simulated: Duration) -> AoModeResult {
-    net.wan.finish();
+/// The trouble counters of every endpoint of `net` so far, and the trunk's summary (multiplexed).
+fn trouble(net: &Net) -> (Trouble, Option<TrunkSummary>) {
     let mut trouble = Trouble::default();
     let mut trunk = None;
     for n in net.nodes() {
@@ -258,6 +262,24 @@ fn finish(mut net: Net, payload: PayloadCount, ready: bool, simulated: Duration)
         trouble.disconnects += t.disconnects;
         trouble.refused_sends += t.refused_sends;
     }
+    (trouble, trunk)
+}
+
+/// What was counted from the start of the measurement (`before`, taken then) to the end.
+struct Since {
+    payload: PayloadCount,
+    trouble: Trouble,
+    ready: bool,
+}
+
+fn finish(mut net: Net, since: Since, simulated: Duration) -> AoModeResult {
+    net.wan.finish();
+    let (all, trunk) = trouble(&net);
+    let trouble = Trouble {
+        disconnects: all.disconnects - since.trouble.disconnects,
+        refused_sends: all.refused_sends - since.trouble.refused_sends,
+    };
+    let (payload, ready) = (since.payload, since.ready);
     let l = &net.ledger;
     AoModeResult {
         messages_sent: l.sent(),

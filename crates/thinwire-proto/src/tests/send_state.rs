@@ -1,0 +1,140 @@
+//! What the sender holds and owes: a late acknowledgement of a packet declared lost
+//! acknowledges its data, `Endpoint::repair_due` says when data goes whatever the
+//! application sends, and `Endpoint::send_window` what the peer may still miss.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::testing::{Pair, Verdict};
+use crate::{ChannelKind, TransportConfig};
+use thinwire_netmodel::LinkConfig;
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+/// Messages the client still holds on channel 0.
+fn held(p: &Pair, c: crate::ConnectionHandle) -> usize {
+    p.client.endpoint.connection_stats(c).unwrap().channels[0].send_queue_messages
+}
+
+/// The ACK of a message is lost; the timeout retransmits it; the ACK of the next packet (sent
+/// 30 ms later) shows the first one arrived after all. From then on the message is no longer
+/// owed: the sender does not wait for the retransmission's own ACK (before, the lost packet's
+/// data was forgotten at the timeout, so a late ACK acknowledged nothing, and the repair
+/// copies of the retransmission went anyway).
+#[test]
+fn a_late_ack_of_a_packet_declared_lost_acknowledges_its_data() {
+    let link = LinkConfig::default().with_delay(ms(50));
+    let mut p = Pair::builder(31)
+        .link(link)
+        .transport(TransportConfig::default())
+        .build();
+    let (c, _) = p
+        .connect(&[ChannelKind::ReliableOrdered])
+        .expect("connects");
+    p.warm_up(c, 10, ms(150));
+    let before = p.client.endpoint.connection_stats(c).unwrap();
+    let mut dropped = false;
+    p.server.filter = Some(Box::new(move |_, _, _| {
+        if dropped {
+            Verdict::Pass
+        } else {
+            dropped = true;
+            Verdict::Drop
+        }
+    }));
+    let start = p.time;
+    p.client
+        .endpoint
+        .send(p.time, c, 0, Bytes::from_static(b"first"))
+        .unwrap();
+    p.run_for(ms(30));
+    p.client
+        .endpoint
+        .send(p.time, c, 0, Bytes::from_static(b"second"))
+        .unwrap();
+    // the timeout fires near 100 ms and the retransmission's ACK comes 100 ms later; the
+    // second packet's ACK, which covers the first, comes at 130 ms
+    p.run_until(start + ms(150));
+    let mid = p.client.endpoint.connection_stats(c).unwrap();
+    assert_eq!(mid.rto_expirations - before.rto_expirations, 1, "{mid:?}");
+    assert_eq!(mid.spurious_losses - before.spurious_losses, 1, "{mid:?}");
+    assert_eq!(held(&p, c), 0, "nothing is owed once the late ACK came");
+    p.run_for(ms(300));
+    assert_eq!(p.server.take_messages(0).len(), 2);
+}
+
+/// `repair_due` is true from the moment the timeout queues a retransmission until the datagram
+/// carrying it is polled, and false otherwise.
+#[test]
+fn repair_due_covers_a_queued_retransmission() {
+    let link = LinkConfig::default().with_delay(ms(50));
+    let mut p = Pair::builder(32).link(link).build();
+    let (c, _) = p
+        .connect(&[ChannelKind::ReliableOrdered])
+        .expect("connects");
+    p.warm_up(c, 10, ms(150));
+    // every datagram from the server is lost: nothing is acknowledged
+    p.server.filter = Some(Box::new(|_, _, _| Verdict::Drop));
+    p.client
+        .endpoint
+        .send(p.time, c, 0, Bytes::from_static(b"owed"))
+        .unwrap();
+    p.flush();
+    assert!(
+        !p.client.endpoint.repair_due(c, p.time),
+        "first transmission"
+    );
+    let rto = p.client.endpoint.poll_timeout().expect("the RTO is armed");
+    assert!(rto > p.time + ms(90), "{:?}", rto - p.time);
+    assert!(!p.client.endpoint.repair_due(c, rto - ms(1)));
+    p.client.endpoint.handle_timeout(rto);
+    assert!(
+        p.client.endpoint.repair_due(c, rto),
+        "retransmission queued"
+    );
+    let mut buf = Vec::new();
+    let mut sent = 0;
+    while p.client.endpoint.poll_transmit(rto, &mut buf).is_some() {
+        sent += 1;
+    }
+    assert!(sent >= 1);
+    assert!(!p.client.endpoint.repair_due(c, rto), "it went");
+    assert!(!p
+        .client
+        .endpoint
+        .repair_due(crate::ConnectionHandle(99), rto));
+}
+
+/// `send_window` spans the messages not yet acknowledged, and moves past them as their ACKs
+/// come; an unknown channel has none.
+#[test]
+fn send_window_spans_the_unacknowledged_messages() {
+    let link = LinkConfig::default().with_delay(ms(50));
+    let mut p = Pair::builder(33).link(link).build();
+    let (c, _) = p
+        .connect(&[ChannelKind::ReliableUnordered, ChannelKind::Unreliable])
+        .expect("connects");
+    assert_eq!(p.client.endpoint.send_window(c, 0), Some(0..0));
+    assert_eq!(p.client.endpoint.send_window(c, 2), None);
+    for i in 0..3u8 {
+        p.client
+            .endpoint
+            .send(p.time, c, 0, Bytes::from(vec![i; 10]))
+            .unwrap();
+    }
+    p.flush();
+    assert_eq!(p.client.endpoint.send_window(c, 0), Some(0..3));
+    p.run_for(ms(150));
+    assert_eq!(p.client.endpoint.send_window(c, 0), Some(3..3));
+    // unreliable: a message leaves the window when it is sent
+    p.client
+        .endpoint
+        .send(p.time, c, 1, Bytes::from_static(b"u"))
+        .unwrap();
+    assert_eq!(p.client.endpoint.send_window(c, 1), Some(0..1));
+    p.flush();
+    assert_eq!(p.client.endpoint.send_window(c, 1), Some(1..1));
+}
