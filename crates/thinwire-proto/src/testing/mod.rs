@@ -37,6 +37,19 @@ pub enum Verdict {
 /// datagram on this path (0, 1, ...) and its bytes (which it may modify).
 pub type Filter = Box<dyn FnMut(Instant, u64, &mut Vec<u8>) -> Verdict>;
 
+/// A filter that drops the next datagram and passes every later one.
+pub fn drop_next() -> Filter {
+    let mut dropped = false;
+    Box::new(move |_, _, _| {
+        if dropped {
+            Verdict::Pass
+        } else {
+            dropped = true;
+            Verdict::Drop
+        }
+    })
+}
+
 /// One side of a [`Pair`].
 pub struct Side {
     /// The endpoint under test.

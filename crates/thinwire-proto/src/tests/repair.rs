@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::testing::{Pair, Verdict};
+use crate::testing::{drop_next, Pair};
 use crate::{ChannelKind, ConnectionStats, Event, TransportConfig};
 use thinwire_netmodel::LinkConfig;
 
@@ -148,15 +148,7 @@ fn a_lost_ack_is_a_spurious_loss_not_a_late_one() {
     p.warm_up(c, 10, Duration::from_millis(150));
     let before = p.client.endpoint.connection_stats(c).unwrap();
     // the server's next datagram (the ACK of the message below) is lost
-    let mut dropped = false;
-    p.server.filter = Some(Box::new(move |_, _, _| {
-        if dropped {
-            Verdict::Pass
-        } else {
-            dropped = true;
-            Verdict::Drop
-        }
-    }));
+    p.server.filter = Some(drop_next());
     p.client
         .endpoint
         .send(p.time, c, 0, Bytes::from_static(b"lost-ack"))

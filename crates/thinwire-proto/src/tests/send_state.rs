@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::testing::{Pair, Verdict};
+use crate::testing::{drop_next, Pair, Verdict};
 use crate::{ChannelKind, TransportConfig};
 use thinwire_netmodel::LinkConfig;
 
@@ -36,15 +36,7 @@ fn a_late_ack_of_a_packet_declared_lost_acknowledges_its_data() {
         .expect("connects");
     p.warm_up(c, 10, ms(150));
     let before = p.client.endpoint.connection_stats(c).unwrap();
-    let mut dropped = false;
-    p.server.filter = Some(Box::new(move |_, _, _| {
-        if dropped {
-            Verdict::Pass
-        } else {
-            dropped = true;
-            Verdict::Drop
-        }
-    }));
+    p.server.filter = Some(drop_next());
     let start = p.time;
     p.client
         .endpoint
