@@ -12,6 +12,7 @@ mod memory;
 mod net;
 mod properties;
 mod repair;
+mod reset;
 mod thin;
 
 use crate::wire::{self, ConnectionId, LongPacket};
