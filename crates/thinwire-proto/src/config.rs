@@ -245,9 +245,11 @@ pub struct EndpointConfig {
     /// Transport behaviour of this endpoint's connections.
     pub transport: Arc<TransportConfig>,
     /// Length of the connection ids this endpoint issues (1-8 bytes). Default 8: random ids
-    /// nobody can guess or enumerate. Shorter ids save bytes on trusted networks, but a server
-    /// with ids under 8 bytes sends no stateless resets (an attacker could collect the reset
-    /// token of every id), so its clients learn of a restart only by their idle timeout.
+    /// nobody can guess or enumerate. Shorter ids save bytes in every packet sent to this
+    /// endpoint, but anyone can enumerate them, so a server with ids under 8 bytes binds each
+    /// stateless reset token to the client's address (`docs/PROTOCOL.md` §2.7): weaker against
+    /// an attacker that reads the client's traffic, and a client whose address changed since
+    /// its handshake learns of a restart only by its idle timeout.
     pub cid_len: usize,
     /// Seed of the endpoint's random numbers (connection ids, nonces, cookie key, handshake
     /// ephemeral keys, and the server key when none is configured). A runtime seeds it from the

@@ -28,8 +28,9 @@ pub struct Config {
     /// Transport behaviour of the connections (timers, thin-stream mechanisms, limits).
     pub transport: Arc<TransportConfig>,
     /// Length of the connection ids this endpoint issues (1-8 bytes). Default 8: ids nobody
-    /// can guess. A server with shorter ids sends no stateless resets, so its clients learn of
-    /// a restart only by their idle timeout.
+    /// can guess. A server with shorter ids binds each stateless reset token to the client's
+    /// address (`docs/PROTOCOL.md` §2.7), so a client whose address changed since its
+    /// handshake learns of a restart only by its idle timeout.
     pub cid_len: usize,
     /// Cipher suites accepted for the connections' packets, preferred first. Default: both
     /// encrypted suites ([`CipherSuite::default_preference`]). See

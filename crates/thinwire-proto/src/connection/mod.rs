@@ -43,7 +43,7 @@ use crate::deadline::{DeadlineOptions, DeadlineReceiver, DeadlineSender, PolicyC
 use crate::event::Event;
 use crate::recovery::{ChunkRef, Congestion, ReceivedPackets, RttEstimator, SentPackets};
 use crate::repair::LossEstimates;
-use crate::wire::{ChannelKind, ConnectionId};
+use crate::wire::{ChannelKind, ConnectionId, MessageHeader};
 
 pub(crate) use handshake::peer_max_ack_delay;
 pub(crate) use memory::SEND_MESSAGE_OVERHEAD;
@@ -172,9 +172,10 @@ pub(crate) struct Connection {
     copies: VecDeque<(Option<Instant>, ChunkRef)>,
     /// The repair policy last solved.
     repair_cache: repair::RepairCache,
-    /// Where the last message frame of the packet being built starts, and its payload length
-    /// (it becomes the last-frame form when nothing follows it).
-    last_message: Option<(usize, usize)>,
+    /// Where the last message frame of the packet being built starts, its header and its
+    /// payload length (it becomes the last-frame form when nothing follows it; fitting counts
+    /// it in its longer compact or full form).
+    last_message: Option<(usize, MessageHeader, usize)>,
     /// The next packet number when the retransmission timeout last fired: an ACK whose
     /// largest is a packet below it that the timeout declared lost was merely late (a spurious
     /// timeout, RFC 4015).

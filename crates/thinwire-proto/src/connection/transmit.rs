@@ -216,9 +216,10 @@ impl Connection {
             }
         }
         let mut ack_eliciting = !chunks.is_empty();
-        // the last message frame loses its length byte: its payload runs to the end
-        if let Some((start, len)) = self.last_message.take() {
-            wire::compact_to_last(buf, start, len);
+        // the message frame that ends the packet takes the last-frame form (no length, a seq8
+        // for a full-form frame): its payload runs to the end
+        if let Some((start, header, len)) = self.last_message.take() {
+            wire::message_to_last(buf, start, &header, len);
         }
         let only_copies =
             ack_eliciting && self.stats.repair_copies - copies_before == chunks.len() as u64;
@@ -442,7 +443,7 @@ impl Connection {
         if buf.len() + wire::message_frame_len(&header, payload.len()) > limit {
             return false;
         }
-        self.last_message = Some((buf.len(), payload.len()));
+        self.last_message = Some((buf.len(), header, payload.len()));
         wire::encode_message(&header, &payload, buf);
         let f = &mut msg.frags[c.frag as usize];
         // a copy is not the transmission that recovery follows: the packet that carried the

@@ -167,7 +167,8 @@ impl Endpoint {
             server_cid: cid,
             max_ack_delay_us: self.transport.max_ack_delay.as_micros() as u64,
             suite: suite.code(),
-            reset_token: self.reset.token(&cid),
+            // bound to the address the handshake came from when the id is short (2.7)
+            reset_token: self.reset.token(&cid, &from),
         };
         let mut payload = Vec::new();
         accept_params.encode(&mut payload);

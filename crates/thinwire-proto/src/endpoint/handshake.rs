@@ -34,11 +34,12 @@ impl Endpoint {
         true
     }
 
-    /// A Reset naming `cid`: with its real token for an unknown id, with the decoy for a live
-    /// one (`decoy`). Only servers whose ids are long enough that nobody can collect the tokens
-    /// of all of them send Resets, each below three times the datagram that caused it (a
-    /// keepalive is 27 bytes, a Reset 30 with an 8-byte id), within the budget of stateless
-    /// replies. Every check comes before the token is computed.
+    /// A Reset naming `cid`, sent to `to` (the datagram's source): with its real token for an
+    /// unknown id, with the decoy for a live one (`decoy`); for an id shorter than 8 bytes both
+    /// are those of the address `to`, so that probing every id from one's own address yields
+    /// no token of anyone else. Only servers send Resets, each below three times the datagram
+    /// that caused it (a keepalive is 27 bytes, a Reset 30 with an 8-byte id), within the
+    /// budget of stateless replies. Every check comes before the token is computed.
     pub(super) fn send_reset(
         &mut self,
         now: Instant,
@@ -49,17 +50,13 @@ impl Endpoint {
     ) {
         // 1 + 4 + 1 + cid + token
         let size = 6 + cid.len() + RESET_TOKEN_LEN;
-        if self.server.is_none()
-            || self.config.cid_len < wire::MAX_CID_LEN
-            || size >= 3 * received_len
-            || !self.allow_stateless(now)
-        {
+        if self.server.is_none() || size >= 3 * received_len || !self.allow_stateless(now) {
             return;
         }
         let token = if decoy {
-            self.reset.decoy(&cid)
+            self.reset.decoy(&cid, &to)
         } else {
-            self.reset.token(&cid)
+            self.reset.token(&cid, &to)
         };
         let mut out = Vec::with_capacity(size);
         LongPacket::Reset {

@@ -3,6 +3,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::testing::Pair;
+use crate::wire;
 use crate::{ChannelKind, Event};
 
 const ALL: [ChannelKind; 5] = [
@@ -227,4 +228,60 @@ fn an_unreliable_echo_costs_two_datagrams_per_round_trip() {
         reliable >= 3.5,
         "{reliable:.2} datagrams per reliable round trip"
     );
+}
+
+/// A message over 255 bytes that ends its packet travels in the last-frame form (PROTOCOL.md
+/// 3.5): type and seq8, no flags, seq varint or length, 2 bytes of framing where the full
+/// form takes 6 once the seq passes 63; and it is delivered whole.
+#[test]
+fn a_long_message_that_ends_its_packet_takes_the_last_frame_form() {
+    let mut pair = Pair::builder(4)
+        .link(thinwire_netmodel::LinkConfig::default().with_delay(Duration::from_millis(10)))
+        .cipher_suites(vec![crate::CipherSuite::InsecureCleartext])
+        .build();
+    let channels = [ChannelKind::ReliableOrdered];
+    let (c, _) = pair.connect(&channels).expect("connects");
+    // 100 small messages first, all acknowledged: the next seq, 100, is a 2-byte varint
+    for i in 0..100u8 {
+        pair.client
+            .endpoint
+            .send(pair.time, c, 0, Bytes::from(vec![i; 8]))
+            .unwrap();
+        pair.run_for(Duration::from_millis(5));
+    }
+    pair.run_for(Duration::from_millis(200));
+    assert_eq!(pair.server.take_messages(0).len(), 100);
+    pair.client.log_sent = true;
+    let payload: Vec<u8> = (0..600).map(|i| (i % 251) as u8).collect();
+    pair.client
+        .endpoint
+        .send(pair.time, c, 0, Bytes::from(payload.clone()))
+        .unwrap();
+    pair.run_for(Duration::from_millis(200));
+    let got = pair.server.take_messages(0);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].data, payload);
+    let carriers: Vec<_> = pair
+        .client
+        .sent_log
+        .iter()
+        .filter(|(_, d)| d.ends_with(&payload))
+        .collect();
+    assert_eq!(carriers.len(), 1, "one lossless transmission");
+    let d = &carriers[0].1;
+    let (_, offset) = wire::ShortHeader::decode(d, 8).expect("a short-header packet");
+    let frames: Vec<_> = wire::frames(&d[offset..], &channels)
+        .collect::<Result<_, _>>()
+        .expect("frames decode");
+    let Some(wire::Frame::Message(m)) = frames.last() else {
+        panic!("no message last in {frames:?}");
+    };
+    assert_eq!(m.seq, Some(wire::SeqField::compact(100)));
+    assert_eq!(m.payload, &payload[..]);
+    // type c0 (channel 0, last-frame form) and seq8 100 right before the payload: the full
+    // form would have been `80 00 4064 4258`, 4 bytes more
+    assert_eq!(d[d.len() - 602..d.len() - 600], [0xc0, 100]);
+    assert!(frames[..frames.len() - 1]
+        .iter()
+        .all(|f| !matches!(f, wire::Frame::Message(_))));
 }

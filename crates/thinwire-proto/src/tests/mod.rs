@@ -12,6 +12,7 @@ mod memory;
 mod net;
 mod properties;
 mod repair;
+mod reset;
 mod send_state;
 mod thin;
 

@@ -64,8 +64,10 @@ impl MessageFrame<'_> {
     /// Re-encode a (decoded) message frame on a channel of kind `kind`.
     ///
     /// An 8-bit seq selects the compact form when the frame allows it,
-    /// a full seq the full form (see [`encode_message`]). Fields the kind
-    /// does not carry are ignored.
+    /// a full seq the full form (see [`encode_message`]). An 8-bit seq with a
+    /// payload over 255 bytes only comes from the last-frame form, and is written
+    /// in it ([`encode_message_last`]): such a frame must end the packet. Fields
+    /// the kind does not carry are ignored.
     pub fn encode(&self, kind: ChannelKind, out: &mut Vec<u8>) {
         let (seq, compact_seq) = match self.seq {
             Some(f) => (f.value, f.is_truncated()),
@@ -79,7 +81,12 @@ impl MessageFrame<'_> {
             key: self.key,
             fragment: self.fragment,
         };
-        encode_message(&header, self.payload, out);
+        let truncated = self.seq.is_some_and(|f| f.is_truncated());
+        if truncated && self.fragment.is_none() && self.payload.len() > COMPACT_MAX_PAYLOAD {
+            encode_message_last(&header, self.payload, out);
+        } else {
+            encode_message(&header, self.payload, out);
+        }
     }
 }
 
@@ -138,11 +145,38 @@ pub struct MessageHeader {
 }
 
 impl MessageHeader {
+    /// True when a frame with this header may take the last-frame form `11cccccc` (of any
+    /// payload length) if it ends its packet: it is not a fragment, and its seq may go in 8
+    /// bits (`compact_seq`) or its kind has none.
+    pub fn may_be_last(&self) -> bool {
+        (self.compact_seq || !self.kind.has_seq()) && self.fragment.is_none()
+    }
+
     /// True when [`encode_message`] uses the compact form for this header and payload length.
     fn is_compact(&self, payload_len: usize) -> bool {
-        (self.compact_seq || !self.kind.has_seq())
-            && self.fragment.is_none()
-            && payload_len <= COMPACT_MAX_PAYLOAD
+        self.may_be_last() && payload_len <= COMPACT_MAX_PAYLOAD
+    }
+
+    /// Bytes of the last-frame form ahead of the payload: type, seq8, key.
+    fn last_prefix_len(&self) -> usize {
+        let key_len = if self.kind.has_key() {
+            varint::encoded_len(self.key.unwrap_or(0))
+        } else {
+            0
+        };
+        1 + usize::from(self.kind.has_seq()) + key_len
+    }
+
+    /// Appends what the last-frame form writes ahead of the payload (the compact form's
+    /// fields up to, without, `payload_len`), with the given form bits in the type byte.
+    fn write_short_prefix(&self, form: u8, out: &mut Vec<u8>) {
+        out.push(form | (self.channel & CHANNEL_MASK));
+        if self.kind.has_seq() {
+            out.push(self.seq as u8);
+        }
+        if self.kind.has_key() {
+            varint::write(self.key.unwrap_or(0), out);
+        }
     }
 }
 
@@ -179,13 +213,7 @@ pub fn encode_message(header: &MessageHeader, payload: &[u8], out: &mut Vec<u8>)
     );
     let channel = channel & CHANNEL_MASK;
     if header.is_compact(payload.len()) {
-        out.push(COMPACT_MSG | channel);
-        if kind.has_seq() {
-            out.push(seq as u8);
-        }
-        if kind.has_key() {
-            varint::write(key.unwrap_or(0), out);
-        }
+        header.write_short_prefix(COMPACT_MSG, out);
         out.push(payload.len() as u8);
     } else {
         out.push(FULL_MSG | channel);
@@ -220,7 +248,7 @@ pub fn message_frame_len(header: &MessageHeader, payload_len: usize) -> usize {
         0
     };
     let framing = if header.is_compact(payload_len) {
-        1 + usize::from(kind.has_seq()) + key_len + 1
+        header.last_prefix_len() + 1
     } else {
         let seq_len = if kind.has_seq() {
             varint::encoded_len(seq)
@@ -240,22 +268,62 @@ pub fn encode_ping(out: &mut Vec<u8>) {
     out.push(PING_TYPE);
 }
 
-/// Turns the compact message frame that starts at `start` and ends `buf` (its payload is the
-/// last `payload_len` bytes) into the last-frame form `11cccccc`, whose payload runs to the
-/// end of the packet: its length byte goes. Returns false, changing nothing, when the bytes
-/// there are not such a frame.
-pub fn compact_to_last(buf: &mut Vec<u8>, start: usize, payload_len: usize) -> bool {
-    let Some(len_at) = buf.len().checked_sub(payload_len + 1) else {
-        return false;
-    };
-    let is_compact = buf
-        .get(start)
-        .is_some_and(|t| t & MSG_FORM_MASK == COMPACT_MSG);
-    if !is_compact || len_at <= start || usize::from(buf[len_at]) != payload_len {
+/// Append a message frame in the last-frame form `11cccccc` (type, seq8, key, payload: no
+/// length, the payload runs to the end of the packet), of any payload length. The frame must
+/// be the packet's last.
+///
+/// A header that may not take that form ([`MessageHeader::may_be_last`] false: a fragment, or
+/// a seq that needs the full form) is a caller bug: it trips a debug assertion and is written
+/// by [`encode_message`] in release builds.
+pub fn encode_message_last(header: &MessageHeader, payload: &[u8], out: &mut Vec<u8>) {
+    debug_assert!(header.may_be_last(), "no last-frame form for {header:?}");
+    if !header.may_be_last() {
+        return encode_message(header, payload, out);
+    }
+    header.write_short_prefix(LAST_MSG, out);
+    out.extend_from_slice(payload);
+}
+
+/// Exact number of bytes [`encode_message_last`] writes for these arguments (never more than
+/// [`message_frame_len`]: the last-frame form is at least one byte shorter).
+pub fn last_message_frame_len(header: &MessageHeader, payload_len: usize) -> usize {
+    if header.may_be_last() {
+        header.last_prefix_len() + payload_len
+    } else {
+        message_frame_len(header, payload_len)
+    }
+}
+
+/// Turns the message frame that [`encode_message`] wrote at `start` for `header` and a payload
+/// of `payload_len` bytes, and that ends `buf`, into the last-frame form `11cccccc` (whatever
+/// its length, compact or full form): its header is rewritten in place, the payload moves up.
+/// Returns false, changing nothing, when the header may not take that form
+/// ([`MessageHeader::may_be_last`]) or the bytes from `start` to the end are not such a frame.
+pub fn message_to_last(
+    buf: &mut Vec<u8>,
+    start: usize,
+    header: &MessageHeader,
+    payload_len: usize,
+) -> bool {
+    let ends_buf = buf.len().checked_sub(start) == Some(message_frame_len(header, payload_len));
+    let type_ok = buf.get(start).is_some_and(|&t| {
+        let form = if header.is_compact(payload_len) {
+            COMPACT_MSG
+        } else {
+            FULL_MSG
+        };
+        t == form | (header.channel & CHANNEL_MASK)
+    });
+    if !header.may_be_last() || !ends_buf || !type_ok {
         return false;
     }
-    buf[start] |= LAST_MSG;
-    buf.remove(len_at);
+    let old_prefix = buf.len() - start - payload_len;
+    // the new prefix goes after the payload, turns to the front, and the old one goes
+    let end = buf.len();
+    header.write_short_prefix(LAST_MSG, buf);
+    let new_prefix = buf.len() - end;
+    buf[start..].rotate_right(new_prefix);
+    buf.drain(start + new_prefix..start + new_prefix + old_prefix);
     true
 }
 

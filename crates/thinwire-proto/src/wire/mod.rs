@@ -38,10 +38,10 @@ pub use channel_kind::ChannelKind;
 pub use cid::ConnectionId;
 pub use error::DecodeError;
 pub use frame::{
-    close_frame_len, compact_to_last, encode_close, encode_copies, encode_message, encode_padding,
-    encode_path_challenge, encode_path_response, encode_ping, frames, insert_copies,
-    message_frame_len, Fragment, Frame, FrameIter, MessageFrame, MessageHeader,
-    COMPACT_MAX_PAYLOAD,
+    close_frame_len, encode_close, encode_copies, encode_message, encode_message_last,
+    encode_padding, encode_path_challenge, encode_path_response, encode_ping, frames,
+    insert_copies, last_message_frame_len, message_frame_len, message_to_last, Fragment, Frame,
+    FrameIter, MessageFrame, MessageHeader, COMPACT_MAX_PAYLOAD,
 };
 pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader, KEY_PHASE_BIT};
 pub use packet_number::{pn_decode, pn_encode_len, pn_truncate};

@@ -768,7 +768,7 @@ fn close_reason_is_cut() {
 /// A compact message frame at the end of a packet loses its length byte and decodes to the
 /// same frame; anything else is left alone.
 #[test]
-fn compact_to_last_drops_the_length_of_the_final_frame() {
+fn message_to_last_drops_the_length_of_the_final_frame() {
     let channels = ChannelKind::ALL;
     let mut out = hex("01");
     let start = out.len();
@@ -781,7 +781,8 @@ fn compact_to_last_drops_the_length_of_the_final_frame() {
     };
     m.encode(channels[2], &mut out);
     assert_eq!(out, hex("01 42 02 6f6b"));
-    assert!(compact_to_last(&mut out, start, 2));
+    let ok = header(2, channels[2], 0, false, None);
+    assert!(message_to_last(&mut out, start, &ok, 2));
     assert_eq!(out, hex("01 c2 6f6b"));
     let decoded: Vec<_> = frames(&out, &channels).collect::<Result<_, _>>().unwrap();
     assert_eq!(decoded, vec![Frame::Ping, Frame::Message(m)]);
@@ -800,24 +801,160 @@ fn compact_to_last_drops_the_length_of_the_final_frame() {
             payload: b"hi",
         })]
     );
-    // a full-form frame, or a length that does not match, is not touched
+    let mut out = Vec::new();
+    encode_message_last(&header(0, channels[0], 3, true, None), b"hi", &mut out);
+    assert_eq!(out, golden);
+    // a seq that needs the full form, a fragment, a frame that does not end the buffer, a
+    // wrong start or a header that does not match the bytes: nothing is touched
+    let abc = header(1, channels[1], 1000, false, None);
     let mut full = Vec::new();
-    encode_message(
-        &MessageHeader {
-            channel: 1,
-            kind: channels[1],
-            seq: 1000,
-            compact_seq: false,
-            key: None,
-            fragment: None,
-        },
-        b"abc",
-        &mut full,
-    );
+    encode_message(&abc, b"abc", &mut full);
     let before = full.clone();
-    assert!(!compact_to_last(&mut full, 0, 3));
-    assert!(!compact_to_last(&mut full, 0, 2));
+    assert!(!message_to_last(&mut full, 0, &abc, 3));
+    let compact_abc = MessageHeader {
+        compact_seq: true,
+        ..abc
+    };
+    assert!(!message_to_last(&mut full, 0, &compact_abc, 3));
+    assert!(!message_to_last(&mut full, 1, &compact_abc, 3));
+    let fragment = MessageHeader {
+        fragment: Some(Fragment { index: 1, count: 3 }),
+        ..compact_abc
+    };
+    let mut frag = Vec::new();
+    encode_message(&fragment, b"abc", &mut frag);
+    let frag_before = frag.clone();
+    assert!(!message_to_last(&mut frag, 0, &fragment, 3));
+    assert_eq!(frag, frag_before);
+    let mut compact = Vec::new();
+    encode_message(&compact_abc, b"abc", &mut compact);
+    compact.push(0x01);
+    assert!(!message_to_last(&mut compact, 0, &compact_abc, 3));
+    let other_channel = MessageHeader {
+        channel: 3,
+        ..compact_abc
+    };
+    compact.pop();
+    assert!(!message_to_last(&mut compact, 0, &other_channel, 3));
     assert_eq!(full, before);
+    assert_eq!(last_message_frame_len(&abc, 3), message_frame_len(&abc, 3));
+}
+
+/// The golden example of PROTOCOL.md 3.5: a 300-byte message (ch 0 ReliableOrdered, seq 300,
+/// an 8-bit seq safe to use) is written in the full form, `80 00 412c 412c` + payload (6
+/// bytes of framing), and as the packet's last frame becomes `c0 2c` + payload (2 bytes),
+/// which decodes to the same message, seq 300 once expanded.
+#[test]
+fn message_to_last_takes_a_full_form_frame_over_255_bytes() {
+    let channels = ChannelKind::ALL;
+    let payload = [0xab; 300];
+    let h = header(0, channels[0], 300, true, None);
+    let mut out = hex("01");
+    encode_message(&h, &payload, &mut out);
+    assert_eq!(out[..7], hex("01 80 00 412c 412c")[..]);
+    assert_eq!(out.len(), 1 + 6 + 300);
+    assert!(message_to_last(&mut out, 1, &h, payload.len()));
+    let mut want = hex("01 c0 2c");
+    want.extend_from_slice(&payload);
+    assert_eq!(out, want);
+    assert_eq!(last_message_frame_len(&h, 300), 2 + 300);
+    let decoded: Vec<_> = frames(&out, &channels).collect::<Result<_, _>>().unwrap();
+    let m = MessageFrame {
+        channel: 0,
+        seq: Some(SeqField::compact(300)),
+        key: None,
+        fragment: None,
+        payload: &payload,
+    };
+    assert_eq!(decoded, vec![Frame::Ping, Frame::Message(m.clone())]);
+    assert_eq!(seq_expand(SeqField::compact(300), 290), 300);
+    // a decoded frame with a seq8 and a long payload re-encodes in the last-frame form
+    let mut again = hex("01");
+    m.encode(channels[0], &mut again);
+    assert_eq!(again, want);
+    // and the packet fuzz target's decode-encode-decode round trip holds for it
+    let mut datagram = hex("40 0102030405060708 07");
+    datagram.extend_from_slice(&want);
+    crate::testing::fuzz::packet::packet(&datagram);
+    // a keyed channel keeps its key: ch 4 LatestReliable, seq 0x1ff, key 300
+    let keyed = header(4, channels[4], 0x1ff, true, Some(300));
+    let mut out = Vec::new();
+    encode_message(&keyed, &payload, &mut out);
+    assert!(message_to_last(&mut out, 0, &keyed, payload.len()));
+    assert_eq!(out[..4], hex("c4 ff 412c")[..]);
+    assert_eq!(out.len(), 4 + 300);
+    let Some(Ok(Frame::Message(m))) = frames(&out, &channels).next() else {
+        panic!("no message in {out:?}");
+    };
+    assert_eq!((m.key, m.payload.len()), (Some(300), 300));
+}
+
+proptest! {
+    // Deterministic runs, no regression files written into the tree.
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7417_1e02),
+        ..ProptestConfig::default()
+    })]
+
+    /// Any message frame that ends its packet and may take the last-frame form is rewritten
+    /// into it, shorter, equal to what `encode_message_last` writes, and decodes to the same
+    /// message (with its seq in 8 bits); any other is left alone.
+    #[test]
+    fn prop_message_to_last_decodes_to_the_same_message(
+        kind in arb_kind(),
+        channel in 0u8..64,
+        seq in arb_varint(),
+        compact_seq in any::<bool>(),
+        key in arb_varint(),
+        fragment in prop::option::weighted(0.2, arb_fragment()),
+        payload in prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..40),
+            prop::collection::vec(any::<u8>(), 250..1300),
+        ],
+        ping_first in any::<bool>(),
+    ) {
+        let mut channels = vec![ChannelKind::Unreliable; MAX_CHANNELS];
+        channels[usize::from(channel)] = kind;
+        let key = kind.has_key().then_some(key);
+        let h = MessageHeader { channel, kind, seq, compact_seq, key, fragment };
+        let mut out = Vec::new();
+        if ping_first {
+            encode_ping(&mut out);
+        }
+        let start = out.len();
+        encode_message(&h, &payload, &mut out);
+        let before = out.clone();
+        let converted = message_to_last(&mut out, start, &h, payload.len());
+        prop_assert_eq!(converted, h.may_be_last());
+        if !converted {
+            prop_assert_eq!(out, before);
+            return Ok(());
+        }
+        prop_assert_eq!(out.len() - start, last_message_frame_len(&h, payload.len()));
+        prop_assert!(out.len() < before.len());
+        let mut direct = before[..start].to_vec();
+        encode_message_last(&h, &payload, &mut direct);
+        prop_assert_eq!(&out, &direct);
+        let decoded: Vec<_> = frames(&out, &channels).collect::<Result<_, _>>().unwrap();
+        let m = MessageFrame {
+            channel,
+            seq: kind.has_seq().then(|| SeqField::compact(seq)),
+            key,
+            fragment: None,
+            payload: &payload,
+        };
+        prop_assert_eq!(decoded.last(), Some(&Frame::Message(m)));
+        prop_assert_eq!(decoded.len(), 1 + usize::from(ping_first));
+        // re-encoding what was decoded (as the packet's last frame) decodes the same
+        let mut again = Vec::new();
+        for f in &decoded {
+            encode_frame(f, &channels, &mut again);
+        }
+        let again: Vec<_> = frames(&again, &channels).collect::<Result<_, _>>().unwrap();
+        prop_assert_eq!(again, decoded);
+    }
 }
 
 #[test]
