@@ -23,11 +23,17 @@ pub fn tcm(data: &[u8]) {
 }
 
 /// Arbitrary bytes as a trunk frame: whatever parses re-emits to bytes that parse to the same
-/// frame.
+/// frame; a Batch's entries are Data frames on their own, as many as it counts.
 pub fn trunk(data: &[u8]) {
     if let Ok(frame) = Frame::parse(data) {
         let bytes = frame.to_vec();
-        assert_eq!(Frame::parse(&bytes), Ok(frame));
+        assert_eq!(Frame::parse(&bytes), Ok(frame.clone()));
+        if let Frame::Batch(b) = frame {
+            assert_eq!(b.entries().count(), b.count());
+            for (entry, d) in b.entries() {
+                assert_eq!(Frame::parse(entry), Ok(Frame::Data(d)));
+            }
+        }
     }
 }
 

@@ -17,6 +17,7 @@ use bytes::Bytes;
 use thinwire_proto::{ChannelKind, ConnectionHandle};
 
 use super::inbound::{Budget, Inbound, Outcome, ENTRY_COST};
+use super::seq8::Seq8Log;
 
 /// What a flow waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +36,8 @@ pub(crate) struct Flow {
     pub(crate) state: FlowState,
     /// Next trunk seq per channel.
     pub(crate) send_seq: Vec<u64>,
+    /// Its ReliableOrdered pushes the receiving gateway may still miss (8-bit seqs).
+    pub(crate) seq8: Seq8Log,
     /// Reliable Data frames pushed into the trunk, and taken from it (FlowFin).
     pub(crate) reliable_sent: u64,
     pub(crate) reliable_received: u64,
@@ -64,6 +67,7 @@ impl Flow {
         Self {
             conn,
             send_seq: vec![0; kinds.len()],
+            seq8: Seq8Log::default(),
             reliable_sent: 0,
             reliable_received: 0,
             inbound: kinds.iter().map(|&k| Inbound::new(k)).collect(),
@@ -142,6 +146,7 @@ impl Flow {
     /// kept; what waits for the local connection (`pending`) stays.
     pub(crate) fn restart(&mut self) {
         self.send_seq.iter_mut().for_each(|s| *s = 0);
+        self.seq8 = Seq8Log::default();
         // FlowFin counts are per flow id too: the new flow's close announces its own frames
         self.reliable_sent = 0;
         self.reliable_received = 0;

@@ -216,35 +216,54 @@ impl Hold {
         n
     }
 
-    /// Pushes what may go now: every urgent item, then bulk items while `bulk_budget` bytes
-    /// last (one item may pass it) and the trunk takes them. Re-arms the tick if anything stays.
+    /// Pushes what may go now: every urgent item, one at a time, then in one call the bulk
+    /// items the `bulk_budget` bytes cover (the last may pass it). `send` tells what became of
+    /// each item it is handed, by index (one missing counts as Blocked); a Blocked bulk item
+    /// stays at the front, in its order, and the tick is re-armed for it. The pusher sends no
+    /// item after a Blocked one of its flow, so no flow's messages are reordered.
     pub(crate) fn drain(
         &mut self,
         now: Instant,
         bulk_budget: usize,
         stats: &mut GatewayStats,
-        mut send: impl FnMut(&Item) -> Pushed,
+        mut send: impl FnMut(&[Item], &mut Vec<Pushed>),
     ) {
+        let mut outcomes = Vec::new();
         while let Some(item) = self.urgent.pop_front() {
             self.release(&item);
-            match send(&item) {
-                Pushed::Sent => stats.held(now.saturating_duration_since(item.since)),
-                Pushed::Blocked | Pushed::Dropped => stats.dropped_messages += 1,
+            send(std::slice::from_ref(&item), &mut outcomes);
+            match outcomes.first() {
+                Some(Pushed::Sent) => stats.held(now.saturating_duration_since(item.since)),
+                _ => stats.dropped_messages += 1,
             }
         }
         let mut budget = bulk_budget;
-        while let Some(item) = self.bulk.front() {
-            if budget == 0 {
-                break;
-            }
-            match send(item) {
-                Pushed::Blocked => break,
-                Pushed::Sent => stats.held(now.saturating_duration_since(item.since)),
-                Pushed::Dropped => stats.dropped_messages += 1,
-            }
-            budget = budget.saturating_sub(item.data.len());
-            if let Some(item) = self.bulk.pop_front() {
+        let n = self
+            .bulk
+            .iter()
+            .take_while(|i| {
+                let more = budget > 0;
+                budget = budget.saturating_sub(i.data.len());
+                more
+            })
+            .count();
+        if n > 0 {
+            send(&self.bulk.make_contiguous()[..n], &mut outcomes);
+            let taken: Vec<Item> = self.bulk.drain(..n).collect();
+            let mut kept = Vec::new();
+            for (i, item) in taken.into_iter().enumerate() {
+                match outcomes.get(i).copied().unwrap_or(Pushed::Blocked) {
+                    Pushed::Blocked => {
+                        kept.push(item);
+                        continue;
+                    }
+                    Pushed::Sent => stats.held(now.saturating_duration_since(item.since)),
+                    Pushed::Dropped => stats.dropped_messages += 1,
+                }
                 self.release(&item);
+            }
+            for item in kept.into_iter().rev() {
+                self.bulk.push_front(item);
             }
         }
         // what stays (bulk the trunk would not take) tries again a period later, at least
@@ -260,5 +279,16 @@ impl Hold {
                 self.per_flow.remove(&item.flow);
             }
         }
+    }
+}
+
+/// A `drain` pusher that decides item by item (tests).
+#[cfg(test)]
+pub(crate) fn per_item(
+    mut f: impl FnMut(&Item) -> Pushed,
+) -> impl FnMut(&[Item], &mut Vec<Pushed>) {
+    move |items, out| {
+        out.clear();
+        out.extend(items.iter().map(&mut f));
     }
 }

@@ -144,14 +144,8 @@ impl Inbound {
     }
 }
 
-/// Messages the trunk's reliable channel may hold unacknowledged for a ReliableOrdered message
-/// to go with an 8-bit seq. Every message of its (flow, channel) between the receiver's next
-/// expected seq and its own is among them, so its seq is less than this above that next: the
-/// smallest number at or above the next expected one with the same low 8 bits is its seq
-/// ([`expand_seq8`]). The trunk delivers each message once, so no older one comes back.
-pub(crate) const SEQ8_WINDOW: usize = 240;
-
 /// The seq whose low 8 bits are `low`: the smallest at or above `next` (`None` past 2^64).
+/// Exact when the seq is less than 256 above `next`, which the sender ensures (`seq8.rs`).
 pub(crate) fn expand_seq8(next: u64, low: u8) -> Option<u64> {
     let c = (next & !0xff) | u64::from(low);
     if c >= next {

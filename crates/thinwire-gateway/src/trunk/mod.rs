@@ -63,6 +63,7 @@ mod peer;
 mod push;
 mod relay;
 mod resume;
+mod seq8;
 mod server;
 mod stats;
 #[cfg(any(test, feature = "testing"))]

@@ -17,10 +17,10 @@ use super::error::GatewayError;
 use super::fin::Drains;
 use super::flow::{Arrival, Flow, FlowKey, FlowState, Flows};
 use super::frame::{self, Data, FlowClose, FlowOpen, Frame};
-use super::hold::{Item, Pushed, BULK_QUEUE_BOUND};
-use super::inbound::{expand_seq8, SEQ8_WINDOW};
+use super::hold::{Item, BULK_QUEUE_BOUND};
+use super::inbound::expand_seq8;
 use super::link::TrunkLink;
-use super::push::{counts_for_fin, push_item, DEADLINE_TARGET, MIN_DEADLINE};
+use super::push::{counts_for_fin, Pusher, DEADLINE_TARGET, MIN_DEADLINE};
 use super::stats::GatewayStats;
 use super::{GatewayEvent, Side};
 
@@ -333,22 +333,17 @@ impl Relay {
         // separately (MulTCP weighting; docs/PROTOCOL.md §9), and no more
         let flows = u32::try_from(link.flows).unwrap_or(u32::MAX);
         let _ = self.trunk.set_congestion_weight(conn, flows);
-        let (queued, unacked) = self
+        let queued = self
             .trunk
             .connection_stats(conn)
             .and_then(|s| s.channels.get(usize::from(frame::RELIABLE)).cloned())
-            .map_or((0, 0), |c| (c.send_queue_bytes, c.send_queue_messages));
+            .map_or(0, |c| c.send_queue_bytes);
         let budget = BULK_QUEUE_BOUND.saturating_sub(queued);
-        let (trunk, flows) = (&mut self.trunk, &mut self.flows);
-        let mut sent = 0;
-        // messages that may still go with an 8-bit seq (inbound::SEQ8_WINDOW)
-        let mut seq8_room = SEQ8_WINDOW.saturating_sub(unacked);
-        link.hold.drain(now, budget, &mut self.stats, |item| {
-            let p = push_item(now, (trunk, conn), flows, item, &mut seq8_room);
-            sent += u64::from(p == Pushed::Sent);
-            p
+        let mut pusher = Pusher::new(now, (&mut self.trunk, conn), &mut self.flows);
+        link.hold.drain(now, budget, &mut self.stats, |items, out| {
+            pusher.push(items, out)
         });
-        self.stats.messages_to_trunk += sent;
+        self.stats.messages_to_trunk += pusher.sent;
     }
 
     /// A message from an up trunk: data is handled here, bundles become events, control
@@ -369,6 +364,12 @@ impl Relay {
         match frame {
             Frame::Data(d) => {
                 self.data(now, trunk, &d, &bytes);
+                None
+            }
+            Frame::Batch(b) => {
+                for (entry, d) in b.entries() {
+                    self.data(now, trunk, &d, &bytes.slice_ref(entry));
+                }
                 None
             }
             Frame::Bundle(b) => {

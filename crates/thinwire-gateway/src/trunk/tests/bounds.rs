@@ -7,7 +7,7 @@ use thinwire_proto::{ChannelKind, ConnectionHandle};
 
 use crate::trunk::early::Early;
 use crate::trunk::flow::{Arrival, Flow, FlowState};
-use crate::trunk::hold::{Hold, Item, Pushed};
+use crate::trunk::hold::{per_item, Hold, Item, Pushed};
 use crate::trunk::inbound::{Budget, Inbound, Outcome, ENTRY_COST, LATEST_KEYS};
 use crate::trunk::GatewayStats;
 
@@ -42,7 +42,7 @@ fn hold_bounds_each_flow_and_releases_on_push() {
     let tick = hold.poll_timeout().expect("a batch is held");
     assert!(tick > now && tick <= now + Duration::from_millis(10));
     let mut stats = GatewayStats::default();
-    hold.drain(tick, usize::MAX, &mut stats, |_| Pushed::Sent);
+    hold.drain(tick, usize::MAX, &mut stats, per_item(|_| Pushed::Sent));
     assert_eq!(hold.len(), 0);
     assert_eq!(stats.held_messages, 3);
     assert_eq!(stats.held_delay_max, tick - now);
@@ -60,10 +60,15 @@ fn hold_pushes_urgent_first_and_gates_bulk() {
     let mut order = Vec::new();
     let mut stats = GatewayStats::default();
     // the trunk's reliable queue leaves room for one bulk message only
-    hold.drain(now, 100, &mut stats, |i| {
-        order.push(i.kind);
-        Pushed::Sent
-    });
+    hold.drain(
+        now,
+        100,
+        &mut stats,
+        per_item(|i| {
+            order.push(i.kind);
+            Pushed::Sent
+        }),
+    );
     use ChannelKind::*;
     assert_eq!(
         order,
@@ -75,7 +80,7 @@ fn hold_pushes_urgent_first_and_gates_bulk() {
         "the rest waits for the next tick"
     );
     // a full trunk send buffer keeps bulk messages for later, in order
-    hold.drain(now, usize::MAX, &mut stats, |_| Pushed::Blocked);
+    hold.drain(now, usize::MAX, &mut stats, per_item(|_| Pushed::Blocked));
     assert_eq!(hold.len(), 1);
 }
 

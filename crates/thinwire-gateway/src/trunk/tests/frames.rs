@@ -3,7 +3,7 @@ use std::net::SocketAddr;
 use proptest::prelude::*;
 use thinwire_proto::{ChannelKind, TokenClaims};
 
-use crate::trunk::frame::{Data, FlowClose, FlowOpen, Frame};
+use crate::trunk::frame::{Batch, BatchWriter, Data, FlowClose, FlowOpen, Frame, MAX_BATCH};
 use crate::trunk::FrameError;
 
 /// Golden frames: (bytes, frame). They also seed the fuzz corpus.
@@ -168,6 +168,109 @@ fn golden_bytes() {
     }
 }
 
+fn short(flow: u32, seq: u64, seq8: bool, payload: &'static [u8]) -> Data<'static> {
+    Data {
+        flow,
+        channel: 0,
+        seq: Some(seq),
+        seq8,
+        deadline_us: None,
+        key: None,
+        payload,
+    }
+}
+
+/// Golden Batch frames: (bytes, entries). The entries' own bytes are golden above.
+fn golden_batches() -> Vec<(Vec<u8>, Vec<Data<'static>>)> {
+    let ru = Data {
+        flow: 5,
+        channel: 1,
+        seq: Some(3),
+        seq8: false,
+        deadline_us: None,
+        key: None,
+        payload: b"ok",
+    };
+    vec![
+        (
+            vec![
+                0x06, 0x02, 0x04, 0x80, 0x05, 0x00, 0x61, 0x80, 0x05, 0x01, 0x62,
+            ],
+            vec![short(5, 0, false, b"a"), short(5, 1, false, b"b")],
+        ),
+        (
+            vec![
+                0x06, 0x03, // Batch of 3
+                0x05, 0xc0, 0xaf, 0x07, 0x68, 0x69, // 5 bytes: flow 175, seq ..07, "hi"
+                0x06, 0x11, 0x05, 0x01, 0x03, 0x6f,
+                0x6b, // 6 bytes: flow 5, channel 1, seq 3, "ok"
+                0xc1, 0x2c, 0xff, 0x21, // the rest: flow 300, seq ..ff, "!"
+            ],
+            vec![short(175, 7, true, b"hi"), ru, short(300, 255, true, b"!")],
+        ),
+    ]
+}
+
+#[test]
+fn batch_golden_bytes() {
+    for (bytes, entries) in golden_batches() {
+        let mut w = BatchWriter::new();
+        for d in &entries {
+            assert!(w.push(d));
+        }
+        assert_eq!(w.finish(), bytes);
+        let Ok(Frame::Batch(b)) = Frame::parse(&bytes) else {
+            panic!("a batch: {:?}", Frame::parse(&bytes));
+        };
+        assert_eq!(b.count(), entries.len());
+        assert_eq!(Frame::Batch(b).to_vec(), bytes);
+        let got: Vec<Data<'_>> = b.entries().map(|(_, d)| d).collect();
+        assert_eq!(got, entries);
+        for (raw, d) in b.entries() {
+            assert_eq!(
+                Frame::parse(raw),
+                Ok(Frame::Data(d)),
+                "an entry is a Data frame"
+            );
+        }
+        assert_eq!(Batch::parse(&bytes[1..]), Ok(b));
+    }
+}
+
+#[test]
+fn a_batch_writer_of_one_entry_writes_the_data_frame_alone() {
+    let d = short(175, 7, true, b"hi");
+    let mut w = BatchWriter::new();
+    assert_eq!(w.finish(), b"");
+    w = BatchWriter::new();
+    assert_eq!(w.len_with(5), 5);
+    assert!(w.push(&d));
+    assert_eq!(w.len_with(4), 12, "type, count, length, 5, 4");
+    assert_eq!(w.finish(), [0xc0, 0xaf, 0x07, 0x68, 0x69]);
+    // no deadline, no entry over 255 bytes (3 of header here), no 65th entry
+    let mut w = BatchWriter::new();
+    let long = [0u8; 253];
+    let deadline = Data {
+        seq: None,
+        deadline_us: Some(1),
+        ..d.clone()
+    };
+    assert!(!w.push(&deadline));
+    assert!(!w.push(&Data {
+        payload: &long,
+        ..d.clone()
+    }));
+    assert!(w.push(&Data {
+        payload: &long[..252],
+        ..d.clone()
+    }));
+    for _ in 1..MAX_BATCH {
+        assert!(w.push(&d));
+    }
+    assert!(!w.push(&d));
+    assert_eq!(w.count(), MAX_BATCH);
+}
+
 #[test]
 fn the_long_form_of_a_short_frame_parses_to_the_same_frame() {
     let long = [0x11, 0x05, 0x00, 0x41, 0x00, b'x'];
@@ -219,6 +322,49 @@ fn malformed_frames_are_errors() {
         (&[0xc0, 0x01], FrameError::Truncated),
         (&[0x80, 0x01, 0x40], FrameError::Truncated),
         (&[0x15, 0x01, 0x00], FrameError::Truncated),
+        (&[0x06], FrameError::Truncated),
+        (&[0x06, 0x00], FrameError::BatchCount(0)),
+        (&[0x06, 0x01, 0x80, 0x05, 0x00], FrameError::BatchCount(1)),
+        (&[0x06, 65, 0x01, 0x80], FrameError::BatchCount(65)),
+        // a zero length, a length past the end, the last entry missing
+        (
+            &[0x06, 0x02, 0x00, 0x80, 0x05, 0x00],
+            FrameError::BatchEntry,
+        ),
+        (&[0x06, 0x02, 0x09, 0x80, 0x05, 0x00], FrameError::Truncated),
+        (
+            &[0x06, 0x02, 0x03, 0x80, 0x05, 0x00],
+            FrameError::BatchEntry,
+        ),
+        (
+            &[0x06, 0x02, 0x03, 0x80, 0x05, 0x00, 0x80],
+            FrameError::BatchEntry,
+        ),
+        // entries that are no Data frame without a deadline: FlowOpened, a Batch, a deadline
+        (
+            &[0x06, 0x02, 0x02, 0x02, 0x05, 0x80, 0x05, 0x00],
+            FrameError::BatchEntry,
+        ),
+        (
+            &[
+                0x06, 0x02, 0x03, 0x80, 0x05, 0x00, 0x06, 0x02, 0x03, 0x80, 0x05, 0x00, 0x80, 0x05,
+                0x01,
+            ],
+            FrameError::BatchEntry,
+        ),
+        (
+            &[
+                0x06, 0x02, 0x07, 0x18, 0x05, 0x00, 0x80, 0x00, 0xc3, 0x50, 0x80, 0x05, 0x00,
+            ],
+            FrameError::BatchEntry,
+        ),
+        // more entries than the count: the last one runs to the end, and is no Data frame
+        (
+            &[
+                0x06, 0x02, 0x03, 0x80, 0x05, 0x00, 0x03, 0x80, 0x05, 0x01, 0x80, 0x05, 0x02,
+            ],
+            FrameError::BatchEntry,
+        ),
     ];
     for (bytes, err) in cases {
         assert_eq!(Frame::parse(bytes), Err(*err), "{bytes:?}");
@@ -257,6 +403,46 @@ fn addr() -> impl Strategy<Value = SocketAddr> {
 }
 
 const V: u64 = (1 << 62) - 1;
+
+/// The fields of a Data frame without a deadline, at most 146 bytes long.
+type Fields = (u32, u8, Option<u64>, bool, Option<u64>, Vec<u8>);
+
+fn entry() -> impl Strategy<Value = Fields> {
+    (
+        any::<u32>(),
+        any::<u8>(),
+        prop::option::of(0..=V),
+        any::<bool>(),
+        prop::option::of(0..=V),
+        prop::collection::vec(any::<u8>(), 0..120),
+    )
+}
+
+/// The Data frame of `f` (an 8-bit seq carries its low 8 bits only).
+fn data_of(f: &Fields) -> Data<'_> {
+    let (flow, channel, seq, seq8, key, payload) = f;
+    let seq8 = *seq8 && seq.is_some();
+    Data {
+        flow: *flow,
+        channel: *channel,
+        seq: if seq8 { seq.map(|s| s & 0xff) } else { *seq },
+        seq8,
+        deadline_us: None,
+        key: *key,
+        payload,
+    }
+}
+
+/// The trunk message a [`BatchWriter`] makes of `entries`, and the length it predicted.
+fn batch_of(entries: &[Data<'_>]) -> (Vec<u8>, usize) {
+    let mut w = BatchWriter::new();
+    let mut predicted = 0;
+    for d in entries {
+        predicted = w.len_with(d.encoded_len());
+        assert!(w.push(d));
+    }
+    (w.finish(), predicted)
+}
 
 proptest! {
     // Deterministic runs, no regression files written into the tree.
@@ -331,6 +517,53 @@ proptest! {
         let f = Frame::Bundle(&bundle);
         let bytes = f.to_vec();
         prop_assert_eq!(Frame::parse(&bytes), Ok(f));
+    }
+
+    /// Any run of entries makes one Data frame (one entry) or a Batch that parses back to
+    /// exactly them, of the length the writer predicted.
+    #[test]
+    fn round_trip_batch(fields in prop::collection::vec(entry(), 1..=MAX_BATCH)) {
+        let entries: Vec<Data<'_>> = fields.iter().map(data_of).collect();
+        let (bytes, predicted) = batch_of(&entries);
+        prop_assert_eq!(bytes.len(), predicted);
+        match Frame::parse(&bytes) {
+            Ok(Frame::Batch(b)) => {
+                prop_assert!(entries.len() >= 2);
+                prop_assert_eq!(b.entries().len(), entries.len());
+                let got: Vec<Data<'_>> = b.entries().map(|(_, d)| d).collect();
+                prop_assert_eq!(got, entries);
+                prop_assert_eq!(Frame::Batch(b).to_vec(), bytes);
+            }
+            Ok(Frame::Data(d)) => {
+                prop_assert_eq!(entries.len(), 1);
+                prop_assert_eq!(&d, &entries[0]);
+            }
+            other => prop_assert!(false, "{:?}", other),
+        }
+    }
+
+    /// A Batch with bytes changed, cut or inserted never panics; whatever still parses
+    /// re-emits to the same frame, and a Batch's entries are Data frames on their own.
+    #[test]
+    fn mutated_batches_never_panic(
+        fields in prop::collection::vec(entry(), 2..=6),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..4),
+    ) {
+        let entries: Vec<Data<'_>> = fields.iter().map(data_of).collect();
+        let (mut bytes, _) = batch_of(&entries);
+        for (at, b, op) in edits {
+            if bytes.is_empty() {
+                break;
+            }
+            let i = at.index(bytes.len());
+            match op {
+                0 => bytes[i] = b,
+                1 => bytes.truncate(i),
+                _ => bytes.insert(i, b),
+            }
+        }
+        // the fuzz target's invariant (it panics when broken)
+        crate::fuzz::trunk(&bytes);
     }
 
     /// Whatever parses re-emits to bytes that parse to the same frame.

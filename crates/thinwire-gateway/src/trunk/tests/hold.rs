@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use thinwire_proto::ChannelKind;
 
-use crate::trunk::hold::{Hold, Item, Pushed};
+use crate::trunk::hold::{per_item, Hold, Item, Pushed};
 use crate::trunk::GatewayStats;
 
 const T: Duration = Duration::from_millis(10);
@@ -43,7 +43,7 @@ fn run(arrivals: &[Duration]) -> (GatewayStats, usize) {
         }
         if hold.due(now) {
             pushes += 1;
-            hold.drain(now, usize::MAX, &mut stats, |_| Pushed::Sent);
+            hold.drain(now, usize::MAX, &mut stats, per_item(|_| Pushed::Sent));
         }
     }
     assert_eq!(stats.held_messages, arrivals.len() as u64);
@@ -140,14 +140,19 @@ fn what_the_trunk_would_not_take_goes_at_the_next_tick() {
     let tick = start + T / 4 + T / 2;
     assert_eq!(hold.poll_timeout(), Some(tick));
     let mut taken = 0;
-    hold.drain(tick, usize::MAX, &mut stats, |_| {
-        taken += 1;
-        if taken == 1 {
-            Pushed::Sent
-        } else {
-            Pushed::Blocked
-        }
-    });
+    hold.drain(
+        tick,
+        usize::MAX,
+        &mut stats,
+        per_item(|_| {
+            taken += 1;
+            if taken == 1 {
+                Pushed::Sent
+            } else {
+                Pushed::Blocked
+            }
+        }),
+    );
     assert_eq!(hold.len(), 2);
     assert_eq!(
         hold.poll_timeout(),

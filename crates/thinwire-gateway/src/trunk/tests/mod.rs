@@ -2,6 +2,7 @@
 //! and bounds in isolation, and both gateways end to end in simulated time.
 
 mod admission;
+mod batch;
 mod bounds;
 mod e2e;
 mod fin;

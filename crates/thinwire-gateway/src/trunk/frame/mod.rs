@@ -8,6 +8,8 @@
 //! FlowClose   0x03 flow:varint code:varint len:u8(≤64) reason:len
 //! Bundle      0x04 bytes…
 //! FlowFin     0x05 flow:varint sent:varint
+//! Batch       0x06 count:u8(2..=64) (count-1)×(len:u8(1..=255) Data frame of len bytes)
+//!                  Data frame (the rest)                (Data frames without a deadline)
 //! Data        0x10|S|K|E|D flow:varint channel:u8 [seq if S=1: u8 if E=4, else varint]
 //!             [key:varint if K=2] [deadline left, µs: varint if D=8] payload…
 //! Data short  1Ef(6) f(8): flow < 2^14, channel 0, seq (u8 if E, else varint), no key; payload…
@@ -21,6 +23,10 @@ use thinwire_proto::{ChannelKind, TokenClaims, MAX_USER_DATA};
 
 use super::error::FrameError;
 use super::varint::{self, Reader};
+
+mod batch;
+
+pub use batch::{Batch, BatchEntries, BatchWriter, BATCH, MAX_BATCH, MAX_ENTRY};
 
 /// Type byte of a FlowOpen.
 pub const FLOW_OPEN: u8 = 0x01;
@@ -66,6 +72,9 @@ pub enum Frame<'a> {
     Data(Data<'a>),
     /// An opaque TCM bundle.
     Bundle(&'a [u8]),
+    /// Several player messages in one trunk message: Data frames without a deadline, checked
+    /// when parsed, handled as if they had arrived one by one in order.
+    Batch(Batch<'a>),
     /// Either way, just before a FlowClose: how many reliable Data frames of the flow were
     /// pushed into the trunk in all, so that the receiving gateway closes the flow only once
     /// they are in (a FlowClose on channel 0 can overtake data on channel 1).
@@ -174,6 +183,17 @@ impl Data<'_> {
         }
     }
 
+    /// Appends the whole frame (header and payload).
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        self.emit_header(out);
+        out.extend_from_slice(self.payload);
+    }
+
+    /// Length of the whole frame [`emit`](Self::emit) writes.
+    pub fn encoded_len(&self) -> usize {
+        self.header_len() + self.payload.len()
+    }
+
     /// Length of the header [`emit_header`](Self::emit_header) writes.
     pub fn header_len(&self) -> usize {
         let head = if self.is_short() {
@@ -188,6 +208,24 @@ impl Data<'_> {
         };
         head + seq + self.key.map_or(0, varint::len) + self.deadline_us.map_or(0, varint::len)
     }
+}
+
+/// Whether `ty` is the type byte of a Data frame (short form, or a long form whose seq8 bit
+/// comes with a seq).
+fn is_data(ty: u8) -> bool {
+    ty & DATA_SHORT != 0
+        || (ty & !(DATA_SEQ | DATA_KEY | DATA_SEQ8 | DATA_DEADLINE) == DATA
+            && (ty & DATA_SEQ8 == 0 || ty & DATA_SEQ != 0))
+}
+
+/// Parses `buf` as one Data frame and nothing else (a Batch entry).
+fn data_frame(buf: &[u8]) -> Result<Data<'_>, FrameError> {
+    let mut r = Reader::new(buf);
+    let ty = r.u8().ok_or(FrameError::Truncated)?;
+    if !is_data(ty) {
+        return Err(FrameError::UnknownType(ty));
+    }
+    parse_data(ty, &mut r)
 }
 
 /// Parses a Data frame's fields after its type byte.
@@ -254,13 +292,8 @@ impl<'a> Frame<'a> {
                 flow: flow_id(&mut r)?,
                 sent: r.varint().ok_or(FrameError::Truncated)?,
             },
-            t if t & DATA_SHORT != 0 => return parse_data(t, &mut r).map(Frame::Data),
-            // a seq8 bit needs a seq
-            t if t & !(DATA_SEQ | DATA_KEY | DATA_SEQ8 | DATA_DEADLINE) == DATA
-                && (t & DATA_SEQ8 == 0 || t & DATA_SEQ != 0) =>
-            {
-                return parse_data(t, &mut r).map(Frame::Data);
-            }
+            BATCH => return Batch::parse(r.rest()).map(Frame::Batch),
+            t if is_data(t) => return parse_data(t, &mut r).map(Frame::Data),
             t => return Err(FrameError::UnknownType(t)),
         };
         if !r.rest().is_empty() {
@@ -286,14 +319,12 @@ impl<'a> Frame<'a> {
                 out.push(reason.len() as u8);
                 out.extend_from_slice(reason);
             }
-            Frame::Data(d) => {
-                d.emit_header(out);
-                out.extend_from_slice(d.payload);
-            }
+            Frame::Data(d) => d.emit(out),
             Frame::Bundle(b) => {
                 out.push(BUNDLE);
                 out.extend_from_slice(b);
             }
+            Frame::Batch(b) => b.emit(out),
             Frame::FlowFin { flow, sent } => {
                 out.push(FLOW_FIN);
                 varint::write(out, u64::from(*flow));
