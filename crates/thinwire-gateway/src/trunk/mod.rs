@@ -24,7 +24,8 @@
 //! - Messages toward the trunk are held and pushed together, at most
 //!   [`TrunkOptions::period`] after the first of a batch and less when traffic is sparse (see
 //!   `hold.rs`); latest-value, unreliable and deadline data go first, bulk reliable data only
-//!   while the trunk's reliable queue is short.
+//!   while the trunk's reliable queue is short, its small messages together as Batch frames
+//!   (`push.rs`).
 //! - A player with an identity (FlowOpen claims) moves between edges without the game server
 //!   seeing a disconnect: the server gateway parks its flow when the trunk or the player is
 //!   lost and a FlowOpen with the same client id from any trunk takes it over (`resume.rs`,
