@@ -59,9 +59,6 @@ pub enum FrameError {
     /// A FlowOpen's claims carry more than 256 bytes of user data.
     #[error("claims user data of {0} bytes")]
     UserDataTooLong(u16),
-    /// A Batch announces fewer than 2 entries or more than 64.
-    #[error("batch of {0} entries")]
-    BatchCount(u8),
     /// A Batch entry has length 0, or is not a Data frame without a deadline.
     #[error("bad batch entry")]
     BatchEntry,

@@ -3,23 +3,33 @@
 //! core framing) instead of one per player message.
 //!
 //! ```text
-//! Batch  0x06 count:u8 (2..=64)
+//! Batch  0x40 + count − 2 (count 2..=64: type bytes 0x40..=0x7e)
 //!             (count − 1) × (len:u8 (1..=255) · a Data frame of exactly len bytes)
 //!             a Data frame: every byte left
 //! ```
-//! Entries are Data frames in their usual forms (short or long), without a deadline. The count
-//! says which entry is the last, the one without a length: a length byte could not say it
-//! itself, since every value it takes is also the type byte of some Data frame. A Batch is
-//! checked whole when parsed (all or nothing); [`Batch::entries`] then walks the checked bytes
-//! without allocating.
+//! Entries are Data frames in their usual forms (short or long), without a deadline. The count,
+//! in the type byte, says which entry is the last, the one without a length: a length byte
+//! could not say it itself, since every value it takes is also the type byte of some Data
+//! frame. A Batch is checked whole when parsed (all or nothing); [`Batch::entries`] then walks
+//! the checked bytes without allocating.
 
 use super::{data_frame, Data};
 use crate::trunk::error::FrameError;
 
-/// Type byte of a Batch.
-pub const BATCH: u8 = 0x06;
+/// Type byte of a Batch of 2 entries; one of `count` entries has `BATCH + count - 2`.
+pub const BATCH: u8 = 0x40;
 /// Most entries of one Batch.
 pub const MAX_BATCH: usize = 64;
+
+/// Whether `t` is the type byte of a Batch.
+pub(super) fn is_batch(t: u8) -> bool {
+    (BATCH..BATCH + MAX_BATCH as u8 - 1).contains(&t)
+}
+
+/// The type byte of a Batch of `count` entries (2 to [`MAX_BATCH`]).
+fn batch_type(count: u8) -> u8 {
+    BATCH + count - 2
+}
 /// Longest entry (a Data frame with its header) of a Batch but its last.
 pub const MAX_ENTRY: usize = 255;
 
@@ -28,7 +38,7 @@ pub const MAX_ENTRY: usize = 255;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Batch<'a> {
     count: u8,
-    /// The entries' bytes, after the count.
+    /// The entries' bytes, after the type byte.
     entries: &'a [u8],
 }
 
@@ -49,13 +59,13 @@ fn split(rest: &[u8], last: bool) -> Result<(&[u8], &[u8]), FrameError> {
 }
 
 impl<'a> Batch<'a> {
-    /// Checks a Batch's bytes after its type byte: the count, every length, and that every
-    /// entry is a Data frame without a deadline.
-    pub fn parse(buf: &'a [u8]) -> Result<Self, FrameError> {
-        let (&count, entries) = buf.split_first().ok_or(FrameError::Truncated)?;
-        if count < 2 || usize::from(count) > MAX_BATCH {
-            return Err(FrameError::BatchCount(count));
+    /// Checks a Batch of type byte `ty` ([`BATCH`] + count − 2) whose bytes after it are
+    /// `entries`: every length, and that every entry is a Data frame without a deadline.
+    pub fn parse(ty: u8, entries: &'a [u8]) -> Result<Self, FrameError> {
+        if !is_batch(ty) {
+            return Err(FrameError::UnknownType(ty));
         }
+        let count = ty - BATCH + 2;
         let mut rest = entries;
         for left in (1..=count).rev() {
             let (entry, tail) = split(rest, left == 1)?;
@@ -83,8 +93,7 @@ impl<'a> Batch<'a> {
 
     /// Appends the frame's bytes (as they were parsed).
     pub(super) fn emit(&self, out: &mut Vec<u8>) {
-        out.push(BATCH);
-        out.push(self.count);
+        out.push(batch_type(self.count));
         out.extend_from_slice(self.entries);
     }
 }
@@ -123,7 +132,7 @@ impl ExactSizeIterator for BatchEntries<'_> {}
 /// more (the sender's side).
 #[derive(Debug, Clone)]
 pub struct BatchWriter {
-    /// Type, count, then every entry with a length byte (the last one's is removed at the end).
+    /// Type, then every entry with a length byte (the last one's is removed at the end).
     buf: Vec<u8>,
     /// Where the last entry's length byte is.
     last: usize,
@@ -140,8 +149,8 @@ impl BatchWriter {
     /// No entry yet.
     pub fn new() -> Self {
         Self {
-            buf: vec![BATCH, 0],
-            last: 2,
+            buf: vec![BATCH],
+            last: 1,
             count: 0,
         }
     }
@@ -181,7 +190,7 @@ impl BatchWriter {
             0 => Vec::new(),
             1 => self.buf.split_off(self.last + 1),
             n => {
-                self.buf[1] = n as u8;
+                self.buf[0] = batch_type(n as u8);
                 self.buf.remove(self.last);
                 self.buf
             }

@@ -8,7 +8,7 @@
 //! FlowClose   0x03 flow:varint code:varint len:u8(≤64) reason:len
 //! Bundle      0x04 bytes…
 //! FlowFin     0x05 flow:varint sent:varint
-//! Batch       0x06 count:u8(2..=64) (count-1)×(len:u8(1..=255) Data frame of len bytes)
+//! Batch       0x40+count-2 (count 2..=64) (count-1)×(len:u8(1..=255) Data frame of len bytes)
 //!                  Data frame (the rest)                (Data frames without a deadline)
 //! Data        0x10|S|K|E|D flow:varint channel:u8 [seq if S=1: u8 if E=4, else varint]
 //!             [key:varint if K=2] [deadline left, µs: varint if D=8] payload…
@@ -292,7 +292,7 @@ impl<'a> Frame<'a> {
                 flow: flow_id(&mut r)?,
                 sent: r.varint().ok_or(FrameError::Truncated)?,
             },
-            BATCH => return Batch::parse(r.rest()).map(Frame::Batch),
+            t if batch::is_batch(t) => return Batch::parse(t, r.rest()).map(Frame::Batch),
             t if is_data(t) => return parse_data(t, &mut r).map(Frame::Data),
             t => return Err(FrameError::UnknownType(t)),
         };

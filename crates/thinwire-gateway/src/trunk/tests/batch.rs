@@ -168,15 +168,15 @@ fn batches_arrive_whole_or_not_at_all() {
     let (now, trunk) = (h.time, h.server_gw.trunks()[0].connection);
     let relay = h.server_gw.relay_mut();
     // flow 0 seq 0 "a", then an entry that is a FlowOpened
-    let bad = [0x06, 0x02, 0x04, 0x80, 0x00, 0x00, b'a', 0x02, 0x00];
+    let bad = [0x40, 0x04, 0x80, 0x00, 0x00, b'a', 0x02, 0x00];
     assert!(relay
         .take_trunk(now, trunk, Bytes::copy_from_slice(&bad))
         .is_none());
     assert_eq!(relay.stats.bad_frames, 1);
     // flow 0 seqs 0 and 1; flow 1 (not open yet) seqs 0 and 1
     let good = [
-        0x06, 0x04, 0x04, 0x80, 0x00, 0x00, b'a', 0x04, 0x80, 0x01, 0x00, b'x', 0x04, 0x80, 0x00,
-        0x01, b'b', 0x80, 0x01, 0x01, b'y',
+        0x42, 0x04, 0x80, 0x00, 0x00, b'a', 0x04, 0x80, 0x01, 0x00, b'x', 0x04, 0x80, 0x00, 0x01,
+        b'b', 0x80, 0x01, 0x01, b'y',
     ];
     assert!(relay
         .take_trunk(now, trunk, Bytes::copy_from_slice(&good))
