@@ -92,6 +92,8 @@ pub(crate) struct Hold {
     /// Average gap between messages arriving (1/λ), and the last arrival.
     gap: Duration,
     last: Option<Instant>,
+    /// What became of each item of the last push (kept to spare an allocation per push).
+    outcomes: Vec<Pushed>,
 }
 
 /// Weight of the newest gap in the average gap between arrivals: 1/8, so the rate follows a
@@ -114,6 +116,7 @@ impl Hold {
             tick: None,
             gap: period,
             last: None,
+            outcomes: Vec::new(),
         }
     }
 
@@ -228,7 +231,7 @@ impl Hold {
         stats: &mut GatewayStats,
         mut send: impl FnMut(&[Item], &mut Vec<Pushed>),
     ) {
-        let mut outcomes = Vec::new();
+        let mut outcomes = std::mem::take(&mut self.outcomes);
         while let Some(item) = self.urgent.pop_front() {
             self.release(&item);
             send(std::slice::from_ref(&item), &mut outcomes);
@@ -249,9 +252,12 @@ impl Hold {
             .count();
         if n > 0 {
             send(&self.bulk.make_contiguous()[..n], &mut outcomes);
-            let taken: Vec<Item> = self.bulk.drain(..n).collect();
+            // (no allocation unless something was refused: the common push takes everything)
             let mut kept = Vec::new();
-            for (i, item) in taken.into_iter().enumerate() {
+            for i in 0..n {
+                let Some(item) = self.bulk.pop_front() else {
+                    break;
+                };
                 match outcomes.get(i).copied().unwrap_or(Pushed::Blocked) {
                     Pushed::Blocked => {
                         kept.push(item);
@@ -266,6 +272,7 @@ impl Hold {
                 self.bulk.push_front(item);
             }
         }
+        self.outcomes = outcomes;
         // what stays (bulk the trunk would not take) tries again a period later, at least
         // 1 ms on when T is 0 so that a blocked trunk is not polled in a busy loop
         self.tick = (self.len() > 0).then(|| now + self.period.max(Duration::from_millis(1)));

@@ -146,10 +146,10 @@ impl Default for BatchWriter {
 }
 
 impl BatchWriter {
-    /// No entry yet.
+    /// No entry yet (nothing allocated until the first).
     pub fn new() -> Self {
         Self {
-            buf: vec![BATCH],
+            buf: Vec::new(),
             last: 1,
             count: 0,
         }
@@ -176,6 +176,11 @@ impl BatchWriter {
         if self.count >= MAX_BATCH || len > MAX_ENTRY || d.deadline_us.is_some() {
             return false;
         }
+        if self.buf.is_empty() {
+            // room for a run of three such entries before the first growth
+            self.buf.reserve(1 + 3 * (1 + len));
+            self.buf.push(BATCH);
+        }
         self.last = self.buf.len();
         self.buf.push(len as u8);
         d.emit(&mut self.buf);
@@ -188,7 +193,11 @@ impl BatchWriter {
     pub fn finish(mut self) -> Vec<u8> {
         match self.count {
             0 => Vec::new(),
-            1 => self.buf.split_off(self.last + 1),
+            1 => {
+                // the Data frame alone, in the same buffer
+                self.buf.drain(..=self.last);
+                self.buf
+            }
             n => {
                 self.buf[0] = batch_type(n as u8);
                 self.buf.remove(self.last);
