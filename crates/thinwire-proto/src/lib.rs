@@ -29,7 +29,9 @@
 //! - errors, by who is at fault: [`ConfigError`], [`ConnectError`], [`SendError`] (the caller),
 //!   [`PeerError`] (the peer), [`DisconnectReason`] (why a connection ended);
 //! - [`fec`]: the deadline policies, and [`repair`]: the copies per retransmission of reliable
-//!   thin streams (`thinwire policy` prints both).
+//!   thin streams (`thinwire policy` prints both);
+//! - [`codec`]: the QUIC varints and bounds-checked reader the wire format is made of, for
+//!   protocols built on thinwire (the gateway's trunk frames).
 //!
 //! Two cargo features open more: `testing` (the `testing::Pair` harness in simulated time, for
 //! tests and benchmarks) and `fuzzing` (the `wire` codec, for the fuzz targets and the wire
@@ -37,6 +39,7 @@
 #![forbid(unsafe_code)]
 
 mod channel;
+pub mod codec;
 mod config;
 mod connection;
 mod cookie;

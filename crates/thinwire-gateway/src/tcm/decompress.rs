@@ -7,6 +7,8 @@
 //! checksum did not (zero UDP checksum, bad checksum), the CRC-8 of the restored header must
 //! match (`check_failures`).
 
+use thinwire_proto::codec::Reader;
+
 use super::bundle::{
     FLAG_CRC, FLAG_EXT, FLAG_ID_ABS, FULL_HAS_BASE, FULL_HAS_TCP_BASE, TYPE_FULL, TYPE_UNCOMPRESSED,
 };
@@ -75,10 +77,10 @@ impl Decompressor {
     fn full<'a>(&mut self, ctx: u8, gen_byte: u8, rest: &'a [u8]) -> Option<&'a [u8]> {
         let has_id = gen_byte & FULL_HAS_BASE != 0;
         let has_tcp = gen_byte & FULL_HAS_TCP_BASE != 0;
-        let mut r = Reader(rest);
-        let base_id = if has_id { r.take(2)? } else { &[][..] };
-        let base_tcp = if has_tcp { r.take(8)? } else { &[][..] };
-        let packet = r.0;
+        let mut r: Reader<'_> = Reader::new(rest);
+        let base_id = if has_id { r.bytes(2).ok()? } else { &[][..] };
+        let base_tcp = if has_tcp { r.bytes(8).ok()? } else { &[][..] };
+        let packet = r.rest();
         if packet.is_empty() || gen_byte & !(FULL_HAS_BASE | FULL_HAS_TCP_BASE | 15) != 0 {
             return None;
         }
@@ -118,10 +120,10 @@ impl Decompressor {
         }
         let shape = slot.shape;
         let (t, hl) = (shape.ip_len(), shape.hdr_len());
-        let mut r = Reader(fields);
+        let mut r: Reader<'_> = Reader::new(fields);
         out.extend_from_slice(&slot.template[..hl]);
         if flags & FLAG_EXT != 0 {
-            let Some(&[ext]) = r.take(1) else {
+            let Ok(ext) = r.u8() else {
                 return Restored::Malformed;
             };
             let known = shape.ext_fields().iter().fold(0, |acc, f| acc | f.0);
@@ -129,7 +131,7 @@ impl Decompressor {
                 return Restored::Malformed;
             }
             for &(_, a, b) in shape.ext_fields().iter().filter(|f| ext & f.0 != 0) {
-                let Some(v) = r.take(b - a) else {
+                let Ok(v) = r.bytes(b - a) else {
                     return Restored::Malformed;
                 };
                 out[a..b].copy_from_slice(v);
@@ -138,9 +140,9 @@ impl Decompressor {
         if shape.is_v4() {
             let base = u16::from_be_bytes([slot.template[4], slot.template[5]]);
             let id = if flags & FLAG_ID_ABS != 0 {
-                r.take(2).map(|b| u16::from_be_bytes([b[0], b[1]]))
+                r.u16().ok()
             } else {
-                r.take(1).map(|b| base.wrapping_add(b[0] as u16))
+                r.u8().ok().map(|b| base.wrapping_add(u16::from(b)))
             };
             let Some(id) = id else {
                 return Restored::Malformed;
@@ -148,7 +150,7 @@ impl Decompressor {
             out[4..6].copy_from_slice(&id.to_be_bytes());
         }
         if shape.is_tcp() {
-            let Some(b) = r.take(9) else {
+            let Ok(b) = r.bytes(9) else {
                 return Restored::Malformed;
             };
             let base_seq = be32(&slot.template[t + 4..]);
@@ -159,20 +161,20 @@ impl Decompressor {
             out[t + 8..t + 12].copy_from_slice(&ack.to_be_bytes());
             out[t + 13..t + 18].copy_from_slice(&b[4..9]);
         } else {
-            let Some(b) = r.take(2) else {
+            let Ok(b) = r.bytes(2) else {
                 return Restored::Malformed;
             };
             out[t + 6..t + 8].copy_from_slice(b);
         }
         let crc = if flags & FLAG_CRC != 0 {
-            match r.take(1) {
-                Some(b) => Some(b[0]),
-                None => return Restored::Malformed,
+            match r.u8() {
+                Ok(b) => Some(b),
+                Err(_) => return Restored::Malformed,
             }
         } else {
             None
         };
-        out.extend_from_slice(r.0);
+        out.extend_from_slice(r.rest());
         if out.len() > 0xffff + if shape.is_v4() { 0 } else { 40 } {
             return Restored::Malformed;
         }
@@ -207,18 +209,4 @@ fn fill_lengths(shape: Shape, p: &mut [u8]) {
 
 fn be32(b: &[u8]) -> u32 {
     u32::from_be_bytes([b[0], b[1], b[2], b[3]])
-}
-
-/// A cursor over the compressed fields.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Some(a)
-    }
 }

@@ -66,3 +66,10 @@ pub enum FrameError {
     #[error("trailing bytes")]
     Trailing,
 }
+
+/// A read past the end of a frame (from the shared [`codec`](thinwire_proto::codec) reader).
+impl From<thinwire_proto::codec::Truncated> for FrameError {
+    fn from(_: thinwire_proto::codec::Truncated) -> Self {
+        FrameError::Truncated
+    }
+}

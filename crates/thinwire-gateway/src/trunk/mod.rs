@@ -69,7 +69,6 @@ mod server;
 mod stats;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-mod varint;
 
 use std::time::Duration;
 

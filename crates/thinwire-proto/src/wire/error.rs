@@ -70,3 +70,9 @@ pub enum DecodeError {
     #[error("trailing bytes after packet")]
     TrailingBytes,
 }
+
+impl From<crate::codec::Truncated> for DecodeError {
+    fn from(_: crate::codec::Truncated) -> Self {
+        DecodeError::Truncated
+    }
+}

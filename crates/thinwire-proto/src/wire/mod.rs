@@ -25,10 +25,8 @@ mod frame;
 mod header;
 mod packet_number;
 mod params;
-mod reader;
 mod seq;
 mod shard;
-pub mod varint;
 
 #[cfg(test)]
 mod tests;
@@ -46,9 +44,15 @@ pub use frame::{
 pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader, KEY_PHASE_BIT};
 pub use packet_number::{pn_decode, pn_encode_len, pn_truncate};
 pub use params::{AcceptParams, ConnectParams, MAX_SUITES, MAX_TOKEN_LEN};
-pub use reader::Reader;
 pub use seq::{seq_compact_ok, seq_expand, SeqField, SEQ_COMPACT_MAX_DISTANCE};
 pub use shard::{ShardFrame, MAX_SHARDS_K};
+
+/// QUIC varints, from the public [`codec`](crate::codec) the wire format is built on.
+pub use crate::codec::varint;
+
+/// The bounds-checked cursor every wire decoder reads with: the public
+/// [`codec::Reader`](crate::codec::Reader), its reads failing with [`DecodeError`].
+pub type Reader<'a> = crate::codec::Reader<'a, DecodeError>;
 
 /// The protocol version this crate speaks: 2, the first with encrypted packets.
 pub const VERSION: u32 = 3;

@@ -19,10 +19,13 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use thinwire_proto::codec::varint;
 use thinwire_proto::{ChannelKind, TokenClaims, MAX_USER_DATA};
 
 use super::error::FrameError;
-use super::varint::{self, Reader};
+
+/// The trunk frames' reader: the core's bounds-checked cursor, failing with [`FrameError`].
+type Reader<'a> = thinwire_proto::codec::Reader<'a, FrameError>;
 
 mod batch;
 
@@ -167,19 +170,19 @@ impl Data<'_> {
                 ty |= DATA_DEADLINE;
             }
             out.push(ty);
-            varint::write(out, u64::from(self.flow));
+            varint::write(u64::from(self.flow), out);
             out.push(self.channel);
         }
         match self.seq {
             Some(s) if seq8 => out.push(s as u8),
-            Some(s) => varint::write(out, s),
+            Some(s) => varint::write(s.min(varint::MAX), out),
             None => {}
         }
         if let Some(k) = self.key {
-            varint::write(out, k);
+            varint::write(k.min(varint::MAX), out);
         }
         if let Some(d) = self.deadline_us {
-            varint::write(out, d);
+            varint::write(d.min(varint::MAX), out);
         }
     }
 
@@ -199,14 +202,16 @@ impl Data<'_> {
         let head = if self.is_short() {
             2
         } else {
-            2 + varint::len(u64::from(self.flow))
+            2 + varint::encoded_len(u64::from(self.flow))
         };
         let seq = match self.seq {
             Some(_) if self.seq8 => 1,
-            Some(s) => varint::len(s),
+            Some(s) => varint::encoded_len(s),
             None => 0,
         };
-        head + seq + self.key.map_or(0, varint::len) + self.deadline_us.map_or(0, varint::len)
+        head + seq
+            + self.key.map_or(0, varint::encoded_len)
+            + self.deadline_us.map_or(0, varint::encoded_len)
     }
 }
 
@@ -221,7 +226,7 @@ fn is_data(ty: u8) -> bool {
 /// Parses `buf` as one Data frame and nothing else (a Batch entry).
 fn data_frame(buf: &[u8]) -> Result<Data<'_>, FrameError> {
     let mut r = Reader::new(buf);
-    let ty = r.u8().ok_or(FrameError::Truncated)?;
+    let ty = r.u8()?;
     if !is_data(ty) {
         return Err(FrameError::UnknownType(ty));
     }
@@ -231,12 +236,12 @@ fn data_frame(buf: &[u8]) -> Result<Data<'_>, FrameError> {
 /// Parses a Data frame's fields after its type byte.
 fn parse_data<'a>(ty: u8, r: &mut Reader<'a>) -> Result<Data<'a>, FrameError> {
     let (flow, channel, has_seq, seq8, has_key) = if ty & DATA_SHORT != 0 {
-        let low = r.u8().ok_or(FrameError::Truncated)?;
+        let low = r.u8()?;
         let flow = u32::from(ty & 0x3f) << 8 | u32::from(low);
         (flow, 0, true, ty & SHORT_SEQ8 != 0, false)
     } else {
         let flow = flow_id(r)?;
-        let channel = r.u8().ok_or(FrameError::Truncated)?;
+        let channel = r.u8()?;
         (
             flow,
             channel,
@@ -247,11 +252,11 @@ fn parse_data<'a>(ty: u8, r: &mut Reader<'a>) -> Result<Data<'a>, FrameError> {
     };
     let seq = match (has_seq, seq8) {
         (false, _) => None,
-        (true, true) => Some(u64::from(r.u8().ok_or(FrameError::Truncated)?)),
-        (true, false) => Some(r.varint().ok_or(FrameError::Truncated)?),
+        (true, true) => Some(u64::from(r.u8()?)),
+        (true, false) => Some(r.varint()?),
     };
     let mut field = |present: bool| match present {
-        true => r.varint().map(Some).ok_or(FrameError::Truncated),
+        true => r.varint().map(Some),
         false => Ok(None),
     };
     let key = field(has_key)?;
@@ -271,7 +276,7 @@ impl<'a> Frame<'a> {
     /// Parses one frame (the whole of `buf`).
     pub fn parse(buf: &'a [u8]) -> Result<Self, FrameError> {
         let mut r = Reader::new(buf);
-        let ty = r.u8().ok_or(FrameError::Truncated)?;
+        let ty = r.u8()?;
         let frame = match ty {
             FLOW_OPEN => Frame::FlowOpen(parse_open(&mut r)?),
             FLOW_OPENED => Frame::FlowOpened {
@@ -279,18 +284,18 @@ impl<'a> Frame<'a> {
             },
             FLOW_CLOSE => {
                 let flow = flow_id(&mut r)?;
-                let code = r.varint().ok_or(FrameError::Truncated)?;
-                let n = r.u8().ok_or(FrameError::Truncated)?;
+                let code = r.varint()?;
+                let n = r.u8()?;
                 if usize::from(n) > MAX_REASON {
                     return Err(FrameError::ReasonTooLong(n));
                 }
-                let reason = r.bytes(usize::from(n)).ok_or(FrameError::Truncated)?;
+                let reason = r.bytes(usize::from(n))?;
                 Frame::FlowClose(FlowClose { flow, code, reason })
             }
             BUNDLE => return Ok(Frame::Bundle(r.rest())),
             FLOW_FIN => Frame::FlowFin {
                 flow: flow_id(&mut r)?,
-                sent: r.varint().ok_or(FrameError::Truncated)?,
+                sent: r.varint()?,
             },
             t if batch::is_batch(t) => return Batch::parse(t, r.rest()).map(Frame::Batch),
             t if is_data(t) => return parse_data(t, &mut r).map(Frame::Data),
@@ -309,12 +314,12 @@ impl<'a> Frame<'a> {
             Frame::FlowOpen(o) => emit_open(o, out),
             Frame::FlowOpened { flow } => {
                 out.push(FLOW_OPENED);
-                varint::write(out, u64::from(*flow));
+                varint::write(u64::from(*flow), out);
             }
             Frame::FlowClose(c) => {
                 out.push(FLOW_CLOSE);
-                varint::write(out, u64::from(c.flow));
-                varint::write(out, c.code);
+                varint::write(u64::from(c.flow), out);
+                varint::write(c.code.min(varint::MAX), out);
                 let reason = &c.reason[..c.reason.len().min(MAX_REASON)];
                 out.push(reason.len() as u8);
                 out.extend_from_slice(reason);
@@ -327,8 +332,8 @@ impl<'a> Frame<'a> {
             Frame::Batch(b) => b.emit(out),
             Frame::FlowFin { flow, sent } => {
                 out.push(FLOW_FIN);
-                varint::write(out, u64::from(*flow));
-                varint::write(out, *sent);
+                varint::write(u64::from(*flow), out);
+                varint::write((*sent).min(varint::MAX), out);
             }
         }
     }
@@ -342,47 +347,44 @@ impl<'a> Frame<'a> {
 }
 
 fn flow_id(r: &mut Reader<'_>) -> Result<u32, FrameError> {
-    let v = r.varint().ok_or(FrameError::Truncated)?;
+    let v = r.varint()?;
     u32::try_from(v).map_err(|_| FrameError::FlowOutOfRange)
 }
 
 fn parse_open(r: &mut Reader<'_>) -> Result<FlowOpen, FrameError> {
     let flow = flow_id(r)?;
-    let count = r.u8().ok_or(FrameError::Truncated)?;
+    let count = r.u8()?;
     if count == 0 || usize::from(count) > MAX_CHANNELS {
         return Err(FrameError::ChannelCount(count));
     }
-    let codes = r.bytes(usize::from(count)).ok_or(FrameError::Truncated)?;
+    let codes = r.bytes(usize::from(count))?;
     let channels = codes
         .iter()
         .map(|&c| ChannelKind::from_code(c).ok_or(FrameError::ChannelKind(c)))
         .collect::<Result<Vec<_>, _>>()?;
-    let ip = match r.u8().ok_or(FrameError::Truncated)? {
+    let ip = match r.u8()? {
         4 => {
-            let b = r.bytes(4).ok_or(FrameError::Truncated)?;
+            let b = r.bytes(4)?;
             IpAddr::V4(Ipv4Addr::new(b[0], b[1], b[2], b[3]))
         }
         6 => {
-            let b = r.bytes(16).ok_or(FrameError::Truncated)?;
+            let b = r.bytes(16)?;
             let mut a = [0u8; 16];
             a.copy_from_slice(b);
             IpAddr::V6(Ipv6Addr::from(a))
         }
         f => return Err(FrameError::AddressFamily(f)),
     };
-    let port = r.u16().ok_or(FrameError::Truncated)?;
+    let port = r.u16()?;
     let claims = match r.bytes(8) {
-        None => None,
-        Some(id) => {
+        Err(_) => None,
+        Ok(id) => {
             let client_id = u64::from_be_bytes(id.try_into().map_err(|_| FrameError::Truncated)?);
-            let n = r.u16().ok_or(FrameError::Truncated)?;
+            let n = r.u16()?;
             if usize::from(n) > MAX_USER_DATA {
                 return Err(FrameError::UserDataTooLong(n));
             }
-            let user_data = r
-                .bytes(usize::from(n))
-                .ok_or(FrameError::Truncated)?
-                .to_vec();
+            let user_data = r.bytes(usize::from(n))?.to_vec();
             Some(TokenClaims {
                 client_id,
                 user_data,
@@ -399,7 +401,7 @@ fn parse_open(r: &mut Reader<'_>) -> Result<FlowOpen, FrameError> {
 
 fn emit_open(o: &FlowOpen, out: &mut Vec<u8>) {
     out.push(FLOW_OPEN);
-    varint::write(out, u64::from(o.flow));
+    varint::write(u64::from(o.flow), out);
     let kinds = &o.channels[..o.channels.len().min(MAX_CHANNELS)];
     out.push(kinds.len() as u8);
     out.extend(kinds.iter().map(|k| k.code()));

@@ -1,22 +1,54 @@
 //! A bounds-checked big-endian cursor over a byte slice.
 
-use super::DecodeError;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// The input ended before a field was complete: the one way a [`Reader`] read fails.
+#[derive(thiserror::Error, Debug, Clone, Copy, PartialEq, Eq)]
+#[error("truncated input")]
+pub struct Truncated;
 
 /// A read cursor over a borrowed byte slice.
 ///
-/// Every read is length-checked: reading past the end returns
-/// [`DecodeError::Truncated`] and leaves the cursor where it was.
-/// Fixed-size integers are big-endian.
-#[derive(Clone, Debug)]
-pub struct Reader<'a> {
+/// Every read is length-checked: reading past the end returns `E::from(`[`Truncated`]`)` and
+/// leaves the cursor where it was. Fixed-size integers are big-endian.
+///
+/// `E` is the error type reads return, so a decoder gets its own error from `?`; the core's
+/// wire format reads with its `DecodeError`, the gateway's trunk frames with their
+/// `FrameError`.
+pub struct Reader<'a, E = Truncated> {
     buf: &'a [u8],
     pos: usize,
+    error: PhantomData<fn() -> E>,
 }
 
-impl<'a> Reader<'a> {
+impl<E> Clone for Reader<'_, E> {
+    fn clone(&self) -> Self {
+        Reader {
+            buf: self.buf,
+            pos: self.pos,
+            error: PhantomData,
+        }
+    }
+}
+
+impl<E> fmt::Debug for Reader<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reader")
+            .field("buf", &self.buf)
+            .field("pos", &self.pos)
+            .finish()
+    }
+}
+
+impl<'a, E: From<Truncated>> Reader<'a, E> {
     /// A cursor at the start of `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
-        Reader { buf, pos: 0 }
+        Reader {
+            buf,
+            pos: 0,
+            error: PhantomData,
+        }
     }
 
     /// Number of bytes not yet read.
@@ -45,9 +77,9 @@ impl<'a> Reader<'a> {
     }
 
     /// Consume the next `n` bytes.
-    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], E> {
         if n > self.remaining() {
-            return Err(DecodeError::Truncated);
+            return Err(Truncated.into());
         }
         let out = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -62,39 +94,39 @@ impl<'a> Reader<'a> {
     }
 
     /// Read exactly `N` bytes into an array.
-    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], E> {
         let mut out = [0u8; N];
         out.copy_from_slice(self.bytes(N)?);
         Ok(out)
     }
 
     /// Consume one byte.
-    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub fn u8(&mut self) -> Result<u8, E> {
         Ok(self.array::<1>()?[0])
     }
 
     /// Consume a big-endian `u16`.
-    pub fn u16(&mut self) -> Result<u16, DecodeError> {
+    pub fn u16(&mut self) -> Result<u16, E> {
         self.array().map(u16::from_be_bytes)
     }
 
     /// Consume a big-endian `u32`.
-    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+    pub fn u32(&mut self) -> Result<u32, E> {
         self.array().map(u32::from_be_bytes)
     }
 
     /// Consume a big-endian `u64`.
-    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+    pub fn u64(&mut self) -> Result<u64, E> {
         self.array().map(u64::from_be_bytes)
     }
 
     /// Consume an unsigned big-endian integer of `n` bytes (`n` in `0..=8`).
     ///
-    /// `n > 8` returns [`DecodeError::Truncated`] without consuming anything
-    /// (no such field exists in the protocol).
-    pub fn uint_n(&mut self, n: usize) -> Result<u64, DecodeError> {
+    /// `n > 8` returns [`Truncated`] without consuming anything (no such field exists in
+    /// the protocol).
+    pub fn uint_n(&mut self, n: usize) -> Result<u64, E> {
         if n > 8 {
-            return Err(DecodeError::Truncated);
+            return Err(Truncated.into());
         }
         Ok(self
             .bytes(n)?
@@ -104,8 +136,8 @@ impl<'a> Reader<'a> {
 
     /// Consume a QUIC variable-length integer of any length form (see
     /// [`varint`](super::varint)).
-    pub fn varint(&mut self) -> Result<u64, DecodeError> {
-        let first = self.peek_u8().ok_or(DecodeError::Truncated)?;
+    pub fn varint(&mut self) -> Result<u64, E> {
+        let first = self.peek_u8().ok_or(Truncated)?;
         let len = 1usize << (first >> 6);
         let raw = self.uint_n(len)?;
         // Strip the two length bits from the top of the `len`-byte value.
