@@ -8,7 +8,11 @@ Reports, outside tests (files named tests.rs, folders named tests/, and `#[cfg(t
   - functions over 100 lines (from the `fn` line to its closing brace),
   - functions with more than 6 arguments (`self` not counted),
   - import loops between files (modules), and between the top-level folders of a crate,
-    where a parent module using its own children does not count.
+    where a parent module using its own children does not count,
+  - a second varint codec (issue 26): a file outside thinwire-proto's `codec` module that
+    defines a `fn varint` / `fn write_varint` or uses a QUIC varint length mask (0x4000,
+    0x8000_0000, 0xc000_0000_0000_0000); every crate encodes and reads varints with
+    `thinwire_proto::codec` instead.
 Exit status 1 if anything is reported.
 """
 import os
@@ -134,6 +138,30 @@ def check_functions(path, code, problems):
         length = code.count("\n", m.start(), end) + 1
         if length > MAX_FN:
             problems.append(f"{path}:{line}: fn {m.group(1)} is {length} lines (> {MAX_FN})")
+
+
+# The one varint codec (issue 26): thinwire-proto's `codec` module.
+VARINT_HOME = os.path.join("thinwire-proto", "src", "codec")
+# A QUIC varint length mask (2-, 4- or 8-byte form, any case and digit grouping), or a function
+# named like a varint encoder or decoder.
+VARINT_MASK_RE = re.compile(r"\b0x(?:4000|8000_?0000|c000(?:_?0000){3})(?:_?u(?:16|32|64))?\b", re.I)
+VARINT_FN_RE = re.compile(r"\bfn\s+(?:(?:write|read|encode|decode|put|get)_)?varint\w*\b")
+
+
+def check_varint_codec(path, code, problems):
+    """Report varint codecs outside thinwire-proto's `codec` module (tests excluded)."""
+    if VARINT_HOME in os.path.normpath(os.path.abspath(path)):
+        return
+    tests = test_ranges(code)
+    for rx, what in ((VARINT_MASK_RE, "a varint length mask"), (VARINT_FN_RE, "a varint function")):
+        for m in rx.finditer(code):
+            if any(a <= m.start() <= b for a, b in tests):
+                continue
+            line = code.count("\n", 0, m.start()) + 1
+            problems.append(
+                f"{path}:{line}: {what} ({m.group(0).strip()}): a second varint codec; "
+                "use thinwire_proto::codec"
+            )
 
 
 def is_test_file(rel):
@@ -313,7 +341,9 @@ def main():
                 lines = text.count("\n")
                 if lines > MAX_FILE:
                     problems.append(f"{full}: {lines} lines (> {MAX_FILE})")
-                check_functions(full, strip_code(text), problems)
+                code = strip_code(text)
+                check_functions(full, code, problems)
+                check_varint_codec(full, code, problems)
         if os.path.isdir(os.path.join(crate, "src")):
             files, edges = crate_graph(crate)
             for comp in sccs(sorted(edges), edges):
