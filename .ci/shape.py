@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Shape checks for thinwire crates (issue 10).
+"""Shape checks for thinwire crates: file and function sizes, argument counts, import loops.
 
 Usage: python3 shape.py CRATE_DIR [CRATE_DIR ...]   (e.g. crates/thinwire-lab)
 

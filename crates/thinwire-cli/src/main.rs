@@ -275,7 +275,10 @@ fn run(args: RunArgs) -> Result<(), String> {
             serial_peers: args.serial_peers,
             peers: args.peers,
         };
-        return thinwire_emu::run_and_write(&scn, &args.out, &opts).map_err(|e| e.to_string());
+        let summary =
+            thinwire_emu::run_and_write(&scn, &args.out, &opts).map_err(|e| e.to_string())?;
+        print!("{summary}");
+        return Ok(());
     }
     lab::simulate(&scn, &args.out, &opts)
 }

@@ -1,7 +1,8 @@
 //! `thinwire lab run SCENARIO --emulate`: the scenario through the real
 //! peers ([`run_emulated`]), optionally the simulator beside it, the outputs
-//! written and the summary printed.
+//! written and the summary returned for the command to print.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -28,12 +29,14 @@ pub struct LabRunOptions {
 
 /// Runs `scn` in the emulator and writes `results.json` and `report.html`
 /// into `out` (with [`LabRunOptions::compare_sim`] also `compare.txt` and
-/// `compare.json`), as `thinwire lab run SCENARIO --emulate` does: progress
-/// lines go to stderr, the results table and the files written to stdout.
+/// `compare.json`), as `thinwire lab run SCENARIO --emulate` does. Progress
+/// lines go to stderr (the command's progress reporting); the summary (the
+/// results table, the comparison and the files written) is returned, for
+/// the command to print to stdout.
 ///
 /// Unknown peer names are refused before anything is created, so that
 /// check needs no root.
-pub fn run_and_write(scn: &Scenario, out: &Path, opts: &LabRunOptions) -> Result<(), EmuError> {
+pub fn run_and_write(scn: &Scenario, out: &Path, opts: &LabRunOptions) -> Result<String, EmuError> {
     let emu = EmuOptions {
         peers: select_peers(scn, &opts.peers)?,
         seed: opts.seed,
@@ -67,22 +70,29 @@ pub fn run_and_write(scn: &Scenario, out: &Path, opts: &LabRunOptions) -> Result
     let mut lab = LabRun::from_results(run.results, run.samples, params);
     lab.simulated = simulated;
     write_outputs(&lab, out)?;
-    println!(
-        "scenario {} ({}), emulated, seed {}",
+    let mut summary = summary(scn, &lab, out);
+    if let Some(sim) = &lab.simulated {
+        summary += &write_comparison(sim, &lab, out)?;
+    }
+    Ok(summary)
+}
+
+/// What `thinwire lab run --emulate` prints once `lab` is written into
+/// `out`: the scenario, the results table, the thinwire security setting
+/// and the files written.
+fn summary(scn: &Scenario, lab: &LabRun, out: &Path) -> String {
+    let mut s = format!(
+        "scenario {} ({}), emulated, seed {}\n\n",
         scn.name, scn.source, lab.results.seed
     );
-    println!();
-    print!("{}", lab.results.terminal_table());
+    s += &lab.results.terminal_table();
     if let Some(security) = scn.thinwire_security() {
-        println!("thinwire security: {security}");
+        let _ = writeln!(s, "thinwire security: {security}");
     }
-    println!();
-    println!("wrote {}", out.join("results.json").display());
-    println!("wrote {}", out.join("report.html").display());
-    if let Some(sim) = &lab.simulated {
-        write_comparison(sim, &lab, out)?;
-    }
-    Ok(())
+    s.push('\n');
+    let _ = writeln!(s, "wrote {}", out.join("results.json").display());
+    let _ = writeln!(s, "wrote {}", out.join("report.html").display());
+    s
 }
 
 /// The real peers named in `names`, from the scenario's [`default_peers`];
@@ -109,17 +119,16 @@ fn select_peers(scn: &Scenario, names: &[String]) -> Result<Option<Vec<RealPeer>
 }
 
 /// Writes `compare.txt` and `compare.json` (the simulator's run `sim` beside
-/// the emulator's `emu`) into `out` and prints the comparison.
-fn write_comparison(sim: &LabRun, emu: &LabRun, out: &Path) -> Result<(), EmuError> {
+/// the emulator's `emu`) into `out` and returns what the command prints of
+/// it: the comparison and the files written.
+fn write_comparison(sim: &LabRun, emu: &LabRun, out: &Path) -> Result<String, EmuError> {
     let cmp = thinwire_lab::metrics::compare(&sim.results, &emu.results);
     let text = cmp.to_text();
     std::fs::write(out.join("compare.txt"), &text)?;
     std::fs::write(out.join("compare.json"), cmp.to_json_pretty() + "\n")?;
-    println!();
-    print!("{text}");
-    println!();
-    println!("wrote {}", out.join("compare.txt").display());
-    println!("wrote {}", out.join("compare.json").display());
-    println!("(the report's section \"Simulator and emulator side by side\" shows the same)");
-    Ok(())
+    let mut s = format!("\n{text}\n");
+    let _ = writeln!(s, "wrote {}", out.join("compare.txt").display());
+    let _ = writeln!(s, "wrote {}", out.join("compare.json").display());
+    s += "(the report's section \"Simulator and emulator side by side\" shows the same)\n";
+    Ok(s)
 }

@@ -421,7 +421,7 @@ fn ping(ns: &str, bind: &str, count: usize, wait: Duration) -> JoinHandle<usize>
     })
 }
 
-/// The attack, as real processes: a tcm-local that knows only tcm-remote's public key
+/// Impersonation and source forging, as real processes: a tcm-local that knows only tcm-remote's public key
 /// gets no tunnel (its packets reach nothing); then the legitimate tcm-local gets its tunnel,
 /// and a packet it carries from a source outside the prefix assigned to it (forged, as from
 /// another player network) is dropped before the TUN device.

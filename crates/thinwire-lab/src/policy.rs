@@ -107,8 +107,8 @@ pub fn to_json_value(policy: &Policy) -> PolicyJson {
     }
 }
 
-/// One-line JSON with a space after every `:` and `,` (the form the issue documents:
-/// `{"packets": 4, "stages": 2, ...}`).
+/// One-line JSON with a space after every `:` and `,` (the published form, shown in the
+/// module documentation: `{"packets": 4, "stages": 2, ...}`).
 pub(crate) struct SpacedFormatter;
 
 impl serde_json::ser::Formatter for SpacedFormatter {

@@ -1,4 +1,4 @@
-//! `results.json` follows the contract of issue 4 exactly.
+//! `results.json` follows its contract (the definitions in `thinwire_lab::metrics`) exactly.
 
 use rand::{Rng as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -1,5 +1,5 @@
 //! What the hot path and an idle connection cost in heap memory, counted by a global allocator
-//! that tallies every allocation of this test binary (issue 13).
+//! that tallies every allocation of this test binary.
 //!
 //! Two endpoints are joined by a lossless, instantaneous "wire" (every datagram is handed to the
 //! other side at once); time only moves when the test says so. The counters are process-wide,
@@ -194,9 +194,9 @@ const CHANNELS: [ChannelKind; 3] = [
 /// connection has been quiet long enough to give back its idle memory (expanded AES keys,
 /// queue capacity, the kept Accept).
 ///
-/// Issue 13 asks for 1 KiB; this is a regression bound on what is built (2.7 KB, of which
-/// the connection struct is about 2.2 KB, with issue 16's repair state and loss estimates,
-/// and the endpoint's tables about 0.45 KB), not that target.
+/// The aim is 1 KiB per idle connection; this is a regression bound on what is built (2.7 KB,
+/// of which the connection struct is about 2.2 KB, with the repair state and loss estimates of
+/// the thin-stream recovery, and the endpoint's tables about 0.45 KB), not that aim.
 #[test]
 fn an_idle_connection_stays_within_its_memory_budget() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -36,6 +36,42 @@ pub const MOVED: u64 = BASE + 10;
 /// The game server refused the connection: `REFUSED + RefuseReason::code()`.
 pub const REFUSED: u64 = BASE + 0x100;
 
+/// Why the server gateway closed a trunk at once although its credential is valid
+/// ([`GatewayEvent::TrunkRefused`](super::GatewayEvent::TrunkRefused)). `Display` gives the
+/// reason text the close carries (and the log prints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// The credential's peer id is not among the server gateway's allowed peers (close code
+    /// [`NOT_ADMITTED`]).
+    NotAdmitted,
+    /// The connection's channel layout is not a trunk's (close code [`PROTOCOL`]).
+    NotATrunk,
+}
+
+impl Refusal {
+    /// The close code the refused trunk reads.
+    pub fn code(self) -> u64 {
+        match self {
+            Refusal::NotAdmitted => NOT_ADMITTED,
+            Refusal::NotATrunk => PROTOCOL,
+        }
+    }
+
+    /// The close reason the refused trunk reads (the `Display` text).
+    pub fn text(self) -> &'static str {
+        match self {
+            Refusal::NotAdmitted => "not an allowed peer",
+            Refusal::NotATrunk => "not a trunk",
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
 /// Words for a trunk's end, for the log of the side that saw it: the gateways' own codes
 /// and the core's refusals get a sentence saying what to do.
 pub fn describe(reason: &DisconnectReason) -> String {

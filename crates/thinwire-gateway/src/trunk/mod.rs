@@ -125,8 +125,8 @@ pub enum GatewayEvent {
     TrunkRefused {
         /// The id its credential carries.
         peer: u64,
-        /// Why (close code [`close::NOT_ADMITTED`] or [`close::PROTOCOL`]).
-        reason: &'static str,
+        /// Why (its close code is [`close::Refusal::code`]).
+        reason: close::Refusal,
     },
     /// A flow is open end to end: at the server gateway when its game-server connection
     /// connected, at the edge when the server gateway said so.

@@ -65,7 +65,7 @@ pub struct ServerGateway {
     /// Trunks to close once their handshake answer is out (`poll_transmit` drained it), so
     /// that the refused peer reads the close code instead of timing out; until then nothing
     /// they send is read (they are not in the relay's links).
-    refused: Vec<(ConnectionHandle, u64, &'static str)>,
+    refused: Vec<(ConnectionHandle, close::Refusal)>,
     /// Parked flows and the open ones by client id (moving between edges).
     resume: Resume,
 }
@@ -174,8 +174,8 @@ impl ServerGateway {
                 return Some(t);
             }
             let refused = std::mem::take(&mut self.refused);
-            for (h, code, reason) in &refused {
-                self.relay.trunk.close(now, *h, *code, reason.as_bytes());
+            for &(h, why) in &refused {
+                (self.relay.trunk).close(now, h, why.code(), why.text().as_bytes());
             }
             if !self.pump(now) && refused.is_empty() {
                 return None;
@@ -323,14 +323,14 @@ impl ServerGateway {
         let layout_ok = self.relay.trunk.channels(h) == Some(&TRUNK_CHANNELS[..]);
         let peer = id.and_then(|id| self.peers.get(&id));
         let refusal = match (peer, layout_ok) {
-            (None, _) => Some((close::NOT_ADMITTED, "not an allowed peer")),
-            (Some(_), false) => Some((close::PROTOCOL, "not a trunk")),
+            (None, _) => Some(close::Refusal::NotAdmitted),
+            (Some(_), false) => Some(close::Refusal::NotATrunk),
             (Some(_), true) => None,
         };
         let id = id.unwrap_or_default();
-        if let Some((code, reason)) = refusal {
+        if let Some(reason) = refusal {
             self.relay.stats.trunks_refused += 1;
-            self.refused.push((h, code, reason));
+            self.refused.push((h, reason));
             self.relay
                 .event(GatewayEvent::TrunkRefused { peer: id, reason });
             return;

@@ -2,7 +2,7 @@
 //!
 //! The simulator (or the emulator) feeds a [`Recorder`] with one [`MessageRecord`] per
 //! application message and with the [`WireCounters`] of every protocol; [`Recorder::finish`]
-//! turns them into [`Results`] (the binding `results.json` contract of issue 4) and
+//! turns them into [`Results`] (the binding `results.json` contract, defined below) and
 //! [`Samples`] (the exact latency samples, for the CDF plots of the report).
 //!
 //! # Definitions

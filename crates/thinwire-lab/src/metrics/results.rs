@@ -1,4 +1,4 @@
-//! The `results.json` contract (issue 4), as Rust types.
+//! The `results.json` contract, as Rust types (its definitions are in [`crate::metrics`]).
 
 use serde::{Deserialize, Serialize};
 

@@ -7,7 +7,7 @@
 //! Cloud-Based Social Gaming*, ACM CoNEXT 2011, doi:10.1145/2079296.2079319 (deployed in the
 //! Xbox Live SDK), which chooses the amount of FEC per message and per round trip with a
 //! constrained Markov decision process solved offline into lookup tables. The code here is an
-//! independent implementation of the model as specified in thinwire's issue 5.
+//! independent implementation of that model, as described below.
 //!
 //! # Model
 //! A message of `k` data packets is encoded with a systematic erasure code: any `k` received

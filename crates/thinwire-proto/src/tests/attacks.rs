@@ -1,4 +1,4 @@
-//! The attacks of issue 11, each replayed against the core: before packets were authenticated
+//! Attacks on a connection, each replayed against the core: before packets were authenticated
 //! every one of them succeeded (an attacker could find live connection ids, close, reset,
 //! inject into or hijack a connection, and one source could fill the server). Each test
 //! asserts the attack now fails *and* that the genuine traffic goes on.

@@ -176,7 +176,7 @@ fn same_seed_same_run() {
     assert!(a.len() > 150);
 }
 
-/// Issue 13: a packet carrying only unreliable messages asks for no immediate ACK, so when the
+/// A packet carrying only unreliable messages asks for no immediate ACK, so when the
 /// peer answers within the ACK delay the ACK rides on the answer. An unreliable request and
 /// echo take two datagrams per round trip (as with ENet, which never acknowledges unreliable
 /// data), where acknowledging each packet at once took four; reliable data is still

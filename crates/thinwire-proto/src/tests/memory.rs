@@ -1,4 +1,4 @@
-//! Memory and work bounded against a hostile peer (issue 11): each test replays an attack that
+//! Memory and work bounded against a hostile peer: each test replays an attack that
 //! grew the endpoint without bound before its fix.
 
 use std::time::Duration;

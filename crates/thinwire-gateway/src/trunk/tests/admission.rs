@@ -107,7 +107,7 @@ fn a_valid_credential_not_in_the_allowed_peers_is_refused() {
     assert_eq!(h.server_gw.stats().trunks_refused, n);
     assert!(h.server_events.contains(&GatewayEvent::TrunkRefused {
         peer: 9,
-        reason: "not an allowed peer"
+        reason: close::Refusal::NotAdmitted
     }));
     let not_admitted = |e: &GatewayEvent| {
         matches!(e, GatewayEvent::TrunkDown {

@@ -1,4 +1,4 @@
-//! Moving between edges (issue 25, item 9): a player whose edge dies, or who moves for a
+//! Moving between edges: a player whose edge dies, or who moves for a
 //! better round trip, comes back through another edge with the same client id and carries on
 //! over the same game-server connection. Simulated time; the gaps are measured in round trips
 //! of the player ↔ game server path.

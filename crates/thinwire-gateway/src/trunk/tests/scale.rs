@@ -1,4 +1,4 @@
-//! Scale (issue 25): 8 edges × 500 players (4000 flows) through one server gateway to one
+//! Scale: 8 edges × 500 players (4000 flows) through one server gateway to one
 //! unmodified game server, in simulated time, with game-like traffic both ways and loss on
 //! every trunk: every reliable message is delivered exactly once and in its flow's order,
 //! no unreliable one twice, nothing is refused or closed, and memory stays bounded under the

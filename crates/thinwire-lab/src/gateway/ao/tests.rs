@@ -85,8 +85,8 @@ fn the_weighted_trunk_keeps_the_tail_within_t_of_direct_at_5_percent_loss() {
     eprintln!("5% loss, 60 s: p99.9 direct {d:.1} ms, multiplexed {m:.1} ms");
     // The tail of plain retransmission at 5% is a message lost twice: one-way delay plus two
     // timeouts of about one RTT, five one-way delays. The direct players' thin streams send
-    // their first retransmission twice (issue 16's repair policy) and stay below it. The
-    // trunk, weighted by its flows, counts as thin while its flows would (issue 25), so it
+    // their first retransmission twice (the thin-stream repair policy) and stay below it. The
+    // trunk, weighted by its flows, counts as thin while its flows would, so it
     // copies its retransmissions too and keeps within T of direct (before: about 520 ms
     // against 400). Unweighted, it reached tens of seconds.
     let double_loss = opts.delay.as_secs_f64() * 1000.0 * 5.0;
