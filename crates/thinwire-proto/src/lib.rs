@@ -55,10 +55,12 @@ pub mod repair;
 pub mod testing;
 #[cfg(feature = "fuzzing")]
 pub mod wire;
-// Without `fuzzing` the codec is private; parts of it (full encoders of every field, views)
-// serve only the tests, the fuzz targets and the wire benchmark.
+// Without `fuzzing` the codec is private. Its items are `pub` because the `fuzzing` build
+// exports them, so `unreachable_pub` (and only it) is expected here; the parts only the tests,
+// the fuzz targets and the wire benchmark use are `#[cfg(any(test, feature = "fuzzing"))]`, so
+// a normal build has no dead code.
 #[cfg(not(feature = "fuzzing"))]
-#[allow(unreachable_pub, dead_code, unused_imports)]
+#[allow(unreachable_pub)]
 mod wire;
 
 pub use config::{EndpointConfig, MemoryBudget, ServerConfig, TokenPolicy, TransportConfig};

@@ -80,6 +80,7 @@ impl AckFrame {
     }
 
     /// True when `pn` lies in one of the ranges.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn contains(&self, pn: u64) -> bool {
         // Ranges are descending: find the first whose start is <= pn.
         let i = self.ranges.partition_point(|r| *r.start() > pn);
@@ -87,6 +88,7 @@ impl AckFrame {
     }
 
     /// Exact number of bytes [`encode_ack`] writes, type byte included.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn encoded_len(&self) -> usize {
         let (first_range, extra) = self.wire_fields();
         let extra_len: usize = extra

@@ -68,6 +68,7 @@ impl MessageFrame<'_> {
     /// payload over 255 bytes only comes from the last-frame form, and is written
     /// in it ([`encode_message_last`]): such a frame must end the packet. Fields
     /// the kind does not carry are ignored.
+    #[cfg(any(test, feature = "testing", feature = "fuzzing"))]
     pub fn encode(&self, kind: ChannelKind, out: &mut Vec<u8>) {
         let (seq, compact_seq) = match self.seq {
             Some(f) => (f.value, f.is_truncated()),
@@ -275,6 +276,7 @@ pub fn encode_ping(out: &mut Vec<u8>) {
 /// A header that may not take that form ([`MessageHeader::may_be_last`] false: a fragment, or
 /// a seq that needs the full form) is a caller bug: it trips a debug assertion and is written
 /// by [`encode_message`] in release builds.
+#[cfg(any(test, feature = "testing", feature = "fuzzing"))]
 pub fn encode_message_last(header: &MessageHeader, payload: &[u8], out: &mut Vec<u8>) {
     debug_assert!(header.may_be_last(), "no last-frame form for {header:?}");
     if !header.may_be_last() {
@@ -286,6 +288,7 @@ pub fn encode_message_last(header: &MessageHeader, payload: &[u8], out: &mut Vec
 
 /// Exact number of bytes [`encode_message_last`] writes for these arguments (never more than
 /// [`message_frame_len`]: the last-frame form is at least one byte shorter).
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn last_message_frame_len(header: &MessageHeader, payload_len: usize) -> usize {
     if header.may_be_last() {
         header.last_prefix_len() + payload_len
@@ -328,6 +331,7 @@ pub fn message_to_last(
 }
 
 /// Append a COPIES marker (one byte, `0x07`): the packet's messages are repair copies.
+#[cfg(any(test, feature = "testing", feature = "fuzzing"))]
 pub fn encode_copies(out: &mut Vec<u8>) {
     out.push(COPIES_TYPE);
 }
@@ -352,6 +356,7 @@ pub fn encode_path_response(data: &[u8; PATH_DATA_LEN], out: &mut Vec<u8>) {
 
 /// Append `len` padding bytes (zeros); they decode as one
 /// `Frame::Padding(len)` (merged with adjacent padding).
+#[cfg(any(test, feature = "testing", feature = "fuzzing"))]
 pub fn encode_padding(len: usize, out: &mut Vec<u8>) {
     out.resize(out.len() + len, PADDING_TYPE);
 }
@@ -367,6 +372,7 @@ pub fn encode_close(code: u64, reason: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Exact number of bytes [`encode_close`] writes.
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn close_frame_len(code: u64, reason_len: usize) -> usize {
     let reason_len = reason_len.min(MAX_REASON_LEN);
     1 + varint::encoded_len(code) + varint::encoded_len(reason_len as u64) + reason_len

@@ -68,6 +68,7 @@ impl ShortHeader {
     }
 
     /// Size of a short header: `1 + cid_len + pn_len`.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn encoded_len(cid_len: usize, pn_len: usize) -> usize {
         1 + cid_len + pn_len
     }
@@ -104,6 +105,7 @@ impl ShortHeader {
 
     /// The full packet number, given the largest packet number received so
     /// far on this connection (see [`pn_decode`](super::pn_decode)).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn pn(&self, largest_received: Option<u64>) -> u64 {
         super::pn_decode(
             self.pn_truncated,
@@ -217,6 +219,7 @@ pub enum LongPacket {
 /// can read from a packet of a version it does not speak (type nibble,
 /// version, and the first connection id, which every long packet carries
 /// right after the version).
+#[cfg(any(test, feature = "testing", feature = "fuzzing"))]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct LongHeaderPrefix {
     /// The `TTTT` type nibble (not validated).
@@ -383,6 +386,7 @@ impl LongPacket {
     /// packet without interpreting the rest, so that an endpoint can answer
     /// a packet of an unknown version (with VersionNegotiation) or an
     /// unknown type.
+    #[cfg(any(test, feature = "testing", feature = "fuzzing"))]
     pub fn peek(datagram: &[u8]) -> Result<LongHeaderPrefix, DecodeError> {
         let mut r = Reader::new(datagram);
         let (packet_type, version) = Self::read_start(&mut r)?;

@@ -31,21 +31,38 @@ mod shard;
 #[cfg(test)]
 mod tests;
 
-pub use ack::{encode_ack, AckFrame, AckRanges};
+pub use ack::{encode_ack, AckFrame};
 pub use channel_kind::ChannelKind;
 pub use cid::ConnectionId;
 pub use error::DecodeError;
 pub use frame::{
-    close_frame_len, encode_close, encode_copies, encode_message, encode_message_last,
-    encode_padding, encode_path_challenge, encode_path_response, encode_ping, frames,
-    insert_copies, last_message_frame_len, message_frame_len, message_to_last, Fragment, Frame,
-    FrameIter, MessageFrame, MessageHeader, COMPACT_MAX_PAYLOAD,
+    encode_close, encode_message, encode_path_challenge, encode_path_response, encode_ping, frames,
+    insert_copies, message_frame_len, message_to_last, Fragment, Frame, MessageFrame,
+    MessageHeader,
 };
-pub use header::{is_long_header, LongHeaderPrefix, LongPacket, ShortHeader, KEY_PHASE_BIT};
-pub use packet_number::{pn_decode, pn_encode_len, pn_truncate};
-pub use params::{AcceptParams, ConnectParams, MAX_SUITES, MAX_TOKEN_LEN};
-pub use seq::{seq_compact_ok, seq_expand, SeqField, SEQ_COMPACT_MAX_DISTANCE};
+pub use header::{is_long_header, LongPacket, ShortHeader, KEY_PHASE_BIT};
+pub use packet_number::{pn_decode, pn_encode_len};
+pub use params::{AcceptParams, ConnectParams, MAX_SUITES};
+pub use seq::{seq_compact_ok, seq_expand, SeqField};
 pub use shard::{ShardFrame, MAX_SHARDS_K};
+// Only the tests, the fuzz targets and the wire benchmark use these (and the first two the
+// `testing` fuzz helpers).
+#[cfg(any(test, feature = "testing", feature = "fuzzing"))]
+pub use frame::{encode_copies, encode_padding};
+#[cfg(any(test, feature = "fuzzing"))]
+pub use {
+    frame::{close_frame_len, encode_message_last, last_message_frame_len},
+    packet_number::pn_truncate,
+    params::MAX_TOKEN_LEN,
+    seq::SEQ_COMPACT_MAX_DISTANCE,
+};
+// Named in the public signatures of the `fuzzing` build.
+#[cfg(feature = "fuzzing")]
+pub use {
+    ack::AckRanges,
+    frame::{FrameIter, COMPACT_MAX_PAYLOAD},
+    header::LongHeaderPrefix,
+};
 
 /// QUIC varints, from the public [`codec`](crate::codec) the wire format is built on.
 pub use crate::codec::varint;

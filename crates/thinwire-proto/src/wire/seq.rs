@@ -31,6 +31,7 @@ impl SeqField {
     }
 
     /// True when this is a truncated value that needs [`seq_expand`].
+    #[cfg(any(test, feature = "testing", feature = "fuzzing"))]
     pub fn is_truncated(&self) -> bool {
         self.bits < 64
     }
