@@ -22,6 +22,7 @@
 //! ([`EmuError::NotRoot`], [`EmuError::NoTun`]).
 //!
 //! How the emulator works, what it measures and its limits: `docs/EMULATOR.md`.
+#![forbid(unsafe_code)]
 
 mod lab;
 mod net;

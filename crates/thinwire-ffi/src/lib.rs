@@ -20,8 +20,20 @@
 //! returns a [`thinwire_status`] (described by [`thinwire_error_string`]); no panic crosses
 //! into C (it becomes `THINWIRE_STATUS_PANIC`); a received message is a handle the caller
 //! frees with [`thinwire_message_free`]. A host is used from one thread at a time.
-// The C API is this crate's purpose: unsafe is allowed here (and only here), each block with
-// its SAFETY argument; C names keep C's conventions.
+// The C API is this crate's purpose: unsafe is allowed in this crate, each block with its
+// SAFETY argument; C names keep C's conventions.
+//
+// The workspace's whole unsafe inventory (the lint is `deny` workspace-wide; every other crate
+// has `#![forbid(unsafe_code)]`, the four below allow it only in these files):
+// - thinwire-ffi, all of `src/` (this crate): C callers' pointers; relies on each being null
+//   (checked) or valid for its stated length and lifetime, and a host used by one thread.
+// - thinwire, `src/io/mmsg.rs`: `sendmmsg` with UDP GSO control messages; relies on every
+//   header pointer pointing into buffers alive and unmoved until the call returns.
+// - thinwire-enet, `src/ffi.rs` and `src/host.rs`: the ENet C library for the comparison
+//   peer; relies on the raw host being owned by one value and destroyed once, packets freed
+//   exactly once, and `ffi.rs` matching `enet.h` 1.3.17's layout.
+// - thinwire-bench, `src/sys.rs` (`heap_in_use`): glibc's `mallinfo2`; relies on glibc 2.33+
+//   (the cfg limits it to Linux gnu), a call with no arguments returning a plain struct.
 #![allow(unsafe_code, non_camel_case_types)]
 
 mod error;
