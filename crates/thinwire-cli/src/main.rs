@@ -113,7 +113,8 @@ struct RepairCmdArgs {
     /// [default: the loss rate].
     #[arg(long, allow_negative_numbers = true)]
     ack_loss: Option<f64>,
-    /// Smoothed round-trip time of the path, in milliseconds (the RTO is taken as RTT + 6 ms).
+    /// Smoothed round-trip time of the path, in milliseconds (the RTO is taken as the core's
+    /// thin-stream RTO at the default transport settings).
     #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
     rtt_ms: f64,
     /// Time allowed past the one-way delay, in round trips.

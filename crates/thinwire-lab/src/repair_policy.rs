@@ -17,8 +17,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use thinwire_proto::repair::{copy_spacing, RepairModel, RepairPolicy, RepairTarget};
+use thinwire_proto::repair::{copy_spacing, thin_rto, RepairModel, RepairPolicy, RepairTarget};
 use thinwire_proto::repair::{MAX_COPIES, MAX_LOSS, MAX_STAGES};
+use thinwire_proto::TransportConfig;
 
 use crate::policy::SpacedFormatter;
 
@@ -29,12 +30,6 @@ pub const SWEEP_LOSS: [f64; 11] = [
 
 /// Largest `--rtt-ms` accepted (a minute).
 const MAX_RTT_MS: f64 = 60_000.0;
-
-/// Timer granularity added to the smoothed RTT in the thin-stream RTO of a steady path.
-const GRANULARITY: Duration = Duration::from_millis(1);
-
-/// Peer ACK delay added to the smoothed RTT in the thin-stream RTO of a steady path.
-const PEER_ACK_DELAY: Duration = Duration::from_millis(5);
 
 /// The command-line arguments of `thinwire policy repair`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,15 +80,21 @@ impl RepairArgs {
         Duration::from_secs_f64(self.rtt_ms.clamp(0.001, MAX_RTT_MS) / 1000.0)
     }
 
-    /// The retransmission timeout of a thin stream on a steady path (no RTT variance):
-    /// the smoothed RTT plus the 1 ms timer granularity plus the peer's 5 ms ACK delay.
+    /// The retransmission timeout of a thin stream on a steady path (no RTT variance): the
+    /// core's [`thin_rto`] with the default `timer_granularity` and `max_ack_delay`.
     pub fn rto(&self) -> Duration {
-        self.srtt() + GRANULARITY + PEER_ACK_DELAY
+        let c = TransportConfig::default();
+        thin_rto(
+            self.srtt(),
+            Duration::ZERO,
+            c.timer_granularity,
+            c.max_ack_delay,
+        )
     }
 
     /// The stages: `stages` when given, otherwise
     /// `RepairTarget { rtts, target, max_copies }.stages(srtt, rto)` with the steady-path
-    /// thin-stream RTO of [`RepairArgs::rto`] (`srtt + 1 ms granularity + 5 ms ACK delay`).
+    /// thin-stream RTO of [`RepairArgs::rto`].
     pub fn stages(&self) -> u8 {
         self.stages.unwrap_or_else(|| {
             RepairTarget {
@@ -287,12 +288,15 @@ fn plan_text(policy: &RepairPolicy) -> String {
 
 /// The path and deadline lines shared by the table and the sweep.
 fn path_lines(out: &mut String, args: &RepairArgs) {
+    let c = TransportConfig::default();
     let _ = writeln!(
         out,
-        "path: RTT {} ms, RTO {} ms (RTT + 1 ms granularity + 5 ms peer ACK delay), \
+        "path: RTT {} ms, RTO {} ms (RTT + {} ms granularity + {} ms peer ACK delay), \
          copy spacing {} ms",
         ms(args.srtt()),
         ms(args.rto()),
+        ms(c.timer_granularity),
+        ms(c.max_ack_delay),
         ms(copy_spacing(args.srtt()))
     );
     let deadline = args.srtt().mul_f64(args.rtts);
@@ -442,159 +446,4 @@ fn percent_sign(x: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(loss: f64, stages: u8) -> RepairArgs {
-        RepairArgs {
-            loss,
-            stages: Some(stages),
-            ..RepairArgs::default()
-        }
-    }
-
-    #[test]
-    fn five_percent_two_stages_doubles_the_retransmission() {
-        let p = solve(&at(0.05, 2)).expect("solvable");
-        assert_eq!(p.plan(), &[1, 2]);
-        assert!(p.reachable);
-        // the defaults derive the same two stages from a 200 ms RTT and 1.5 RTT
-        let d = RepairArgs::default();
-        assert_eq!(d.stages(), 2);
-        assert_eq!(solve(&d).expect("solvable").plan(), &[1, 2]);
-    }
-
-    #[test]
-    fn two_percent_needs_no_copy() {
-        let p = solve(&at(0.02, 2)).expect("solvable");
-        assert_eq!(p.plan(), &[1, 1]);
-        assert!(p.reachable);
-    }
-
-    #[test]
-    fn steady_rto_and_schedule() {
-        let a = RepairArgs::default();
-        assert_eq!(a.rto(), Duration::from_millis(206));
-        assert_eq!(a.stage_start(1), Duration::ZERO);
-        // 206 ms RTO + 25 ms spacing
-        assert_eq!(a.stage_start(2), Duration::from_millis(231));
-        let text = to_text(&a, &solve(&a).expect("solvable"));
-        assert!(
-            text.contains("2 stage(s), loss p 5%, repeat loss r 5%, ack loss 5%, target 99.9%"),
-            "{text}"
-        );
-        let row = |stage: &str| {
-            text.lines()
-                .map(|l| l.split_whitespace().collect::<Vec<_>>())
-                .find(|w| w.first() == Some(&stage) && w.len() == 4)
-                .unwrap_or_else(|| panic!("no stage {stage} row in\n{text}"))
-        };
-        assert_eq!(row("1"), ["1", "0", "ms", "1"]);
-        assert_eq!(row("2"), ["2", "231", "ms", "2"]);
-        assert!(
-            text.contains("expected copies per message: 1.1950"),
-            "{text}"
-        );
-        assert!(text.contains("target reachable: yes"), "{text}");
-    }
-
-    #[test]
-    fn json_round_trips() {
-        let a = at(0.05, 2);
-        let p = solve(&a).expect("solvable");
-        let json = to_json(&a, &p);
-        assert!(
-            json.starts_with(
-                "{\"stages\": 2, \"loss\": 0.05, \"repeat_loss\": 0.05, \"ack_loss\": 0.05, \
-                 \"target\": 0.999, \"max_copies\": 3, \"copy_first\": false, \"plan\": [1, 2], "
-            ),
-            "{json}"
-        );
-        let back: RepairPolicyJson = serde_json::from_str(&json).expect("round trip");
-        assert_eq!(back, to_json_value(&a, &p));
-        assert!(back.reachable);
-    }
-
-    #[test]
-    fn unreachable_target_says_why() {
-        // bursts three copies a stage cannot beat: 0.3^3 * 0.8^3 > 0.001
-        let a = RepairArgs {
-            repeat_loss: Some(0.8),
-            ..at(0.3, 2)
-        };
-        let p = solve(&a).expect("an unreachable target is not an error");
-        assert!(!p.reachable);
-        assert_eq!(p.plan(), &[1, 1]);
-        let text = to_text(&a, &p);
-        assert!(
-            text.contains("target unreachable: the plain policy"),
-            "{text}"
-        );
-        assert!(!to_json_value(&a, &p).reachable);
-    }
-
-    #[test]
-    fn sweep_has_one_row_per_loss_rate() {
-        let a = RepairArgs::default();
-        let text = sweep_text(&a).expect("valid");
-        for loss in SWEEP_LOSS {
-            let label = percent_sign(loss);
-            let rows = text
-                .lines()
-                .filter(|l| l.split_whitespace().next() == Some(label.as_str()))
-                .count();
-            assert_eq!(rows, 1, "{label} in\n{text}");
-        }
-        let five = text
-            .lines()
-            .find(|l| l.trim_start().starts_with("5% "))
-            .expect("5% row");
-        assert_eq!(five.split_whitespace().nth(1), Some("1,2"), "{text}");
-        let json = sweep_json(&a).expect("valid");
-        let rows: Vec<RepairPolicyJson> = serde_json::from_str(&json).expect("JSON");
-        assert_eq!(rows.len(), SWEEP_LOSS.len());
-        assert_eq!(rows[3].plan, [1, 1], "2%");
-    }
-
-    #[test]
-    fn fixed_repeat_loss_stays_fixed_in_the_sweep() {
-        let a = RepairArgs {
-            repeat_loss: Some(0.3),
-            ..RepairArgs::default()
-        };
-        let rows = sweep(&a).expect("valid");
-        assert!(rows.iter().all(|(a, _)| a.model().repeat_loss == 0.3));
-        assert!(rows.iter().all(|(a, _)| a.model().ack_loss == a.loss));
-    }
-
-    #[test]
-    fn errors_name_the_flag() {
-        let with = |f: fn(&mut RepairArgs)| {
-            let mut a = RepairArgs::default();
-            f(&mut a);
-            a
-        };
-        let cases = [
-            ("--loss", with(|a| a.loss = 2.0)),
-            ("--loss", with(|a| a.loss = f64::NAN)),
-            ("--repeat-loss", with(|a| a.repeat_loss = Some(-0.1))),
-            ("--ack-loss", with(|a| a.ack_loss = Some(0.95))),
-            ("--target", with(|a| a.target = 1.0)),
-            ("--stages", with(|a| a.stages = Some(0))),
-            ("--stages", with(|a| a.stages = Some(MAX_STAGES + 1))),
-            ("--max-copies", with(|a| a.max_copies = 0)),
-            ("--rtt-ms", with(|a| a.rtt_ms = 0.0)),
-            ("--rtt-ms", with(|a| a.rtt_ms = f64::INFINITY)),
-            ("--rtts", with(|a| a.rtts = -1.0)),
-        ];
-        for (flag, a) in cases {
-            let e = solve(&a).unwrap_err();
-            assert!(e.starts_with(flag), "{flag}: {e}");
-            if flag == "--loss" {
-                assert!(sweep_text(&a).is_ok(), "the sweep ignores --loss");
-            } else {
-                assert!(sweep_text(&a).unwrap_err().starts_with(flag), "{flag}");
-            }
-        }
-    }
-}
+mod tests;

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::repair::{thin_rto, variance_margin};
+
 /// Smoothed RTT estimator (RFC 6298 section 2) and RTO calculator.
 ///
 /// Samples are corrected by the peer's reported ack delay when that does not push them below the
@@ -88,28 +90,27 @@ impl RttEstimator {
     /// The retransmission timeout before backoff and clamping.
     ///
     /// Standard form (RFC 6298 section 2.3): `SRTT + max(G, 4 * RTTVAR)`.
-    /// Thin-stream form: `SRTT + max(G, min(SRTT / 2, 4 * RTTVAR))`, which keeps a burst of RTT variance
-    /// from doubling the timeout of a stream that can only recover by timeout.
-    /// In both, the peer's maximum ack delay is added (the peer may hold its ack that long).
+    /// Thin-stream form: [`thin_rto`]. In both, the peer's maximum ack delay is added (the peer
+    /// may hold its ack that long).
     pub(crate) fn rto(
         &self,
         thin_form: bool,
         granularity: Duration,
         peer_max_ack_delay: Duration,
     ) -> Duration {
-        let cap = if thin_form {
-            self.srtt / 2
-        } else {
-            Duration::MAX
-        };
-        self.srtt + self.variance_margin(cap, granularity) + peer_max_ack_delay
+        if thin_form {
+            return thin_rto(self.srtt, self.rttvar, granularity, peer_max_ack_delay);
+        }
+        self.srtt
+            .saturating_add(self.variance_margin(Duration::MAX, granularity))
+            .saturating_add(peer_max_ack_delay)
     }
 
     /// The margin a timer allows past SRTT for RTT variance: `max(G, min(cap, 4 * RTTVAR))`.
     /// The RTO uses it (capped at `SRTT / 2` in thin form) and so do deadline stages (capped at
     /// `SRTT / 4`).
     pub(crate) fn variance_margin(&self, cap: Duration, granularity: Duration) -> Duration {
-        (self.rttvar * 4).min(cap).max(granularity)
+        variance_margin(self.rttvar, cap, granularity)
     }
 }
 
@@ -179,5 +180,33 @@ mod tests {
         }
         let rto = r.rto(true, ms(1), Duration::ZERO);
         assert!(rto < ms(205), "{rto:?}");
+    }
+
+    #[test]
+    fn thin_rto_caps_the_variance_at_half_the_srtt() {
+        // 4 * RTTVAR = 400 ms, capped at SRTT / 2 = 100 ms; the standard form keeps 400.
+        assert_eq!(thin_rto(ms(200), ms(100), ms(1), ms(5)), ms(305));
+        let mut r = RttEstimator::new(ms(200));
+        r.update(ms(200), Duration::ZERO);
+        r.on_spurious_timeout(ms(200)); // RTTVAR = max(100, 100)
+        assert_eq!(
+            r.rto(true, ms(1), ms(5)),
+            thin_rto(ms(200), ms(100), ms(1), ms(5))
+        );
+        assert_eq!(r.rto(false, ms(1), ms(5)), ms(605));
+    }
+
+    #[test]
+    fn thin_rto_of_a_steady_path_is_srtt_plus_granularity_plus_ack_delay() {
+        assert_eq!(thin_rto(ms(200), Duration::ZERO, ms(1), ms(5)), ms(206));
+        // a variance under G still costs G
+        assert_eq!(
+            thin_rto(ms(200), Duration::from_micros(100), ms(1), ms(5)),
+            ms(206)
+        );
+        assert_eq!(
+            thin_rto(Duration::MAX, Duration::MAX, ms(1), ms(5)),
+            Duration::MAX
+        );
     }
 }
