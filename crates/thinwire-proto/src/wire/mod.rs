@@ -71,7 +71,7 @@ pub use crate::codec::varint;
 /// [`codec::Reader`](crate::codec::Reader), its reads failing with [`DecodeError`].
 pub type Reader<'a> = crate::codec::Reader<'a, DecodeError>;
 
-/// The protocol version this crate speaks: 2, the first with encrypted packets.
+/// The protocol version this crate speaks (`docs/PROTOCOL.md`, version 3).
 pub const VERSION: u32 = 3;
 
 /// Minimum size of a datagram carrying a Hello (the encoder pads to it).
