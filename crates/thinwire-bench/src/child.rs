@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::host::{tagged, BenchHost, Ev, HostOptions, Protocol, ServerInfo};
-use crate::peers::with_host;
+use thinwire_peers::{tagged, Event, Outgoing, PeerHost, ServerInfo};
+
+use crate::host::{channel, with_host, BenchHost, HostOptions, Protocol};
 use crate::runner::Ctx;
 
 /// Connections being opened at once (more would only queue handshakes at the server).
@@ -95,7 +96,7 @@ fn say(line: &str) {
     let _ = out.flush();
 }
 
-type Hosts<H> = Vec<(H, Vec<<H as BenchHost>::Conn>)>;
+type Hosts<H> = Vec<(H, Vec<<H as PeerHost>::Conn>)>;
 
 /// Opens `n` connections, `per_socket` per host, a wave at a time.
 fn open<H: BenchHost>(spec: &ChildSpec, n: usize, per_socket: usize) -> Result<Hosts<H>, String> {
@@ -124,7 +125,7 @@ fn open<H: BenchHost>(spec: &ChildSpec, n: usize, per_socket: usize) -> Result<H
         }
         up += evs
             .drain(..)
-            .filter(|e| matches!(e, Ev::Connected(_)))
+            .filter(|e| matches!(e, Event::Connected(_)))
             .count();
         thread::sleep(Duration::from_micros(500));
     }
@@ -152,7 +153,8 @@ fn play<H: BenchHost>(spec: &ChildSpec, stop: &AtomicBool) -> Result<ChildReport
             if Instant::now() >= next {
                 for (h, conns) in &mut hosts {
                     for &c in conns.iter() {
-                        report.sent += u64::from(h.send(c, true, payload)?);
+                        report.sent +=
+                            u64::from(h.send(c, channel(true), Outgoing::new(payload))?);
                     }
                     h.flush();
                 }
@@ -165,9 +167,9 @@ fn play<H: BenchHost>(spec: &ChildSpec, stop: &AtomicBool) -> Result<ChildReport
             h.service(Duration::ZERO, &mut evs)?;
             for e in evs.drain(..) {
                 match e {
-                    Ev::Message { .. } => report.received += 1,
-                    Ev::Disconnected(_) => report.disconnected += 1,
-                    Ev::Connected(_) => {}
+                    Event::Message { .. } => report.received += 1,
+                    Event::Disconnected(_) => report.disconnected += 1,
+                    Event::Connected(_) => {}
                 }
             }
         }

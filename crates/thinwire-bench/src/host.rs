@@ -1,15 +1,15 @@
-//! One interface over the three transports, so that every measurement is written once:
-//! [`BenchHost`] is a socket with any number of connections, driven by the calling thread
-//! like ENet's `enet_host_service` (thinwire's blocking `Host` has the same shape; KCP gets a
-//! small host in `peers/kcp.rs`).
+//! The three transports on loopback, so that every measurement is written once: a
+//! [`BenchHost`] is a [`PeerHost`] of `thinwire-peers` (a socket with any number of
+//! connections, driven by the calling thread like ENet's `enet_host_service`), opened on
+//! 127.0.0.1 with the bench's two channels and each stack's bench settings.
 
-use std::fmt::Debug;
-use std::hash::Hash;
-use std::net::SocketAddrV4;
-use std::time::Duration;
+use std::net::{Ipv4Addr, SocketAddrV4};
 
-use bytes::Bytes;
 use serde::{Deserialize, Serialize};
+use thinwire::{ChannelKind, Config, ServerConfig};
+use thinwire_peers::{
+    EnetHost, HostSpec, KcpHost, KcpMode, PeerHost, Role, ThinwireHost, ENET_MAX_PEERS,
+};
 
 /// The three transports compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -52,18 +52,6 @@ impl Protocol {
     }
 }
 
-/// Most peers one ENet 1.3 host can hold (`ENET_PROTOCOL_MAXIMUM_PEER_ID`).
-pub(crate) const ENET_MAX_PEERS: usize = 0xFFF;
-
-/// Where a server listens and what a client needs to reach it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ServerInfo {
-    /// The server's loopback address (IPv4: ENet 1.3 has no IPv6).
-    pub(crate) addr: SocketAddrV4,
-    /// thinwire: the server's public key (64 hex digits).
-    pub(crate) key: Option<String>,
-}
-
 /// Settings every host of a run shares.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub(crate) struct HostOptions {
@@ -71,64 +59,98 @@ pub(crate) struct HostOptions {
     pub(crate) cleartext: bool,
 }
 
-/// What [`BenchHost::service`] reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ev<C> {
-    /// A connection is up (ours completed, or a peer's was accepted).
-    Connected(C),
-    /// A message arrived: its length and its first eight bytes (little endian), which the
-    /// round-trip measurement uses as a sequence number.
-    Message {
-        /// The connection.
-        conn: C,
-        /// Whether it came on the reliable channel.
-        reliable: bool,
-        /// Its length in bytes.
-        len: usize,
-        /// Its first eight bytes.
-        tag: u64,
-    },
-    /// A connection ended.
-    Disconnected(C),
+/// The channels of every bench connection: reliable (ordered, like ENet's reliable packets
+/// and KCP), and unreliable (ENet's unsequenced packets; KCP refuses it).
+const CHANNELS: [ChannelKind; 2] = [ChannelKind::ReliableOrdered, ChannelKind::Unreliable];
+
+/// The channel of the reliable or the unreliable messages.
+pub(crate) fn channel(reliable: bool) -> u8 {
+    u8::from(!reliable)
 }
 
-/// A UDP socket with connections, driven by the calling thread.
-pub(crate) trait BenchHost: Sized {
-    /// Identifies a connection of this host.
-    type Conn: Copy + Eq + Hash + Debug;
+/// A host of the bench: a [`PeerHost`] on 127.0.0.1 (any port) with the bench's channels.
+pub(crate) trait BenchHost: PeerHost {
+    /// The stack's settings for a server of `capacity` connections, or a client (`None`).
+    fn settings(server: Option<usize>, opts: HostOptions) -> Self::Settings;
 
-    /// A server on 127.0.0.1 (any port) for up to `capacity` connections.
-    fn server(capacity: usize, opts: HostOptions) -> Result<Self, String>;
-    /// A client host on 127.0.0.1 (any port) for up to `capacity` connections.
-    fn client(capacity: usize, opts: HostOptions) -> Result<Self, String>;
-    /// What clients need to reach this (server) host.
-    fn info(&self) -> ServerInfo;
-    /// Starts a connection; [`Ev::Connected`] follows from [`service`](Self::service).
-    fn connect(&mut self, to: &ServerInfo) -> Result<Self::Conn, String>;
-    /// Processes the network for at most `timeout`, appending events to `out`; returns as
-    /// soon as some were appended. `Duration::ZERO` only handles what has arrived.
-    fn service(&mut self, timeout: Duration, out: &mut Vec<Ev<Self::Conn>>) -> Result<(), String>;
-    /// Queues a message on the reliable (ordered) or the unreliable channel. `Ok(false)`: the
-    /// transport refused it for now (its send window is full); try again later.
-    fn send(&mut self, conn: Self::Conn, reliable: bool, data: &Bytes) -> Result<bool, String>;
-    /// Whether the transport holds data for `conn` that its window kept off the wire at the
-    /// last flush: a sender backs off until it is false.
-    fn backlogged(&self, conn: Self::Conn) -> bool;
-    /// Sends everything queued.
-    fn flush(&mut self);
+    /// A server for up to `capacity` connections.
+    fn server(capacity: usize, opts: HostOptions) -> Result<Self, String> {
+        Self::open(
+            &loopback(Role::Server, capacity),
+            &Self::settings(Some(capacity), opts),
+        )
+    }
+
+    /// A client host for up to `capacity` connections.
+    fn client(capacity: usize, opts: HostOptions) -> Result<Self, String> {
+        Self::open(
+            &loopback(Role::Client, capacity),
+            &Self::settings(None, opts),
+        )
+    }
 }
 
-/// A payload of `len` bytes whose first eight carry `tag` (little endian).
-pub(crate) fn tagged(len: usize, tag: u64) -> Bytes {
-    let mut v = vec![0x5a; len.max(8)];
-    v[..8].copy_from_slice(&tag.to_le_bytes());
-    v.truncate(len.max(8));
-    Bytes::from(v)
+fn loopback(role: Role, capacity: usize) -> HostSpec {
+    HostSpec {
+        bind: SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0),
+        role,
+        capacity,
+        channels: CHANNELS.to_vec(),
+    }
 }
 
-/// The tag of a received payload (0 when shorter than eight bytes).
-pub(crate) fn tag_of(data: &[u8]) -> u64 {
-    data.get(..8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
+impl BenchHost for ThinwireHost {
+    fn settings(server: Option<usize>, opts: HostOptions) -> Config {
+        let config = match server {
+            // Every client of the bench comes from 127.0.0.1, which a server counts as one
+            // source: the per-source limits meant for the Internet are lifted, and the
+            // connection limit fits the run.
+            Some(capacity) => Config::server().with_server(ServerConfig {
+                max_connections: capacity.max(16),
+                max_connections_per_source: usize::MAX,
+                handshakes_per_second_per_source: 1_000_000,
+                stateless_replies_per_second: 1_000_000,
+                max_stateless_queue: 65_536,
+                ..ServerConfig::default()
+            }),
+            None => Config::client(),
+        };
+        if opts.cleartext {
+            config.insecure_cleartext()
+        } else {
+            config
+        }
+    }
 }
+
+impl BenchHost for EnetHost {
+    fn settings(_server: Option<usize>, _opts: HostOptions) {}
+}
+
+impl BenchHost for KcpHost {
+    /// Fast mode, as the emulator's `kcp-fast` peer.
+    fn settings(_server: Option<usize>, _opts: HostOptions) -> KcpMode {
+        KcpMode::Fast
+    }
+}
+
+/// Runs `$body` with `$h` bound to the host type of `$proto`.
+macro_rules! with_host {
+    ($proto:expr, $h:ident => $body:expr) => {
+        match $proto {
+            $crate::host::Protocol::Thinwire => {
+                type $h = thinwire_peers::ThinwireHost;
+                $body
+            }
+            $crate::host::Protocol::Enet => {
+                type $h = thinwire_peers::EnetHost;
+                $body
+            }
+            $crate::host::Protocol::Kcp => {
+                type $h = thinwire_peers::KcpHost;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_host;

@@ -15,8 +15,9 @@
 //!                 └─▶ BenchResults ─▶ results.json, report.html, the terminal table
 //! ```
 //!
-//! Every measurement is written once, against `BenchHost` (`src/host.rs`): a socket with
-//! connections driven by its thread through `service` / `send` / `flush`, the shape of ENet's
+//! Every measurement is written once, against `BenchHost` (`src/host.rs`), the loopback face
+//! of `thinwire-peers`' `PeerHost`, which the emulator drives too: a socket with connections
+//! driven by its thread through `service` / `send` / `flush`, the shape of ENet's
 //! `enet_host_service`. thinwire runs through its blocking `thinwire::Host` (the same shape:
 //! one single-threaded host per side, as ENet's), ENet through `thinwire-enet`, KCP through
 //! a small host over one UDP socket. The memory and sweep clients run in a child process
@@ -30,7 +31,6 @@ mod child;
 mod gateway;
 mod host;
 mod memory;
-mod peers;
 mod plots;
 mod report;
 pub mod results;

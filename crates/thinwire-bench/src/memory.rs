@@ -6,9 +6,10 @@
 
 use std::time::{Duration, Instant};
 
+use thinwire_peers::Event;
+
 use crate::child::{Child, ChildSpec, Role};
-use crate::host::{BenchHost, Ev, Protocol};
-use crate::peers::with_host;
+use crate::host::{with_host, BenchHost, Protocol};
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
 use crate::sys::{heap_in_use, rss_bytes};
@@ -55,9 +56,9 @@ fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String>
         host.service(Duration::from_millis(1), &mut evs)?;
         for e in evs.drain(..) {
             match e {
-                Ev::Connected(_) => connected += 1,
-                Ev::Disconnected(_) => connected = connected.saturating_sub(1),
-                Ev::Message { .. } => {}
+                Event::Connected(_) => connected += 1,
+                Event::Disconnected(_) => connected = connected.saturating_sub(1),
+                Event::Message { .. } => {}
             }
         }
     }

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::host::{tagged, BenchHost, Ev, HostOptions, Protocol, ServerInfo};
-use crate::peers::with_host;
+use thinwire_peers::{tagged, Event, Outgoing, ServerInfo};
+
+use crate::host::{channel, with_host, BenchHost, HostOptions, Protocol};
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
 
@@ -42,14 +43,14 @@ fn echo<H: BenchHost>(
         host.service(Duration::from_millis(5), &mut evs)?;
         let mut any = false;
         for e in evs.drain(..) {
-            if let Ev::Message {
+            if let Event::Message {
                 conn,
-                reliable,
+                channel,
                 len,
                 tag,
             } = e
             {
-                host.send(conn, reliable, &tagged(len, tag))?;
+                host.send(conn, channel, Outgoing::new(&tagged(len, tag)))?;
                 any = true;
             }
         }
@@ -65,7 +66,7 @@ fn client<H: BenchHost>(reliable: bool, ctx: &Ctx, to: &ServerInfo) -> Result<Sa
     let conn = host.connect(to)?;
     let mut evs = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !evs.contains(&Ev::Connected(conn)) {
+    while !evs.contains(&Event::Connected(conn)) {
         if Instant::now() > deadline {
             return Err("no connection within 10 s".into());
         }
@@ -80,7 +81,7 @@ fn client<H: BenchHost>(reliable: bool, ctx: &Ctx, to: &ServerInfo) -> Result<Sa
     while Instant::now() < end {
         seq += 1;
         let t0 = Instant::now();
-        if !host.send(conn, reliable, &tagged(SIZE, seq))? {
+        if !host.send(conn, channel(reliable), Outgoing::new(&tagged(SIZE, seq)))? {
             return Err("the send window of an idle connection is full".into());
         }
         host.flush();
@@ -94,7 +95,7 @@ fn client<H: BenchHost>(reliable: bool, ctx: &Ctx, to: &ServerInfo) -> Result<Sa
             host.service(give_up - now, &mut evs)?;
             if evs
                 .iter()
-                .any(|e| matches!(e, Ev::Message { tag, .. } if *tag == seq))
+                .any(|e| matches!(e, Event::Message { tag, .. } if *tag == seq))
             {
                 break true;
             }

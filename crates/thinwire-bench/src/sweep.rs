@@ -8,9 +8,10 @@
 
 use std::time::{Duration, Instant};
 
+use thinwire_peers::{tagged, Event, Outgoing};
+
 use crate::child::{Child, ChildSpec, Role};
-use crate::host::{tagged, BenchHost, Ev, Protocol};
-use crate::peers::with_host;
+use crate::host::{channel, with_host, BenchHost, Protocol};
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
 use crate::sys::thread_cpu;
@@ -47,13 +48,13 @@ struct Sample {
 }
 
 /// Tracks connections and counts messages; returns the messages.
-fn handle<C: Copy + PartialEq>(evs: &mut Vec<Ev<C>>, conns: &mut Vec<C>) -> u64 {
+fn handle<C: Copy + PartialEq>(evs: &mut Vec<Event<C>>, conns: &mut Vec<C>) -> u64 {
     let mut messages = 0;
     for e in evs.drain(..) {
         match e {
-            Ev::Message { .. } => messages += 1,
-            Ev::Connected(c) => conns.push(c),
-            Ev::Disconnected(c) => conns.retain(|&x| x != c),
+            Event::Message { .. } => messages += 1,
+            Event::Connected(c) => conns.push(c),
+            Event::Disconnected(c) => conns.retain(|&x| x != c),
         }
     }
     messages
@@ -110,7 +111,7 @@ fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String>
         host.service(Duration::ZERO, &mut evs)?;
         received += handle(&mut evs, &mut conns);
         for &c in &conns {
-            sent += u64::from(host.send(c, true, &payload)?);
+            sent += u64::from(host.send(c, channel(true), Outgoing::new(&payload))?);
         }
         host.flush();
         let end = Instant::now();

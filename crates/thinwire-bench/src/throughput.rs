@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::host::{BenchHost, Ev, HostOptions, Protocol, ServerInfo};
-use crate::peers::with_host;
+use thinwire_peers::{Event, Outgoing, ServerInfo};
+
+use crate::host::{channel, with_host, BenchHost, HostOptions, Protocol};
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
 use crate::sys::thread_cpu;
@@ -112,7 +113,7 @@ fn server<H: BenchHost>(
         host.service(Duration::from_millis(1), &mut evs)?;
         count += evs
             .drain(..)
-            .filter(|e| matches!(e, Ev::Message { .. }))
+            .filter(|e| matches!(e, Event::Message { .. }))
             .count() as u64;
     }
 }
@@ -139,7 +140,7 @@ fn clients<H: BenchHost>(
         }
         for (h, c, up) in &mut hosts {
             h.service(Duration::from_micros(200), &mut evs)?;
-            *up |= evs.drain(..).any(|e| e == Ev::Connected(*c));
+            *up |= evs.drain(..).any(|e| e == Event::Connected(*c));
         }
     }
     ready.store(true, Ordering::Release);
@@ -158,7 +159,7 @@ fn clients<H: BenchHost>(
         for (h, c, _) in &mut hosts {
             if !h.backlogged(*c) {
                 for _ in 0..burst {
-                    if !h.send(*c, case.reliable, &payload)? {
+                    if !h.send(*c, channel(case.reliable), Outgoing::new(&payload))? {
                         break;
                     }
                     sent += 1;

@@ -80,6 +80,7 @@ pub struct ENetPeerHead {
 #[cfg(target_pointer_width = "64")]
 const _: () = {
     assert!(std::mem::offset_of!(ENetHostHead, address) == 4);
+    assert!(std::mem::offset_of!(ENetPeerHead, address) == 36);
     assert!(std::mem::offset_of!(ENetPeerHead, state) == 56);
     assert!(std::mem::offset_of!(ENetPeerHead, window_size) == 212);
     assert!(std::mem::offset_of!(ENetPeerHead, reliable_data_in_transit) == 216);

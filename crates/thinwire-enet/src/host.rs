@@ -226,6 +226,19 @@ mod imp {
             SocketAddrV4::new(std::net::Ipv4Addr::from(a.host.to_ne_bytes()), a.port)
         }
 
+        /// The address of `peer` (`None` for an unknown peer).
+        pub fn peer_address(&self, peer: PeerId) -> Option<SocketAddrV4> {
+            let &p = self.peers.get(&peer)?;
+            // SAFETY: p is a peer of this live host (ENet keeps peers in one array for the
+            // host's life), whose first fields are `ENetPeerHead`'s (checked in ffi.rs);
+            // single-threaded: ENet is not running while we read.
+            let a = unsafe { std::ptr::addr_of!((*p.cast::<ffi::ENetPeerHead>()).address).read() };
+            Some(SocketAddrV4::new(
+                std::net::Ipv4Addr::from(a.host.to_ne_bytes()),
+                a.port,
+            ))
+        }
+
         /// Whether ENet holds packets for `peer` that the last flush could not put on the
         /// wire (its reliable window is full): a sender that must not queue without bound
         /// waits until this is false. False for an unknown peer.
@@ -309,6 +322,10 @@ mod imp {
         }
         /// Unreachable: no host can exist.
         pub fn local_addr(&self) -> SocketAddrV4 {
+            match self._never {}
+        }
+        /// Unreachable: no host can exist.
+        pub fn peer_address(&self, _peer: PeerId) -> Option<SocketAddrV4> {
             match self._never {}
         }
         /// Unreachable: no host can exist.

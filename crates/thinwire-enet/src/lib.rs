@@ -3,7 +3,7 @@
 //! A minimal safe wrapper over ENet 1.3 (the C library game developers use, from Debian's
 //! `libenet-dev`), enough for the thinwire lab to drive ENet as a real peer: create a host,
 //! connect, send reliable or unsequenced packets on a channel, and service events (also
-//! without copying packets); read the bound port and whether a peer's reliable window holds
+//! without copying packets); read the bound port, a peer's address and whether a peer's reliable window holds
 //! packets back (for senders that must not queue without bound, like `thinwire bench`).
 //!
 //! The FFI declarations are written by hand against `enet/enet.h` 1.3.17 (only the few

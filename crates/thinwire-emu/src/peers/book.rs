@@ -1,9 +1,10 @@
 //! What every real peer shares: the run's [`Plan`] of messages, the [`Book`]
-//! of send and delivery stamps, the payload format and the [`HostReport`].
+//! of send and delivery stamps and the [`HostReport`].
 //!
-//! A payload carries its message's index in the plan in its first 8 bytes
-//! (little-endian; payloads shorter than 8 bytes are padded to 8), so the
-//! receiving thread can stamp the message it hands to the application.
+//! A payload carries its message's index in the plan as its tag, in its first
+//! 8 bytes (`thinwire_peers::tagged`; payloads shorter than 8 bytes are padded
+//! to 8), so the receiving thread can stamp the message it hands to the
+//! application.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,12 +67,16 @@ impl Book {
     pub(crate) fn sent(&self, id: usize) {
         self.stamp(&self.sent[id]);
     }
+    /// Stamps the delivery of the message `data` (its tag names it).
     pub(crate) fn delivered(&self, data: &[u8]) {
         if data.len() >= 8 {
-            let id = u64::from_le_bytes(data[..8].try_into().unwrap_or_default()) as usize;
-            if let Some(v) = self.delivered.get(id) {
-                self.stamp(v);
-            }
+            self.delivered_id(thinwire_peers::tag_of(data));
+        }
+    }
+    /// Stamps the delivery of message `id` (a payload's tag).
+    pub(crate) fn delivered_id(&self, id: u64) {
+        if let Some(v) = usize::try_from(id).ok().and_then(|i| self.delivered.get(i)) {
+            self.stamp(v);
         }
     }
 }
@@ -116,13 +121,6 @@ pub(crate) fn slot(client: Option<u32>, ev: &AppEvent) -> usize {
     } else {
         ev.client as usize
     }
-}
-
-/// The payload of message `id`: `size` bytes (at least 8), the id first.
-pub(crate) fn payload(id: usize, size: u32) -> Vec<u8> {
-    let mut v = vec![0u8; (size as usize).max(8)];
-    v[..8].copy_from_slice(&(id as u64).to_le_bytes());
-    v
 }
 
 /// The 0-based client index of a peer that connected to the server from an

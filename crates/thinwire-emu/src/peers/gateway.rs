@@ -27,14 +27,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::book::{runtime, slot, Book, HostReport, Plan};
-use super::thinwire::{config, report, send};
+use super::driver::Lanes;
+use super::thinwire::{config, lanes, report};
 use crate::net::host_addr;
 use thinwire_gateway::run::{fresh_nonce, EdgeProcess, RunError, Runner, ServerProcess, Stop};
 use thinwire_gateway::trunk::{
     mint_trunk_credential, CredentialSpec, GatewayStats, TrunkCredential, TrunkOptions, TrunkPeer,
 };
 use thinwire_lab::protocol::{lab_server_key, ThinwireProtocol};
-use thinwire_lab::workload::Direction;
+use thinwire_lab::workload::{AppEvent, Direction};
+use thinwire_peers::{send_on_connection, tagged};
 use thinwire_proto::{ServerConfig, ServerKey, TokenKey};
 
 const GAME_PORT: u16 = 7300;
@@ -424,7 +426,7 @@ async fn run_plan(
     book: &Arc<Book>,
     conns: &[Option<thinwire::Connection>],
 ) -> HostReport {
-    let (_, per_class) = t.channels(&plan.classes);
+    let lanes = lanes(t, &plan.classes);
     let ids: Vec<usize> = match players {
         None => plan.ids_of(None),
         Some(mine) => (0..plan.events.len())
@@ -446,11 +448,22 @@ async fn run_plan(
             Some(_) => conns.get(ev.client as usize),
         };
         if let Some(Some(c)) = conn {
-            send(t, c, &per_class, id, &ev, book);
+            send(c, &lanes, id, &ev, book);
         }
     }
     tokio::time::sleep_until(tokio::time::Instant::from_std(book.t0 + plan.end)).await;
-    report(conns)
+    let stats: Vec<_> = conns.iter().flatten().filter_map(|c| c.stats()).collect();
+    report(&stats)
+}
+
+/// Sends message `id` (event `ev`) on `c` as the driver would on a blocking host; a
+/// refused message is lost.
+fn send(c: &thinwire::Connection, lanes: &Lanes, id: usize, ev: &AppEvent, book: &Book) {
+    book.sent(id);
+    let data = tagged(ev.msg.size as usize, id as u64);
+    let (channel, msg) = lanes.message(ev, &data);
+    let kind = lanes.channels.get(usize::from(channel)).copied();
+    let _ = send_on_connection(c, kind, channel, msg);
 }
 
 /// Runs one host of the gateway peer: host 0 the server side, host `k` (`client` `k - 1`)

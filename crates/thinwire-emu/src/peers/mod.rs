@@ -1,15 +1,16 @@
 //! Real transport peers driven by the lab's workloads.
 //!
 //! Every peer runs as threads inside the hosts' namespaces (see
-//! [`crate::EmuNet::spawn_in`]), one file per stack: [`tcp`] (kernel TCP),
-//! [`kcp`], [`quic`] (quinn), [`enet`] (libenet) and [`thinwire`]. Messages
-//! carry their index in the run's event list, and the [`Book`] stamps send
-//! and delivery `Instant`s of the one process clock ([`book`]).
+//! [`crate::EmuNet::spawn_in`]). thinwire, KCP and ENet are `thinwire-peers`' adapters
+//! (the ones the bench runs on loopback), run by one [`driver`]; the lab's thinwire
+//! configurations are mapped in [`thinwire`]. Kernel TCP ([`tcp`]), QUIC ([`quic`], quinn
+//! on tokio) and thinwire through gateways ([`gateway`]: gateway processes and the async
+//! runtime) are the emulator's own. Messages carry their index in the run's event list, and
+//! the [`Book`] stamps send and delivery `Instant`s of the one process clock ([`book`]).
 
 mod book;
-mod enet;
+mod driver;
 mod gateway;
-mod kcp;
 mod quic;
 mod tcp;
 mod thinwire;
@@ -19,9 +20,16 @@ use std::sync::Arc;
 pub(crate) use book::{Book, Plan};
 
 use self::book::{merge_counters, HostReport};
+use self::driver::{drive, Lanes, Stack};
 use self::quic::QuicCert;
 use crate::{EmuError, EmuNet};
 use thinwire_lab::protocol::ProtocolSpec;
+use thinwire_peers::{EnetHost, KcpHost, KcpMode, ThinwireHost};
+
+/// The port of every KCP host.
+const KCP_PORT: u16 = 7200;
+/// The port of every ENet host.
+const ENET_PORT: u16 = 7500;
 
 /// A real transport stack run by the emulator.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,12 +41,14 @@ pub enum RealPeer {
         thin: bool,
     },
     /// KCP (`kcp` crate, the original protocol) over UDP; `fast`:
-    /// `nodelay(true, 10, 2, true)`, otherwise KCP's defaults.
+    /// `nodelay(true, 10, 2, true)` with windows of 1024 packets (as in the bench),
+    /// otherwise KCP's defaults ([`KcpMode`]).
     Kcp {
         /// Fast mode.
         fast: bool,
     },
-    /// thinwire over real UDP (the `thinwire` runtime) in a lab configuration.
+    /// thinwire over real UDP (the `thinwire` runtime's blocking `Host`) in a lab
+    /// configuration.
     Thinwire(thinwire_lab::protocol::ThinwireProtocol),
     /// thinwire through multiplexing gateways (`thinwire-gateway`): the scenario's
     /// `gateway_edges` edge gateways on hosts 1..=N, each with its share of the clients
@@ -50,8 +60,8 @@ pub enum RealPeer {
     /// allow loss (latest-value classes).
     QuicStreams,
     /// ENet (Debian's C library through `thinwire-enet`), one channel per class; with
-    /// `unsequenced`, latest-value classes use unsequenced packets, otherwise everything is
-    /// reliable.
+    /// `unsequenced`, latest-value classes are unreliable channels (unsequenced packets),
+    /// otherwise everything is reliable.
     Enet {
         /// Unsequenced packets for latest-value classes.
         unsequenced: bool,
@@ -102,15 +112,36 @@ fn run_host(
 ) -> Result<HostReport, String> {
     match peer {
         RealPeer::Tcp { thin } => tcp::tcp_host(*thin, client, plan, book),
-        RealPeer::Kcp { fast } => kcp::kcp_host(*fast, client, plan, book).map(HostReport::sent),
-        RealPeer::Thinwire(t) => thinwire::thinwire_host(*t, client, plan, book),
+        RealPeer::Kcp { fast } => {
+            let stack = Stack {
+                settings: if *fast {
+                    KcpMode::Fast
+                } else {
+                    KcpMode::Default
+                },
+                port: KCP_PORT,
+                key: None,
+                lanes: Lanes::single(&plan.classes),
+            };
+            drive::<KcpHost>(&stack, client, plan, book).map(|d| HostReport::sent(d.sent))
+        }
+        RealPeer::Thinwire(t) => {
+            let stack = thinwire::stack(*t, client.is_none(), &plan.classes);
+            drive::<ThinwireHost>(&stack, client, plan, book).map(|d| thinwire::report(&d.stats))
+        }
         RealPeer::Gateway(t) => gateway::gateway_host(*t, client, plan, book),
         RealPeer::QuicStreams => match cert {
             Some(cert) => quic::quic_host(cert, client, plan, book),
             None => Err("no certificate".into()),
         },
         RealPeer::Enet { unsequenced } => {
-            enet::enet_host(*unsequenced, client, plan, book).map(HostReport::sent)
+            let stack = Stack {
+                settings: (),
+                port: ENET_PORT,
+                key: None,
+                lanes: Lanes::per_class(&plan.classes, *unsequenced),
+            };
+            drive::<EnetHost>(&stack, client, plan, book).map(|d| HostReport::sent(d.sent))
         }
     }
 }

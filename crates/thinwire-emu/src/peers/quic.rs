@@ -6,8 +6,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::book::{client_slot, merge_counters, payload, runtime, slot, Book, HostReport, Plan};
+use super::book::{client_slot, merge_counters, runtime, slot, Book, HostReport, Plan};
 use crate::net::host_addr;
+use thinwire_peers::tagged;
 
 const QUIC_PORT: u16 = 7400;
 
@@ -195,7 +196,7 @@ pub(crate) fn quic_host(
             c.send(
                 class,
                 lossy.get(class).copied().unwrap_or(false),
-                bytes::Bytes::from(payload(id, ev.msg.size)),
+                tagged(ev.msg.size as usize, id as u64),
             );
             sent += u64::from(ev.msg.size);
         }

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::book::{payload, slot, Book, HostReport, Plan};
+use super::book::{slot, Book, HostReport, Plan};
 use crate::net::host_addr;
+use thinwire_peers::tagged;
 
 const TCP_PORT: u16 = 7100;
 
@@ -158,7 +159,7 @@ pub(crate) fn tcp_host(
         sleep_until(book.t0 + ev.at);
         if let Some(Some(s)) = streams.get_mut(slot(client, ev)) {
             book.sent(id);
-            tcp_write(s, &payload(id, ev.msg.size)).map_err(e)?;
+            tcp_write(s, &tagged(ev.msg.size as usize, id as u64)).map_err(e)?;
             sent += u64::from(ev.msg.size);
         }
     }
