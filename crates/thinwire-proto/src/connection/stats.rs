@@ -161,8 +161,6 @@ counters! {
         refused,
         /// Messages delivered to the application.
         messages_delivered,
-        /// PING frames sent (keepalives and timeout probes with nothing else to carry).
-        pings_sent,
     }
     /// Payload bytes sent, by cause (see [`PayloadStats::total`]).
     payload_bytes: PayloadStats {

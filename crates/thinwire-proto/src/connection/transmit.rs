@@ -228,7 +228,6 @@ impl Connection {
         }
         if !ack_eliciting && want_ping {
             wire::encode_ping(buf);
-            self.stats.frames.pings_sent += 1;
             ack_eliciting = true;
         }
         self.next_pn += 1;
