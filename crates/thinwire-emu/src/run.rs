@@ -13,7 +13,8 @@ use thinwire_lab::metrics::{
 use thinwire_lab::protocol::ProtocolSpec;
 use thinwire_lab::scenario::Scenario;
 use thinwire_lab::workload::{instantiate_all, InstanceParams, Semantics};
-use thinwire_netmodel::LinkConfig;
+use thinwire_netmodel::{LinkConfig, LinkStats};
+use thinwire_proto::ConnectionCounters;
 
 /// Options of an emulated run.
 #[derive(Debug, Clone, Default)]
@@ -51,30 +52,33 @@ pub struct EmuRun {
 /// peer run: for kernel TCP the namespaces' `OutSegs`, `RetransSegs`,
 /// `TCPLossProbes`, `TCPTimeouts`, `TCPFastRetrans`, `TCPSpuriousRTOs`, and
 /// `sockets_cubic`, the sockets that ran CUBIC; for
-/// QUIC quinn's datagrams sent and lost packets and bytes; for thinwire its
-/// `ConnectionStats` (packets sent and lost, losses found after one indication,
-/// RTO expirations, spurious losses, payload bytes retransmitted, bundled and
-/// sent as parity, spurious timeouts, frames retransmitted, repair copies and
-/// their payload bytes, repairs in time and late, ACK repeats and frames
-/// bundled). KCP and ENet report none.
+/// QUIC quinn's datagrams sent and lost packets and bytes; for the thinwire
+/// gateway pair the gateways' counters. thinwire reports its connections'
+/// [`ConnectionCounters`] instead, typed. KCP and ENet report none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerCounters {
     /// Peer label (with the sweep point), as in the results.
     pub peer: String,
     /// `(name, value)` in the stack's own naming.
     pub counters: Vec<(String, u64)>,
+    /// thinwire's connection counters, summed over the hosts' connections
+    /// (thinwire peers only).
+    pub thinwire: Option<ConnectionCounters>,
 }
 
 impl PeerCounters {
-    /// `name value, name value, ...`, or `None` without counters.
+    /// `name value, name value, ...` (thinwire's counters under the core's
+    /// names, `part.counter`), or `None` without counters.
     pub fn summary(&self) -> Option<String> {
-        (!self.counters.is_empty()).then(|| {
-            self.counters
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
+        let mut named: Vec<String> = self
+            .counters
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        if let Some(t) = &self.thinwire {
+            t.for_each(|k, v| named.push(format!("{k} {v}")));
+        }
+        (!named.is_empty()).then(|| named.join(", "))
     }
 }
 
@@ -111,7 +115,7 @@ pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
 ///
 /// Wire bytes are IP packet bytes offered to the emulated links (headers
 /// included). Payload bytes sent (hence redundancy): thinwire's own counter
-/// (`ConnectionStats::payload_bytes_sent`, retransmissions and parity
+/// (`PayloadStats::total`, retransmissions and parity
 /// included, summed over connections); for TCP, KCP and QUIC the bytes the
 /// application wrote, so their redundancy reads 0 (their retransmissions are
 /// not counted; the wire bytes show them). Not supported: bottlenecks with cross traffic and server
@@ -174,6 +178,7 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
                     .into_iter()
                     .map(|(k, v)| (k.to_owned(), v))
                     .collect(),
+                thinwire: outcome.thinwire,
             });
         }
     }
@@ -246,18 +251,19 @@ fn run_one(
     let result = run_peer(peer, &net, plan, &book);
     let stats = net.shutdown();
     let report = result?;
-    let (bytes, packets) = stats
-        .links
-        .iter()
-        .fold((0, 0), |(b, p), (_, l)| (b + l.bytes, p + l.sent));
+    let mut links = LinkStats::default();
+    for (_, l) in &stats.links {
+        links += *l;
+    }
     Ok(PeerOutcome {
         book,
         wire: WireCounters {
-            bytes,
-            packets,
+            bytes: links.bytes,
+            packets: links.sent,
             payload_bytes_sent: report.payload_bytes_sent,
         },
         counters: report.counters,
+        thinwire: report.thinwire,
     })
 }
 
@@ -266,6 +272,7 @@ struct PeerOutcome {
     book: Arc<Book>,
     wire: WireCounters,
     counters: Vec<(&'static str, u64)>,
+    thinwire: Option<ConnectionCounters>,
 }
 
 fn record(rec: &mut Recorder, name: &str, plan: &Plan, book: &Book) {
@@ -313,5 +320,32 @@ fn record(rec: &mut Recorder, name: &str, plan: &Plan, book: &Book) {
             payload_bytes: e.msg.size,
             deadline_us: e.msg.deadline.map(|d| d.as_micros() as u64),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_names_thinwire_counters_as_the_core_does() {
+        let mut t = ConnectionCounters::default();
+        t.recovery.rto_expirations = 3;
+        t.udp.packets_sent = 9;
+        let c = PeerCounters {
+            peer: "thinwire".into(),
+            counters: vec![("OutSegs".into(), 1)],
+            thinwire: Some(t),
+        };
+        let s = c.summary().expect("summary");
+        assert!(s.starts_with("OutSegs 1, udp.packets_sent 9, "), "{s}");
+        assert!(s.contains(", recovery.rto_expirations 3, "), "{s}");
+        assert_eq!(s.matches(", ").count(), ConnectionCounters::NAMES.len());
+        let none = PeerCounters {
+            thinwire: None,
+            counters: Vec::new(),
+            ..c
+        };
+        assert_eq!(none.summary(), None);
     }
 }

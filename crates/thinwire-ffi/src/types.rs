@@ -328,17 +328,17 @@ fn micros(d: Duration) -> u64 {
 impl From<&ConnectionStats> for thinwire_connection_stats {
     fn from(s: &ConnectionStats) -> Self {
         Self {
-            srtt_us: micros(s.srtt),
-            rttvar_us: micros(s.rttvar),
-            rto_us: micros(s.rto),
-            loss_estimate: s.loss_estimate,
-            packets_sent: s.packets_sent,
-            bytes_sent: s.bytes_sent,
-            packets_received: s.packets_received,
-            bytes_received: s.bytes_received,
-            packets_lost: s.packets_lost,
-            frames_retransmitted: s.frames_retransmitted,
-            messages_delivered: s.messages_delivered,
+            srtt_us: micros(s.path.srtt),
+            rttvar_us: micros(s.path.rttvar),
+            rto_us: micros(s.path.rto),
+            loss_estimate: s.path.loss_estimate,
+            packets_sent: s.udp.packets_sent,
+            bytes_sent: s.udp.bytes_sent,
+            packets_received: s.udp.packets_received,
+            bytes_received: s.udp.bytes_received,
+            packets_lost: s.recovery.packets_lost,
+            frames_retransmitted: s.frames.retransmitted,
+            messages_delivered: s.frames.messages_delivered,
         }
     }
 }

@@ -67,9 +67,11 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
     // Every message of the deadline configurations went through send_deadline.
     for p in ["thinwire-deadline", "thinwire-rtx-only", "thinwire-fec+1"] {
         let d = note(p)
-            .deadline
-            .unwrap_or_else(|| panic!("{p}: no counters"));
-        assert_eq!(d.messages, 600, "{p}");
+            .thinwire
+            .and_then(|t| t.with_deadline())
+            .unwrap_or_else(|| panic!("{p}: no counters"))
+            .deadline;
+        assert_eq!(d.messages_sent, 600, "{p}");
         assert_eq!(
             d.delivered,
             r.run(p, None).expect("row").messages.delivered,
@@ -77,19 +79,24 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
         );
         assert!(note(p).deadline_summary().is_some());
     }
-    assert!(note("thinwire").deadline.is_none());
-    assert!(note("tcp-model").deadline.is_none());
+    let plain = note("thinwire").thinwire.expect("counters");
+    assert_eq!(plain.with_deadline(), None);
+    assert!(note("thinwire").deadline_summary().is_none());
+    assert!(note("tcp-model").thinwire.is_none());
 
     // Fixed FEC +1 sends at least one recovery shard (512 bytes) per message, and the
     // redundancy in results.json includes them: about 25%.
-    let fec = note("thinwire-fec+1").deadline.expect("counters");
-    assert!(fec.parity_shards >= 600, "{fec:?}");
+    let fec = note("thinwire-fec+1")
+        .thinwire
+        .and_then(|t| t.with_deadline())
+        .expect("counters");
+    assert!(fec.deadline.parity_shards >= 600, "{fec:?}");
     let fec_row = r.run("thinwire-fec+1", None).expect("row");
     assert!(
-        fec_row.redundancy >= fec.parity_bytes as f64 / unique as f64 - 1e-9,
+        fec_row.redundancy >= fec.payload_bytes.parity as f64 / unique as f64 - 1e-9,
         "{} vs parity {}",
         fec_row.redundancy,
-        fec.parity_bytes
+        fec.payload_bytes.parity
     );
     assert!(
         (0.24..0.30).contains(&fec_row.redundancy),
@@ -150,7 +157,7 @@ fn no_deadline_summary_without_deadlines() {
         .replace("duration_s = 62", "duration_s = 10");
     let lab = run(&text);
     assert!(deadline_rows(&lab.results, &lab.samples).is_empty());
-    assert!(lab.notes.iter().all(|n| n.deadline.is_none()));
+    assert!(lab.notes.iter().all(|n| n.deadline_summary().is_none()));
     let html = thinwire_lab::report::render_report(&lab.results, &lab.samples, &lab.params);
     assert!(!html.contains("deadline-summary"));
 }
@@ -169,5 +176,5 @@ fn messages_too_large_for_deadline_delivery_are_sent_as_ordinary_messages() {
     assert_eq!(row.messages.sent, 100);
     assert_eq!(row.messages.delivered, 100);
     // No message went through deadline delivery.
-    assert_eq!(lab.notes[0].deadline, None);
+    assert_eq!(lab.notes[0].thinwire.and_then(|t| t.with_deadline()), None);
 }

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use thinwire_lab::protocol::RecoveryCounters;
 use thinwire_lab::runner::{run_scenario, LabRun, NoProgress, RunOptions};
 use thinwire_lab::scenario::Scenario;
+use thinwire_proto::ConnectionCounters;
 
 /// `ao-thin-stream`, scaled down: 4 clients, 40 s, RTT 300 ms, loss 1% and 5%.
 const AO_SMALL: &str = r#"
@@ -36,11 +36,10 @@ fn run() -> LabRun {
     run_scenario(&scn, &RunOptions::default(), &NoProgress).expect("runs")
 }
 
-fn recovery<'a>(lab: &'a LabRun, protocol: &str) -> Option<&'a RecoveryCounters> {
+fn counters(lab: &LabRun, protocol: &str) -> Option<ConnectionCounters> {
     let note = lab.notes.iter().find(|n| n.protocol == protocol);
-    note.unwrap_or_else(|| panic!("note of {protocol}"))
-        .recovery
-        .as_ref()
+    let note = note.unwrap_or_else(|| panic!("note of {protocol}"));
+    note.thinwire.map(|t| t.total())
 }
 
 #[test]
@@ -54,7 +53,7 @@ fn thin_stream_at_5_percent_loss_has_consistent_recovery_counters_and_table() {
         .collect();
     assert_eq!(thinwire.len(), 2, "{labels:?}");
     for l in labels.iter().filter(|l| l.starts_with("tcp-model")) {
-        assert_eq!(recovery(&lab, l), None, "{l}");
+        assert_eq!(counters(&lab, l), None, "{l}");
     }
     let at_5 = thinwire
         .iter()
@@ -62,19 +61,20 @@ fn thin_stream_at_5_percent_loss_has_consistent_recovery_counters_and_table() {
         .find(|l| l.contains("5%"))
         .unwrap_or_else(|| panic!("no 5% point in {thinwire:?}"));
     for l in &thinwire {
-        let r = recovery(&lab, l).unwrap_or_else(|| panic!("{l}: no counters"));
+        let c = counters(&lab, l).unwrap_or_else(|| panic!("{l}: no counters"));
+        let r = c.recovery;
         assert!(r.packets_lost > 0, "{l}: {r:?}");
         assert!(r.thin_fast_losses <= r.packets_lost, "{l}: {r:?}");
         assert!(r.spurious_losses <= r.packets_lost, "{l}: {r:?}");
         assert!(r.spurious_timeouts <= r.rto_expirations, "{l}: {r:?}");
-        assert!(r.frames_retransmitted > 0, "{l}: {r:?}");
+        assert!(c.frames.retransmitted > 0, "{l}: {c:?}");
         assert!(
-            r.repairs_in_time + r.repairs_late <= r.frames_retransmitted + r.repair_copies,
-            "{l}: {r:?}"
+            r.repairs_in_time + r.repairs_late <= c.frames.retransmitted + r.repair_copies,
+            "{l}: {c:?}"
         );
         assert!(r.repairs_in_time + r.repairs_late > 0, "{l}: {r:?}");
     }
-    let r5 = recovery(&lab, at_5).expect("counters");
+    let r5 = counters(&lab, at_5).expect("counters").recovery;
     assert!(r5.rto_expirations > 0, "{r5:?}");
     let text = lab.notes.iter().find(|n| n.protocol == at_5).expect("note");
     let summary = text.recovery_summary().expect("summary");

@@ -101,6 +101,19 @@ pub struct LinkStats {
     pub corrupted: u64,
 }
 
+impl std::ops::AddAssign for LinkStats {
+    fn add_assign(&mut self, rhs: Self) {
+        self.sent += rhs.sent;
+        self.bytes += rhs.bytes;
+        self.delivered += rhs.delivered;
+        self.bytes_delivered += rhs.bytes_delivered;
+        self.lost += rhs.lost;
+        self.dropped_queue += rhs.dropped_queue;
+        self.duplicated += rhs.duplicated;
+        self.corrupted += rhs.corrupted;
+    }
+}
+
 /// What happened to a packet handed to [`Link::send`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendOutcome {

@@ -453,3 +453,32 @@ fn next_delivery_and_poll_respect_time() {
     assert_eq!(link.poll_deliver(t0 + 10 * MS).map(|p| id_of(&p)), Some(1));
     assert_eq!(link.poll_deliver(t0 + 100 * MS), None);
 }
+
+#[test]
+fn link_stats_add_field_by_field() {
+    let a = LinkStats {
+        sent: 1,
+        bytes: 2,
+        delivered: 3,
+        bytes_delivered: 4,
+        lost: 5,
+        dropped_queue: 6,
+        duplicated: 7,
+        corrupted: 8,
+    };
+    let mut sum = a;
+    sum += a;
+    assert_eq!(
+        sum,
+        LinkStats {
+            sent: 2,
+            bytes: 4,
+            delivered: 6,
+            bytes_delivered: 8,
+            lost: 10,
+            dropped_queue: 12,
+            duplicated: 14,
+            corrupted: 16,
+        }
+    );
+}

@@ -108,7 +108,7 @@ fn thinwire_carries_messages_and_reports_its_stats() {
     let mut client = ThinwireHost::open(&spec(Role::Client), &Config::client()).unwrap();
     let (conn, _) = round_trip(&mut server, &mut client, true);
     let stats = client.stats(conn).expect("thinwire has statistics");
-    assert!(stats.packets_sent > 0);
+    assert!(stats.udp.packets_sent > 0);
     assert!(!client.backlogged(conn));
 }
 

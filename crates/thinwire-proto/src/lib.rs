@@ -24,8 +24,9 @@
 //! - the state machine: [`Endpoint`], [`ConnectionHandle`], [`Transmit`];
 //! - configuration: [`EndpointConfig`], [`ServerConfig`], [`TransportConfig`], [`ChannelKind`],
 //!   [`DeadlineOptions`], [`ParityMode`], [`PolicyCache`], [`RepairTarget`];
-//! - output: [`Event`], [`Message`], [`DeadlineStatus`], [`ConnectionStats`], [`ChannelStats`],
-//!   [`EndpointStats`];
+//! - output: [`Event`], [`Message`], [`DeadlineStatus`], [`EndpointStats`], and
+//!   [`ConnectionStats`] with its parts ([`PathStats`], the counters of [`ConnectionCounters`],
+//!   [`ChannelStats`]);
 //! - errors, by who is at fault: [`ConfigError`], [`ConnectError`], [`SendError`] (the caller),
 //!   [`PeerError`] (the peer), [`DisconnectReason`] (why a connection ended);
 //! - [`fec`]: the deadline policies, and [`repair`]: the copies per retransmission of reliable
@@ -33,9 +34,9 @@
 //! - [`codec`]: the QUIC varints and bounds-checked reader the wire format is made of, for
 //!   protocols built on thinwire (the gateway's trunk frames).
 //!
-//! Two cargo features open more: `testing` (the `testing::Pair` harness in simulated time, for
-//! tests and benchmarks) and `fuzzing` (the `wire` codec, for the fuzz targets and the wire
-//! benchmark).
+//! Three cargo features open more: `testing` (the `testing::Pair` harness in simulated time, for
+//! tests and benchmarks), `fuzzing` (the `wire` codec, for the fuzz targets and the wire
+//! benchmark) and `serde` (`Serialize` and `Deserialize` for the statistics).
 #![forbid(unsafe_code)]
 
 mod channel;
@@ -64,7 +65,10 @@ pub mod wire;
 mod wire;
 
 pub use config::{EndpointConfig, MemoryBudget, ServerConfig, TokenPolicy, TransportConfig};
-pub use connection::{ChannelStats, ConnectionStats};
+pub use connection::{
+    ChannelStats, ConnectionCounters, ConnectionStats, DeadlineStats, FrameStats, PathStats,
+    PayloadStats, RecoveryStats, SecurityStats, UdpStats,
+};
 pub use crypto::{
     CipherSuite, ConnectToken, KeyParseError, PublicKey, ServerKey, TokenClaims, TokenError,
     TokenKey, MAX_TOKEN_ADDRESSES, MAX_USER_DATA, MIN_KEY_UPDATE_PACKETS,

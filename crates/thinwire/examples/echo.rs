@@ -144,7 +144,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(s) = conn.stats() {
         println!(
             "connection: srtt {:?}, min_rtt {:?}, packets sent {}, lost {}, retransmitted frames {}, bundled frames {}",
-            s.srtt, s.min_rtt, s.packets_sent, s.packets_lost, s.frames_retransmitted, s.frames_bundled
+            s.path.srtt, s.path.min_rtt, s.udp.packets_sent, s.recovery.packets_lost, s.frames.retransmitted, s.frames.bundled
         );
     }
     conn.close(0, b"done");

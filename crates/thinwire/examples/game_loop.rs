@@ -114,7 +114,7 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     }
     println!(
         "client: connected {connected}, {frames} frames, {snapshots} snapshots received, srtt {:?}, wake-ups {}",
-        stats.map(|s| s.srtt),
+        stats.map(|s| s.path.srtt),
         host.stats().io.wakeups
     );
     server_thread

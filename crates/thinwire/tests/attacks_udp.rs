@@ -555,7 +555,7 @@ async fn a_forged_close_closes_nothing_from_any_address() {
         "{server_after:?}"
     );
     let st = rig.peer.stats().expect("the server's connection is alive");
-    assert_eq!(st.unauthenticated_packets, 8, "{st:?}");
+    assert_eq!(st.security.unauthenticated_packets, 8, "{st:?}");
 
     // the attacker's four drew four decoy Resets, of the Reset's shape, naming the id
     // they were sent to, never the client's id
@@ -576,7 +576,14 @@ async fn a_forged_close_closes_nothing_from_any_address() {
     );
     tokio::time::sleep(ms(100)).await;
     rig.traffic_flows("after forged CLOSEs", 10).await;
-    assert_eq!(rig.peer.stats().expect("alive").unauthenticated_packets, 8);
+    assert_eq!(
+        rig.peer
+            .stats()
+            .expect("alive")
+            .security
+            .unauthenticated_packets,
+        8
+    );
 }
 
 /// A thousand Resets to the client, spoofed as the server's address and port, naming the
@@ -675,8 +682,8 @@ async fn forged_messages_are_never_delivered_nor_displace_genuine_ones() {
     }
     rig.traffic_flows("after injection", 10).await;
     let st = rig.peer.stats().expect("alive");
-    assert_eq!(st.unauthenticated_packets, sent as u64, "{st:?}");
-    assert_eq!(st.malformed_packets, 0, "{st:?}");
+    assert_eq!(st.security.unauthenticated_packets, sent as u64, "{st:?}");
+    assert_eq!(st.udp.malformed_packets, 0, "{st:?}");
 }
 
 /// From the attacker's address: packets with the sniffed id and far-ahead 4-byte packet
@@ -704,12 +711,18 @@ async fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
     until("forgeries dropped and replays discarded", || {
         let st = rig.peer.stats().expect("alive");
         rig.server.stats().protocol.dropped_unauthenticated >= before.dropped_unauthenticated + 3
-            && st.duplicate_packets >= st0.duplicate_packets + replays
+            && st.udp.duplicate_packets >= st0.udp.duplicate_packets + replays
     })
     .await;
     let st = rig.peer.stats().expect("alive");
-    assert_eq!(st.unauthenticated_packets - st0.unauthenticated_packets, 3);
-    assert_eq!(st.duplicate_packets - st0.duplicate_packets, replays);
+    assert_eq!(
+        st.security.unauthenticated_packets - st0.security.unauthenticated_packets,
+        3
+    );
+    assert_eq!(
+        st.udp.duplicate_packets - st0.udp.duplicate_packets,
+        replays
+    );
 
     // the attacker gets three decoy Resets (one per forgery), nothing else: no
     // PATH_CHALLENGE, no data
@@ -718,8 +731,8 @@ async fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
     for a in &answers {
         reset_token(a, &rig.server_cid);
     }
-    assert_eq!(st.path_challenges_sent, 0, "{st:?}");
-    assert_eq!(st.migrations, 0, "{st:?}");
+    assert_eq!(st.security.path_challenges_sent, 0, "{st:?}");
+    assert_eq!(st.security.migrations, 0, "{st:?}");
     assert_eq!(
         rig.peer.current_remote_address(),
         Some(SocketAddr::V4(rig.client_addr))
@@ -728,7 +741,11 @@ async fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
     // the window did not move: genuine 1-byte packet numbers still open, both ways
     rig.traffic_flows("after the hijack attempt", 10).await;
     let st = rig.peer.stats().expect("alive");
-    assert_eq!((st.path_challenges_sent, st.migrations), (0, 0), "{st:?}");
+    assert_eq!(
+        (st.security.path_challenges_sent, st.security.migrations),
+        (0, 0),
+        "{st:?}"
+    );
     assert!(
         rig.answers(0, ms(50)).await.is_empty(),
         "the server's traffic never went to the attacker"

@@ -53,9 +53,9 @@ async fn delay_and_duplicates_are_injected() {
         "no duplicate delivered late"
     );
     let s = peer.stats().unwrap();
-    assert!(s.duplicate_packets > 0, "{s:?}");
+    assert!(s.udp.duplicate_packets > 0, "{s:?}");
     // the round trip now includes 2 x 30 ms
-    let rtt = conn.stats().unwrap().srtt;
+    let rtt = conn.stats().unwrap().path.srtt;
     assert!(
         rtt >= Duration::from_millis(50) && rtt < Duration::from_millis(100),
         "srtt {rtt:?}"

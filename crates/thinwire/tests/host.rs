@@ -70,7 +70,7 @@ async fn host_client_talks_to_async_server() {
         }
         // the RTT was measured (the estimate starts at 250 ms); the smallest sample, since a
         // loaded machine may delay some
-        let min_rtt = host.connection_stats(conn).unwrap().min_rtt;
+        let min_rtt = host.connection_stats(conn).unwrap().path.min_rtt;
         assert!(
             min_rtt.is_some_and(|r| r < Duration::from_millis(100)),
             "{min_rtt:?}"

@@ -12,13 +12,16 @@ use std::time::{Duration, Instant};
 
 use crate::net::host_index;
 use thinwire_lab::workload::{AppEvent, ClassSpec, Direction};
+use thinwire_proto::ConnectionCounters;
 
 /// What one host of a peer's run reports: the payload bytes it sent (see
-/// [`super::run_peer`]) and the stack's own counters, by name.
+/// [`super::run_peer`]), a real stack's own counters by name, and thinwire's
+/// connection counters.
 #[derive(Debug, Default)]
 pub(crate) struct HostReport {
     pub(crate) payload_bytes_sent: u64,
     pub(crate) counters: Vec<(&'static str, u64)>,
+    pub(crate) thinwire: Option<ConnectionCounters>,
 }
 
 impl HostReport {
@@ -27,6 +30,7 @@ impl HostReport {
         HostReport {
             payload_bytes_sent,
             counters: Vec::new(),
+            thinwire: None,
         }
     }
 }

@@ -182,6 +182,9 @@ pub(crate) fn run_peer(
             Ok(h) => {
                 total.payload_bytes_sent += h.payload_bytes_sent;
                 merge_counters(&mut total.counters, &h.counters);
+                if let Some(t) = h.thinwire {
+                    *total.thinwire.get_or_insert_with(Default::default) += t;
+                }
             }
             Err(e) => {
                 first_err.get_or_insert(e);

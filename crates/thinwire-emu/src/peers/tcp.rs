@@ -184,6 +184,7 @@ pub(crate) fn tcp_host(
     Ok(HostReport {
         payload_bytes_sent: sent,
         counters,
+        thinwire: None,
     })
 }
 

@@ -462,7 +462,7 @@ impl Relay {
         let transit = self
             .trunk
             .connection_stats(trunk)
-            .map_or(Duration::ZERO, |s| s.srtt / 2);
+            .map_or(Duration::ZERO, |s| s.path.srtt / 2);
         let left = Duration::from_micros(us).saturating_sub(transit);
         let opts = DeadlineOptions::new(left.max(MIN_DEADLINE), DEADLINE_TARGET);
         let payload = bytes.slice_ref(d.payload);

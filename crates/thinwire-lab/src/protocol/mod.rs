@@ -44,9 +44,7 @@ pub use tcp::{
     AckStyle, RtoStyle, RtxCounters, TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats,
     TcpVariant, MAX_RTX_TRACKED,
 };
-pub use thinwire::{
-    lab_server_key, DeadlineCounters, RecoveryCounters, ThinwireEndpoint, ThinwireProtocol,
-};
+pub use thinwire::{lab_server_key, ThinwireCounters, ThinwireEndpoint, ThinwireProtocol};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};
 
 use crate::workload::{ClassId, ClassSpec, Semantics};
@@ -143,13 +141,15 @@ pub trait SimEndpoint {
     fn payload_bytes_sent(&self) -> Option<u64> {
         None
     }
-    /// Counters of deadline delivery, for endpoints that have it.
-    fn deadline_counters(&self) -> Option<DeadlineCounters> {
+    /// thinwire's connection counters of this endpoint, on its side (thinwire
+    /// endpoints only).
+    fn thinwire_counters(&self) -> Option<ThinwireCounters> {
         None
     }
     /// Adds this endpoint's named protocol counters to `out` (summed over
     /// every endpoint of a simulation; see [`Counters`]). Models add what a
-    /// paper measures inside the transport, e.g. retransmissions by count.
+    /// paper measures inside the transport, e.g. retransmissions by count;
+    /// thinwire's own counters are typed ([`SimEndpoint::thinwire_counters`]).
     fn add_counters(&self, _out: &mut Counters) {}
 }
 

@@ -42,7 +42,7 @@ pub use paper::{render_papers_report, LinkedReport, PaperRun};
 use crate::metrics::Repetitions;
 use crate::metrics::{MetricsError, Results, Samples};
 use crate::paper::PaperOutcome;
-use crate::protocol::RecoveryCounters;
+use thinwire_proto::ConnectionCounters;
 
 /// Renders the report and writes it to `path` (creating the parent directory if needed).
 pub fn write_report(
@@ -124,9 +124,9 @@ pub struct LabSections<'a> {
     pub paper: Option<&'a PaperOutcome>,
     /// Every row over every run.
     pub repetitions: Option<&'a Repetitions>,
-    /// The loss-recovery counters per thinwire protocol label (sweep point
-    /// included), for the "thinwire loss recovery" table.
-    pub recovery: &'a [(String, RecoveryCounters)],
+    /// thinwire's connection counters per thinwire protocol label (sweep
+    /// point included), for the "thinwire loss recovery" table.
+    pub recovery: &'a [(String, ConnectionCounters)],
 }
 
 fn render(

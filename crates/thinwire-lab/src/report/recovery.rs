@@ -5,34 +5,40 @@
 
 use std::fmt::Write as _;
 
-use super::html::{escape, protocol_cell};
-use crate::protocol::RecoveryCounters;
+use thinwire_proto::ConnectionCounters;
 
-/// Column headers, in the order of [`RecoveryCounters::NAMES`].
-const HEADERS: [&str; 12] = [
-    "packets lost",
-    "thin fast losses",
-    "RTO expirations",
-    "spurious losses (lost ACK)",
-    "spurious timeouts (late ACK)",
-    "frames retransmitted",
-    "repair copies",
-    "repair copy bytes",
-    "repairs in time",
-    "repairs late",
-    "ACK repeats",
-    "frames bundled",
+use super::html::{escape, protocol_cell};
+
+/// A column: its header and the counter it shows.
+type Column = (&'static str, fn(&ConnectionCounters) -> u64);
+
+/// The table's columns, in order.
+const COLUMNS: [Column; 12] = [
+    ("packets lost", |c| c.recovery.packets_lost),
+    ("thin fast losses", |c| c.recovery.thin_fast_losses),
+    ("RTO expirations", |c| c.recovery.rto_expirations),
+    ("spurious losses (lost ACK)", |c| c.recovery.spurious_losses),
+    ("spurious timeouts (late ACK)", |c| {
+        c.recovery.spurious_timeouts
+    }),
+    ("frames retransmitted", |c| c.frames.retransmitted),
+    ("repair copies", |c| c.recovery.repair_copies),
+    ("repair copy bytes", |c| c.payload_bytes.copies),
+    ("repairs in time", |c| c.recovery.repairs_in_time),
+    ("repairs late", |c| c.recovery.repairs_late),
+    ("ACK repeats", |c| c.recovery.ack_repeats),
+    ("frames bundled", |c| c.frames.bundled),
 ];
 
 /// The section, `<table class="recovery">` with one row per `(protocol label,
 /// counters)` in `rows`; nothing without rows (no thinwire configuration).
-pub(super) fn recovery_section(html: &mut String, rows: &[(String, RecoveryCounters)]) {
+pub(super) fn recovery_section(html: &mut String, rows: &[(String, ConnectionCounters)]) {
     if rows.is_empty() {
         return;
     }
     html.push_str("<h2 id=\"recovery\">thinwire loss recovery</h2>\n");
     html.push_str("<div class=\"wide\"><table class=\"recovery\">\n<tr><th>protocol</th>");
-    for h in HEADERS {
+    for (h, _) in COLUMNS {
         let _ = write!(html, "<th>{}</th>", escape(h));
     }
     html.push_str("</tr>\n");
@@ -42,8 +48,8 @@ pub(super) fn recovery_section(html: &mut String, rows: &[(String, RecoveryCount
             "<tr><td class=\"proto\">{}</td>",
             protocol_cell(protocol, false)
         );
-        for (_, v) in counters.named() {
-            let _ = write!(html, "<td class=\"num\">{v}</td>");
+        for (_, value) in COLUMNS {
+            let _ = write!(html, "<td class=\"num\">{}</td>", value(counters));
         }
         html.push_str("</tr>\n");
     }

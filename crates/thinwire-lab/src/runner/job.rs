@@ -8,7 +8,7 @@ use crate::metrics::{
     latency_summary, LatencyMs, MessageRecord, ProtocolInfo, Recorder, WireCounters,
 };
 use crate::paper::{measure, EntryId, JobFacts, PaperSpec, Value};
-use crate::protocol::{DeadlineCounters, RecoveryCounters};
+use crate::protocol::ThinwireCounters;
 use crate::sim::RunOutput;
 
 /// Per-simulation facts that are not part of `results.json`.
@@ -22,42 +22,44 @@ pub struct RunNote {
     pub bottleneck_drop_rate: Option<f64>,
     /// Events processed.
     pub events: u64,
-    /// Deadline-delivery counters (thinwire deadline configurations only).
-    pub deadline: Option<DeadlineCounters>,
-    /// Loss-recovery counters, server and client endpoints summed (thinwire
-    /// configurations only).
+    /// thinwire's connection counters by side (thinwire configurations
+    /// only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recovery: Option<RecoveryCounters>,
+    pub thinwire: Option<ThinwireCounters>,
 }
 
 impl RunNote {
-    /// The deadline counters in words (`None` without them), e.g.
-    /// `deadline delivery: 6000 messages, 240 recovery shards (122.9 kB), ...`.
+    /// The deadline counters in words (`None` when no message went through
+    /// deadline delivery), e.g. `deadline delivery: 6000 messages, 240
+    /// recovery shards (122.9 kB), ...`.
     ///
     /// Recovery shards are both proactive parity and repairs: a stage that
     /// resends for missing shards sends fresh recovery shards while any are
     /// left, so retransmission-only configurations count their repairs here.
     pub fn deadline_summary(&self) -> Option<String> {
-        let d = self.deadline?;
+        let t = self.thinwire?.with_deadline()?;
+        let (d, bytes) = (t.deadline, t.payload_bytes);
         Some(format!(
             "deadline delivery: {} messages, {} recovery shards ({:.1} kB; parity and repairs), \
              {:.1} kB retransmitted, {} abandoned by the sender, {} decoded late (receiver's \
              estimate)",
-            d.messages,
+            d.messages_sent,
             d.parity_shards,
-            d.parity_bytes as f64 / 1000.0,
-            d.retransmitted_bytes as f64 / 1000.0,
+            bytes.parity as f64 / 1000.0,
+            bytes.retransmitted as f64 / 1000.0,
             d.abandoned,
             d.late
         ))
     }
 
-    /// The loss-recovery counters in words (`None` without them), e.g.
+    /// The loss-recovery counters, server and client endpoints summed, in
+    /// words (`None` without them), e.g.
     /// `loss recovery: 265 packets lost (1 thin fast, 139 spurious: lost ACK),
     /// 264 RTO expirations (39 spurious: late ACK), 209 frames retransmitted,
     /// ...`: a line for the text summary beside [`Self::deadline_summary`].
     pub fn recovery_summary(&self) -> Option<String> {
-        let r = self.recovery?;
+        let t = self.thinwire?.total();
+        let (r, f) = (t.recovery, t.frames);
         Some(format!(
             "loss recovery: {} packets lost ({} thin fast, {} spurious: lost ACK), {} RTO \
              expirations ({} spurious: late ACK), {} frames retransmitted, {} repair copies \
@@ -67,13 +69,13 @@ impl RunNote {
             r.spurious_losses,
             r.rto_expirations,
             r.spurious_timeouts,
-            r.frames_retransmitted,
+            f.retransmitted,
             r.repair_copies,
-            r.payload_bytes_copies as f64 / 1000.0,
+            t.payload_bytes.copies as f64 / 1000.0,
             r.repairs_in_time,
             r.repairs_late,
             r.ack_repeats,
-            r.frames_bundled
+            f.bundled
         ))
     }
 }
@@ -187,8 +189,7 @@ impl JobResult {
                 access_drop_rate: out.access.drop_rate(),
                 bottleneck_drop_rate: cx.has_bottleneck.then(|| out.bottleneck.drop_rate()),
                 events: out.events,
-                deadline: out.deadline,
-                recovery: RecoveryCounters::from_sim_counters(&out.counters),
+                thinwire: out.thinwire,
             }),
             recorded: first.then(|| Recorded {
                 model: out.model,

@@ -18,6 +18,8 @@ mod shard;
 use std::path::Path;
 use std::time::Duration;
 
+use thinwire_proto::ConnectionCounters;
+
 pub use crate::metrics::{RepeatedRow, Repetitions};
 pub use crate::paper::PaperOutcome;
 pub use job::{JobSummary, RunNote};
@@ -27,7 +29,7 @@ pub use shard::{merge_shards, run_shard, Shard, ShardFile};
 use crate::error::LabError;
 use crate::metrics::{sweep_name, Engine, Recorder, Results, Samples};
 use crate::paper::compare_published;
-use crate::protocol::{DccpModel, ProtocolSpec, RecoveryCounters, SctpModel, TcpModel, UdpModel};
+use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, UdpModel};
 use crate::scenario::Scenario;
 use crate::sim::{self, RunOutput, SimSetup};
 use crate::workload::WorkloadSpec;
@@ -113,12 +115,13 @@ impl LabRun {
         )
     }
 
-    /// The loss-recovery counters of the first run's simulations that have
-    /// them (thinwire configurations), by protocol label, in the notes' order.
-    pub fn recovery_rows(&self) -> Vec<(String, RecoveryCounters)> {
+    /// thinwire's connection counters of the first run's simulations that
+    /// have them (thinwire configurations), server and client endpoints
+    /// summed, by protocol label, in the notes' order.
+    pub fn recovery_rows(&self) -> Vec<(String, ConnectionCounters)> {
         self.notes
             .iter()
-            .filter_map(|n| Some((n.protocol.clone(), n.recovery?)))
+            .filter_map(|n| Some((n.protocol.clone(), n.thinwire?.total())))
             .collect()
     }
 }

@@ -3,7 +3,7 @@
 use thinwire_netmodel::LinkStats;
 
 use crate::metrics::WireCounters;
-use crate::protocol::{Counters, DeadlineCounters};
+use crate::protocol::{Counters, ThinwireCounters};
 use crate::workload::Direction;
 
 /// What happened to one application message.
@@ -33,18 +33,6 @@ pub struct LinkSummary {
 }
 
 impl LinkSummary {
-    pub(super) fn add(&mut self, s: &LinkStats) {
-        let t = &mut self.stats;
-        t.sent += s.sent;
-        t.bytes += s.bytes;
-        t.delivered += s.delivered;
-        t.bytes_delivered += s.bytes_delivered;
-        t.lost += s.lost;
-        t.dropped_queue += s.dropped_queue;
-        t.duplicated += s.duplicated;
-        t.corrupted += s.corrupted;
-    }
-
     /// Fraction of packets dropped (loss model plus queue).
     pub fn drop_rate(&self) -> f64 {
         if self.stats.sent == 0 {
@@ -74,9 +62,9 @@ pub struct RunOutput {
     pub bottleneck: LinkSummary,
     /// Events processed.
     pub events: u64,
-    /// Deadline-delivery counters summed over all endpoints, for protocols
-    /// that report them and when some message used deadline delivery.
-    pub deadline: Option<DeadlineCounters>,
+    /// thinwire's connection counters, by side, summed over every endpoint
+    /// (thinwire configurations only).
+    pub thinwire: Option<ThinwireCounters>,
     /// Named protocol counters summed over every endpoint (see
     /// [`crate::protocol::SimEndpoint::add_counters`]).
     pub counters: Counters,

@@ -29,7 +29,7 @@ impl Connection {
             if packet.copy {
                 // repair copies only: never in flight, nothing to count
             } else if packet.lost {
-                self.stats.spurious_losses += 1;
+                self.stats.recovery.spurious_losses += 1;
                 self.estimates.on_spurious(packet.repair);
                 // declared lost by the timeout, and this ACK was sent for it (it is the
                 // largest acknowledged, so nothing sent later prompted it): the
@@ -69,7 +69,7 @@ impl Connection {
         self.acked_scratch = acked;
         if late_ack {
             // the timeout was spurious: undo its backoff (RFC 4015's response)
-            self.stats.spurious_timeouts += 1;
+            self.stats.recovery.spurious_timeouts += 1;
             self.rto_mark = None;
             new_data_acked = true;
         }
@@ -97,7 +97,7 @@ impl Connection {
         let mut lost = std::mem::take(&mut self.acked_scratch);
         self.loss_time = self.sent.detect_lost(now, rule, &mut lost);
         if rule.thin {
-            self.stats.thin_fast_losses += lost.len() as u64;
+            self.stats.recovery.thin_fast_losses += lost.len() as u64;
         }
         for (pn, packet) in lost.drain(..) {
             self.on_packet_lost(now, pn, packet);
@@ -106,7 +106,7 @@ impl Connection {
     }
 
     pub(super) fn on_packet_lost(&mut self, now: Instant, pn: u64, packet: SentPacket) {
-        self.stats.packets_lost += 1;
+        self.stats.recovery.packets_lost += 1;
         self.estimates.on_outcome(true, packet.repair);
         self.cc.on_loss(packet.time_sent, now);
         for &c in &packet.chunks {
@@ -157,7 +157,7 @@ impl Connection {
             self.detect_losses(now);
         }
         if self.rto_deadline().is_some_and(|t| t <= now) {
-            self.stats.rto_expirations += 1;
+            self.stats.recovery.rto_expirations += 1;
             self.rto_mark = Some(self.next_pn);
             let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(pn)).unwrap_or(now));
             self.rto_streak = self.rto_streak.saturating_add(1);

@@ -49,7 +49,10 @@ pub(crate) use handshake::peer_max_ack_delay;
 pub(crate) use memory::SEND_MESSAGE_OVERHEAD;
 pub(crate) use receive::IncomingPacket;
 pub(crate) use state::State;
-pub use stats::{ChannelStats, ConnectionStats};
+pub use stats::{
+    ChannelStats, ConnectionCounters, ConnectionStats, DeadlineStats, FrameStats, PathStats,
+    PayloadStats, RecoveryStats, SecurityStats, UdpStats,
+};
 use timer::TimerTable;
 
 /// Which side opened the connection.
@@ -512,29 +515,31 @@ impl Connection {
         let mut s = self.stats.clone();
         if let Some(d) = &self.deadline {
             let d = &d.tx.stats;
-            s.deadline_messages_sent = d.messages;
-            s.deadline_completed = d.completed;
-            s.deadline_abandoned = d.abandoned;
-            s.payload_bytes_first += d.data_bytes_first;
-            s.payload_bytes_retransmitted += d.bytes_repeated;
-            s.payload_bytes_parity = d.parity_bytes;
-            s.parity_shards = d.parity_shards;
+            s.deadline.messages_sent = d.messages;
+            s.deadline.completed = d.completed;
+            s.deadline.abandoned = d.abandoned;
+            s.payload_bytes.first += d.data_bytes_first;
+            s.payload_bytes.retransmitted += d.bytes_repeated;
+            s.payload_bytes.parity = d.parity_bytes;
+            s.deadline.parity_shards = d.parity_shards;
         }
         if let Some(k) = &self.keys {
-            s.key_updates_sent = k.updates_sent;
-            s.key_updates_received = k.updates_received;
+            s.security.key_updates_sent = k.updates_sent;
+            s.security.key_updates_received = k.updates_received;
         }
-        s.srtt = self.rtt.srtt();
-        s.rttvar = self.rtt.rttvar();
-        s.min_rtt = self.rtt.min_rtt();
-        s.rto = self.rto();
-        s.cwnd = self.cc.window();
-        s.in_flight = self.sent.in_flight();
-        s.thin = self.is_thin();
-        s.loss_estimate = self.estimates.loss();
-        s.repeat_loss_estimate = self.estimates.repeat_loss();
-        s.ack_loss_estimate = self.estimates.ack_loss();
-        s.repair_plan = self.repair_plan();
+        s.path = PathStats {
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            min_rtt: self.rtt.min_rtt(),
+            rto: self.rto(),
+            loss_estimate: self.estimates.loss(),
+            repeat_loss_estimate: self.estimates.repeat_loss(),
+            ack_loss_estimate: self.estimates.ack_loss(),
+            repair_plan: self.repair_plan(),
+            cwnd: self.cc.window(),
+            in_flight: self.sent.in_flight(),
+            thin: self.is_thin(),
+        };
         s.channels = self
             .channels
             .iter()

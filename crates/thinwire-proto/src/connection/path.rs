@@ -85,7 +85,7 @@ impl Connection {
     pub(super) fn on_path_response(&mut self, data: [u8; PATH_DATA_LEN]) {
         if let Some(p) = self.path.probe.take_if(|p| p.data == data) {
             self.remote = p.addr;
-            self.stats.migrations += 1;
+            self.stats.security.migrations += 1;
         }
     }
 
@@ -139,7 +139,7 @@ impl Connection {
         p.bytes_out += buf.len();
         p.tries += 1;
         p.sent_at = Some(now);
-        self.stats.path_challenges_sent += 1;
+        self.stats.security.path_challenges_sent += 1;
         Some(to)
     }
 }

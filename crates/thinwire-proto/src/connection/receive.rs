@@ -105,14 +105,14 @@ impl Connection {
         };
         let pn = wire::pn_decode(packet.pn_truncated, packet.pn_len, largest);
         let Some(len) = keys.open(now, pn, (packet.header, packet.body), largest) else {
-            self.stats.unauthenticated_packets += 1;
+            self.stats.security.unauthenticated_packets += 1;
             return false;
         };
         let payload = &packet.body[..len];
         // the client has keys, so it has our Accept
         self.accept_packet = None;
         if self.rx.contains(pn) {
-            self.stats.duplicate_packets += 1;
+            self.stats.udp.duplicate_packets += 1;
             self.rx.immediate = true; // our ACK may have been lost
             self.update_timers();
             return true;
@@ -121,7 +121,7 @@ impl Connection {
         let mut frames = reuse(std::mem::take(&mut self.frame_scratch));
         let Some(seen) = self.inspect(payload, &mut frames) else {
             // authenticated but malformed: a broken or hostile peer, never the network
-            self.stats.malformed_packets += 1;
+            self.stats.udp.malformed_packets += 1;
             return true;
         };
         if let State::Draining { .. } = self.state {
@@ -149,7 +149,7 @@ impl Connection {
             // out-of-order data would overflow the receive buffer (or open more partial
             // messages than allowed) and frees none of it: dropped unacknowledged, so an honest
             // sender sends it again later
-            self.stats.dropped_buffer_full += 1;
+            self.stats.udp.dropped_buffer_full += 1;
             return true;
         }
         // out of order: out of sequence, or (unless ACKs are paired) while a gap is open below
@@ -160,8 +160,8 @@ impl Connection {
         }
         self.last_rx = now;
         self.trimmed = false;
-        self.stats.packets_received += 1;
-        self.stats.bytes_received += datagram_len as u64;
+        self.stats.udp.packets_received += 1;
+        self.stats.udp.bytes_received += datagram_len as u64;
         if packet.from != self.remote {
             let newest = self.rx.largest() == Some(pn);
             self.on_packet_from_new_address(packet.from, datagram_len, newest);
@@ -212,9 +212,9 @@ impl Connection {
                     return;
                 }
                 Frame::Message(m) => {
-                    let duplicates = self.stats.duplicate_frames;
+                    let duplicates = self.stats.frames.duplicate;
                     completed |= self.on_message_frame(m, &mut shared);
-                    fresh |= self.stats.duplicate_frames == duplicates;
+                    fresh |= self.stats.frames.duplicate == duplicates;
                 }
                 // acknowledgements of deadline shards are never delayed (seen.has_shard)
                 Frame::Shard(f) => {
@@ -336,12 +336,12 @@ impl Connection {
         let mut out = std::mem::take(&mut self.delivered_scratch);
         match ch.on_frame(seq, m.key, frag, data, &mut out) {
             RecvOutcome::Accepted => {}
-            RecvOutcome::Duplicate => self.stats.duplicate_frames += 1,
-            RecvOutcome::Refused => self.stats.refused_frames += 1,
+            RecvOutcome::Duplicate => self.stats.frames.duplicate += 1,
+            RecvOutcome::Refused => self.stats.frames.refused += 1,
         }
         let delivered = !out.is_empty();
         for d in out.drain(..) {
-            self.stats.messages_delivered += 1;
+            self.stats.frames.messages_delivered += 1;
             self.events.push(Event::Message(Message {
                 channel: m.channel,
                 seq: d.seq,
@@ -358,21 +358,21 @@ impl Connection {
         let half_rtt = self.rtt.srtt() / 2;
         match self.deadline_mut().rx.on_shard(f, half_rtt) {
             ShardOutcome::Stored => {}
-            ShardOutcome::Duplicate => self.stats.duplicate_frames += 1,
-            ShardOutcome::Refused => self.stats.refused_frames += 1,
+            ShardOutcome::Duplicate => self.stats.frames.duplicate += 1,
+            ShardOutcome::Refused => self.stats.frames.refused += 1,
             ShardOutcome::Decoded {
                 channel,
                 data,
                 status,
             } => {
-                self.stats.deadline_delivered += 1;
+                self.stats.deadline.delivered += 1;
                 if status.late {
-                    self.stats.deadline_late += 1;
+                    self.stats.deadline.late += 1;
                     if !self.config.deliver_late {
                         return;
                     }
                 }
-                self.stats.messages_delivered += 1;
+                self.stats.frames.messages_delivered += 1;
                 self.events.push(Event::Message(Message {
                     channel,
                     seq: None,

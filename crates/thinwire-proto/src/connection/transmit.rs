@@ -47,8 +47,8 @@ impl Connection {
             }
         };
         let to = to?;
-        self.stats.packets_sent += 1;
-        self.stats.bytes_sent += buf.len() as u64;
+        self.stats.udp.packets_sent += 1;
+        self.stats.udp.bytes_sent += buf.len() as u64;
         self.last_tx = now;
         self.trimmed = false;
         self.update_timers();
@@ -117,7 +117,7 @@ impl Connection {
             wire::encode_ack(&ack, buf);
         }
         if !self.rx.changed && self.rx.repeat_armed {
-            self.stats.ack_repeats += 1;
+            self.stats.recovery.ack_repeats += 1;
         }
         self.rx.on_ack_sent();
     }
@@ -205,7 +205,7 @@ impl Connection {
         }
         let mut chunks = self.sent.chunk_list();
         let mut repair = false;
-        let copies_before = self.stats.repair_copies;
+        let copies_before = self.stats.recovery.repair_copies;
         self.last_message = None;
         if may_send_data {
             repair |= self.fill_from_queue((now, pn), true, buf, max, &mut chunks);
@@ -221,8 +221,8 @@ impl Connection {
         if let Some((start, header, len)) = self.last_message.take() {
             wire::message_to_last(buf, start, &header, len);
         }
-        let only_copies =
-            ack_eliciting && self.stats.repair_copies - copies_before == chunks.len() as u64;
+        let only_copies = ack_eliciting
+            && self.stats.recovery.repair_copies - copies_before == chunks.len() as u64;
         if only_copies {
             wire::insert_copies(buf, header_len);
         }
@@ -459,8 +459,8 @@ impl Connection {
                 f.stage = 1;
                 msg.sent_frags += 1;
                 msg.first_sent.get_or_insert(now);
-                self.stats.frames_first += 1;
-                self.stats.payload_bytes_first += bytes;
+                self.stats.frames.first += 1;
+                self.stats.payload_bytes.first += bytes;
                 if kind.is_reliable() {
                     self.unacked_order.push_back(c);
                     self.schedule_copies(now, c, 1);
@@ -473,19 +473,19 @@ impl Connection {
             Origin::Retransmit => {
                 f.stage = f.stage.saturating_add(1);
                 let stage = f.stage;
-                self.stats.frames_retransmitted += 1;
-                self.stats.payload_bytes_retransmitted += bytes;
+                self.stats.frames.retransmitted += 1;
+                self.stats.payload_bytes.retransmitted += bytes;
                 self.schedule_copies(now, c, stage);
             }
             Origin::Copy => {
                 f.copies_due = f.copies_due.saturating_sub(1);
-                self.stats.repair_copies += 1;
-                self.stats.payload_bytes_copies += bytes;
+                self.stats.recovery.repair_copies += 1;
+                self.stats.payload_bytes.copies += bytes;
             }
             Origin::Bundle => {
                 f.bundled = f.bundled.saturating_add(1);
-                self.stats.frames_bundled += 1;
-                self.stats.payload_bytes_bundled += bytes;
+                self.stats.frames.bundled += 1;
+                self.stats.payload_bytes.bundled += bytes;
             }
         }
         true

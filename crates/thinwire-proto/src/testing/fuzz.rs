@@ -137,7 +137,7 @@ fn settle(pair: &mut Pair, (c, s): (ConnectionHandle, ConnectionHandle)) {
     fn quiet(side: &Side, h: ConnectionHandle) -> bool {
         side.outbound.next_delivery().is_none()
             && side.endpoint.connection_stats(h).is_none_or(|st| {
-                st.in_flight == 0
+                st.path.in_flight == 0
                     && st
                         .channels
                         .iter()

@@ -83,10 +83,10 @@ fn paired_acks_halve_the_ack_packets_without_spurious_timeouts() {
     let c = p.client.endpoint.connections().next().unwrap();
     let s = p.client.endpoint.connection_stats(c).unwrap();
     assert_eq!(
-        s.rto_expirations, 0,
+        s.recovery.rto_expirations, 0,
         "the even packets' held ACKs came in time"
     );
-    assert_eq!(s.spurious_losses, 0);
+    assert_eq!(s.recovery.spurious_losses, 0);
 }
 
 #[test]
@@ -99,6 +99,6 @@ fn paired_acks_find_a_loss_by_the_gap_and_repair_it_in_order() {
     }
     let c = p.client.endpoint.connections().next().unwrap();
     let s = p.client.endpoint.connection_stats(c).unwrap();
-    assert_eq!(s.spurious_losses, 0);
-    assert!(s.packets_lost >= 1);
+    assert_eq!(s.recovery.spurious_losses, 0);
+    assert!(s.recovery.packets_lost >= 1);
 }

@@ -143,7 +143,7 @@ fn a_forged_close_closes_nothing_from_any_address() {
         ));
     }
     let st = pair.server.endpoint.connection_stats(s).expect("alive");
-    assert_eq!(st.unauthenticated_packets, 8);
+    assert_eq!(st.security.unauthenticated_packets, 8);
     assert!(pair.server.disconnected().is_none());
     genuine_traffic_flows(&mut pair, c, 0, 5);
 }
@@ -210,8 +210,8 @@ fn forged_messages_are_never_delivered_nor_displace_genuine_ones() {
     // the genuine sequence numbers 0.. still deliver, in order, on the ordered channel
     genuine_traffic_flows(&mut pair, c, 0, 8);
     let st = pair.server.endpoint.connection_stats(s).expect("alive");
-    assert!(st.unauthenticated_packets >= 200);
-    assert_eq!(st.malformed_packets, 0);
+    assert!(st.security.unauthenticated_packets >= 200);
+    assert_eq!(st.udp.malformed_packets, 0);
 }
 
 #[test]
@@ -246,8 +246,8 @@ fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
     pair.run_for(ms(100));
     assert_eq!(pair.server.endpoint.remote_address(s), Some(client_addr));
     let st = pair.server.endpoint.connection_stats(s).expect("alive");
-    assert_eq!(st.migrations, 0);
-    assert_eq!(st.path_challenges_sent, 0);
+    assert_eq!(st.security.migrations, 0);
+    assert_eq!(st.security.path_challenges_sent, 0);
     assert_eq!(
         pair.server.take_messages(0).len(),
         1,
@@ -303,8 +303,8 @@ fn a_genuine_packet_from_a_new_address_moves_nothing_until_the_address_answers()
     pair.run_for(Duration::from_secs(2));
     assert_eq!(pair.server.endpoint.remote_address(s), Some(client_addr));
     let st = pair.server.endpoint.connection_stats(s).expect("alive");
-    assert_eq!(st.migrations, 0);
-    assert!(st.path_challenges_sent >= 1);
+    assert_eq!(st.security.migrations, 0);
+    assert!(st.security.path_challenges_sent >= 1);
     // the retries went to the attacker too, never past the limit
     let later: usize = pair
         .server
@@ -333,7 +333,10 @@ fn nat_rebinding_moves_after_the_new_address_answers_a_challenge() {
     genuine_traffic_flows(&mut pair, c, 0, 3);
     assert_eq!(pair.server.endpoint.remote_address(s), Some(new_addr));
     let st = pair.server.endpoint.connection_stats(s).expect("alive");
-    assert_eq!((st.migrations, st.path_challenges_sent), (1, 1));
+    assert_eq!(
+        (st.security.migrations, st.security.path_challenges_sent),
+        (1, 1)
+    );
 }
 
 #[test]

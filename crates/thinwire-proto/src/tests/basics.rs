@@ -46,9 +46,10 @@ fn connect_and_exchange_on_every_class() {
     );
     let stats = pair.client.endpoint.connection_stats(c).unwrap();
     assert!(
-        stats.srtt >= Duration::from_millis(39) && stats.srtt <= Duration::from_millis(50),
+        stats.path.srtt >= Duration::from_millis(39)
+            && stats.path.srtt <= Duration::from_millis(50),
         "{:?}",
-        stats.srtt
+        stats.path.srtt
     );
     // graceful close both ways
     pair.client.endpoint.close(pair.time, c, 7, b"bye");

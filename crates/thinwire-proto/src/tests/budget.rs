@@ -167,7 +167,7 @@ fn head_of_line_connections_stay_within_the_endpoint_budget() {
                 .find(|&s| net.server.remote_address(s) == Some(net.clients[h.client].0))?;
             net.server
                 .connection_stats(s)
-                .map(|st| st.dropped_buffer_full)
+                .map(|st| st.udp.dropped_buffer_full)
         })
         .sum();
     assert!(refused > 0, "no hostile packet was refused");
@@ -398,7 +398,7 @@ fn one_datagram_makes_at_most_64_messages() {
         .endpoint
         .connection_stats(s)
         .expect("connection");
-    assert_eq!(st.malformed_packets, 1);
+    assert_eq!(st.udp.malformed_packets, 1);
     for _ in 0..1000 {
         pair.client
             .endpoint
@@ -413,7 +413,7 @@ fn one_datagram_makes_at_most_64_messages() {
         .connection_stats(s)
         .expect("connection");
     assert_eq!(
-        st.malformed_packets, 1,
+        st.udp.malformed_packets, 1,
         "the sender never packs more than 64"
     );
 }

@@ -89,8 +89,8 @@ fn two_kilobyte_message_travels_as_four_shards() {
         .count();
     assert_eq!(shards, 4);
     let cs = p.client.endpoint.connection_stats(c).unwrap();
-    assert_eq!(cs.deadline_completed, 1);
-    assert_eq!(cs.parity_shards, 0);
+    assert_eq!(cs.deadline.completed, 1);
+    assert_eq!(cs.deadline.parity_shards, 0);
 }
 
 #[test]
@@ -112,7 +112,12 @@ fn parity_repairs_a_lost_data_shard_within_the_stage() {
     );
     assert_eq!(got[0].data, data);
     assert_eq!(
-        p.client.endpoint.connection_stats(c).unwrap().parity_shards,
+        p.client
+            .endpoint
+            .connection_stats(c)
+            .unwrap()
+            .deadline
+            .parity_shards,
         1
     );
 }
@@ -165,7 +170,7 @@ fn late_messages_are_flagged_or_dropped() {
             .endpoint
             .connection_stats(crate::ConnectionHandle(0))
             .unwrap();
-        assert_eq!(s.deadline_late, 1);
+        assert_eq!(s.deadline.late, 1);
         if deliver_late {
             assert_eq!(got.len(), 1);
             assert!(got[0].deadline.unwrap().late);
@@ -293,7 +298,7 @@ fn deadline_run(parity: ParityMode, link: LinkConfig, n: usize, seed: u64) -> (f
     }
     let st = p.client.endpoint.connection_stats(c).unwrap();
     let unique = (n * 2048) as f64;
-    let sent = (st.payload_bytes_sent() - 20 * crate::testing::WARM_UP.len() as u64) as f64;
+    let sent = (st.payload_bytes.total() - 20 * crate::testing::WARM_UP.len() as u64) as f64;
     latencies.sort_by(f64::total_cmp);
     let p999 = latencies[(latencies.len() * 999 / 1000).min(latencies.len() - 1)];
     (missed as f64 / n as f64, sent / unique - 1.0, p999)
@@ -354,8 +359,8 @@ fn first_message_after_the_handshake_gets_a_repair_stage() {
     let mut p = Pair::builder(8).link(l).build();
     let (c, _) = p.connect(&[ChannelKind::Unreliable]).expect("connects");
     let st = p.client.endpoint.connection_stats(c).unwrap();
-    assert!(st.rttvar * 4 > st.srtt, "{st:?}");
-    let stage = st.srtt + st.srtt / 4;
+    assert!(st.path.rttvar * 4 > st.path.srtt, "{st:?}");
+    let stage = st.path.srtt + st.path.srtt / 4;
     p.client.log_sent = true;
     drop_first_shard_once(&mut p);
     let t0 = p.time;

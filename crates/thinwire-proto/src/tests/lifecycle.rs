@@ -179,8 +179,8 @@ fn corruption_never_panics_and_connection_survives() {
         .endpoint
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
-    assert!(cs.unauthenticated_packets + ss.unauthenticated_packets > 0);
-    assert_eq!(cs.malformed_packets + ss.malformed_packets, 0);
+    assert!(cs.security.unauthenticated_packets + ss.security.unauthenticated_packets > 0);
+    assert_eq!(cs.udp.malformed_packets + ss.udp.malformed_packets, 0);
     assert!(!pair.server.take_messages(0).is_empty());
 }
 
@@ -283,7 +283,12 @@ fn nat_rebinding_keeps_the_connection() {
         Bytes::from_static(b"reply")
     );
     assert_eq!(
-        pair.server.endpoint.connection_stats(s).unwrap().migrations,
+        pair.server
+            .endpoint
+            .connection_stats(s)
+            .unwrap()
+            .security
+            .migrations,
         1
     );
 }
@@ -400,8 +405,8 @@ fn one_mebibyte_message_arrives_through_loss() {
     assert!(m0[0].data == big);
     // the other channel is an independent ordering domain: it did not wait for the big message
     let st = pair.client.endpoint.connection_stats(c).unwrap();
-    assert!(st.packets_lost > 0);
-    assert!(st.cwnd >= 4);
+    assert!(st.recovery.packets_lost > 0);
+    assert!(st.path.cwnd >= 4);
 }
 
 #[test]
@@ -464,24 +469,24 @@ fn congestion_window_bounds_a_thick_connection_under_loss() {
         }
         pair.run_for(Duration::from_millis(10));
         let st = pair.client.endpoint.connection_stats(c).unwrap();
-        max_cwnd = max_cwnd.max(st.cwnd);
+        max_cwnd = max_cwnd.max(st.path.cwnd);
         // never more in flight than the largest window so far (just after a reduction the
         // window may be below what is already in flight; nothing new goes out until it drains)
         assert!(
-            st.in_flight <= max_cwnd as usize + 1,
+            st.path.in_flight <= max_cwnd as usize + 1,
             "{} > {}",
-            st.in_flight,
+            st.path.in_flight,
             max_cwnd
         );
-        max_in_flight = max_in_flight.max(st.in_flight);
+        max_in_flight = max_in_flight.max(st.path.in_flight);
     }
     let st = pair.client.endpoint.connection_stats(c).unwrap();
-    assert!(!st.thin);
-    assert!(st.packets_lost > 10);
+    assert!(!st.path.thin);
+    assert!(st.recovery.packets_lost > 10);
     assert!(
-        st.cwnd < max_cwnd,
+        st.path.cwnd < max_cwnd,
         "window reduced on loss: {} vs max {}",
-        st.cwnd,
+        st.path.cwnd,
         max_cwnd
     );
     assert!(max_in_flight > 4);
@@ -518,8 +523,21 @@ fn keys_update_in_a_lossy_jittery_session_without_losing_a_message() {
     }
     let cs = pair.client.endpoint.connection_stats(c).unwrap();
     let ss = pair.server.endpoint.connection_stats(s).unwrap();
-    assert!(cs.key_updates_sent >= 10, "{}", cs.key_updates_sent);
-    assert_eq!(cs.key_updates_sent, ss.key_updates_received);
-    assert_eq!(ss.key_updates_sent, cs.key_updates_received);
-    assert_eq!(cs.unauthenticated_packets + ss.unauthenticated_packets, 0);
+    assert!(
+        cs.security.key_updates_sent >= 10,
+        "{}",
+        cs.security.key_updates_sent
+    );
+    assert_eq!(
+        cs.security.key_updates_sent,
+        ss.security.key_updates_received
+    );
+    assert_eq!(
+        ss.security.key_updates_sent,
+        cs.security.key_updates_received
+    );
+    assert_eq!(
+        cs.security.unauthenticated_packets + ss.security.unauthenticated_packets,
+        0
+    );
 }

@@ -93,16 +93,16 @@ fn five_percent_loss_sends_the_first_retransmission_twice() {
     assert_eq!(copies.delivered, N, "{:?}", copies.client);
     assert_eq!(plain.delivered, N);
     let (c, pc) = (&copies.client, &plain.client);
-    assert_eq!(c.repair_plan, vec![1, 2], "{c:?}");
+    assert_eq!(c.path.repair_plan, vec![1, 2], "{c:?}");
     // about one copy per first retransmission (later ones send one)
     assert!(
-        c.repair_copies * 10 >= c.frames_retransmitted * 7,
+        c.recovery.repair_copies * 10 >= c.frames.retransmitted * 7,
         "copies {} retransmissions {}",
-        c.repair_copies,
-        c.frames_retransmitted
+        c.recovery.repair_copies,
+        c.frames.retransmitted
     );
-    assert_eq!(pc.repair_copies, 0);
-    assert!(pc.repair_plan.is_empty());
+    assert_eq!(pc.recovery.repair_copies, 0);
+    assert!(pc.path.repair_plan.is_empty());
     // the double loss (0.25% of messages) is what misses the bound without copies
     assert!(
         plain.late >= 3 && copies.late * 3 <= plain.late,
@@ -110,23 +110,26 @@ fn five_percent_loss_sends_the_first_retransmission_twice() {
         copies.late,
         plain.late
     );
-    assert!(c.repairs_in_time > c.repairs_late, "{c:?}");
+    assert!(
+        c.recovery.repairs_in_time > c.recovery.repairs_late,
+        "{c:?}"
+    );
     // copies cost about a tenth more packets, not a doubling
-    let extra = c.packets_sent as f64 / pc.packets_sent as f64;
+    let extra = c.udp.packets_sent as f64 / pc.udp.packets_sent as f64;
     assert!(extra < 1.15, "{extra}");
     // a packet of copies only is marked, and the server does not acknowledge it when it
     // already has the message: about one ACK per message, copies or not
-    let acks = copies.server.packets_sent as f64 / plain.server.packets_sent as f64;
+    let acks = copies.server.udp.packets_sent as f64 / plain.server.udp.packets_sent as f64;
     assert!(acks < 1.03, "{acks}");
 }
 
 #[test]
 fn two_percent_loss_needs_no_copy() {
     let o = thin_stream(TransportConfig::default(), 0.02, 1500, 4);
-    assert_eq!(o.client.repair_plan, vec![1, 1], "{:?}", o.client);
+    assert_eq!(o.client.path.repair_plan, vec![1, 1], "{:?}", o.client);
     // the estimate may stray above 3% for a while (a 256-packet window): a few copies
     assert!(
-        o.client.repair_copies * 4 <= o.client.frames_retransmitted,
+        o.client.recovery.repair_copies * 4 <= o.client.frames.retransmitted,
         "{:?}",
         o.client
     );
@@ -155,14 +158,24 @@ fn a_lost_ack_is_a_spurious_loss_not_a_late_one() {
         .unwrap();
     p.run_for(Duration::from_millis(600));
     let after = p.client.endpoint.connection_stats(c).unwrap();
-    assert_eq!(after.rto_expirations - before.rto_expirations, 1);
-    assert_eq!(after.spurious_losses - before.spurious_losses, 1);
-    assert_eq!(after.spurious_timeouts, 0);
-    assert!(after.ack_loss_estimate > 0.0);
-    assert!(after.srtt < Duration::from_millis(110), "{:?}", after.srtt);
+    assert_eq!(
+        after.recovery.rto_expirations - before.recovery.rto_expirations,
+        1
+    );
+    assert_eq!(
+        after.recovery.spurious_losses - before.recovery.spurious_losses,
+        1
+    );
+    assert_eq!(after.recovery.spurious_timeouts, 0);
+    assert!(after.path.ack_loss_estimate > 0.0);
     assert!(
-        after.loss_estimate < 1e-9,
+        after.path.srtt < Duration::from_millis(110),
+        "{:?}",
+        after.path.srtt
+    );
+    assert!(
+        after.path.loss_estimate < 1e-9,
         "the loss was taken back: {}",
-        after.loss_estimate
+        after.path.loss_estimate
     );
 }

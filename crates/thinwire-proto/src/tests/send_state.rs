@@ -51,8 +51,16 @@ fn a_late_ack_of_a_packet_declared_lost_acknowledges_its_data() {
     // second packet's ACK, which covers the first, comes at 130 ms
     p.run_until(start + ms(150));
     let mid = p.client.endpoint.connection_stats(c).unwrap();
-    assert_eq!(mid.rto_expirations - before.rto_expirations, 1, "{mid:?}");
-    assert_eq!(mid.spurious_losses - before.spurious_losses, 1, "{mid:?}");
+    assert_eq!(
+        mid.recovery.rto_expirations - before.recovery.rto_expirations,
+        1,
+        "{mid:?}"
+    );
+    assert_eq!(
+        mid.recovery.spurious_losses - before.recovery.spurious_losses,
+        1,
+        "{mid:?}"
+    );
     assert_eq!(held(&p, c), 0, "nothing is owed once the late ACK came");
     p.run_for(ms(300));
     assert_eq!(p.server.take_messages(0).len(), 2);

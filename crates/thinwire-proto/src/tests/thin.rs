@@ -152,11 +152,11 @@ fn one_loss_indication_triggers_retransmission_before_timeout() {
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
     assert_eq!(
-        c.rto_expirations, 0,
+        c.recovery.rto_expirations, 0,
         "recovered by timeout, not by the indication"
     );
-    assert!(c.thin_fast_losses >= 1);
-    assert_eq!(c.frames_retransmitted, 1);
+    assert!(c.recovery.thin_fast_losses >= 1);
+    assert_eq!(c.frames.retransmitted, 1);
     // B is sent at +5 ms and acked at +105 ms; A is declared lost one RTT plus the reordering
     // window (100/16 ms) after it was sent and lands at ~+156 ms. Its RTO (~+116 ms) never fired.
     let latency = arrived - sent_a;
@@ -174,8 +174,8 @@ fn standard_mode_waits_for_timeout_with_one_indication() {
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
     // a single indication is not enough in standard mode: only the RTO recovers A
-    assert_eq!(c.thin_fast_losses, 0);
-    assert_eq!(c.rto_expirations, 1);
+    assert_eq!(c.recovery.thin_fast_losses, 0);
+    assert_eq!(c.recovery.rto_expirations, 1);
     assert!(
         arrived - sent_a >= Duration::from_millis(150),
         "{:?}",
@@ -196,9 +196,9 @@ fn bundling_repairs_a_single_loss_without_retransmission() {
         .endpoint
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
-    assert_eq!(c.frames_retransmitted, 0);
-    assert_eq!(c.rto_expirations, 0);
-    assert!(c.frames_bundled >= 1);
+    assert_eq!(c.frames.retransmitted, 0);
+    assert_eq!(c.recovery.rto_expirations, 0);
+    assert!(c.frames.bundled >= 1);
     // A rides in B's packet: it arrives one-way (50 ms) after B was sent (+5 ms)
     assert_eq!(arrived - sent_a, Duration::from_millis(55));
     let s = p
@@ -206,7 +206,7 @@ fn bundling_repairs_a_single_loss_without_retransmission() {
         .endpoint
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
-    assert!(s.duplicate_frames <= c.frames_bundled);
+    assert!(s.frames.duplicate <= c.frames.bundled);
 }
 
 /// The RTO after 20 clean exchanges 100 ms apart on the 100 ms RTT path, and whether the
@@ -218,7 +218,7 @@ fn settled_rto(cfg: TransportConfig) -> (Duration, bool) {
         .expect("connects");
     p.warm_up(c, 20, Duration::from_millis(100));
     let st = p.client.endpoint.connection_stats(c).unwrap();
-    (st.rto, st.thin)
+    (st.path.rto, st.path.thin)
 }
 
 #[test]
@@ -252,7 +252,13 @@ fn busy_retransmissions(weight: u32) -> (bool, Vec<Duration>) {
         }
     };
     filler(&mut p, 500);
-    let thin = p.client.endpoint.connection_stats(c).expect("open").thin;
+    let thin = p
+        .client
+        .endpoint
+        .connection_stats(c)
+        .expect("open")
+        .path
+        .thin;
     p.client.log_sent = true;
     p.client.sent_log.clear();
     p.client.filter = Some(Box::new(|_, _, d| {

@@ -7,6 +7,7 @@
 /// a sequence number when [`has_seq`](Self::has_seq), a key when
 /// [`has_key`](Self::has_key).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ChannelKind {
     /// Reliable, delivered in send order (e.g. chat, inventory changes).
     /// Wire code 0.

@@ -454,7 +454,7 @@ fn held_messages_ride_with_a_retransmission() {
         let t = h.server_gw.trunk();
         t.connections()
             .filter_map(|c| t.connection_stats(c))
-            .map(|s| s.rto_expirations)
+            .map(|s| s.recovery.rto_expirations)
             .sum::<u64>()
     };
     let mut fired = None;

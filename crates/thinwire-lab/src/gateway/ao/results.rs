@@ -89,8 +89,8 @@ pub(super) struct PayloadCount {
 impl PayloadCount {
     /// Adds a connection's counters.
     pub(super) fn add(&mut self, s: &thinwire_proto::ConnectionStats) {
-        self.first += s.payload_bytes_first;
-        self.redundant += s.payload_bytes_sent() - s.payload_bytes_first;
+        self.first += s.payload_bytes.first;
+        self.redundant += s.payload_bytes.total() - s.payload_bytes.first;
     }
 
     /// `self - earlier`, saturating.
@@ -148,13 +148,13 @@ impl TrunkSummary {
     pub(super) fn of(stats: &[thinwire_proto::ConnectionStats]) -> Self {
         let mut t = TrunkSummary::default();
         for s in stats {
-            t.srtt_ms = s.srtt.as_secs_f64() * 1000.0;
-            t.cwnd_end = s.cwnd;
-            t.packets_sent += s.packets_sent;
-            t.packets_lost += s.packets_lost;
-            t.thin_fast_losses += s.thin_fast_losses;
-            t.rto_expirations += s.rto_expirations;
-            t.spurious_losses += s.spurious_losses;
+            t.srtt_ms = s.path.srtt.as_secs_f64() * 1000.0;
+            t.cwnd_end = s.path.cwnd;
+            t.packets_sent += s.udp.packets_sent;
+            t.packets_lost += s.recovery.packets_lost;
+            t.thin_fast_losses += s.recovery.thin_fast_losses;
+            t.rto_expirations += s.recovery.rto_expirations;
+            t.spurious_losses += s.recovery.spurious_losses;
         }
         t
     }

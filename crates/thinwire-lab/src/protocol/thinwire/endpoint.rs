@@ -5,9 +5,11 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use thinwire_proto::{ChannelKind, ConnectionHandle, DeadlineOptions, Endpoint, Event, SendError};
+use thinwire_proto::{
+    ChannelKind, ConnectionCounters, ConnectionHandle, DeadlineOptions, Endpoint, Event, SendError,
+};
 
-use super::counters::{DeadlineCounters, RecoveryCounters, Snapshot};
+use super::counters::ThinwireCounters;
 use super::{client_addr, client_of, server_addr, server_key, ThinwireProtocol, ID_BYTES, IP_UDP};
 use crate::protocol::{
     add_counter, ChannelSemantics, Counters, DeadlineParity, OutMessage, SimEndpoint, Transmit,
@@ -64,7 +66,7 @@ pub struct ThinwireEndpoint {
     delivered: VecDeque<(u32, u64)>,
     /// Last seen counters per connection, and datagrams sent to that
     /// connection's peer since they were read.
-    payload: HashMap<ConnectionHandle, (Snapshot, u32)>,
+    payload: HashMap<ConnectionHandle, (ConnectionCounters, u32)>,
     /// Client side: whether the connection to the server was established
     /// (datagrams before it are handshake, not counted in [`Self::sent`]).
     established: bool,
@@ -197,12 +199,15 @@ impl ThinwireEndpoint {
     /// Re-reads the counters of `h` every 128 datagrams, so that a
     /// connection that later disappears still counts (almost) fully.
     fn note_transmit(&mut self, h: ConnectionHandle) {
-        let entry = self.payload.entry(h).or_insert((Snapshot::default(), 127));
+        let entry = self
+            .payload
+            .entry(h)
+            .or_insert((ConnectionCounters::default(), 127));
         entry.1 += 1;
         if entry.1 >= 128 {
             entry.1 = 0;
             if let Some(s) = self.ep.connection_stats(h) {
-                entry.0 = Snapshot::of(&s);
+                entry.0 = s.counters();
             }
         }
     }
@@ -210,7 +215,7 @@ impl ThinwireEndpoint {
     /// Counts a datagram of `wire_bytes` just sent on `h` in [`Self::sent`]
     /// if it carried payload (keepalives and acknowledgements do not).
     fn count_data_datagram(&mut self, h: ConnectionHandle, wire_bytes: usize) {
-        let Some(now) = self.ep.connection_stats(h).map(|s| s.payload_bytes_sent()) else {
+        let Some(now) = self.ep.connection_stats(h).map(|s| s.payload_bytes.total()) else {
             return;
         };
         let before = self.sent.payload_seen.insert(h, now).unwrap_or(0);
@@ -221,8 +226,8 @@ impl ThinwireEndpoint {
     }
 
     /// The latest counters of every connection this endpoint had.
-    fn snapshots(&self) -> HashMap<ConnectionHandle, Snapshot> {
-        let mut seen: HashMap<ConnectionHandle, Snapshot> =
+    fn snapshots(&self) -> HashMap<ConnectionHandle, ConnectionCounters> {
+        let mut seen: HashMap<ConnectionHandle, ConnectionCounters> =
             self.payload.iter().map(|(h, v)| (*h, v.0)).collect();
         let live: Vec<ConnectionHandle> = if self.is_server {
             self.by_conn.keys().copied().collect()
@@ -231,7 +236,7 @@ impl ThinwireEndpoint {
         };
         for h in live {
             if let Some(s) = self.ep.connection_stats(h) {
-                seen.insert(h, Snapshot::of(&s));
+                seen.insert(h, s.counters());
             }
         }
         seen
@@ -300,27 +305,24 @@ impl SimEndpoint for ThinwireEndpoint {
     }
 
     fn payload_bytes_sent(&self) -> Option<u64> {
-        // Includes retransmitted and parity shards (`payload_bytes_parity`).
-        Some(self.snapshots().values().map(|s| s.payload).sum())
+        // Includes retransmitted and parity shards (`payload_bytes.parity`).
+        Some(
+            self.snapshots()
+                .values()
+                .map(|s| s.payload_bytes.total())
+                .sum(),
+        )
     }
 
     /// `tw_{side}_datagrams`, `tw_{side}_wire_bytes`, `tw_{side}_message_bytes`,
     /// `tw_{side}_payload_bytes` (payload sent: copies, repairs and parity
     /// included) and `tw_{side}_bytes_at_40b_header` (that payload plus 40
     /// bytes per datagram: thinwire's traffic priced at Pangolin's header
-    /// size), with `side` `server` or `client`. Datagrams count from the
+    /// size), with `side` `server` or `client`: what this adapter measures
+    /// of the traffic, for the paper tables. Datagrams count from the
     /// connection's establishment on and only those with payload (no
-    /// handshake, keepalives or acknowledgement-only packets).
-    ///
-    /// Also the loss-recovery counters of [`RecoveryCounters`] (the
-    /// `ConnectionStats` fields of the same names, summed over every
-    /// connection the endpoint had, closed ones included):
-    /// `tw_{side}_packets_lost`, `tw_{side}_thin_fast_losses`,
-    /// `tw_{side}_rto_expirations`, `tw_{side}_spurious_losses`,
-    /// `tw_{side}_spurious_timeouts`, `tw_{side}_frames_retransmitted`,
-    /// `tw_{side}_repair_copies`, `tw_{side}_payload_bytes_copies`,
-    /// `tw_{side}_repairs_in_time`, `tw_{side}_repairs_late`,
-    /// `tw_{side}_ack_repeats` and `tw_{side}_frames_bundled`.
+    /// handshake, keepalives or acknowledgement-only packets). The
+    /// connections' own counters are in [`SimEndpoint::thinwire_counters`].
     fn add_counters(&self, out: &mut Counters) {
         let side = if self.is_server { "server" } else { "client" };
         let payload = self.payload_bytes_sent().unwrap_or(0);
@@ -337,21 +339,26 @@ impl SimEndpoint for ThinwireEndpoint {
         ] {
             add_counter(out, &format!("tw_{side}_{name}"), v as f64);
         }
-        let mut recovery = RecoveryCounters::default();
-        for s in self.snapshots().values() {
-            recovery.add(&s.recovery);
-        }
-        for (name, v) in recovery.named() {
-            add_counter(out, &format!("tw_{side}_{name}"), v as f64);
-        }
     }
 
-    fn deadline_counters(&self) -> Option<DeadlineCounters> {
-        self.deadline?;
-        let mut total = DeadlineCounters::default();
-        for s in self.snapshots().values() {
-            total.add(&s.deadline);
+    /// The counters of every connection this endpoint had (closed ones
+    /// included), on its side.
+    fn thinwire_counters(&self) -> Option<ThinwireCounters> {
+        let mut mine = ConnectionCounters::default();
+        for s in self.snapshots().into_values() {
+            mine += s;
         }
-        Some(total)
+        let none = ConnectionCounters::default();
+        Some(if self.is_server {
+            ThinwireCounters {
+                client: none,
+                server: mine,
+            }
+        } else {
+            ThinwireCounters {
+                client: mine,
+                server: none,
+            }
+        })
     }
 }

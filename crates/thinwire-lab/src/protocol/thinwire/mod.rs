@@ -37,7 +37,7 @@ use thinwire_proto::{
     ChannelKind, Endpoint, EndpointConfig, PublicKey, ServerConfig, ServerKey, TransportConfig,
 };
 
-pub use counters::{DeadlineCounters, RecoveryCounters};
+pub use counters::ThinwireCounters;
 pub use endpoint::ThinwireEndpoint;
 
 use super::{ChannelSemantics, DeadlineParity, Mapping, Protocol};

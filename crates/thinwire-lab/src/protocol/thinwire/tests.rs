@@ -104,43 +104,39 @@ fn repairs_and_parity_count_as_datagrams() {
 }
 
 #[test]
-fn recovery_counters_are_named_per_side_and_sum_to_the_runs() {
+fn connection_counters_are_kept_per_side_and_sum_to_the_runs() {
     let lossy = LinkConfig {
         loss: LossModel::Bernoulli { p: 0.2 },
         ..LinkConfig::default().with_delay(Duration::from_millis(50))
     };
     let out = two_messages("thinwire", lossy);
-    for side in ["server", "client"] {
-        for name in RecoveryCounters::NAMES {
-            let key = format!("tw_{side}_{name}");
-            assert!(out.counters.contains_key(&key), "{key}");
-        }
-    }
-    let c = |n: &str| out.counters[n] as u64;
-    let r = RecoveryCounters::from_sim_counters(&out.counters).expect("counters");
+    let t = out.thinwire.expect("thinwire counters");
+    let (server, client, total) = (t.server, t.client, t.total());
     assert_eq!(
-        r.packets_lost,
-        c("tw_server_packets_lost") + c("tw_client_packets_lost")
+        total.recovery.packets_lost,
+        server.recovery.packets_lost + client.recovery.packets_lost
     );
     // the server sends the messages: it retransmits, the clients acknowledge
-    assert!(c("tw_server_packets_lost") > 0, "{r:?}");
-    assert!(c("tw_server_frames_retransmitted") > 0, "{r:?}");
-    assert_eq!(c("tw_client_frames_retransmitted"), 0, "{r:?}");
-    assert!(r.repairs_in_time + r.repairs_late <= r.frames_retransmitted + r.repair_copies);
-    let named = r.named();
-    assert_eq!(
-        RecoveryCounters::from_named(|n| named.iter().find(|x| x.0 == n).map(|x| x.1)),
-        Some(r)
+    assert!(server.recovery.packets_lost > 0, "{t:?}");
+    assert!(server.frames.retransmitted > 0, "{t:?}");
+    assert_eq!(client.frames.retransmitted, 0, "{t:?}");
+    assert!(
+        total.recovery.repairs_in_time + total.recovery.repairs_late
+            <= total.frames.retransmitted + total.recovery.repair_copies
     );
-    let mut twice = r;
-    twice.add(&r);
-    assert_eq!(twice.packets_lost, 2 * r.packets_lost);
-    assert_eq!(twice.frames_bundled, 2 * r.frames_bundled);
-    // other protocols have none
+    // the payload counter of the named counters is the typed one
+    let named = |side: &str| out.counters[&format!("tw_{side}_payload_bytes")] as u64;
+    assert_eq!(named("server"), server.payload_bytes.total());
+    assert_eq!(named("client"), client.payload_bytes.total());
+    let mut twice = t;
+    twice += t;
     assert_eq!(
-        RecoveryCounters::from_sim_counters(&Default::default()),
-        None
+        twice.total().recovery.packets_lost,
+        2 * total.recovery.packets_lost
     );
+    assert_eq!(twice.server.frames.bundled, 2 * server.frames.bundled);
+    // no message went through deadline delivery
+    assert_eq!(t.with_deadline(), None);
 }
 
 #[test]

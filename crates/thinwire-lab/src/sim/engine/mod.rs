@@ -18,7 +18,7 @@ use super::cross::CrossGen;
 use super::output::{LinkSummary, MessageOutcome, RunOutput};
 use super::setup::SimSetup;
 use crate::metrics::WireCounters;
-use crate::protocol::{DeadlineCounters, Protocol, SimEndpoint};
+use crate::protocol::{Protocol, SimEndpoint, ThinwireCounters};
 use crate::workload::{
     instantiate_all, AppEvent, Direction, InstanceParams, WorkloadInstance, WorkloadSpec,
 };
@@ -180,14 +180,10 @@ impl<'a, P: Protocol> Sim<'a, P> {
         if let Some(own) = own.filter(|v| !v.is_empty()) {
             wire.payload_bytes_sent = own.iter().sum();
         }
-        let mut deadline: Option<DeadlineCounters> = None;
-        for c in self.endpoints.iter().filter_map(|e| e.deadline_counters()) {
-            deadline
-                .get_or_insert_with(DeadlineCounters::default)
-                .add(&c);
+        let mut thinwire: Option<ThinwireCounters> = None;
+        for c in self.endpoints.iter().filter_map(|e| e.thinwire_counters()) {
+            *thinwire.get_or_insert_with(ThinwireCounters::default) += c;
         }
-        // Nothing to say when no message went through deadline delivery.
-        let deadline = deadline.filter(|d| d.messages > 0 || d.delivered > 0);
         let mut counters = crate::protocol::Counters::new();
         for e in &self.endpoints {
             e.add_counters(&mut counters);
@@ -196,9 +192,9 @@ impl<'a, P: Protocol> Sim<'a, P> {
         let mut bottleneck = LinkSummary::default();
         for (i, l) in self.links.iter().enumerate() {
             if i < 2 * self.clients as usize {
-                access.add(l.stats());
+                access.stats += *l.stats();
             } else {
-                bottleneck.add(l.stats());
+                bottleneck.stats += *l.stats();
             }
         }
         RunOutput {
@@ -210,7 +206,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
             access,
             bottleneck,
             events: self.events,
-            deadline,
+            thinwire,
             counters,
         }
     }
