@@ -4,6 +4,7 @@
 mod bench;
 mod gateway;
 mod lab;
+mod policy;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,7 +43,7 @@ enum Command {
     /// Print the optimal deadline-delivery policy (packets to send per stage) and its expected
     /// cost; `thinwire policy repair` prints the repair policy of reliable thin streams (copies
     /// per retransmission round).
-    Policy(PolicyArgs),
+    Policy(policy::PolicyArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,134 +59,6 @@ enum LabCommand {
     /// `shard-*.json` in the given directories, or the given files) into the run's
     /// results.json, runs.json and report.html.
     Merge(lab::MergeArgs),
-}
-
-/// The arguments of `thinwire policy`: the deadline policy's flags, or a subcommand.
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-struct PolicyArgs {
-    #[command(subcommand)]
-    command: Option<PolicyCommand>,
-    /// k: data packets in the message (1-64).
-    #[arg(long, required = true)]
-    packets: Option<u16>,
-    /// I: stages (round trips) before the deadline (1-100).
-    #[arg(long, required = true)]
-    stages: Option<u16>,
-    /// Per-packet loss probability (0-0.5).
-    #[arg(long, required = true)]
-    loss: Option<f64>,
-    /// Required probability of completing by the deadline, e.g. 0.999.
-    #[arg(long, required = true)]
-    target: Option<f64>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug, Subcommand)]
-enum PolicyCommand {
-    /// Print the repair policy of reliable thin streams (copies per transmission round).
-    ///
-    /// How many copies of a message each transmission round (stage 1 = first transmission,
-    /// stage 2 = first retransmission after the timeout, ...) sends so that it arrives within
-    /// the one-way delay plus --rtts round trips with probability --target, at the least
-    /// expected number of copies. --sweep prints the policy for loss rates from 0% to 20%.
-    Repair(RepairCmdArgs),
-}
-
-/// The arguments of `thinwire policy repair`.
-#[derive(Debug, Args)]
-struct RepairCmdArgs {
-    /// p: loss rate of a first transmission (0-0.9).
-    #[arg(
-        long,
-        default_value_t = 0.05,
-        conflicts_with = "sweep",
-        allow_negative_numbers = true
-    )]
-    loss: f64,
-    /// r: loss rate of a copy sent after a loss (0-0.9; bursty paths have r > p)
-    /// [default: the loss rate].
-    #[arg(long, allow_negative_numbers = true)]
-    repeat_loss: Option<f64>,
-    /// Probability that the acknowledgement of a copy that arrived is lost (0-0.9)
-    /// [default: the loss rate].
-    #[arg(long, allow_negative_numbers = true)]
-    ack_loss: Option<f64>,
-    /// Smoothed round-trip time of the path, in milliseconds (the RTO is taken as the core's
-    /// thin-stream RTO at the default transport settings).
-    #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
-    rtt_ms: f64,
-    /// Time allowed past the one-way delay, in round trips.
-    #[arg(long, default_value_t = 1.5, allow_negative_numbers = true)]
-    rtts: f64,
-    /// I: transmission rounds that can arrive in time (1-6) [default: derived from --rtts
-    /// and --rtt-ms].
-    #[arg(long)]
-    stages: Option<u8>,
-    /// Wanted probability of arriving in time.
-    #[arg(long, default_value_t = 0.999, allow_negative_numbers = true)]
-    target: f64,
-    /// Most copies one stage may send (1-4).
-    #[arg(long, default_value_t = 3)]
-    max_copies: u8,
-    /// Allow copies of first transmissions too (off in thinwire's default target: they at
-    /// least double the bytes).
-    #[arg(long)]
-    copy_first: bool,
-    /// Print the policy for every loss rate from 0% to 20% instead of one (--repeat-loss and
-    /// --ack-loss, when given, stay fixed; otherwise they follow the loss rate).
-    #[arg(long)]
-    sweep: bool,
-    /// Print JSON instead of a table (an array of policies with --sweep).
-    #[arg(long)]
-    json: bool,
-}
-
-/// `thinwire policy`: the deadline policy, or `thinwire policy repair`.
-fn policy(args: PolicyArgs) -> Result<(), String> {
-    use thinwire_lab::{policy, repair_policy};
-    if let Some(PolicyCommand::Repair(r)) = args.command {
-        let repair = repair_policy::RepairArgs {
-            stages: r.stages,
-            rtts: r.rtts,
-            rtt_ms: r.rtt_ms,
-            loss: r.loss,
-            repeat_loss: r.repeat_loss,
-            ack_loss: r.ack_loss,
-            target: r.target,
-            max_copies: r.max_copies,
-            copy_first: r.copy_first,
-        };
-        let out = match (r.sweep, r.json) {
-            (true, true) => repair_policy::sweep_json(&repair)?,
-            (true, false) => repair_policy::sweep_text(&repair)?,
-            (false, json) => {
-                let p = repair_policy::solve(&repair)?;
-                if json {
-                    repair_policy::to_json(&repair, &p)
-                } else {
-                    repair_policy::to_text(&repair, &p)
-                }
-            }
-        };
-        print!("{out}");
-        return Ok(());
-    }
-    // clap requires all four flags when there is no subcommand
-    let (Some(packets), Some(stages), Some(loss), Some(target)) =
-        (args.packets, args.stages, args.loss, args.target)
-    else {
-        return Err("--packets, --stages, --loss and --target are required".into());
-    };
-    let p = policy::solve(packets, stages, loss, target)?;
-    if args.json {
-        print!("{}", policy::to_json(&p));
-    } else {
-        print!("{}", policy::to_text(&p));
-    }
-    Ok(())
 }
 
 /// The arguments of `thinwire lab run`.
@@ -298,7 +171,7 @@ fn main() -> ExitCode {
         },
         Command::Gateway { command } => gateway::run(command),
         Command::Bench(args) => bench::run(args),
-        Command::Policy(args) => policy(args),
+        Command::Policy(args) => policy::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::crypto::{CipherSuite, ServerKey, TokenKey, MIN_KEY_UPDATE_PACKETS};
-use crate::deadline::PolicyCache;
 use crate::error::ConfigError;
-use crate::repair::RepairTarget;
+use crate::policy::repair::RepairTarget;
+use crate::policy::PolicyCache;
 
 /// Transport behaviour of every connection of an endpoint: thin-stream recovery, acks, timers.
 ///
@@ -48,7 +48,7 @@ pub struct TransportConfig {
     pub bundle_max_copies: u8,
     /// The implicit target of every reliable channel while the connection is thin: messages
     /// should arrive within the one-way delay plus `rtts` round trips with probability
-    /// `target`, and the repair policy ([`crate::repair`]) sends as many copies per
+    /// `target`, and the repair policy ([`crate::policy::repair`]) sends as many copies per
     /// retransmission (or first transmission) as that needs at the measured loss rates.
     /// Default: 1.5 RTTs at 99.9%, at most 3 copies a stage. `None`: plain retransmission.
     /// [`Endpoint::set_channel_repair`](crate::Endpoint::set_channel_repair) sets it per
@@ -259,8 +259,8 @@ pub struct EndpointConfig {
     /// Default [`CipherSuite::default_preference`]: both encrypted suites.
     /// [`CipherSuite::InsecureCleartext`] is used only if both ends list it.
     pub cipher_suites: Vec<CipherSuite>,
-    /// Where the connections' deadline policies are looked up. A fresh cache by default; pass
-    /// a clone of one cache to several endpoints to solve each policy once.
+    /// Where the connections' deadline and repair policies are looked up. A fresh cache by
+    /// default; pass a clone of one cache to several endpoints to solve each policy once.
     pub policy_cache: PolicyCache,
     /// The memory its peers can make the endpoint hold, in total and per source, and how it
     /// is shared when tight. Default [`MemoryBudget::default`], for servers and clients

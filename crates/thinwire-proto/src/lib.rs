@@ -29,8 +29,10 @@
 //!   [`ChannelStats`]);
 //! - errors, by who is at fault: [`ConfigError`], [`ConnectError`], [`SendError`] (the caller),
 //!   [`PeerError`] (the peer), [`DisconnectReason`] (why a connection ended);
-//! - [`fec`]: the deadline policies, and [`repair`]: the copies per retransmission of reliable
-//!   thin streams (`thinwire policy` prints both);
+//! - [`policy`]: how many packets to send, by its two models: [`policy::deadline`] (packets per
+//!   round trip of a deadline message) and [`policy::repair`] (copies per retransmission of
+//!   reliable thin streams, whose rounds [`thin_rto`], the thin-stream retransmission timeout,
+//!   spaces); `thinwire policy` prints both;
 //! - [`codec`]: the QUIC varints and bounds-checked reader the wire format is made of, for
 //!   protocols built on thinwire (the gateway's trunk frames).
 //!
@@ -49,9 +51,8 @@ mod deadline;
 mod endpoint;
 mod error;
 mod event;
-pub mod fec;
+pub mod policy;
 mod recovery;
-pub mod repair;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 #[cfg(feature = "fuzzing")]
@@ -73,14 +74,16 @@ pub use crypto::{
     CipherSuite, ConnectToken, KeyParseError, PublicKey, ServerKey, TokenClaims, TokenError,
     TokenKey, MAX_TOKEN_ADDRESSES, MAX_USER_DATA, MIN_KEY_UPDATE_PACKETS,
 };
-pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode, PolicyCache};
+pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode};
 pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};
 pub use error::{
     ConfigError, ConnectError, DisconnectReason, PeerError, RefuseReason, SendError,
     CLOSE_MEMORY_BUDGET,
 };
 pub use event::{Event, Message};
-pub use repair::RepairTarget;
+pub use policy::repair::RepairTarget;
+pub use policy::PolicyCache;
+pub use recovery::thin_rto;
 pub use wire::ChannelKind;
 
 #[cfg(test)]

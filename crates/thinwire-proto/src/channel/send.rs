@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use crate::repair::RepairTarget;
+use crate::policy::repair::RepairTarget;
 use crate::wire::ChannelKind;
 
 /// Per-fragment transmission state.

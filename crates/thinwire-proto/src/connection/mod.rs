@@ -39,10 +39,11 @@ use std::time::{Duration, Instant};
 use crate::channel::{Delivered, RecvChannel, SendChannel};
 use crate::config::TransportConfig;
 use crate::crypto::{CipherSuite, Initiator, PacketKeys, PublicKey, RESET_TOKEN_LEN};
-use crate::deadline::{DeadlineOptions, DeadlineReceiver, DeadlineSender, PolicyCache};
+use crate::deadline::{DeadlineOptions, DeadlineReceiver, DeadlineSender};
 use crate::event::Event;
+use crate::policy::PolicyCache;
+use crate::recovery::LossEstimates;
 use crate::recovery::{ChunkRef, Congestion, ReceivedPackets, RttEstimator, SentPackets};
-use crate::repair::LossEstimates;
 use crate::wire::{ChannelKind, ConnectionId, MessageHeader};
 
 pub(crate) use handshake::peer_max_ack_delay;
@@ -109,7 +110,7 @@ pub(crate) struct Setup {
     pub(crate) nonce: u64,
     /// The endpoint's transport configuration.
     pub(crate) config: Arc<TransportConfig>,
-    /// Where deadline policies are looked up.
+    /// Where deadline and repair policies are looked up.
     pub(crate) policies: PolicyCache,
     /// This connection's randomness (handshake ephemeral key, path challenges), drawn from the
     /// endpoint's seeded generator.
@@ -173,8 +174,6 @@ pub(crate) struct Connection {
     /// Copies the repair policy scheduled, by due time; `None` once the repair timer released
     /// them (entries no longer wanted are pruned lazily).
     copies: VecDeque<(Option<Instant>, ChunkRef)>,
-    /// The repair policy last solved.
-    repair_cache: repair::RepairCache,
     /// Where the last message frame of the packet being built starts, its header and its
     /// payload length (it becomes the last-frame form when nothing follows it; fitting counts
     /// it in its longer compact or full form).
@@ -216,7 +215,7 @@ pub(crate) struct Connection {
     /// Deadline delivery's state, made when the connection first sends or receives a deadline
     /// message (most connections never do).
     deadline: Option<Box<Deadline>>,
-    /// Where deadline policies are looked up.
+    /// Where deadline and repair policies are looked up.
     policies: PolicyCache,
     /// Loss rates: mean, after a loss, and of acknowledgements.
     estimates: LossEstimates,
@@ -272,7 +271,6 @@ impl Connection {
             retransmit: VecDeque::new(),
             unacked_order: VecDeque::new(),
             copies: VecDeque::new(),
-            repair_cache: None,
             last_message: None,
             rto_mark: None,
             next_pn: 0,

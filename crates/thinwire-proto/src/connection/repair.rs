@@ -1,30 +1,19 @@
-//! The connection's side of proactive repair ([`crate::repair`]): which policy a reliable
-//! channel follows now, the copies it schedules, and how its repairs fared.
+//! The connection's side of proactive repair ([`crate::policy::repair`]): which policy a
+//! reliable channel follows now, the copies it schedules, and how its repairs fared.
 
 use std::time::{Duration, Instant};
 
 use super::Connection;
 use crate::error::SendError;
+use crate::policy::repair::{
+    copy_spacing, RepairModel, RepairPolicy, RepairTarget, MAX_LOSS, MAX_STAGES,
+};
 use crate::recovery::ChunkRef;
-use crate::repair::{copy_spacing, RepairModel, RepairPolicy, RepairTarget, MAX_LOSS, MAX_STAGES};
 
 /// Loss estimates are rounded up to this step before a policy is solved: the policy assumes
-/// at least the estimated loss, and is solved again only when a rate crosses a step.
+/// at least the estimated loss, and the policy cache holds one policy per step, not one per
+/// estimate.
 const RATE_STEP: f64 = 0.005;
-
-/// What a repair policy was solved for (rates as steps of [`RATE_STEP`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct RepairKey {
-    rtts: u64,
-    target: u64,
-    max_copies: u8,
-    copy_first: bool,
-    stages: u8,
-    rates: [u16; 3],
-}
-
-/// The last policy solved, and what for.
-pub(super) type RepairCache = Option<(RepairKey, RepairPolicy)>;
 
 fn step_up(rate: f64) -> u16 {
     let max = (MAX_LOSS / RATE_STEP).round() as u16;
@@ -77,7 +66,7 @@ impl Connection {
 
     /// Copies the policy of `channel` sends in `stage`, while the connection is thin (1 when
     /// the channel has no target or the connection is not thin).
-    pub(super) fn repair_copies(&mut self, channel: u8, stage: u8) -> u8 {
+    pub(super) fn repair_copies(&self, channel: u8, stage: u8) -> u8 {
         let Some(target) = self.send.get(channel as usize).and_then(|c| c.repair) else {
             return 1;
         };
@@ -86,27 +75,10 @@ impl Connection {
             return 1;
         }
         let model = self.repair_model(&target);
-        let key = RepairKey {
-            rtts: target.rtts.to_bits(),
-            target: target.target.to_bits(),
-            max_copies: target.max_copies,
-            copy_first: target.copy_first,
-            stages: model.stages,
-            rates: [
-                step_up(model.loss),
-                step_up(model.repeat_loss),
-                step_up(model.ack_loss),
-            ],
-        };
-        let policy = match self.repair_cache {
-            Some((k, p)) if k == key => p,
-            _ => {
-                let p = RepairPolicy::solve(&model).unwrap_or_else(|_| RepairPolicy::plain(&model));
-                self.repair_cache = Some((key, p));
-                p
-            }
-        };
-        policy.copies(stage)
+        self.policies
+            .repair(&model)
+            .unwrap_or_else(|_| RepairPolicy::plain(&model))
+            .copies(stage)
     }
 
     /// Schedules the extra copies the policy wants for chunk `c`, which just went out in its
@@ -224,7 +196,8 @@ impl Connection {
         };
         let model = self.repair_model(&target);
         let stages = model.stages.min(MAX_STAGES);
-        RepairPolicy::solve(&model)
+        self.policies
+            .repair(&model)
             .map(|p| p.plan()[..usize::from(stages)].to_vec())
             .unwrap_or_default()
     }

@@ -4,7 +4,7 @@
 //! distinct shards rebuild it). The deadline is divided into stages of about one round trip;
 //! at the start of every stage the sender counts the shards the receiver acknowledged, and
 //! sends `a >= q` shards for the `q` still missing, where `a` comes from a policy precomputed
-//! by a constrained Markov decision process ([`crate::fec`]). Acknowledgements of shards are
+//! by a constrained Markov decision process ([`crate::policy::deadline`]). Acknowledgements of shards are
 //! never delayed; there is no minimum RTO and no backoff: each message has its own stage timer.
 //!
 //! ```text
@@ -13,13 +13,11 @@
 //! receiver: any k shards ─► decode ─► Event::Message { deadline: Some(status) }
 //! ```
 
-mod policy;
 mod recv;
 mod send;
 
 use std::time::Duration;
 
-pub use policy::PolicyCache;
 pub(crate) use recv::{DeadlineReceiver, ShardOutcome};
 pub(crate) use send::{DeadlineSender, ShardRef, StageContext};
 

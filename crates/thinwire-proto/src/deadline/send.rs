@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use super::policy::PolicyCache;
 use super::{DeadlineOptions, ParityMode};
+use crate::policy::PolicyCache;
 use crate::wire::ShardFrame;
 
 /// A shard carried by a packet.
@@ -84,7 +84,7 @@ impl OutDeadline {
             ParityMode::Adaptive => {
                 let (target, shape) = (self.opts.target, (self.k, self.stages));
                 policies
-                    .send_count(shape, loss, target, self.stage, missing)
+                    .deadline_send(shape, loss, target, self.stage, missing)
                     .max(q)
             }
         }

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
-use crate::repair::Rate;
+use super::Rate;
 
 /// Received packet numbers as disjoint ranges (ascending), plus ack scheduling state.
 ///

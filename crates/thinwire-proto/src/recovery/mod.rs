@@ -3,10 +3,13 @@
 
 mod ack;
 mod congestion;
+mod estimate;
 mod rtt;
 mod sent;
 
 pub(crate) use ack::ReceivedPackets;
 pub(crate) use congestion::Congestion;
+pub(crate) use estimate::{LossEstimates, Rate};
+pub use rtt::thin_rto;
 pub(crate) use rtt::RttEstimator;
 pub(crate) use sent::{ChunkRef, LossRule, SentPacket, SentPackets};

@@ -2,7 +2,34 @@
 
 use std::time::Duration;
 
-use crate::repair::{thin_rto, variance_margin};
+/// The margin a timer allows past SRTT for RTT variance, `max(G, min(cap, 4 * RTTVAR))`: the
+/// one formula of [`thin_rto`] and of the RTT estimator's standard RTO and deadline stages.
+fn variance_margin(rttvar: Duration, cap: Duration, granularity: Duration) -> Duration {
+    rttvar.saturating_mul(4).min(cap).max(granularity)
+}
+
+/// The retransmission timeout of a thin stream, before backoff and the
+/// [`min_rto`](crate::TransportConfig::min_rto)..[`max_rto`](crate::TransportConfig::max_rto)
+/// clamp: `SRTT + max(G, min(SRTT / 2, 4 * RTTVAR)) + ack_delay`.
+///
+/// `srtt` and `rttvar` are the smoothed RTT and its variation (RFC 6298), `granularity` the
+/// timer granularity `G` ([`TransportConfig::timer_granularity`](crate::TransportConfig)) and
+/// `ack_delay` how long the peer may hold its acknowledgement (at most its
+/// [`max_ack_delay`](crate::TransportConfig::max_ack_delay)). Capping the variance term at
+/// `SRTT / 2`, unlike RFC 6298's `4 * RTTVAR`, keeps a burst of RTT variance from doubling
+/// the timeout of a stream that can only recover by timeout. Connections use it while a stream
+/// is thin; the repair policy's stages are spaced by it
+/// ([`RepairTarget::stages`](crate::RepairTarget::stages), `thinwire policy repair`). Saturates
+/// at [`Duration::MAX`] instead of overflowing.
+pub fn thin_rto(
+    srtt: Duration,
+    rttvar: Duration,
+    granularity: Duration,
+    ack_delay: Duration,
+) -> Duration {
+    srtt.saturating_add(variance_margin(rttvar, srtt / 2, granularity))
+        .saturating_add(ack_delay)
+}
 
 /// Smoothed RTT estimator (RFC 6298 section 2) and RTO calculator.
 ///

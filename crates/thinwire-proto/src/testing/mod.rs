@@ -160,7 +160,7 @@ impl PairBuilder {
         self
     }
 
-    /// The deadline policy cache of both endpoints (default: a fresh one for the pair). Pairs
+    /// The policy cache of both endpoints (default: a fresh one for the pair). Pairs
     /// built one after another with one cache solve each policy once; sharing is invisible to
     /// behaviour.
     pub fn policy_cache(mut self, cache: PolicyCache) -> Self {

@@ -2,7 +2,7 @@
 //! (what bursts raise), and the rate of acknowledgements missing at the timeout.
 
 /// Outcomes averaged by the mean loss estimate: the plain mean of the first 256, then an
-/// exponentially weighted average over about the last 256 (the FEC policy needs a steady
+/// exponentially weighted average over about the last 256 (the deadline policy needs a steady
 /// estimate: a short window swings a 2% path between 0% and 6% and buys parity it does not
 /// need).
 const LOSS_WINDOW: u32 = 256;

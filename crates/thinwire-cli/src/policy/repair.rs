@@ -1,5 +1,5 @@
 //! `thinwire policy repair`: solves and prints the repair policy of a reliable thin stream
-//! ([`thinwire_proto::repair::RepairPolicy`]): how many copies of a message each transmission
+//! (`thinwire_proto::policy::repair::RepairPolicy`): how many copies of a message each transmission
 //! round ("stage": 1 = first transmission, 2 = first retransmission after the timeout, ...)
 //! sends, so that the message arrives within the one-way delay plus `rtts` round trips with
 //! the target probability at the least expected number of copies.
@@ -17,72 +17,71 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use thinwire_proto::repair::{copy_spacing, thin_rto, RepairModel, RepairPolicy, RepairTarget};
-use thinwire_proto::repair::{MAX_COPIES, MAX_LOSS, MAX_STAGES};
-use thinwire_proto::TransportConfig;
+use thinwire_proto::policy::repair::{copy_spacing, RepairModel, RepairPolicy, RepairTarget};
+use thinwire_proto::policy::repair::{MAX_COPIES, MAX_LOSS, MAX_STAGES};
+use thinwire_proto::{thin_rto, TransportConfig};
 
-use crate::policy::SpacedFormatter;
+use super::json::spaced_json;
 
 /// Loss rates of the `--sweep` table.
-pub const SWEEP_LOSS: [f64; 11] = [
+const SWEEP_LOSS: [f64; 11] = [
     0.0, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2,
 ];
 
 /// Largest `--rtt-ms` accepted (a minute).
 const MAX_RTT_MS: f64 = 60_000.0;
 
-/// The command-line arguments of `thinwire policy repair`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RepairArgs {
-    /// `I`: stages whose copies can arrive in time; derived from `rtts` and `rtt_ms` when
-    /// `None` (see [`RepairArgs::stages`]).
-    pub stages: Option<u8>,
-    /// Time allowed past the one-way delay, in round trips (`--rtts`).
-    pub rtts: f64,
-    /// Smoothed round-trip time of the path, in milliseconds (`--rtt-ms`).
-    pub rtt_ms: f64,
-    /// `p`: loss rate of a first transmission (`--loss`).
-    pub loss: f64,
-    /// `r`: loss rate of a copy sent after a loss (`--repeat-loss`); `loss` when `None`.
-    pub repeat_loss: Option<f64>,
-    /// Probability that the acknowledgement of a copy that arrived is lost (`--ack-loss`);
-    /// `loss` when `None`.
-    pub ack_loss: Option<f64>,
-    /// Wanted probability of arriving in time (`--target`).
-    pub target: f64,
-    /// Most copies one stage may send (`--max-copies`).
-    pub max_copies: u8,
-    /// Whether first transmissions may be copied (`--copy-first`); off by default, as in
-    /// thinwire's default target.
-    pub copy_first: bool,
-}
-
-impl Default for RepairArgs {
-    /// The command-line defaults: 5% loss on a 200 ms path, 1.5 RTT, 99.9%, 3 copies.
-    fn default() -> Self {
-        Self {
-            stages: None,
-            rtts: 1.5,
-            rtt_ms: 200.0,
-            loss: 0.05,
-            repeat_loss: None,
-            ack_loss: None,
-            target: 0.999,
-            max_copies: 3,
-            copy_first: false,
-        }
-    }
+/// The path and target of `thinwire policy repair` (its flags but `--sweep` and `--json`).
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args)]
+pub(super) struct RepairArgs {
+    /// p: loss rate of a first transmission (0-0.9).
+    #[arg(
+        long,
+        default_value_t = 0.05,
+        conflicts_with = "sweep",
+        allow_negative_numbers = true
+    )]
+    loss: f64,
+    /// r: loss rate of a copy sent after a loss (0-0.9; bursty paths have r > p)
+    /// [default: the loss rate].
+    #[arg(long, allow_negative_numbers = true)]
+    repeat_loss: Option<f64>,
+    /// Probability that the acknowledgement of a copy that arrived is lost (0-0.9)
+    /// [default: the loss rate].
+    #[arg(long, allow_negative_numbers = true)]
+    ack_loss: Option<f64>,
+    /// Smoothed round-trip time of the path, in milliseconds (the RTO is taken as the core's
+    /// thin-stream RTO at the default transport settings).
+    #[arg(long, default_value_t = 200.0, allow_negative_numbers = true)]
+    rtt_ms: f64,
+    /// Time allowed past the one-way delay, in round trips.
+    #[arg(long, default_value_t = 1.5, allow_negative_numbers = true)]
+    rtts: f64,
+    /// I: transmission rounds that can arrive in time (1-6) [default: derived from --rtts
+    /// and --rtt-ms].
+    #[arg(long)]
+    stages: Option<u8>,
+    /// Wanted probability of arriving in time.
+    #[arg(long, default_value_t = 0.999, allow_negative_numbers = true)]
+    target: f64,
+    /// Most copies one stage may send (1-4).
+    #[arg(long, default_value_t = 3)]
+    max_copies: u8,
+    /// Allow copies of first transmissions too (off in thinwire's default target: they at
+    /// least double the bytes).
+    #[arg(long)]
+    copy_first: bool,
 }
 
 impl RepairArgs {
     /// The smoothed RTT (`rtt_ms`; at least a microsecond, at most a minute).
-    pub fn srtt(&self) -> Duration {
+    fn srtt(&self) -> Duration {
         Duration::from_secs_f64(self.rtt_ms.clamp(0.001, MAX_RTT_MS) / 1000.0)
     }
 
     /// The retransmission timeout of a thin stream on a steady path (no RTT variance): the
     /// core's [`thin_rto`] with the default `timer_granularity` and `max_ack_delay`.
-    pub fn rto(&self) -> Duration {
+    fn rto(&self) -> Duration {
         let c = TransportConfig::default();
         thin_rto(
             self.srtt(),
@@ -95,7 +94,7 @@ impl RepairArgs {
     /// The stages: `stages` when given, otherwise
     /// `RepairTarget { rtts, target, max_copies }.stages(srtt, rto)` with the steady-path
     /// thin-stream RTO of [`RepairArgs::rto`].
-    pub fn stages(&self) -> u8 {
+    fn stages(&self) -> u8 {
         self.stages.unwrap_or_else(|| {
             RepairTarget {
                 rtts: self.rtts,
@@ -109,12 +108,12 @@ impl RepairArgs {
 
     /// When stage `stage` (1-based) leaves, after the first transmission:
     /// `(stage - 1) * (rto + copy spacing)`.
-    pub fn stage_start(&self, stage: u8) -> Duration {
+    fn stage_start(&self, stage: u8) -> Duration {
         (self.rto() + copy_spacing(self.srtt())) * u32::from(stage.saturating_sub(1))
     }
 
     /// The model these arguments describe (not validated).
-    pub fn model(&self) -> RepairModel {
+    fn model(&self) -> RepairModel {
         RepairModel {
             stages: self.stages(),
             loss: self.loss,
@@ -127,7 +126,7 @@ impl RepairArgs {
     }
 
     /// Checks every argument, with an error message naming the offending flag.
-    pub fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), String> {
         if !(self.rtt_ms.is_finite() && self.rtt_ms > 0.0 && self.rtt_ms <= MAX_RTT_MS) {
             return Err(format!(
                 "--rtt-ms {}: must be a positive number of milliseconds up to {MAX_RTT_MS}",
@@ -176,7 +175,7 @@ impl RepairArgs {
 /// Solves the repair policy for the command-line arguments, with error messages naming the
 /// offending flag. An unreachable target is not an error: the policy is then the plain one,
 /// flagged by [`RepairPolicy::reachable`].
-pub fn solve(args: &RepairArgs) -> Result<RepairPolicy, String> {
+pub(super) fn solve(args: &RepairArgs) -> Result<RepairPolicy, String> {
     args.validate()?;
     RepairPolicy::solve(&args.model()).map_err(|e| e.to_string())
 }
@@ -184,33 +183,33 @@ pub fn solve(args: &RepairArgs) -> Result<RepairPolicy, String> {
 /// The JSON output of `thinwire policy repair --json` (one per loss rate with `--sweep`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RepairPolicyJson {
+struct RepairPolicyJson {
     /// `I`: stages whose copies can arrive in time.
-    pub stages: u8,
+    stages: u8,
     /// `p`: loss rate of a first transmission.
-    pub loss: f64,
+    loss: f64,
     /// `r`: loss rate of a copy sent after a loss.
-    pub repeat_loss: f64,
+    repeat_loss: f64,
     /// Probability that the acknowledgement of a copy that arrived is lost.
-    pub ack_loss: f64,
+    ack_loss: f64,
     /// Wanted probability of arriving in time.
-    pub target: f64,
+    target: f64,
     /// Most copies one stage may send.
-    pub max_copies: u8,
+    max_copies: u8,
     /// Whether first transmissions may be copied.
-    pub copy_first: bool,
+    copy_first: bool,
     /// Copies each stage sends, first stage first.
-    pub plan: Vec<u8>,
+    plan: Vec<u8>,
     /// Expected copies sent per message.
-    pub expected_copies: f64,
+    expected_copies: f64,
     /// Probability that the message misses the target.
-    pub miss_probability: f64,
+    miss_probability: f64,
     /// Whether the target is met (when not, `plan` is the plain policy).
-    pub reachable: bool,
+    reachable: bool,
 }
 
 /// The JSON document of a policy solved from `args`.
-pub fn to_json_value(args: &RepairArgs, policy: &RepairPolicy) -> RepairPolicyJson {
+fn to_json_value(args: &RepairArgs, policy: &RepairPolicy) -> RepairPolicyJson {
     let m = args.model();
     RepairPolicyJson {
         stages: policy.stages(),
@@ -227,28 +226,14 @@ pub fn to_json_value(args: &RepairArgs, policy: &RepairPolicy) -> RepairPolicyJs
     }
 }
 
-/// `value` as one line of spaced JSON (as `thinwire policy --json` prints), with a trailing
-/// newline.
-fn spaced_json<T: Serialize>(value: &T) -> String {
-    let mut buf = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, SpacedFormatter);
-    // Plain structs with finite floats always serialize, and serde_json writes UTF-8.
-    if value.serialize(&mut ser).is_err() {
-        return String::new();
-    }
-    let mut s = String::from_utf8(buf).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
 /// The policy as one line of JSON (with a trailing newline).
-pub fn to_json(args: &RepairArgs, policy: &RepairPolicy) -> String {
+pub(super) fn to_json(args: &RepairArgs, policy: &RepairPolicy) -> String {
     spaced_json(&to_json_value(args, policy))
 }
 
 /// The policy of every loss rate of [`SWEEP_LOSS`] (`repeat_loss` and `ack_loss` follow the
 /// loss rate unless `args` fixes them); `args.loss` is ignored.
-pub fn sweep(args: &RepairArgs) -> Result<Vec<(RepairArgs, RepairPolicy)>, String> {
+fn sweep(args: &RepairArgs) -> Result<Vec<(RepairArgs, RepairPolicy)>, String> {
     RepairArgs { loss: 0.0, ..*args }.validate()?;
     SWEEP_LOSS
         .iter()
@@ -260,7 +245,7 @@ pub fn sweep(args: &RepairArgs) -> Result<Vec<(RepairArgs, RepairPolicy)>, Strin
 }
 
 /// The sweep as one line of JSON: an array of [`RepairPolicyJson`], one per loss rate.
-pub fn sweep_json(args: &RepairArgs) -> Result<String, String> {
+pub(super) fn sweep_json(args: &RepairArgs) -> Result<String, String> {
     let rows: Vec<RepairPolicyJson> = sweep(args)?
         .iter()
         .map(|(a, p)| to_json_value(a, p))
@@ -335,7 +320,7 @@ fn unreachable_text(out: &mut String, args: &RepairArgs) {
 /// The policy as a table for people: the model, then one row per stage (when it leaves
 /// after the first transmission, copies), then the expected copies, the miss probability
 /// and whether the target is reachable.
-pub fn to_text(args: &RepairArgs, policy: &RepairPolicy) -> String {
+pub(super) fn to_text(args: &RepairArgs, policy: &RepairPolicy) -> String {
     let m = args.model();
     let mut out = String::new();
     let _ = writeln!(
@@ -386,7 +371,7 @@ pub fn to_text(args: &RepairArgs, policy: &RepairPolicy) -> String {
 /// The policy over the loss rates of [`SWEEP_LOSS`] as a table for people: loss, plan,
 /// expected copies, miss probability, reachable (what `thinwire policy repair --sweep`
 /// prints).
-pub fn sweep_text(args: &RepairArgs) -> Result<String, String> {
+pub(super) fn sweep_text(args: &RepairArgs) -> Result<String, String> {
     let rows = sweep(args)?;
     let mut out = String::new();
     let follows = |rate: Option<f64>| rate.map_or_else(|| "= loss".to_owned(), percent_sign);

@@ -1,12 +1,34 @@
 //! Tests of `thinwire policy repair`: the policy, its schedule, text, JSON and sweep.
 
+use clap::Parser;
+
 use super::*;
+
+/// The command-line defaults, as clap fills them in.
+fn defaults() -> RepairArgs {
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: RepairArgs,
+        #[arg(long)]
+        sweep: bool,
+    }
+    Cmd::parse_from(["repair"]).args
+}
+
+#[test]
+fn defaults_are_five_percent_on_a_200_ms_path() {
+    let d = defaults();
+    assert_eq!((d.loss, d.repeat_loss, d.ack_loss), (0.05, None, None));
+    assert_eq!((d.rtt_ms, d.rtts, d.stages), (200.0, 1.5, None));
+    assert_eq!((d.target, d.max_copies, d.copy_first), (0.999, 3, false));
+}
 
 fn at(loss: f64, stages: u8) -> RepairArgs {
     RepairArgs {
         loss,
         stages: Some(stages),
-        ..RepairArgs::default()
+        ..defaults()
     }
 }
 
@@ -16,7 +38,7 @@ fn five_percent_two_stages_doubles_the_retransmission() {
     assert_eq!(p.plan(), &[1, 2]);
     assert!(p.reachable);
     // the defaults derive the same two stages from a 200 ms RTT and 1.5 RTT
-    let d = RepairArgs::default();
+    let d = defaults();
     assert_eq!(d.stages(), 2);
     assert_eq!(solve(&d).expect("solvable").plan(), &[1, 2]);
 }
@@ -30,7 +52,7 @@ fn two_percent_needs_no_copy() {
 
 #[test]
 fn steady_rto_and_schedule() {
-    let a = RepairArgs::default();
+    let a = defaults();
     assert_eq!(a.rto(), Duration::from_millis(206));
     assert_eq!(a.stage_start(1), Duration::ZERO);
     // 206 ms RTO + 25 ms spacing
@@ -92,7 +114,7 @@ fn unreachable_target_says_why() {
 
 #[test]
 fn sweep_has_one_row_per_loss_rate() {
-    let a = RepairArgs::default();
+    let a = defaults();
     let text = sweep_text(&a).expect("valid");
     for loss in SWEEP_LOSS {
         let label = percent_sign(loss);
@@ -117,7 +139,7 @@ fn sweep_has_one_row_per_loss_rate() {
 fn fixed_repeat_loss_stays_fixed_in_the_sweep() {
     let a = RepairArgs {
         repeat_loss: Some(0.3),
-        ..RepairArgs::default()
+        ..defaults()
     };
     let rows = sweep(&a).expect("valid");
     assert!(rows.iter().all(|(a, _)| a.model().repeat_loss == 0.3));
@@ -127,7 +149,7 @@ fn fixed_repeat_loss_stays_fixed_in_the_sweep() {
 #[test]
 fn errors_name_the_flag() {
     let with = |f: fn(&mut RepairArgs)| {
-        let mut a = RepairArgs::default();
+        let mut a = defaults();
         f(&mut a);
         a
     };

@@ -3,6 +3,8 @@
 
 use thiserror::Error;
 
+use crate::policy::{is_target, miss_budget};
+
 /// Most stages a repair policy plans (later retransmissions send one copy each).
 pub const MAX_STAGES: u8 = 6;
 
@@ -61,7 +63,7 @@ impl RepairModel {
                 return Err(RepairError::Loss(rate));
             }
         }
-        if !(self.target > 0.0 && self.target < 1.0) {
+        if !is_target(self.target) {
             return Err(RepairError::Target(self.target));
         }
         if !(1..=MAX_COPIES).contains(&self.max_copies) {
@@ -127,7 +129,7 @@ impl RepairPolicy {
             stages: model.stages.clamp(1, MAX_STAGES),
             expected_copies,
             miss,
-            reachable: miss <= 1.0 - model.target,
+            reachable: miss <= miss_budget(model.target),
         }
     }
 
@@ -136,7 +138,7 @@ impl RepairPolicy {
     /// when none does.
     pub fn solve(model: &RepairModel) -> Result<Self, RepairError> {
         model.validate()?;
-        let budget = 1.0 - model.target;
+        let budget = miss_budget(model.target);
         let stages = usize::from(model.stages);
         let mut best: Option<Self> = None;
         let mut copies = [1u8; MAX_STAGES as usize];

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 
 use super::model::trivial_miss;
 use super::policy::{Policy, PolicyError, PolicyParams, MAX_LOSS, MAX_PACKETS, MAX_STAGES};
+use crate::policy::{is_target, miss_budget};
 
 /// Number of loss buckets: 0 %, 1 %, ..., 50 %.
 pub(crate) const LOSS_BUCKETS: u8 = 51;
@@ -87,7 +88,7 @@ pub struct BuildReport {
 /// Decision policies for every `(k, I, loss bucket)` and one target, with an O(1) lookup.
 ///
 /// ```
-/// use thinwire_proto::fec::PolicyTables;
+/// use thinwire_proto::policy::deadline::PolicyTables;
 /// let tables = PolicyTables::new(0.999).unwrap();
 /// // 4-packet message, two stages, 2 % loss: stage 1 sends the 4 data packets...
 /// assert_eq!(tables.lookup(4, 2, 0.02, 1, 4), 4);
@@ -115,10 +116,10 @@ impl PolicyTables {
     /// # Errors
     /// [`PolicyError::Target`] unless `0 < target < 1`.
     pub fn new(target: f64) -> Result<Self, PolicyError> {
-        if !(target > 0.0 && target < 1.0) {
+        if !is_target(target) {
             return Err(PolicyError::Target(target));
         }
-        let budget = 1.0 - target;
+        let budget = miss_budget(target);
         let blocks = usize::from(MAX_PACKETS) * usize::from(LOSS_BUCKETS);
         let mut first_trivial = Vec::with_capacity(blocks);
         let mut offsets = Vec::with_capacity(blocks);

@@ -1,6 +1,9 @@
-//! Forward error correction for deadline delivery: how many packets to send in each round trip
-//! so that a message arrives before its deadline with a target probability, at the least
-//! expected cost.
+//! The deadline policy: how many packets of an erasure-coded message (data shards, or parity
+//! standing in for them) to send in each round trip so that the message arrives before its
+//! deadline with a target probability, at the least expected cost. Deadline delivery
+//! ([`crate::DeadlineOptions`], [`crate::ParityMode::Adaptive`]) looks it up at every stage
+//! through the endpoint's [`PolicyCache`](super::PolicyCache); the shards themselves are
+//! Reed-Solomon coded by the deadline sender.
 //!
 //! The approach follows Pangolin: C. Zhang, C. Huang, P. A. Chou, J. Li, S. Mehrotra,
 //! K. W. Ross, H. Chen, F. Livni and J. Thaler, *Pangolin: Speeding up Concurrent Messaging for
@@ -66,7 +69,7 @@ mod policy;
 mod table;
 
 pub use policy::{max_extra, Policy, PolicyError, PolicyParams, MAX_LOSS, MAX_PACKETS, MAX_STAGES};
-pub use table::PolicyTables;
+pub use table::{BuildReport, PolicyTables, TableEntry};
 
 #[cfg(test)]
 mod tests;

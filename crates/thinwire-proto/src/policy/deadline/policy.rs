@@ -7,6 +7,7 @@
 use thiserror::Error;
 
 use super::model::{self, Model, Search, Solution};
+use crate::policy::{is_target, miss_budget};
 
 /// Largest message size, in data packets, the policies cover.
 pub const MAX_PACKETS: u16 = 64;
@@ -47,7 +48,7 @@ impl PolicyParams {
     /// Checks every field's range.
     pub fn validate(&self) -> Result<(), PolicyError> {
         self.validate_model()?;
-        if !(self.target > 0.0 && self.target < 1.0) {
+        if !is_target(self.target) {
             return Err(PolicyError::Target(self.target));
         }
         Ok(())
@@ -69,7 +70,7 @@ impl PolicyParams {
 
     /// The miss-probability budget `1 - target`.
     pub fn miss_budget(&self) -> f64 {
-        1.0 - self.target
+        miss_budget(self.target)
     }
 }
 

@@ -1,9 +1,9 @@
-//! Deadline-FEC decision policy benchmarks: O(1) table lookup on the send path, solving single
-//! policies, and building the full tables for target 0.999 (time and memory).
+//! Deadline policy benchmarks: O(1) table lookup on the send path, solving single policies, and
+//! building the full tables for target 0.999 (time and memory).
 //!
 //! The full build runs once, timed with `Instant`, and prints one line:
-//! `fec tables target=0.999: built N non-trivial of M cells in S s, table bytes B, total bytes T`.
-//! Set `THINWIRE_FEC_SKIP_FULL_BUILD=1` to skip it (then lookups use lazily built cells).
+//! `deadline policy tables target=0.999: built N non-trivial of M cells in S s, table bytes B, total bytes T`.
+//! Set `THINWIRE_POLICY_SKIP_FULL_BUILD=1` to skip it (then lookups use lazily built cells).
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use thinwire_proto::fec::{Policy, PolicyParams, PolicyTables};
+use thinwire_proto::policy::deadline::{Policy, PolicyParams, PolicyTables};
 
 const TARGET: f64 = 0.999;
 
@@ -22,12 +22,12 @@ fn tables() -> &'static PolicyTables {
     static TABLES: OnceLock<PolicyTables> = OnceLock::new();
     TABLES.get_or_init(|| {
         let tables = PolicyTables::new(TARGET).expect("valid target");
-        if std::env::var_os("THINWIRE_FEC_SKIP_FULL_BUILD").is_none() {
+        if std::env::var_os("THINWIRE_POLICY_SKIP_FULL_BUILD").is_none() {
             let start = Instant::now();
             let report = tables.build_all();
             let elapsed = start.elapsed();
             println!(
-                "fec tables target={TARGET}: built {} non-trivial of {} cells ({} best-effort) \
+                "deadline policy tables target={TARGET}: built {} non-trivial of {} cells ({} best-effort) \
                  in {:.2} s, table bytes {}, total bytes {}",
                 report.stored,
                 report.cells,
@@ -69,7 +69,7 @@ fn lookup(c: &mut Criterion) {
     for &(k, stages, loss, stage, missing) in &qs {
         black_box(t.lookup(k, stages, loss, stage, missing));
     }
-    let mut group = c.benchmark_group("fec_lookup");
+    let mut group = c.benchmark_group("deadline_policy_lookup");
     group.bench_function("worked_example_k4_I2_2pct", |b| {
         b.iter(|| {
             t.lookup(
@@ -94,7 +94,7 @@ fn lookup(c: &mut Criterion) {
 }
 
 fn solve(c: &mut Criterion) {
-    let mut group = c.benchmark_group("fec_solve");
+    let mut group = c.benchmark_group("deadline_policy_solve");
     for &(packets, stages, loss) in &[
         (4u16, 2u16, 0.02),
         (16, 3, 0.1),
@@ -118,7 +118,7 @@ fn solve(c: &mut Criterion) {
 fn build(c: &mut Criterion) {
     // Full build: timed once inside `tables()`.
     let _ = tables();
-    let mut group = c.benchmark_group("fec_build");
+    let mut group = c.benchmark_group("deadline_policy_build");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
     for packets in [4u16, 16, 64] {

@@ -1,5 +1,5 @@
 //! `thinwire policy`: solves and prints one deadline-delivery decision policy
-//! ([`thinwire_proto::fec::Policy`]): how many packets to send at each stage
+//! (`thinwire_proto::policy::deadline::Policy`): how many packets to send at each stage
 //! (round trip) given how many of the message's `k` packets are still missing,
 //! so that the message is complete after the last stage with the target
 //! probability at the least expected number of packets.
@@ -19,44 +19,46 @@
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
-use thinwire_proto::fec::{Policy, PolicyError, PolicyParams};
-use thinwire_proto::fec::{MAX_LOSS, MAX_PACKETS, MAX_STAGES};
+use thinwire_proto::policy::deadline::{max_extra, Policy, PolicyError, PolicyParams};
+use thinwire_proto::policy::deadline::{MAX_LOSS, MAX_PACKETS, MAX_STAGES};
+
+use super::json::spaced_json;
 
 /// One state of a policy in the JSON output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PolicyRowJson {
+struct PolicyRowJson {
     /// Stage, 1-based.
-    pub stage: u16,
+    stage: u16,
     /// Packets still missing at the start of the stage.
-    pub missing: u16,
+    missing: u16,
     /// Packets to send in the stage.
-    pub send: u16,
+    send: u16,
 }
 
 /// The JSON output of `thinwire policy --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PolicyJson {
+struct PolicyJson {
     /// `k`: data packets in the message.
-    pub packets: u16,
+    packets: u16,
     /// `I`: stages before the deadline.
-    pub stages: u16,
+    stages: u16,
     /// Per-packet loss probability.
-    pub loss: f64,
+    loss: f64,
     /// Required probability of completing by the last stage.
-    pub target: f64,
+    target: f64,
     /// Expected packets sent per message (data and parity, all stages).
-    pub expected_packets: f64,
+    expected_packets: f64,
     /// Probability the message is incomplete after the last stage.
-    pub miss_probability: f64,
+    miss_probability: f64,
     /// Every state and its action.
-    pub policy: Vec<PolicyRowJson>,
+    policy: Vec<PolicyRowJson>,
 }
 
 /// Solves the policy for the command-line arguments, with error messages
 /// naming the offending flag.
-pub fn solve(packets: u16, stages: u16, loss: f64, target: f64) -> Result<Policy, String> {
+pub(super) fn solve(packets: u16, stages: u16, loss: f64, target: f64) -> Result<Policy, String> {
     let params = PolicyParams {
         packets,
         stages,
@@ -81,13 +83,13 @@ pub fn solve(packets: u16, stages: u16, loss: f64, target: f64) -> Result<Policy
              loss {loss} within the per-stage cap of {} extra packets: the most reliable one \
              still misses with probability {best_miss_probability:.3e}; lower the target or \
              allow more stages",
-            thinwire_proto::fec::max_extra(packets)
+            max_extra(packets)
         ),
     })
 }
 
 /// The JSON document of a policy.
-pub fn to_json_value(policy: &Policy) -> PolicyJson {
+fn to_json_value(policy: &Policy) -> PolicyJson {
     let p = policy.params();
     PolicyJson {
         packets: p.packets,
@@ -107,59 +109,14 @@ pub fn to_json_value(policy: &Policy) -> PolicyJson {
     }
 }
 
-/// One-line JSON with a space after every `:` and `,` (the published form, shown in the
-/// module documentation: `{"packets": 4, "stages": 2, ...}`).
-pub(crate) struct SpacedFormatter;
-
-impl serde_json::ser::Formatter for SpacedFormatter {
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-    ) -> std::io::Result<()> {
-        writer.write_all(b": ")
-    }
-}
-
 /// The policy as one line of JSON (with a trailing newline).
-pub fn to_json(policy: &Policy) -> String {
-    let mut buf = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, SpacedFormatter);
-    // Plain structs with finite floats always serialize, and serde_json writes UTF-8.
-    if to_json_value(policy).serialize(&mut ser).is_err() {
-        return String::new();
-    }
-    let mut s = String::from_utf8(buf).unwrap_or_default();
-    s.push('\n');
-    s
+pub(super) fn to_json(policy: &Policy) -> String {
+    spaced_json(&to_json_value(policy))
 }
 
 /// The policy as a table for people: one row per stage, one column per
 /// number of missing packets, each cell the packets to send.
-pub fn to_text(policy: &Policy) -> String {
+pub(super) fn to_text(policy: &Policy) -> String {
     let p = policy.params();
     let k = p.packets;
     let mut out = String::new();

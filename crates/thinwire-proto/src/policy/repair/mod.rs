@@ -11,7 +11,7 @@
 //! The policy says which, from the current loss estimates.
 //!
 //! # Model
-//! It is the constrained Markov decision process of deadline delivery ([`crate::fec`], after
+//! It is the constrained Markov decision process of deadline delivery ([`super::deadline`], after
 //! Pangolin, Zhang et al., CoNEXT 2011) with one data packet, `k = 1`. With one packet the
 //! state at the start of stage `i` is only "not yet acknowledged", so a deterministic policy is
 //! a vector `a_1 .. a_I` of copies per stage and the optimum is found by enumerating every
@@ -19,8 +19,9 @@
 //! probability; no Lagrangian relaxation is needed. Three things differ from the deadline model:
 //!
 //! - **Stages are timeouts.** Stage 1 is the first transmission; stage `i > 1` starts when the
-//!   retransmission timeout fires with nothing acknowledged. The target "delivered within the
-//!   one-way delay plus `m` round trips" ([`RepairTarget::rtts`]) therefore allows
+//!   retransmission timeout ([`thin_rto`](crate::thin_rto), the connection's while the stream is
+//!   thin) fires with nothing acknowledged. The target "delivered within the one-way delay plus
+//!   `m` round trips" ([`RepairTarget::rtts`]) therefore allows
 //!   `I = 1 + floor(m * SRTT / (RTO + spacing))` stages ([`RepairTarget::stages`]).
 //! - **Acknowledgements can be lost.** A stage happens when no acknowledgement came back, which
 //!   is also the case when every copy arrived but every acknowledgement was lost. Each copy is
@@ -52,12 +53,10 @@
 //! probe). Retransmissions after the last stage the target allows send one copy, at the usual
 //! linear thin-stream timeouts. `docs/PROTOCOL.md` section 9 has the wire-level behaviour.
 
-mod estimate;
 mod policy;
 
 use std::time::Duration;
 
-pub(crate) use estimate::{LossEstimates, Rate};
 pub use policy::{RepairError, RepairModel, RepairPolicy, MAX_COPIES, MAX_LOSS, MAX_STAGES};
 
 /// The implicit target of a reliable channel: each message should arrive within the one-way
@@ -101,14 +100,14 @@ impl RepairTarget {
     pub fn is_valid(&self) -> bool {
         self.rtts.is_finite()
             && self.rtts > 0.0
-            && self.target > 0.0
-            && self.target < 1.0
+            && super::is_target(self.target)
             && (1..=MAX_COPIES).contains(&self.max_copies)
     }
 
     /// Stages (transmission rounds) whose copies can arrive in time: stage `i` leaves
     /// `(i - 1) * (rto + spacing)` after the first transmission, so
-    /// `I = 1 + floor(rtts * srtt / (rto + spacing))`, at most [`MAX_STAGES`].
+    /// `I = 1 + floor(rtts * srtt / (rto + spacing))`, at most [`MAX_STAGES`]. `rto` is the
+    /// thin-stream retransmission timeout ([`thin_rto`](crate::thin_rto)).
     pub fn stages(&self, srtt: Duration, rto: Duration) -> u8 {
         let round = (rto + copy_spacing(srtt)).as_secs_f64();
         if round <= 0.0 {
@@ -125,34 +124,6 @@ impl RepairTarget {
 /// instead (bundling), so on a busy stream the spacing costs nothing.
 pub fn copy_spacing(srtt: Duration) -> Duration {
     (srtt / 8).max(Duration::from_millis(1))
-}
-
-/// The margin a timer allows past SRTT for RTT variance, `max(G, min(cap, 4 * RTTVAR))`: the
-/// one formula of [`thin_rto`] and of the RTT estimator's standard RTO and deadline stages.
-pub(crate) fn variance_margin(rttvar: Duration, cap: Duration, granularity: Duration) -> Duration {
-    rttvar.saturating_mul(4).min(cap).max(granularity)
-}
-
-/// The retransmission timeout of a thin stream, before backoff and the
-/// [`min_rto`](crate::TransportConfig::min_rto)..[`max_rto`](crate::TransportConfig::max_rto)
-/// clamp: `SRTT + max(G, min(SRTT / 2, 4 * RTTVAR)) + ack_delay`.
-///
-/// `srtt` and `rttvar` are the smoothed RTT and its variation (RFC 6298), `granularity` the
-/// timer granularity `G` ([`TransportConfig::timer_granularity`](crate::TransportConfig)) and
-/// `ack_delay` how long the peer may hold its acknowledgement (at most its
-/// [`max_ack_delay`](crate::TransportConfig::max_ack_delay)). Capping the variance term at
-/// `SRTT / 2`, unlike RFC 6298's `4 * RTTVAR`, keeps a burst of RTT variance from doubling
-/// the timeout of a stream that can only recover by timeout. Connections use it while a stream
-/// is thin; the repair policy's stages (`thinwire policy repair`) are spaced by it. Saturates
-/// at [`Duration::MAX`] instead of overflowing.
-pub fn thin_rto(
-    srtt: Duration,
-    rttvar: Duration,
-    granularity: Duration,
-    ack_delay: Duration,
-) -> Duration {
-    srtt.saturating_add(variance_margin(rttvar, srtt / 2, granularity))
-        .saturating_add(ack_delay)
 }
 
 #[cfg(test)]
