@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use super::html::{escape, protocol_cell};
+use crate::metrics::RunKey;
 use crate::protocol::RecoveryCounters;
 
 /// Column headers, in the order of [`RecoveryCounters::NAMES`].
@@ -24,9 +25,9 @@ const HEADERS: [&str; 12] = [
     "frames bundled",
 ];
 
-/// The section, `<table class="recovery">` with one row per `(protocol label,
-/// counters)` in `rows`; nothing without rows (no thinwire configuration).
-pub(super) fn recovery_section(html: &mut String, rows: &[(String, RecoveryCounters)]) {
+/// The section, `<table class="recovery">` with one row per `(run, counters)`
+/// in `rows`; nothing without rows (no thinwire configuration).
+pub(super) fn recovery_section(html: &mut String, rows: &[(RunKey, RecoveryCounters)]) {
     if rows.is_empty() {
         return;
     }
@@ -36,11 +37,11 @@ pub(super) fn recovery_section(html: &mut String, rows: &[(String, RecoveryCount
         let _ = write!(html, "<th>{}</th>", escape(h));
     }
     html.push_str("</tr>\n");
-    for (protocol, counters) in rows {
+    for (key, counters) in rows {
         let _ = write!(
             html,
             "<tr><td class=\"proto\">{}</td>",
-            protocol_cell(protocol, false)
+            protocol_cell(&key.to_string(), false)
         );
         for (_, v) in counters.named() {
             let _ = write!(html, "<td class=\"num\">{v}</td>");
