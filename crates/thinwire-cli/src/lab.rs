@@ -269,7 +269,7 @@ fn print_tables(lab: &LabRun, out: &Path) {
     for n in &lab.notes {
         let mut line = format!(
             "  {}: access drops {:.2}%",
-            n.protocol,
+            n.key,
             n.access_drop_rate * 100.0
         );
         if let Some(b) = n.bottleneck_drop_rate {

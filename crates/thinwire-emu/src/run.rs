@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::peers::{run_peer, Book, Plan};
 use super::{EmuError, EmuNet, NetSpec, RealPeer};
 use thinwire_lab::metrics::{
-    Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples, WireCounters,
+    Engine, MessageRecord, ProtocolInfo, Recorder, Results, RunKey, Samples, WireCounters,
 };
 use thinwire_lab::protocol::ProtocolSpec;
 use thinwire_lab::scenario::Scenario;
@@ -57,8 +57,8 @@ pub struct EmuRun {
 /// [`ConnectionCounters`] instead, typed. KCP and ENet report none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerCounters {
-    /// Peer label (with the sweep point), as in the results.
-    pub peer: String,
+    /// The peer's run (peer name and sweep point), as in the results.
+    pub peer: RunKey,
     /// `(name, value)` in the stack's own naming.
     pub counters: Vec<(String, u64)>,
     /// thinwire's connection counters, summed over the hosts' connections
@@ -164,15 +164,15 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
         };
         for (peer, outcome) in peers.iter().zip(outcomes) {
             let outcome = outcome?;
-            let name = thinwire_lab::metrics::sweep_name(&peer.name(), &label);
+            let key = RunKey::at(peer.name(), &label);
             rec.set_protocol_info(ProtocolInfo {
-                name: name.clone(),
+                key: key.clone(),
                 model: false,
             });
-            record(&mut rec, &name, &plan, &outcome.book);
-            rec.add_wire(&name, outcome.wire);
+            record(&mut rec, &key, &plan, &outcome.book);
+            rec.add_wire(&key, outcome.wire);
             counters.push(PeerCounters {
-                peer: name,
+                peer: key,
                 counters: outcome
                     .counters
                     .into_iter()
@@ -275,7 +275,7 @@ struct PeerOutcome {
     thinwire: Option<ConnectionCounters>,
 }
 
-fn record(rec: &mut Recorder, name: &str, plan: &Plan, book: &Book) {
+fn record(rec: &mut Recorder, key: &RunKey, plan: &Plan, book: &Book) {
     let n = plan.events.len();
     let mut delivered: Vec<Option<u64>> = (0..n)
         .map(|i| match book.delivered[i].load(Ordering::Relaxed) {
@@ -313,7 +313,7 @@ fn record(rec: &mut Recorder, name: &str, plan: &Plan, book: &Book) {
             v => v - 1,
         };
         rec.record(MessageRecord {
-            protocol: name.to_string(),
+            key: key.clone(),
             class: plan.classes[usize::from(e.msg.class)].name.clone(),
             sent_at_us: sent,
             delivered_at_us: delivered[i].map(|d| d.max(sent)),

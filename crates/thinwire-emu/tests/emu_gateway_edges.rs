@@ -40,7 +40,7 @@ fn three_edges_carry_every_clients_messages() {
     .expect("emulated run");
     let r = run
         .results
-        .run("thinwire-gateway", None)
+        .run(&"thinwire-gateway".into(), None)
         .expect("a gateway run");
     assert!(r.messages.sent > 20, "sent {}", r.messages.sent);
     assert_eq!(r.messages.delivered, r.messages.sent, "no loss: all arrive");

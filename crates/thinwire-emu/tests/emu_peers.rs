@@ -43,7 +43,7 @@ fn all_peers_on_short_ao_run() {
     }
     for name in names {
         let r = results
-            .run(name, None)
+            .run(&name.into(), None)
             .unwrap_or_else(|| panic!("no run for {name}"));
         assert!(!r.model, "{name} labelled as a model");
         assert!(r.messages.sent > 0, "{name} sent nothing");
@@ -64,14 +64,14 @@ fn all_peers_on_short_ao_run() {
     let counter = |peer: &str, name: &str| {
         run.counters
             .iter()
-            .find(|c| c.peer == peer)
+            .find(|c| c.peer == peer.into())
             .and_then(|c| c.counters.iter().find(|(k, _)| k == name))
             .map(|(_, v)| *v)
     };
     assert_eq!(run.counters.len(), results.protocol_runs().count());
     for tcp in ["tcp-nodelay", "tcp-thin-linear"] {
         let out = counter(tcp, "OutSegs").expect("OutSegs");
-        let wire = results.run(tcp, None).unwrap().wire.packets;
+        let wire = results.run(&tcp.into(), None).unwrap().wire.packets;
         // Every segment the hosts sent crossed the emulated links.
         assert!(
             out > 0 && out <= wire,
@@ -84,7 +84,7 @@ fn all_peers_on_short_ao_run() {
             Some(2 * u64::from(scn.clients))
         );
     }
-    let tw = run.counters.iter().find(|c| c.peer == "thinwire");
+    let tw = run.counters.iter().find(|c| c.peer == "thinwire".into());
     let tw = tw.and_then(|c| c.thinwire).expect("thinwire counters");
     assert!(tw.udp.packets_sent > 0);
     // through the gateway pair: both gateways saw every client as one flow
@@ -96,7 +96,7 @@ fn all_peers_on_short_ao_run() {
     assert!(run
         .counters
         .iter()
-        .find(|c| c.peer == "kcp")
+        .find(|c| c.peer == "kcp".into())
         .is_some_and(|c| c.summary().is_none()));
     let list = std::process::Command::new("ip")
         .args(["netns", "list"])
@@ -139,7 +139,7 @@ fn emu_ao_table() {
     for r in results.protocol_runs() {
         println!(
             "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
-            r.protocol,
+            r.key,
             r.messages.sent,
             r.messages.delivered,
             r.latency_ms.p50,

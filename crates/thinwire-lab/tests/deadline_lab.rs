@@ -39,7 +39,13 @@ fn run(text: &str) -> LabRun {
 fn deadline_configurations_use_deadline_delivery_and_count_parity() {
     let lab = run(XBOX_SMALL);
     let r = &lab.results;
-    let names: Vec<&str> = r.protocol_runs().map(|x| x.protocol.as_str()).collect();
+    let names: Vec<&str> = r
+        .protocol_runs()
+        .map(|x| {
+            assert_eq!(x.key.point, None, "no sweep");
+            x.key.protocol.as_str()
+        })
+        .collect();
     assert_eq!(
         names,
         [
@@ -52,7 +58,7 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
     );
     let unique = 600 * 2048;
     for p in &names {
-        let row = r.run(p, Some("bulk")).expect("class row");
+        let row = r.run(&(*p).into(), Some("bulk")).expect("class row");
         assert_eq!(row.messages.sent, 600, "{p}");
         assert_eq!(row.payload_bytes, unique, "{p}");
         assert_eq!(row.deadline_ms, Some(500.0), "{p}");
@@ -61,7 +67,7 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
     let note = |p: &str| {
         lab.notes
             .iter()
-            .find(|n| n.protocol == p)
+            .find(|n| n.key == p.into())
             .unwrap_or_else(|| panic!("note of {p}"))
     };
     // Every message of the deadline configurations went through send_deadline.
@@ -74,7 +80,7 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
         assert_eq!(d.messages_sent, 600, "{p}");
         assert_eq!(
             d.delivered,
-            r.run(p, None).expect("row").messages.delivered,
+            r.run(&p.into(), None).expect("row").messages.delivered,
             "{p}"
         );
         assert!(note(p).deadline_summary().is_some());
@@ -91,7 +97,7 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
         .and_then(|t| t.with_deadline())
         .expect("counters");
     assert!(fec.deadline.parity_shards >= 600, "{fec:?}");
-    let fec_row = r.run("thinwire-fec+1", None).expect("row");
+    let fec_row = r.run(&"thinwire-fec+1".into(), None).expect("row");
     assert!(
         fec_row.redundancy >= fec.payload_bytes.parity as f64 / unique as f64 - 1e-9,
         "{} vs parity {}",
@@ -104,15 +110,23 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
         fec_row.redundancy
     );
     // Retransmission only sends about the lost share again; adaptive parity lies between.
-    let rtx = r.run("thinwire-rtx-only", None).expect("row").redundancy;
-    let adaptive = r.run("thinwire-deadline", None).expect("row").redundancy;
+    let rtx = r
+        .run(&"thinwire-rtx-only".into(), None)
+        .expect("row")
+        .redundancy;
+    let adaptive = r
+        .run(&"thinwire-deadline".into(), None)
+        .expect("row")
+        .redundancy;
     assert!(rtx < 0.08, "{rtx}");
     assert!(adaptive < fec_row.redundancy, "{adaptive}");
 
     // The deadline summary has a row per protocol, in order.
     let rows = deadline_rows(r, &lab.samples);
     assert_eq!(
-        rows.iter().map(|x| x.protocol.as_str()).collect::<Vec<_>>(),
+        rows.iter()
+            .map(|x| x.key.protocol.as_str())
+            .collect::<Vec<_>>(),
         names
     );
     for row in &rows {
@@ -172,7 +186,10 @@ fn messages_too_large_for_deadline_delivery_are_sent_as_ordinary_messages() {
             "protocols = [\"thinwire-deadline\"]",
         );
     let lab = run(&text);
-    let row = lab.results.run("thinwire-deadline", None).expect("row");
+    let row = lab
+        .results
+        .run(&"thinwire-deadline".into(), None)
+        .expect("row");
     assert_eq!(row.messages.sent, 100);
     assert_eq!(row.messages.delivered, 100);
     // No message went through deadline delivery.

@@ -3,18 +3,20 @@
 use rand::{Rng as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use thinwire_lab::metrics::{Engine, MessageRecord, ProtocolInfo, Recorder, Results, WireCounters};
+use thinwire_lab::metrics::{
+    Engine, MessageRecord, ProtocolInfo, Recorder, Results, RunKey, WireCounters,
+};
 
 fn sample_results() -> Results {
     let mut r = Recorder::new();
     r.set_protocol_info(ProtocolInfo {
-        name: "tcp".into(),
+        key: "tcp".into(),
         model: true,
     });
     for i in 0..50u64 {
         for (p, lat) in [("tcp", 130 + i), ("thinwire", 101)] {
             r.record(MessageRecord {
-                protocol: p.into(),
+                key: p.into(),
                 class: "move".into(),
                 sent_at_us: i * 125_000,
                 delivered_at_us: (i % 7 != 0).then_some(i * 125_000 + lat * 1000),
@@ -22,7 +24,7 @@ fn sample_results() -> Results {
                 deadline_us: None,
             });
             r.record(MessageRecord {
-                protocol: p.into(),
+                key: p.into(),
                 class: "chat".into(),
                 sent_at_us: i * 125_000,
                 delivered_at_us: Some(i * 125_000 + lat * 1000),
@@ -32,7 +34,7 @@ fn sample_results() -> Results {
         }
     }
     r.add_wire(
-        "tcp",
+        &"tcp".into(),
         WireCounters {
             bytes: 12_345,
             packets: 99,
@@ -77,16 +79,19 @@ fn json_shape_matches_the_contract() {
                 "class",
                 "deadline_miss_rate",
                 "deadline_ms",
+                "key",
                 "latency_ms",
                 "messages",
                 "model",
                 "payload_bytes",
-                "protocol",
                 "redundancy",
                 "wire"
             ]
         );
-        assert!(run["protocol"].is_string());
+        // The run key is an object; `point` is null outside a sweep.
+        assert_eq!(keys(&run["key"]), vec!["point", "protocol"]);
+        assert!(run["key"]["protocol"].is_string());
+        assert!(run["key"]["point"].is_null());
         assert!(run["model"].is_boolean());
         assert!(run["class"].is_string() || run["class"].is_null());
         saw_null_class += usize::from(run["class"].is_null());
@@ -119,7 +124,7 @@ fn json_shape_matches_the_contract() {
 
     // Values land where the contract says.
     let tcp_all = &runs[0];
-    assert_eq!(tcp_all["protocol"], Value::from("tcp"));
+    assert_eq!(tcp_all["key"]["protocol"], Value::from("tcp"));
     assert_eq!(tcp_all["model"], Value::from(true));
     assert_eq!(tcp_all["class"], Value::Null);
     assert_eq!(tcp_all["messages"]["sent"], Value::from(100));
@@ -168,13 +173,15 @@ fn json_is_deterministic() {
 fn random_results_round_trip_exactly() {
     let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
     let mut next = move || rng.random::<u64>();
+    // Protocol p2 runs at a sweep point.
+    let key = |p: u64| RunKey::at(format!("p{p}"), if p == 2 { "n=5" } else { "" });
     for round in 0..30 {
         let mut r = Recorder::new();
         let n = 1 + next() % 2000;
         for i in 0..n {
             let sent = i * 10_007 + next() % 997;
             r.record(MessageRecord {
-                protocol: format!("p{}", next() % 3),
+                key: key(next() % 3),
                 class: format!("c{}", next() % 4),
                 sent_at_us: sent,
                 delivered_at_us: (next() % 13 != 0).then(|| sent + 1 + next() % 3_000_000),
@@ -184,7 +191,7 @@ fn random_results_round_trip_exactly() {
         }
         for p in 0..3 {
             r.add_wire(
-                &format!("p{p}"),
+                &key(p),
                 WireCounters {
                     bytes: next() % 10_000_000,
                     packets: next() % 100_000,
@@ -194,6 +201,7 @@ fn random_results_round_trip_exactly() {
         }
         let res = r.finish("random", Engine::Emu, round).0;
         let text = res.to_json_pretty();
+        assert!(text.contains("\"point\": \"n=5\"") && text.contains("\"point\": null"));
         let back = Results::from_json(&text).unwrap();
         assert_eq!(back, res, "round {round}");
         assert_eq!(back.to_json_pretty(), text);

@@ -3,12 +3,12 @@
 use rand::{Rng as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use thinwire_lab::metrics::{
-    game_satisfaction_index, split_sweep_label, Engine, MessageRecord, MetricsError, ProtocolInfo,
-    Recorder, Results, Samples, WireCounters,
+    game_satisfaction_index, Engine, MessageRecord, MetricsError, ProtocolInfo, Recorder, Results,
+    RunKey, Samples, WireCounters,
 };
 
 fn msg(
-    protocol: &str,
+    key: impl Into<RunKey>,
     class: &str,
     sent_ms: u64,
     latency_ms: Option<u64>,
@@ -16,7 +16,7 @@ fn msg(
     deadline_ms: Option<u64>,
 ) -> MessageRecord {
     MessageRecord {
-        protocol: protocol.to_owned(),
+        key: key.into(),
         class: class.to_owned(),
         sent_at_us: sent_ms * 1000,
         delivered_at_us: latency_ms.map(|l| (sent_ms + l) * 1000),
@@ -38,7 +38,7 @@ fn finish(rec: Recorder) -> (Results, Samples) {
 fn one_class_null_row_per_protocol_then_its_classes() {
     let mut r = Recorder::new();
     r.set_protocol_info(ProtocolInfo {
-        name: "tcp".into(),
+        key: "tcp".into(),
         model: true,
     });
     r.record(msg("thinwire", "move", 0, Some(10), 20, None));
@@ -49,7 +49,7 @@ fn one_class_null_row_per_protocol_then_its_classes() {
     let rows: Vec<(&str, Option<&str>, bool)> = res
         .runs
         .iter()
-        .map(|x| (x.protocol.as_str(), x.class.as_deref(), x.model))
+        .map(|x| (x.key.protocol.as_str(), x.class.as_deref(), x.model))
         .collect();
     // Protocols in order of first mention; classes in order of first appearance (move
     // was recorded before chat).
@@ -67,20 +67,23 @@ fn one_class_null_row_per_protocol_then_its_classes() {
     assert_eq!(res.scenario, "unit");
     assert_eq!(res.engine, Engine::Sim);
     assert_eq!(res.seed, 7);
-    let all = res.run("thinwire", None).unwrap();
+    let all = res.run(&"thinwire".into(), None).unwrap();
     assert_eq!(
         (all.messages.sent, all.messages.delivered, all.messages.lost),
         (2, 1, 1)
     );
-    let tcp = res.run("tcp", None).unwrap();
+    let tcp = res.run(&"tcp".into(), None).unwrap();
     assert_eq!(tcp.latency_ms.mean, 40.0);
     assert_eq!(tcp.latency_ms.max, 50.0);
     assert_eq!(
-        samples.get("tcp", None).unwrap().latencies_us,
+        samples.get(&"tcp".into(), None).unwrap().latencies_us,
         vec![30_000, 50_000]
     );
     assert_eq!(
-        samples.get("tcp", Some("chat")).unwrap().latencies_us,
+        samples
+            .get(&"tcp".into(), Some("chat"))
+            .unwrap()
+            .latencies_us,
         vec![30_000]
     );
     assert_eq!(samples.series().len(), res.runs.len());
@@ -91,7 +94,7 @@ fn one_class_null_row_per_protocol_then_its_classes() {
 fn declared_protocol_without_messages_gets_an_empty_row() {
     let mut r = Recorder::new();
     r.set_protocol_info(ProtocolInfo {
-        name: "udp".into(),
+        key: "udp".into(),
         model: true,
     });
     let (res, samples) = finish(r);
@@ -102,7 +105,7 @@ fn declared_protocol_without_messages_gets_an_empty_row() {
     assert_eq!(row.latency_ms.p999, 0.0);
     assert_eq!(row.deadline_ms, None);
     assert_eq!(row.redundancy, 0.0);
-    assert!(samples.get("udp", None).unwrap().is_empty());
+    assert!(samples.get(&"udp".into(), None).unwrap().is_empty());
 }
 
 #[test]
@@ -118,17 +121,17 @@ fn deadline_misses_count_late_and_undelivered_messages() {
     r.record(msg("p", "move", 0, None, 10, None));
     let (res, _) = finish(r);
 
-    let attack = res.run("p", Some("attack")).unwrap();
+    let attack = res.run(&"p".into(), Some("attack")).unwrap();
     assert_eq!(attack.deadline_ms, Some(100.0));
     assert_eq!(attack.deadline_miss_rate, Some(0.5));
     assert_eq!(attack.messages.lost, 1);
 
-    let mv = res.run("p", Some("move")).unwrap();
+    let mv = res.run(&"p".into(), Some("move")).unwrap();
     assert_eq!(mv.deadline_ms, None);
     assert_eq!(mv.deadline_miss_rate, None);
 
     // The all-classes row judges only the messages that carry a deadline.
-    let all = res.run("p", None).unwrap();
+    let all = res.run(&"p".into(), None).unwrap();
     assert_eq!(all.deadline_ms, Some(100.0));
     assert_eq!(all.deadline_miss_rate, Some(0.5));
     assert_eq!(all.messages.sent, 6);
@@ -145,11 +148,11 @@ fn deadline_reported_is_the_most_common_one() {
     r.record(msg("p", "hit", 0, Some(60), 1, Some(70)));
     r.record(msg("p", "hit", 0, Some(60), 1, Some(50)));
     let (res, _) = finish(r);
-    let chat = res.run("p", Some("chat")).unwrap();
+    let chat = res.run(&"p".into(), Some("chat")).unwrap();
     assert_eq!(chat.deadline_ms, Some(300.0));
     // 250 ms misses the two 200 ms deadlines only.
     assert_eq!(chat.deadline_miss_rate, Some(0.333333333)); // 2/6, rounded to 1e-9
-    let hit = res.run("p", Some("hit")).unwrap();
+    let hit = res.run(&"p".into(), Some("hit")).unwrap();
     assert_eq!(hit.deadline_ms, Some(50.0));
     assert_eq!(hit.deadline_miss_rate, Some(0.5));
 }
@@ -163,7 +166,7 @@ fn redundancy_and_wire_arithmetic() {
     r.record(msg("fec", "chat", 0, Some(1), 1000, None));
     // 2000 unique payload bytes; counters added in two calls accumulate.
     r.add_wire(
-        "fec",
+        &"fec".into(),
         WireCounters {
             bytes: 3000,
             packets: 20,
@@ -171,7 +174,7 @@ fn redundancy_and_wire_arithmetic() {
         },
     );
     r.add_wire(
-        "fec",
+        &"fec".into(),
         WireCounters {
             bytes: 1000,
             packets: 5,
@@ -182,7 +185,7 @@ fn redundancy_and_wire_arithmetic() {
     r.record(msg("latest", "move", 0, Some(1), 100, None));
     r.record(msg("latest", "move", 0, None, 100, None));
     r.add_wire(
-        "latest",
+        &"latest".into(),
         WireCounters {
             bytes: 128,
             packets: 1,
@@ -190,19 +193,19 @@ fn redundancy_and_wire_arithmetic() {
         },
     );
     let (res, _) = finish(r);
-    let all = res.run("fec", None).unwrap();
+    let all = res.run(&"fec".into(), None).unwrap();
     assert_eq!(all.payload_bytes, 2000);
     assert_eq!(all.redundancy, 0.5); // 3000 / 2000 - 1
     assert_eq!((all.wire.bytes, all.wire.packets), (4000, 25));
     // Per-class rows: their own unique payload, the protocol's wire totals and redundancy.
-    let mv = res.run("fec", Some("move")).unwrap();
+    let mv = res.run(&"fec".into(), Some("move")).unwrap();
     assert_eq!(mv.payload_bytes, 1000);
     assert_eq!(mv.redundancy, 0.5);
     assert_eq!(mv.wire, all.wire);
-    let chat = res.run("fec", Some("chat")).unwrap();
+    let chat = res.run(&"fec".into(), Some("chat")).unwrap();
     assert_eq!(chat.payload_bytes, 1000);
 
-    let latest = res.run("latest", None).unwrap();
+    let latest = res.run(&"latest".into(), None).unwrap();
     assert_eq!(latest.redundancy, -0.5);
 }
 
@@ -232,10 +235,7 @@ fn random_records_aggregate_consistently() {
         }
         let (res, samples) = r.finish("prop", Engine::Emu, round);
         for all in res.protocol_runs() {
-            let classes: Vec<_> = res
-                .class_runs()
-                .filter(|x| x.protocol == all.protocol)
-                .collect();
+            let classes: Vec<_> = res.class_runs().filter(|x| x.key == all.key).collect();
             let sent: u64 = classes.iter().map(|x| x.messages.sent).sum();
             let delivered: u64 = classes.iter().map(|x| x.messages.delivered).sum();
             let payload: u64 = classes.iter().map(|x| x.payload_bytes).sum();
@@ -244,13 +244,13 @@ fn random_records_aggregate_consistently() {
             assert_eq!(all.payload_bytes, payload);
             for x in classes.iter().chain(std::iter::once(&all)) {
                 assert_eq!(x.messages.lost, x.messages.sent - x.messages.delivered);
-                let s = samples.get(&x.protocol, x.class.as_deref()).unwrap();
+                let s = samples.get(&x.key, x.class.as_deref()).unwrap();
                 assert_eq!(s.len() as u64, x.messages.delivered);
                 assert!(s.latencies_us.windows(2).all(|w| w[0] <= w[1]));
                 if let Some(c) = &x.class {
                     assert_eq!(
                         x.messages.sent,
-                        expected_sent[&(x.protocol.as_str(), c.as_str())]
+                        expected_sent[&(x.key.protocol.as_str(), c.as_str())]
                     );
                 }
                 if x.messages.delivered > 0 {
@@ -265,17 +265,14 @@ fn random_records_aggregate_consistently() {
                 .iter()
                 .flat_map(|x| {
                     samples
-                        .get(&x.protocol, x.class.as_deref())
+                        .get(&x.key, x.class.as_deref())
                         .unwrap()
                         .latencies_us
                         .clone()
                 })
                 .collect();
             union.sort_unstable();
-            assert_eq!(
-                samples.get(&all.protocol, None).unwrap().latencies_us,
-                union
-            );
+            assert_eq!(samples.get(&all.key, None).unwrap().latencies_us, union);
         }
         // Determinism: the same records give the same results.
         assert_eq!(res.to_json_pretty(), res.clone().to_json_pretty());
@@ -320,19 +317,21 @@ fn gsi_formula_and_ratios() {
     r.record(msg("none", "m", 0, None, 1, None));
     let (res, _) = finish(r);
     let s = res.satisfaction_ratios(None).unwrap();
-    assert_eq!(s.baseline.as_deref(), Some("base"));
-    let fast = s.get("fast", None).unwrap();
+    assert_eq!(s.baseline, Some("base".into()));
+    let fast = s.get(&"fast".into(), None).unwrap();
     assert!((fast.ratio.unwrap() - (1.6f64 * 0.05).exp()).abs() < 1e-12);
-    assert_eq!(s.get("base", None).unwrap().ratio, Some(1.0));
-    assert_eq!(s.get("none", None).unwrap().gsi, None);
-    assert_eq!(s.get("none", None).unwrap().ratio, None);
+    assert_eq!(s.get(&"base".into(), None).unwrap().ratio, Some(1.0));
+    assert_eq!(s.get(&"none".into(), None).unwrap().gsi, None);
+    assert_eq!(s.get(&"none".into(), None).unwrap().ratio, None);
     // Per-class ratios compare the same class.
-    assert!(s.get("fast", Some("m")).unwrap().ratio.unwrap() > 1.0);
+    assert!(s.get(&"fast".into(), Some("m")).unwrap().ratio.unwrap() > 1.0);
 
-    let named = res.satisfaction_ratios(Some("fast")).unwrap();
-    assert!((named.get("base", None).unwrap().ratio.unwrap() - (-0.08f64).exp()).abs() < 1e-12);
+    let named = res.satisfaction_ratios(Some(&"fast".into())).unwrap();
+    assert!(
+        (named.get(&"base".into(), None).unwrap().ratio.unwrap() - (-0.08f64).exp()).abs() < 1e-12
+    );
     assert_eq!(
-        res.satisfaction_ratios(Some("nope")),
+        res.satisfaction_ratios(Some(&"nope".into())),
         Err(MetricsError::UnknownBaseline("nope".into()))
     );
 }
@@ -341,11 +340,11 @@ fn gsi_formula_and_ratios() {
 fn terminal_table_lists_protocols_then_classes() {
     let mut r = Recorder::new();
     r.set_protocol_info(ProtocolInfo {
-        name: "tcp".into(),
+        key: "tcp".into(),
         model: true,
     });
     r.set_protocol_info(ProtocolInfo {
-        name: "thinwire".into(),
+        key: "thinwire".into(),
         model: false,
     });
     for i in 0..100 {
@@ -362,7 +361,7 @@ fn terminal_table_lists_protocols_then_classes() {
         ));
     }
     r.add_wire(
-        "tcp",
+        &"tcp".into(),
         WireCounters {
             bytes: 20_000,
             packets: 200,
@@ -404,7 +403,7 @@ fn terminal_table_lists_protocols_then_classes() {
     assert!(data[1].contains("10.00%"));
     assert!(t.contains("relative to tcp"));
     assert_eq!(
-        res.terminal_table_with_baseline(Some("x")),
+        res.terminal_table_with_baseline(Some(&"x".into())),
         Err(MetricsError::UnknownBaseline("x".into()))
     );
 }
@@ -432,43 +431,58 @@ fn terminal_table_omits_class_rows_for_a_single_class() {
 }
 
 #[test]
-fn sweep_labels_split_into_protocol_and_point() {
+fn run_keys_are_objects_in_json_and_labels_on_screen() {
+    let at = RunKey::at("tcp-model", "n=50");
+    assert_eq!(at.point.as_deref(), Some("n=50"));
+    assert_eq!(at.to_string(), "tcp-model [n=50]");
+    assert_eq!(format!("{at:<20}|"), "tcp-model [n=50]    |");
     assert_eq!(
-        split_sweep_label("tcp-model [n=50]"),
-        ("tcp-model", Some("n=50"))
+        RunKey::at("thinwire", "delay=50ms,loss=1%").to_string(),
+        "thinwire [delay=50ms,loss=1%]"
     );
+    // Outside a sweep (an empty point label) there is no point.
+    assert_eq!(RunKey::at("thinwire", ""), RunKey::new("thinwire"));
+    assert_eq!(RunKey::new("thinwire").to_string(), "thinwire");
+    assert_eq!(RunKey::new("thinwire").point_label(), "");
+    // A name is never parsed: brackets stay part of the protocol.
+    assert_eq!(RunKey::from("odd [x]").point, None);
+    let json = serde_json::to_string(&at).unwrap();
+    assert_eq!(json, r#"{"protocol":"tcp-model","point":"n=50"}"#);
     assert_eq!(
-        split_sweep_label("thinwire [delay=50ms,loss=1%]"),
-        ("thinwire", Some("delay=50ms,loss=1%"))
+        serde_json::to_string(&RunKey::new("udp")).unwrap(),
+        r#"{"protocol":"udp","point":null}"#
     );
-    assert_eq!(split_sweep_label("thinwire"), ("thinwire", None));
-    assert_eq!(split_sweep_label("odd []"), ("odd []", None));
-    assert_eq!(split_sweep_label("[x]"), ("[x]", None));
+    assert_eq!(serde_json::from_str::<RunKey>(&json).unwrap(), at);
 }
 
 #[test]
 fn gsi_ratios_compare_within_a_sweep_point() {
     let mut r = Recorder::new();
     for (pt, tcp, tw) in [("n=10", 100, 50), ("n=50", 400, 200)] {
-        r.record(msg(&format!("tcp [{pt}]"), "m", 0, Some(tcp), 1, None));
-        r.record(msg(&format!("tw [{pt}]"), "m", 0, Some(tw), 1, None));
+        r.record(msg(RunKey::at("tcp", pt), "m", 0, Some(tcp), 1, None));
+        r.record(msg(RunKey::at("tw", pt), "m", 0, Some(tw), 1, None));
     }
     let (res, _) = finish(r);
     let s = res.satisfaction_ratios(None).unwrap();
-    assert_eq!(s.baseline.as_deref(), Some("tcp"));
-    let at = |name: &str| s.get(name, None).unwrap().ratio.unwrap();
-    assert_eq!(at("tcp [n=50]"), 1.0);
-    assert!((at("tw [n=10]") - (1.6f64 * 0.05).exp()).abs() < 1e-12);
-    assert!((at("tw [n=50]") - (1.6f64 * 0.2).exp()).abs() < 1e-12);
+    assert_eq!(s.baseline, Some("tcp".into()));
+    let at = |name: &str, pt: &str| s.get(&RunKey::at(name, pt), None).unwrap().ratio.unwrap();
+    assert_eq!(at("tcp", "n=50"), 1.0);
+    assert!((at("tw", "n=10") - (1.6f64 * 0.05).exp()).abs() < 1e-12);
+    assert!((at("tw", "n=50") - (1.6f64 * 0.2).exp()).abs() < 1e-12);
     // The baseline may be named with or without its point.
+    let unnamed_point = res.satisfaction_ratios(Some(&"tw".into())).unwrap();
+    assert_eq!(unnamed_point.baseline, Some("tw".into()));
+    let named = res
+        .satisfaction_ratios(Some(&RunKey::at("tw", "n=10")))
+        .unwrap();
     assert_eq!(
-        res.satisfaction_ratios(Some("tw"))
-            .unwrap()
-            .baseline
-            .as_deref(),
-        Some("tw")
+        named.get(&RunKey::at("tw", "n=50"), None).unwrap().ratio,
+        Some(1.0)
     );
-    let named = res.satisfaction_ratios(Some("tw [n=10]")).unwrap();
-    assert_eq!(named.get("tw [n=50]", None).unwrap().ratio, Some(1.0));
-    assert!(res.terminal_table().contains("same sweep point"));
+    assert!(res
+        .satisfaction_ratios(Some(&RunKey::at("tw", "n=99")))
+        .is_err());
+    let table = res.terminal_table();
+    assert!(table.contains("same sweep point"));
+    assert!(table.contains("tw [n=50]"));
 }

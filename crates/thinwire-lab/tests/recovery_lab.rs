@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use thinwire_lab::metrics::RunKey;
 use thinwire_lab::runner::{run_scenario, LabRun, NoProgress, RunOptions};
 use thinwire_lab::scenario::Scenario;
 use thinwire_proto::ConnectionCounters;
@@ -36,29 +37,29 @@ fn run() -> LabRun {
     run_scenario(&scn, &RunOptions::default(), &NoProgress).expect("runs")
 }
 
-fn counters(lab: &LabRun, protocol: &str) -> Option<ConnectionCounters> {
-    let note = lab.notes.iter().find(|n| n.protocol == protocol);
-    let note = note.unwrap_or_else(|| panic!("note of {protocol}"));
+fn counters(lab: &LabRun, key: &RunKey) -> Option<ConnectionCounters> {
+    let note = lab.notes.iter().find(|n| n.key == *key);
+    let note = note.unwrap_or_else(|| panic!("note of {key}"));
     note.thinwire.map(|t| t.total())
 }
 
 #[test]
 fn thin_stream_at_5_percent_loss_has_consistent_recovery_counters_and_table() {
     let lab = run();
-    let labels: Vec<&str> = lab.notes.iter().map(|n| n.protocol.as_str()).collect();
-    let thinwire: Vec<&str> = labels
+    let keys: Vec<&RunKey> = lab.notes.iter().map(|n| &n.key).collect();
+    let thinwire: Vec<&RunKey> = keys
         .iter()
         .copied()
-        .filter(|l| l.starts_with("thinwire"))
+        .filter(|k| k.protocol.starts_with("thinwire"))
         .collect();
-    assert_eq!(thinwire.len(), 2, "{labels:?}");
-    for l in labels.iter().filter(|l| l.starts_with("tcp-model")) {
-        assert_eq!(counters(&lab, l), None, "{l}");
+    assert_eq!(thinwire.len(), 2, "{keys:?}");
+    for k in keys.iter().filter(|k| k.protocol == "tcp-model") {
+        assert_eq!(counters(&lab, k), None, "{k}");
     }
     let at_5 = thinwire
         .iter()
         .copied()
-        .find(|l| l.contains("5%"))
+        .find(|k| k.point_label().contains("5%"))
         .unwrap_or_else(|| panic!("no 5% point in {thinwire:?}"));
     for l in &thinwire {
         let c = counters(&lab, l).unwrap_or_else(|| panic!("{l}: no counters"));
@@ -76,7 +77,7 @@ fn thin_stream_at_5_percent_loss_has_consistent_recovery_counters_and_table() {
     }
     let r5 = counters(&lab, at_5).expect("counters").recovery;
     assert!(r5.rto_expirations > 0, "{r5:?}");
-    let text = lab.notes.iter().find(|n| n.protocol == at_5).expect("note");
+    let text = lab.notes.iter().find(|n| n.key == *at_5).expect("note");
     let summary = text.recovery_summary().expect("summary");
     assert!(
         summary.contains(&format!("{} RTO expirations", r5.rto_expirations)),

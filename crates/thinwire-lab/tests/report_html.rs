@@ -4,7 +4,7 @@ use rand::{Rng as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 use thinwire_lab::metrics::{
-    Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples, WireCounters,
+    Engine, MessageRecord, ProtocolInfo, Recorder, Results, RunKey, Samples, WireCounters,
 };
 use thinwire_lab::report::{render_report, render_report_with_baseline, write_report};
 
@@ -66,14 +66,10 @@ fn synthetic_points(
     let mut rec = Recorder::new();
     for &(point, delay, loss) in points {
         for (base, model, recovery, redundancy, header) in protocols {
-            let name = match point {
-                Some(pt) => format!("{base} [{pt}]"),
-                None => base.to_owned(),
-            };
-            let name = name.as_str();
+            let key = RunKey::at(base, point.unwrap_or(""));
             let rtt = 2.0 * delay;
             rec.set_protocol_info(ProtocolInfo {
-                name: name.into(),
+                key: key.clone(),
                 model,
             });
             let mut rng = Rng::new(0xC0FFEE);
@@ -141,7 +137,7 @@ fn synthetic_points(
                 unique += u64::from(bytes);
                 packets += 1 + tries;
                 rec.record(MessageRecord {
-                    protocol: name.into(),
+                    key: key.clone(),
                     class: class.into(),
                     sent_at_us: (t * 1000.0) as u64,
                     delivered_at_us: delivered,
@@ -155,7 +151,7 @@ fn synthetic_points(
             }
             let sent = (unique as f64 * (1.0 + redundancy)) as u64;
             rec.add_wire(
-                name,
+                &key,
                 WireCounters {
                     bytes: sent + packets * header,
                     packets,
@@ -278,10 +274,10 @@ fn report_without_deadlines_skips_the_deadline_plot() {
 #[test]
 fn report_with_named_baseline() {
     let (res, samples) = synthetic(true);
-    let html = render_report_with_baseline(&res, &samples, &[], Some("udp")).unwrap();
+    let html = render_report_with_baseline(&res, &samples, &[], Some(&"udp".into())).unwrap();
     assert!(html.contains("against <b>udp</b>"));
     assert!(html.contains("No parameters were given."));
-    assert!(render_report_with_baseline(&res, &samples, &[], Some("nope")).is_err());
+    assert!(render_report_with_baseline(&res, &samples, &[], Some(&"nope".into())).is_err());
 }
 
 #[test]
@@ -295,7 +291,7 @@ fn degenerate_inputs_render() {
     // A protocol that delivered nothing, and one with a single sample.
     let mut rec = Recorder::new();
     rec.record(MessageRecord {
-        protocol: "dead".into(),
+        key: "dead".into(),
         class: "move".into(),
         sent_at_us: 0,
         delivered_at_us: None,
@@ -303,7 +299,7 @@ fn degenerate_inputs_render() {
         deadline_us: Some(1000),
     });
     rec.record(MessageRecord {
-        protocol: "one".into(),
+        key: "one".into(),
         class: "move".into(),
         sent_at_us: 0,
         delivered_at_us: Some(5000),
@@ -358,10 +354,10 @@ fn sweep_report_draws_one_panel_per_point_in_one_svg() {
         .contains("tcp [delay=150ms,loss=5%] (model)"));
     // GSI ratios are per sweep point: each point's tcp row is the baseline (ratio 1).
     let ratios = res.satisfaction_ratios(None).unwrap();
-    assert_eq!(ratios.baseline.as_deref(), Some("tcp"));
+    assert_eq!(ratios.baseline, Some("tcp".into()));
     for (pt, _, _) in &points {
-        let name = format!("tcp [{}]", pt.unwrap());
-        assert_eq!(ratios.get(&name, None).unwrap().ratio, Some(1.0));
+        let key = RunKey::at("tcp", pt.unwrap());
+        assert_eq!(ratios.get(&key, None).unwrap().ratio, Some(1.0));
     }
     std::fs::write(std::env::temp_dir().join("report-sweep-sample.html"), &html).unwrap();
 }

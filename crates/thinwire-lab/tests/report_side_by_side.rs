@@ -2,24 +2,25 @@
 //! (`thinwire lab run --emulate --compare-sim`).
 
 use thinwire_lab::metrics::{
-    Engine, MessageRecord, ProtocolInfo, Recorder, Results, Samples, WireCounters,
+    compare, Engine, MessageRecord, ProtocolInfo, Recorder, Results, RunKey, Samples, WireCounters,
 };
 use thinwire_lab::report::{render_report, render_report_side_by_side};
 
 /// One engine's results: each protocol gets 1,000 messages at 100 ms, of
 /// which every `every`-th is delayed by `extra_ms` (a recovered loss).
-fn results(engine: Engine, protocols: &[(&str, bool, u64, u64)]) -> (Results, Samples) {
+fn results(engine: Engine, protocols: &[(RunKey, bool, u64, u64)]) -> (Results, Samples) {
     let mut rec = Recorder::new();
-    for &(name, model, every, extra_ms) in protocols {
+    for (key, model, every, extra_ms) in protocols {
+        let (model, every, extra_ms) = (*model, *every, *extra_ms);
         rec.set_protocol_info(ProtocolInfo {
-            name: name.into(),
+            key: key.clone(),
             model,
         });
         for i in 0..1000u64 {
             let sent = i * 500_000;
             let lat = 100_000 + if i % every == 0 { extra_ms * 1000 } else { 0 };
             rec.record(MessageRecord {
-                protocol: name.into(),
+                key: key.clone(),
                 class: "game".into(),
                 sent_at_us: sent,
                 delivered_at_us: Some(sent + lat),
@@ -28,7 +29,7 @@ fn results(engine: Engine, protocols: &[(&str, bool, u64, u64)]) -> (Results, Sa
             });
         }
         rec.add_wire(
-            name,
+            key,
             WireCounters {
                 bytes: 150_000,
                 packets: 1_200,
@@ -55,14 +56,17 @@ fn side_by_side_section_pairs_engines_and_flags_disagreement() {
     // p99 differs (1000 vs 300 ms), so the pair is flagged. thinwire agrees.
     let (sim, sim_samples) = results(
         Engine::Sim,
-        &[("tcp-model", true, 20, 900), ("thinwire", false, 20, 200)],
+        &[
+            ("tcp-model".into(), true, 20, 900),
+            ("thinwire".into(), false, 20, 200),
+        ],
     );
     let (emu, emu_samples) = results(
         Engine::Emu,
         &[
-            ("tcp-nodelay", false, 20, 200),
-            ("kcp-fast", false, 20, 150),
-            ("thinwire", false, 20, 205),
+            ("tcp-nodelay".into(), false, 20, 200),
+            ("kcp-fast".into(), false, 20, 150),
+            ("thinwire".into(), false, 20, 205),
         ],
     );
     let html = render_report_side_by_side(&emu, &emu_samples, &[], &sim, &sim_samples);
@@ -97,17 +101,54 @@ fn side_by_side_section_pairs_engines_and_flags_disagreement() {
 
 #[test]
 fn plain_report_has_no_side_by_side_section() {
-    let (emu, emu_samples) = results(Engine::Emu, &[("thinwire", false, 20, 205)]);
+    let (emu, emu_samples) = results(Engine::Emu, &[("thinwire".into(), false, 20, 205)]);
     let html = render_report(&emu, &emu_samples, &[]);
     assert!(!html.contains("sim-vs-emu"));
 }
 
 #[test]
 fn side_by_side_without_common_protocols_says_so() {
-    let (sim, sim_samples) = results(Engine::Sim, &[("udp-model", true, 20, 0)]);
-    let (emu, emu_samples) = results(Engine::Emu, &[("kcp", false, 20, 300)]);
+    let (sim, sim_samples) = results(Engine::Sim, &[("udp-model".into(), true, 20, 0)]);
+    let (emu, emu_samples) = results(Engine::Emu, &[("kcp".into(), false, 20, 300)]);
     let html = render_report_side_by_side(&emu, &emu_samples, &[], &sim, &sim_samples);
     let sec = section(&html);
     assert!(sec.contains("No protocol ran in both engines"));
     assert!(!sec.contains("plot-sim-emu"));
+}
+
+#[test]
+fn sweep_points_pair_with_the_same_point() {
+    let at = RunKey::at;
+    let (sim, _) = results(
+        Engine::Sim,
+        &[
+            (at("tcp-model", "loss=2%"), true, 20, 900),
+            (at("tcp-model", "loss=5%"), true, 20, 900),
+        ],
+    );
+    let (emu, _) = results(
+        Engine::Emu,
+        &[
+            (at("tcp-nodelay", "loss=5%"), false, 20, 200),
+            (at("tcp-nodelay", "loss=2%"), false, 20, 200),
+            (RunKey::new("tcp-thin-linear"), false, 20, 200),
+        ],
+    );
+    let cmp = compare(&sim, &emu);
+    let pairs: Vec<(String, String)> = cmp
+        .rows
+        .iter()
+        .map(|r| (r.sim.to_string(), r.emu.to_string()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("tcp-model [loss=2%]".into(), "tcp-nodelay [loss=2%]".into()),
+            ("tcp-model [loss=5%]".into(), "tcp-nodelay [loss=5%]".into()),
+        ]
+    );
+    assert!(cmp
+        .to_text()
+        .contains("tcp-model [loss=5%]  tcp-nodelay [loss=5%]"));
+    assert!(cmp.to_json_pretty().contains("\"point\": \"loss=5%\""));
 }

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::{split_sweep_label, LatencyMs, Results};
+use super::{LatencyMs, Results, RunKey};
 
 /// Relative difference at p99 above which a row is flagged.
 pub const DISAGREE_AT_P99: f64 = 0.20;
@@ -16,10 +16,10 @@ pub const DISAGREE_AT_P99: f64 = 0.20;
 /// One simulator/emulator pair.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareRow {
-    /// Simulator protocol (with its sweep label, if any).
-    pub sim: String,
-    /// Emulator peer (with its sweep label, if any).
-    pub emu: String,
+    /// Simulator run: protocol and sweep point.
+    pub sim: RunKey,
+    /// Emulator run: real peer and sweep point.
+    pub emu: RunKey,
     /// Simulator latency (ms).
     pub sim_latency_ms: LatencyMs,
     /// Emulator latency (ms).
@@ -43,13 +43,6 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
 }
 
-/// `name [label]` into (`name`, `label`), `label` empty outside a sweep (see
-/// [`split_sweep_label`]).
-fn split(name: &str) -> (&str, &str) {
-    let (base, point) = split_sweep_label(name);
-    (base, point.unwrap_or(""))
-}
-
 /// The real peers that implement a simulator protocol.
 fn emu_names(sim: &str) -> Vec<&str> {
     match sim {
@@ -63,19 +56,18 @@ fn emu_names(sim: &str) -> Vec<&str> {
 pub fn compare(sim: &Results, emu: &Results) -> Comparison {
     let mut rows = Vec::new();
     for s in sim.protocol_runs() {
-        let (base, label) = split(&s.protocol);
-        for cand in emu_names(base) {
+        for cand in emu_names(&s.key.protocol) {
             let Some(e) = emu
                 .protocol_runs()
-                .find(|e| split(&e.protocol) == (cand, label))
+                .find(|e| e.key.protocol == cand && e.key.point == s.key.point)
             else {
                 continue;
             };
             let (sp, ep) = (s.latency_ms.p99, e.latency_ms.p99);
             let rel = (sp > 0.0).then(|| (ep - sp) / sp);
             rows.push(CompareRow {
-                sim: s.protocol.clone(),
-                emu: e.protocol.clone(),
+                sim: s.key.clone(),
+                emu: e.key.clone(),
                 sim_latency_ms: s.latency_ms,
                 emu_latency_ms: e.latency_ms,
                 sim_wire_bytes: s.wire.bytes,
@@ -109,8 +101,8 @@ impl Comparison {
         for r in &self.rows {
             let (s, e) = (&r.sim_latency_ms, &r.emu_latency_ms);
             cells.push(vec![
-                r.sim.clone(),
-                r.emu.clone(),
+                r.sim.to_string(),
+                r.emu.to_string(),
                 pair(s.p50, e.p50),
                 pair(s.p99, e.p99),
                 pair(s.p999, e.p999),
@@ -155,9 +147,6 @@ mod tests {
 
     #[test]
     fn names_pair_across_engines() {
-        assert_eq!(split("tcp-model [n=50]"), ("tcp-model", "n=50"));
-        assert_eq!(split("tcp-nodelay[n=50]"), ("tcp-nodelay", "n=50"));
-        assert_eq!(split("thinwire"), ("thinwire", ""));
         assert_eq!(emu_names("tcp-model"), ["tcp-nodelay", "tcp-thin-linear"]);
         assert_eq!(emu_names("thinwire-fec+2"), ["thinwire-fec+2"]);
         assert!(emu_names("udp-model").is_empty());

@@ -9,7 +9,7 @@
 //! delivered the two definitions agree. Everything else comes from `results.json` unchanged
 //! (`deadline_ms`, `deadline_miss_rate`, `redundancy`, `wire`).
 
-use super::results::{display_protocol, Results};
+use super::results::{display_protocol, Results, RunKey};
 use super::samples::Samples;
 use super::stats::Quantile;
 
@@ -19,8 +19,8 @@ const P95: Quantile = Quantile { num: 95, den: 100 };
 /// One row of the deadline summary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeadlineRow {
-    /// Protocol name.
-    pub protocol: String,
+    /// The run: protocol and sweep point.
+    pub key: RunKey,
     /// Whether the protocol is a simulator model.
     pub model: bool,
     /// Message class.
@@ -72,11 +72,11 @@ pub fn deadline_rows(results: &Results, samples: &Samples) -> Vec<DeadlineRow> {
             let miss_rate = r.deadline_miss_rate?;
             let class = r.class.clone()?;
             let lat: &[u64] = samples
-                .get(&r.protocol, Some(&class))
+                .get(&r.key, Some(&class))
                 .map_or(&[], |s| s.latencies_us.as_slice());
             let sent = r.messages.sent;
             Some(DeadlineRow {
-                protocol: r.protocol.clone(),
+                key: r.key.clone(),
                 model: r.model,
                 class,
                 deadline_ms,
@@ -111,7 +111,7 @@ pub(crate) const DEADLINE_HEADERS: [&str; 10] = [
 pub(crate) fn deadline_cells(r: &DeadlineRow) -> Vec<String> {
     let p = |v: Option<f64>| v.map_or_else(|| "lost".to_owned(), |v| format!("{v:.1}"));
     vec![
-        display_protocol(&r.protocol, r.model),
+        display_protocol(&r.key, r.model),
         r.class.clone(),
         format!("{}", r.deadline_ms),
         format!("{}/{}", r.sent, r.delivered),

@@ -1,6 +1,6 @@
 //! Game-satisfaction index (GSI) from a published survival model of player departure.
 
-use super::results::{display_protocol, split_sweep_label, Results, RunResult};
+use super::results::{display_protocol, Results, RunKey, RunResult};
 use super::MetricsError;
 
 /// Coefficient of mean delay, per second, in [`game_satisfaction_index`].
@@ -34,8 +34,8 @@ fn gsi_exponent(mean_ms: f64, jitter_ms: f64) -> f64 {
 /// GSI of one row and its ratio to the baseline's row of the same class.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Satisfaction {
-    /// Protocol name.
-    pub protocol: String,
+    /// The run: protocol and sweep point.
+    pub key: RunKey,
     /// Whether the protocol is a simulator model.
     pub model: bool,
     /// Message class, or `None` for all classes.
@@ -49,76 +49,79 @@ pub struct Satisfaction {
 }
 
 impl Satisfaction {
-    /// The protocol name as shown to people (with ` (model)` for models).
+    /// The run as shown to people (with ` (model)` for models).
     pub fn display_protocol(&self) -> String {
-        display_protocol(&self.protocol, self.model)
+        display_protocol(&self.key, self.model)
     }
 }
 
 /// GSI and ratios of every row of a [`Results`], against one baseline protocol.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SatisfactionRatios {
-    /// The baseline protocol, or `None` when the results have no protocol. For a sweep
-    /// this is the protocol's name without the sweep point (`tcp-model`, not
-    /// `tcp-model [n=10]`): every row is compared with the baseline's row at its own point.
-    pub baseline: Option<String>,
+    /// The baseline, or `None` when the results have no run. For a sweep this is the
+    /// protocol without a sweep point (`tcp-model`, not `tcp-model [n=10]`): every row is
+    /// compared with the baseline's row at its own point.
+    pub baseline: Option<RunKey>,
     /// One entry per run, in the order of [`Results::runs`].
     pub rows: Vec<Satisfaction>,
 }
 
 impl SatisfactionRatios {
-    /// The entry of `protocol` for `class` (`None`: all classes).
-    pub fn get(&self, protocol: &str, class: Option<&str>) -> Option<&Satisfaction> {
+    /// The entry of the run `key` for `class` (`None`: all classes).
+    pub fn get(&self, key: &RunKey, class: Option<&str>) -> Option<&Satisfaction> {
         self.rows
             .iter()
-            .find(|s| s.protocol == protocol && s.class.as_deref() == class)
+            .find(|s| s.key == *key && s.class.as_deref() == class)
     }
 
-    /// The all-classes entries, one per protocol, in order.
+    /// The all-classes entries, one per run, in order.
     pub fn protocol_rows(&self) -> impl Iterator<Item = &Satisfaction> {
         self.rows.iter().filter(|s| s.class.is_none())
     }
 }
 
 impl Results {
-    /// GSI of every row and its ratio to `baseline` (a protocol name; `None`: the first
-    /// protocol of the results).
+    /// GSI of every row and its ratio to `baseline` (`None`: the first run of the results).
     ///
-    /// Each row is compared with the baseline's row of the same class. In a sweep, where
-    /// protocols are named `base [point]`, `baseline` may be given with or without the
-    /// point, and each row is compared with the baseline's row at the row's own point
-    /// (falling back to the named row when that point has no baseline run).
+    /// Each row is compared with the baseline's row of the same class. In a sweep,
+    /// `baseline` may be given with or without a sweep point, and each row is compared with
+    /// the baseline protocol's row at the row's own point (falling back to the named run
+    /// when that point has no baseline run).
     ///
-    /// Errors if `baseline` names no protocol of the results (with or without a point).
+    /// Errors if `baseline` names no run of the results (a baseline without a point: no
+    /// run of that protocol at any point).
     pub fn satisfaction_ratios(
         &self,
-        baseline: Option<&str>,
+        baseline: Option<&RunKey>,
     ) -> Result<SatisfactionRatios, MetricsError> {
-        let named: Option<String> = match baseline {
-            Some(name) => {
-                let known = self
-                    .runs
-                    .iter()
-                    .any(|r| r.protocol == name || split_sweep_label(&r.protocol).0 == name);
+        let named: Option<RunKey> = match baseline {
+            Some(b) => {
+                let known = self.runs.iter().any(|r| {
+                    r.key.protocol == b.protocol && (b.point.is_none() || r.key.point == b.point)
+                });
                 if !known {
-                    return Err(MetricsError::UnknownBaseline(name.to_owned()));
+                    return Err(MetricsError::UnknownBaseline(b.to_string()));
                 }
-                Some(name.to_owned())
+                Some(b.clone())
             }
-            None => self.runs.first().map(|r| r.protocol.clone()),
+            None => self.runs.first().map(|r| r.key.clone()),
         };
-        let base_name = named.as_deref().map(|n| split_sweep_label(n).0.to_owned());
+        let base = named.as_ref().map(|n| RunKey::new(n.protocol.clone()));
         let exponent_of = |r: &RunResult| {
             (r.messages.delivered > 0).then(|| gsi_exponent(r.latency_ms.mean, r.latency_ms.jitter))
         };
         // The baseline's row for `r`: same class, same sweep point when there is one.
         let baseline_row = |r: &RunResult| -> Option<&RunResult> {
-            let named = named.as_deref()?;
-            let base = base_name.as_deref()?;
+            let named = named.as_ref()?;
+            let base = base.as_ref()?;
             let class = r.class.as_deref();
-            let same_point = split_sweep_label(&r.protocol)
-                .1
-                .and_then(|pt| self.run(&format!("{base} [{pt}]"), class));
+            let same_point = r.key.point.as_ref().and_then(|pt| {
+                let at = RunKey {
+                    protocol: base.protocol.clone(),
+                    point: Some(pt.clone()),
+                };
+                self.run(&at, class)
+            });
             same_point
                 .or_else(|| self.run(named, class))
                 .or_else(|| self.run(base, class))
@@ -134,7 +137,7 @@ impl Results {
                     _ => None,
                 };
                 Satisfaction {
-                    protocol: r.protocol.clone(),
+                    key: r.key.clone(),
                     model: r.model,
                     class: r.class.clone(),
                     gsi: exponent.map(f64::exp),
@@ -142,15 +145,7 @@ impl Results {
                 }
             })
             .collect();
-        let baseline = if self
-            .runs
-            .iter()
-            .any(|r| split_sweep_label(&r.protocol).1.is_some())
-        {
-            base_name
-        } else {
-            named
-        };
+        let baseline = if self.is_sweep() { base } else { named };
         Ok(SatisfactionRatios { baseline, rows })
     }
 }

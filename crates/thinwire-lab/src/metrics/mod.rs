@@ -7,11 +7,13 @@
 //!
 //! # Definitions
 //!
-//! Rows: one [`RunResult`] per protocol with `class: null` (all classes together), followed
-//! by one per message class that protocol carried. Protocols appear in the order in which the
-//! recorder first heard of them (through [`Recorder::set_protocol_info`],
-//! [`Recorder::add_wire`] or [`Recorder::record`]); classes appear in the order in which
-//! they were first recorded (for any protocol).
+//! Rows: one [`RunResult`] per run with `class: null` (all classes together), followed
+//! by one per message class that run carried. A run is a protocol, at a sweep point in a
+//! sweep: its [`RunKey`], written `{"protocol": "tcp-model", "point": "n=50"}` in
+//! `results.json` (`"point": null` outside a sweep) and shown as `tcp-model [n=50]`. Runs
+//! appear in the order in which the recorder first heard of them (through
+//! [`Recorder::set_protocol_info`], [`Recorder::add_wire`] or [`Recorder::record`]); classes
+//! appear in the order in which they were first recorded (for any run).
 //!
 //! * **Latency** is `delivered_at_us - sent_at_us` of every *delivered* message
 //!   (application send call to delivery to the receiving application), reported in
@@ -57,8 +59,8 @@
 //!   `results.json`.
 //! * **Game-satisfaction index** (GSI): see [`game_satisfaction_index`]; it appears in the
 //!   terminal table and the report, never in `results.json`. Ratios compare a row with the
-//!   baseline protocol's row of the same class and, for sweeps (protocols named
-//!   `base [point]`, see [`split_sweep_label`]), of the same sweep point.
+//!   baseline protocol's row of the same class and, for sweeps (runs whose [`RunKey`] has a
+//!   point), of the same sweep point.
 
 mod ci;
 mod compare;
@@ -82,9 +84,7 @@ pub use gsi::{
 pub use recorder::{MessageRecord, ProtocolInfo, Recorder, WireCounters};
 pub use repetitions::{RepeatedRow, Repetitions};
 pub(crate) use results::display_protocol;
-pub use results::{
-    split_sweep_label, sweep_name, Engine, LatencyMs, Messages, Results, RunResult, Wire,
-};
+pub use results::{Engine, LatencyMs, Messages, Results, RunKey, RunResult, Wire};
 pub use samples::{SampleSeries, Samples};
 pub use stats::{latency_summary, nearest_rank, Quantile};
 pub(crate) use table::format_ratio;

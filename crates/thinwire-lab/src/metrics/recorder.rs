@@ -2,15 +2,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::results::{Engine, Messages, Results, RunResult, Wire};
+use super::results::{Engine, Messages, Results, RunKey, RunResult, Wire};
 use super::samples::{SampleSeries, Samples};
 use super::stats::{latency_summary, round_to, RATIO_SCALE};
 
 /// What happened to one application message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageRecord {
-    /// Protocol that carried the message.
-    pub protocol: String,
+    /// The run (protocol and sweep point) that carried the message.
+    pub key: RunKey,
     /// Message class (e.g. `"move"`, `"attack"`, `"chat"`).
     pub class: String,
     /// Time of the sender's send call, in microseconds.
@@ -23,7 +23,7 @@ pub struct MessageRecord {
     pub deadline_us: Option<u64>,
 }
 
-/// Wire counters of one protocol.
+/// Wire counters of one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WireCounters {
     /// Bytes on the wire, headers included.
@@ -44,16 +44,16 @@ impl WireCounters {
     }
 }
 
-/// Static facts about a protocol.
+/// Static facts about a run's protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtocolInfo {
-    /// Protocol name, as used in [`MessageRecord::protocol`].
-    pub name: String,
+    /// The run, as in [`MessageRecord::key`].
+    pub key: RunKey,
     /// Whether this is a simulator model (labelled "(model)" in every output).
     pub model: bool,
 }
 
-/// Running aggregate of one (protocol, class) pair.
+/// Running aggregate of one (run, class) pair.
 #[derive(Debug, Clone, Default)]
 struct Group {
     sent: u64,
@@ -122,7 +122,7 @@ impl Group {
 
 #[derive(Debug, Clone)]
 struct ProtocolState {
-    name: String,
+    key: RunKey,
     model: bool,
     wire: WireCounters,
     /// class index → aggregate; iteration follows class first-appearance order.
@@ -136,7 +136,7 @@ struct ProtocolState {
 #[derive(Debug, Clone, Default)]
 pub struct Recorder {
     protocols: Vec<ProtocolState>,
-    protocol_index: HashMap<String, usize>,
+    protocol_index: HashMap<RunKey, usize>,
     classes: Vec<String>,
     class_index: HashMap<String, usize>,
 }
@@ -147,18 +147,18 @@ impl Recorder {
         Self::default()
     }
 
-    fn protocol_mut(&mut self, name: &str) -> &mut ProtocolState {
-        let idx = match self.protocol_index.get(name) {
+    fn protocol_mut(&mut self, key: &RunKey) -> &mut ProtocolState {
+        let idx = match self.protocol_index.get(key) {
             Some(&i) => i,
             None => {
                 let i = self.protocols.len();
                 self.protocols.push(ProtocolState {
-                    name: name.to_owned(),
+                    key: key.clone(),
                     model: false,
                     wire: WireCounters::default(),
                     classes: BTreeMap::new(),
                 });
-                self.protocol_index.insert(name.to_owned(), i);
+                self.protocol_index.insert(key.clone(), i);
                 i
             }
         };
@@ -180,23 +180,23 @@ impl Recorder {
     /// Adds one message's fate.
     pub fn record(&mut self, rec: MessageRecord) {
         let class = self.class_idx(&rec.class);
-        self.protocol_mut(&rec.protocol)
+        self.protocol_mut(&rec.key)
             .classes
             .entry(class)
             .or_default()
             .add(&rec);
     }
 
-    /// Adds wire counters to `protocol`'s totals (calls accumulate).
-    pub fn add_wire(&mut self, protocol: &str, counters: WireCounters) {
-        self.protocol_mut(protocol).wire.add(counters);
+    /// Adds wire counters to the run `key`'s totals (calls accumulate).
+    pub fn add_wire(&mut self, key: &RunKey, counters: WireCounters) {
+        self.protocol_mut(key).wire.add(counters);
     }
 
-    /// Declares a protocol (and whether it is a model). Protocols not declared are
+    /// Declares a run's protocol (and whether it is a model). Runs not declared are
     /// treated as real implementations (`model: false`). Declaring also fixes the
-    /// protocol's position in the output if it was not heard of before.
+    /// run's position in the output if it was not heard of before.
     pub fn set_protocol_info(&mut self, info: ProtocolInfo) {
-        self.protocol_mut(&info.name).model = info.model;
+        self.protocol_mut(&info.key).model = info.model;
     }
 
     /// Computes the results and the latency samples.
@@ -228,7 +228,7 @@ impl Recorder {
             for (class, mut g) in rows {
                 g.latencies_us.sort_unstable();
                 runs.push(RunResult {
-                    protocol: p.name.clone(),
+                    key: p.key.clone(),
                     model: p.model,
                     class: class.clone(),
                     messages: Messages {
@@ -244,7 +244,7 @@ impl Recorder {
                     redundancy,
                 });
                 series.push(SampleSeries {
-                    protocol: p.name.clone(),
+                    key: p.key.clone(),
                     model: p.model,
                     class,
                     latencies_us: g.latencies_us,

@@ -4,13 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Estimate;
+use super::{Estimate, RunKey};
 
 /// One row (protocol at a sweep point, all classes) over every run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatedRow {
-    /// Protocol label (with the sweep point).
-    pub protocol: String,
+    /// The row's protocol and sweep point (an object in `runs.json`, as in `results.json`).
+    pub key: RunKey,
     /// Mean latency, ms.
     pub mean_ms: Option<Estimate>,
     /// Latency standard deviation, ms.
@@ -32,7 +32,7 @@ pub struct Repetitions {
     pub runs: u32,
     /// The seed of every run.
     pub seeds: Vec<u64>,
-    /// One row per protocol label, in job order.
+    /// One row per protocol and sweep point, in job order.
     pub rows: Vec<RepeatedRow>,
 }
 
@@ -54,7 +54,7 @@ impl Repetitions {
         for r in &self.rows {
             out.push_str(&format!(
                 "{:<44} {:>18} {:>18} {:>18} {:>18} {:>16}\n",
-                r.protocol,
+                r.key,
                 cell(&r.mean_ms, 1),
                 cell(&r.jitter_ms, 1),
                 cell(&r.p99_ms, 1),

@@ -1,5 +1,7 @@
 //! The `results.json` contract, as Rust types (its definitions are in [`crate::metrics`]).
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// Which engine produced the results.
@@ -22,8 +24,8 @@ impl Engine {
     }
 }
 
-impl std::fmt::Display for Engine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
@@ -91,12 +93,72 @@ pub struct Wire {
     pub packets: u64,
 }
 
-/// One row of `results.json`: a protocol, for one message class or (`class: None`) for all.
+/// Which run a row belongs to: a protocol, at a sweep point when the scenario sweeps.
+///
+/// In `results.json` (and every other JSON the lab writes) it is an object,
+/// `{"protocol": "tcp-model", "point": "n=50"}`, with `"point": null` outside a sweep
+/// (the contract spells out every field, as it does `"class": null`). People see it as
+/// `tcp-model [n=50]` (or `tcp-model`): [`RunKey`]'s [`Display`](fmt::Display) is the one
+/// place that form is written, and nothing parses it back.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunKey {
+    /// Protocol name (a simulator protocol or a real peer), e.g. `tcp-model`.
+    pub protocol: String,
+    /// The sweep point's label (e.g. `n=50,loss=2%`, see
+    /// [`SweepPoint::label`](crate::scenario::SweepPoint::label)), `None` outside a sweep.
+    pub point: Option<String>,
+}
+
+impl RunKey {
+    /// The run of `protocol` outside a sweep.
+    pub fn new(protocol: impl Into<String>) -> RunKey {
+        RunKey {
+            protocol: protocol.into(),
+            point: None,
+        }
+    }
+
+    /// The run of `protocol` at the sweep point labelled `point`; an empty label (a
+    /// scenario without a sweep, see
+    /// [`SweepPoint::label`](crate::scenario::SweepPoint::label)) means no point.
+    pub fn at(protocol: impl Into<String>, point: &str) -> RunKey {
+        RunKey {
+            protocol: protocol.into(),
+            point: (!point.is_empty()).then(|| point.to_owned()),
+        }
+    }
+
+    /// The sweep point's label, `""` outside a sweep.
+    pub fn point_label(&self) -> &str {
+        self.point.as_deref().unwrap_or("")
+    }
+}
+
+impl From<&str> for RunKey {
+    /// The run of a protocol outside a sweep ([`RunKey::new`]; the name is taken as it is).
+    fn from(protocol: &str) -> RunKey {
+        RunKey::new(protocol)
+    }
+}
+
+impl fmt::Display for RunKey {
+    /// `protocol [point]`, or `protocol` outside a sweep; honours width and alignment.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.point {
+            None => f.pad(&self.protocol),
+            Some(point) => f.pad(&format!("{} [{point}]", self.protocol)),
+        }
+    }
+}
+
+/// One row of `results.json`: a protocol's run, for one message class or (`class: None`)
+/// for all.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunResult {
-    /// Protocol name.
-    pub protocol: String,
+    /// The run: protocol and sweep point.
+    pub key: RunKey,
     /// Whether the protocol is a simulator model rather than a real implementation.
     pub model: bool,
     /// Message class, or `None` (`null`) for all classes together.
@@ -118,45 +180,18 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// The protocol name as shown to people: with ` (model)` appended for models.
+    /// The run as shown to people: `protocol [point]`, with ` (model)` appended for models.
     pub fn display_protocol(&self) -> String {
-        display_protocol(&self.protocol, self.model)
-    }
-}
-
-/// Splits a protocol name of the form `base [point]` (how the lab names the runs of a
-/// sweep, e.g. `tcp-model [n=50]`, see [`sweep_name`]) into `("tcp-model", Some("n=50"))`;
-/// also accepts `base[point]`, the emulator's former form. Any other name gives
-/// `(name, None)`. This is the one parser of run labels.
-pub fn split_sweep_label(name: &str) -> (&str, Option<&str>) {
-    if let Some(inner) = name.strip_suffix(']') {
-        if let Some(i) = inner.rfind('[') {
-            let (base, point) = (&inner[..i], &inner[i + 1..]);
-            let base = base.strip_suffix(' ').unwrap_or(base);
-            if !base.is_empty() && !point.is_empty() {
-                return (base, Some(point));
-            }
-        }
-    }
-    (name, None)
-}
-
-/// The name of a run at a sweep point: `base [point]`, or `base` when `point` is empty
-/// (the inverse of [`split_sweep_label`]).
-pub fn sweep_name(base: &str, point: &str) -> String {
-    if point.is_empty() {
-        base.to_owned()
-    } else {
-        format!("{base} [{point}]")
+        display_protocol(&self.key, self.model)
     }
 }
 
 /// `name`, with ` (model)` appended when `model` is true.
-pub(crate) fn display_protocol(name: &str, model: bool) -> String {
+pub(crate) fn display_protocol(name: &impl fmt::Display, model: bool) -> String {
     if model {
         format!("{name} (model)")
     } else {
-        name.to_owned()
+        name.to_string()
     }
 }
 
@@ -187,11 +222,16 @@ impl Results {
         self.runs.iter().filter(|r| r.class.is_some())
     }
 
-    /// The row of `protocol` for `class` (`None`: all classes).
-    pub fn run(&self, protocol: &str, class: Option<&str>) -> Option<&RunResult> {
+    /// The row of the run `key` for `class` (`None`: all classes).
+    pub fn run(&self, key: &RunKey, class: Option<&str>) -> Option<&RunResult> {
         self.runs
             .iter()
-            .find(|r| r.protocol == protocol && r.class.as_deref() == class)
+            .find(|r| r.key == *key && r.class.as_deref() == class)
+    }
+
+    /// Whether the runs are a sweep's (some run has a sweep point).
+    pub fn is_sweep(&self) -> bool {
+        self.runs.iter().any(|r| r.key.point.is_some())
     }
 
     /// Distinct class names, in order of first appearance.

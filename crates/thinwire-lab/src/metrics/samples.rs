@@ -1,13 +1,15 @@
 //! Exact latency samples, kept for the report's distribution plots.
 
-/// The sorted delivered latencies of one row (protocol, class or all classes).
+use super::results::RunKey;
+
+/// The sorted delivered latencies of one row (run, class or all classes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SampleSeries {
-    /// Protocol name.
-    pub protocol: String,
+    /// The run: protocol and sweep point.
+    pub key: RunKey,
     /// Whether the protocol is a simulator model.
     pub model: bool,
-    /// Message class, or `None` for all classes of the protocol together.
+    /// Message class, or `None` for all classes of the run together.
     pub class: Option<String>,
     /// Delivered latencies in microseconds, ascending.
     pub latencies_us: Vec<u64>,
@@ -25,7 +27,7 @@ impl SampleSeries {
     }
 }
 
-/// Latency samples per (protocol, class), in the same order as [`super::Results::runs`].
+/// Latency samples per (run, class), in the same order as [`super::Results::runs`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Samples {
     series: Vec<SampleSeries>,
@@ -47,14 +49,14 @@ impl Samples {
         &self.series
     }
 
-    /// The series of `protocol` for `class` (`None`: all classes).
-    pub fn get(&self, protocol: &str, class: Option<&str>) -> Option<&SampleSeries> {
+    /// The series of the run `key` for `class` (`None`: all classes).
+    pub fn get(&self, key: &RunKey, class: Option<&str>) -> Option<&SampleSeries> {
         self.series
             .iter()
-            .find(|s| s.protocol == protocol && s.class.as_deref() == class)
+            .find(|s| s.key == *key && s.class.as_deref() == class)
     }
 
-    /// The all-classes series, one per protocol, in order.
+    /// The all-classes series, one per run, in order.
     pub fn protocol_series(&self) -> impl Iterator<Item = &SampleSeries> {
         self.series.iter().filter(|s| s.class.is_none())
     }

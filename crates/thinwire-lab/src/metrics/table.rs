@@ -1,7 +1,7 @@
 //! The human-readable summary table (terminal), shared with the HTML report.
 
 use super::gsi::SatisfactionRatios;
-use super::results::{split_sweep_label, Results, RunResult};
+use super::results::{Results, RunKey, RunResult};
 use super::MetricsError;
 
 /// Column headers of the summary table.
@@ -31,8 +31,8 @@ pub(crate) const TEXT_COLUMNS: usize = 2;
 pub(crate) struct SummaryRow {
     /// Whether this is a protocol (all classes) row rather than a per-class row.
     pub(crate) protocol_row: bool,
-    /// The protocol's name (without the "(model)" mark).
-    pub(crate) protocol: String,
+    /// The run (shown without the "(model)" mark).
+    pub(crate) key: RunKey,
     /// Whether the protocol is a model.
     pub(crate) model: bool,
     /// Cells, aligned with [`HEADERS`] followed by [`GSI_HEADER`].
@@ -99,26 +99,16 @@ pub(crate) fn single_class(results: &Results) -> Option<&str> {
     }
 }
 
-/// Whether the results come from a sweep (protocols named `base [point]`).
-pub(crate) fn is_sweep(results: &Results) -> bool {
-    results
-        .runs
-        .iter()
-        .any(|r| split_sweep_label(&r.protocol).1.is_some())
-}
-
 /// The summary rows: protocol rows first, then the per-class rows (omitted when there is
 /// a single class, see [`single_class`]).
 pub(crate) fn summary_rows(results: &Results, ratios: &SatisfactionRatios) -> Vec<SummaryRow> {
     let mk = |r: &RunResult| SummaryRow {
         protocol_row: r.class.is_none(),
-        protocol: r.protocol.clone(),
+        key: r.key.clone(),
         model: r.model,
         cells: row_cells(
             r,
-            ratios
-                .get(&r.protocol, r.class.as_deref())
-                .and_then(|s| s.ratio),
+            ratios.get(&r.key, r.class.as_deref()).and_then(|s| s.ratio),
         ),
     };
     let class_rows = single_class(results).is_none();
@@ -140,9 +130,9 @@ pub(crate) fn format_ratio(x: f64) -> String {
 }
 
 /// The footnote explaining the GSI ratio, the per-protocol columns and omitted rows.
-fn footnote(results: &Results, baseline: Option<&str>) -> String {
-    let base = baseline.unwrap_or("-");
-    let point = if is_sweep(results) {
+fn footnote(results: &Results, baseline: Option<&RunKey>) -> String {
+    let base = baseline.map_or_else(|| "-".to_owned(), RunKey::to_string);
+    let point = if results.is_sweep() {
         ", same sweep point"
     } else {
         ""
@@ -172,10 +162,10 @@ impl Results {
     }
 
     /// [`Results::terminal_table`] with GSI ratios against `baseline` (`None`: the first
-    /// protocol). Errors if `baseline` names a protocol without a run.
+    /// run). Errors if `baseline` names no run (see [`Results::satisfaction_ratios`]).
     pub fn terminal_table_with_baseline(
         &self,
-        baseline: Option<&str>,
+        baseline: Option<&RunKey>,
     ) -> Result<String, MetricsError> {
         let ratios = self.satisfaction_ratios(baseline)?;
         let rows = summary_rows(self, &ratios);
@@ -227,7 +217,7 @@ impl Results {
             let cells: Vec<&str> = row.cells.iter().map(String::as_str).collect();
             out.push_str(&line(&cells));
         }
-        out.push_str(&footnote(self, ratios.baseline.as_deref()));
+        out.push_str(&footnote(self, ratios.baseline.as_ref()));
         out.push('\n');
         Ok(out)
     }

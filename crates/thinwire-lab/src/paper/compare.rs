@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{point_matches, Metric, PaperInfo, PaperSpec, Published, PublishedOrder};
-use crate::metrics::{confidence_interval, Estimate};
+use crate::metrics::{confidence_interval, Estimate, RunKey};
 
 /// Which entry of the paper tables a value belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -24,10 +24,8 @@ pub struct Value {
     pub entry: EntryId,
     /// Run index (0 = the scenario's seed).
     pub run: u32,
-    /// Sweep point label (`""` without a sweep).
-    pub point: String,
-    /// Protocol (base name).
-    pub protocol: String,
+    /// The protocol and the sweep point measured.
+    pub key: RunKey,
     /// The metric's value (`None`: undefined in this run).
     pub value: Option<f64>,
 }
@@ -120,13 +118,13 @@ pub struct PaperOutcome {
     pub orders: Vec<OrderComparison>,
 }
 
-/// Values keyed by (entry, point, protocol), one per run.
-type Table = BTreeMap<(EntryId, String, String), Vec<(u32, Option<f64>)>>;
+/// Values keyed by (entry, protocol and point), one per run.
+type Table = BTreeMap<(EntryId, RunKey), Vec<(u32, Option<f64>)>>;
 
 fn table(values: &[Value]) -> Table {
     let mut t: Table = BTreeMap::new();
     for v in values {
-        t.entry((v.entry, v.point.clone(), v.protocol.clone()))
+        t.entry((v.entry, v.key.clone()))
             .or_default()
             .push((v.run, v.value));
     }
@@ -136,9 +134,9 @@ fn table(values: &[Value]) -> Table {
     t
 }
 
-/// Per-run values of `entry` for `protocol` at `point`.
+/// Per-run values of `entry` for `protocol` at the sweep point labelled `point`.
 fn per_run(t: &Table, entry: EntryId, point: &str, protocol: &str) -> BTreeMap<u32, f64> {
-    t.get(&(entry, point.to_owned(), protocol.to_owned()))
+    t.get(&(entry, RunKey::at(protocol, point)))
         .map(|v| v.iter().filter_map(|&(r, x)| x.map(|x| (r, x))).collect())
         .unwrap_or_default()
 }

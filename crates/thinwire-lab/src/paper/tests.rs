@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::metrics::RunKey;
 use crate::protocol::Counters;
 use crate::scenario::Scenario;
 
@@ -156,8 +157,7 @@ fn value(entry: EntryId, run: u32, point: &str, protocol: &str, v: f64) -> Value
     Value {
         entry,
         run,
-        point: point.into(),
-        protocol: protocol.into(),
+        key: RunKey::at(protocol, point),
         value: Some(v),
     }
 }

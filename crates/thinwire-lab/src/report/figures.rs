@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use super::html::{escape, figure, protocol_cell, table_cells};
 use super::plots::{self, BarGroup, BarValue, GroupedBars, Panel, ProtocolPlot};
 use crate::metrics::{
-    deadline_cells, deadline_rows, display_protocol, split_sweep_label, Results, RunResult,
-    Samples, DEADLINE_HEADERS, DEADLINE_NOTE,
+    deadline_cells, deadline_rows, display_protocol, Results, RunResult, Samples, DEADLINE_HEADERS,
+    DEADLINE_NOTE,
 };
 
 /// Display labels of the protocols (all-classes rows, in order) and how to draw them.
@@ -27,25 +27,20 @@ pub(super) struct Labels {
 impl Labels {
     pub(super) fn new(results: &Results) -> Labels {
         let runs: Vec<&RunResult> = results.protocol_runs().collect();
-        let split: Vec<(&str, Option<&str>)> = runs
-            .iter()
-            .map(|r| split_sweep_label(&r.protocol))
-            .collect();
         let mut sweep: Vec<String> = Vec::new();
-        for pt in split.iter().filter_map(|(_, p)| *p) {
-            if !sweep.iter().any(|s| s == pt) {
-                sweep.push(pt.to_owned());
+        for pt in runs.iter().filter_map(|r| r.key.point.as_ref()) {
+            if !sweep.contains(pt) {
+                sweep.push(pt.clone());
             }
         }
-        let is_sweep = sweep.len() > 1 && split.iter().all(|(_, p)| p.is_some());
+        let is_sweep = sweep.len() > 1 && runs.iter().all(|r| r.key.point.is_some());
         if !is_sweep {
             sweep.clear();
         }
         let full: Vec<String> = runs.iter().map(|r| r.display_protocol()).collect();
         let legend: Vec<String> = if is_sweep {
             runs.iter()
-                .zip(&split)
-                .map(|(r, (base, _))| display_protocol(base, r.model))
+                .map(|r| display_protocol(&r.key.protocol, r.model))
                 .collect()
         } else {
             full.clone()
@@ -61,9 +56,9 @@ impl Labels {
                 }
             })
             .collect();
-        let points = split
+        let points = runs
             .iter()
-            .map(|(_, p)| if is_sweep { p.map(str::to_owned) } else { None })
+            .map(|r| r.key.point.clone().filter(|_| is_sweep))
             .collect();
         Labels {
             full,
@@ -90,7 +85,7 @@ pub(super) fn panels<'a>(
             point: labels.points[i].as_deref(),
             color: plots::protocol_color(labels.color[i]),
             run,
-            samples: samples.get(&run.protocol, None),
+            samples: samples.get(&run.key, None),
         })
         .collect();
     if labels.sweep.is_empty() {
@@ -201,7 +196,7 @@ fn classes_section(html: &mut String, results: &Results, panels: &[Panel<'_>], s
                         .iter()
                         .map(|p| {
                             results
-                                .run(&p.run.protocol, Some(c))
+                                .run(&p.run.key, Some(c))
                                 .filter(|r| r.messages.delivered > 0)
                                 .map(|r| BarValue {
                                     main: r.latency_ms.p99,
@@ -327,7 +322,7 @@ fn deadline_groups(results: &Results, protos: &[ProtocolPlot<'_>]) -> Vec<BarGro
             label,
             values: protos
                 .iter()
-                .map(|p| bar(results.run(&p.run.protocol, Some(c))))
+                .map(|p| bar(results.run(&p.run.key, Some(c))))
                 .collect(),
         });
     }
@@ -354,7 +349,7 @@ fn deadline_summary_table(html: &mut String, results: &Results, samples: &Sample
     html.push_str("</tr>\n");
     for r in &rows {
         html.push_str("<tr>");
-        table_cells(html, &r.protocol, r.model, &deadline_cells(r), 2);
+        table_cells(html, &r.key.to_string(), r.model, &deadline_cells(r), 2);
         html.push_str("</tr>\n");
     }
     html.push_str("</table></div>\n");
@@ -384,7 +379,7 @@ fn wire_table(html: &mut String, panels: &[Panel<'_>]) {
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{:.3}</td><td class=\"num\">{}</td></tr>",
             plots::css_color(p.color),
-            protocol_cell(&r.protocol, r.model),
+            protocol_cell(&r.key.to_string(), r.model),
             r.wire.packets,
             r.wire.bytes,
             r.payload_bytes,

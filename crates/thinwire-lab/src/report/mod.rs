@@ -40,7 +40,7 @@ use std::path::Path;
 pub use paper::{render_papers_report, LinkedReport, PaperRun};
 
 use crate::metrics::Repetitions;
-use crate::metrics::{MetricsError, Results, Samples};
+use crate::metrics::{MetricsError, Results, RunKey, Samples};
 use crate::paper::PaperOutcome;
 use thinwire_proto::ConnectionCounters;
 
@@ -69,13 +69,13 @@ pub fn render_report(
     render_report_with_baseline(results, samples, scenario_params, None).unwrap_or_default()
 }
 
-/// [`render_report`] with GSI ratios against `baseline` (`None`: the first protocol).
-/// Errors if `baseline` names a protocol without a run.
+/// [`render_report`] with GSI ratios against `baseline` (`None`: the first run).
+/// Errors if `baseline` names no run.
 pub fn render_report_with_baseline(
     results: &Results,
     samples: &Samples,
     scenario_params: &[(String, String)],
-    baseline: Option<&str>,
+    baseline: Option<&RunKey>,
 ) -> Result<String, MetricsError> {
     render(results, samples, scenario_params, baseline, None)
 }
@@ -124,16 +124,16 @@ pub struct LabSections<'a> {
     pub paper: Option<&'a PaperOutcome>,
     /// Every row over every run.
     pub repetitions: Option<&'a Repetitions>,
-    /// thinwire's connection counters per thinwire protocol label (sweep
-    /// point included), for the "thinwire loss recovery" table.
-    pub recovery: &'a [(String, ConnectionCounters)],
+    /// thinwire's connection counters per thinwire run (protocol and sweep
+    /// point), for the "thinwire loss recovery" table.
+    pub recovery: &'a [(RunKey, ConnectionCounters)],
 }
 
 fn render(
     results: &Results,
     samples: &Samples,
     scenario_params: &[(String, String)],
-    baseline: Option<&str>,
+    baseline: Option<&RunKey>,
     sim: Option<(&Results, &Samples)>,
 ) -> Result<String, MetricsError> {
     render_full(
@@ -150,7 +150,7 @@ fn render_full(
     results: &Results,
     samples: &Samples,
     scenario_params: &[(String, String)],
-    baseline: Option<&str>,
+    baseline: Option<&RunKey>,
     sim: Option<(&Results, &Samples)>,
     extra: LabSections<'_>,
 ) -> Result<String, MetricsError> {

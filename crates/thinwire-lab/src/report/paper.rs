@@ -226,7 +226,7 @@ pub(super) fn repetitions_section(html: &mut String, reps: &Repetitions, prefix:
             html,
             "<tr><td class=\"proto\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            escape(&r.protocol),
+            escape(&r.key.to_string()),
             escape(&estimate(r.mean_ms)),
             escape(&estimate(r.jitter_ms)),
             escape(&estimate(r.p99_ms)),

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use thinwire_proto::ConnectionCounters;
 
+use crate::metrics::RunKey;
+
 use super::html::{escape, protocol_cell};
 
 /// A column: its header and the counter it shows.
@@ -30,9 +32,9 @@ const COLUMNS: [Column; 12] = [
     ("frames bundled", |c| c.frames.bundled),
 ];
 
-/// The section, `<table class="recovery">` with one row per `(protocol label,
-/// counters)` in `rows`; nothing without rows (no thinwire configuration).
-pub(super) fn recovery_section(html: &mut String, rows: &[(String, ConnectionCounters)]) {
+/// The section, `<table class="recovery">` with one row per `(run, counters)`
+/// in `rows`; nothing without rows (no thinwire configuration).
+pub(super) fn recovery_section(html: &mut String, rows: &[(RunKey, ConnectionCounters)]) {
     if rows.is_empty() {
         return;
     }
@@ -42,11 +44,11 @@ pub(super) fn recovery_section(html: &mut String, rows: &[(String, ConnectionCou
         let _ = write!(html, "<th>{}</th>", escape(h));
     }
     html.push_str("</tr>\n");
-    for (protocol, counters) in rows {
+    for (key, counters) in rows {
         let _ = write!(
             html,
             "<tr><td class=\"proto\">{}</td>",
-            protocol_cell(protocol, false)
+            protocol_cell(&key.to_string(), false)
         );
         for (_, value) in COLUMNS {
             let _ = write!(html, "<td class=\"num\">{}</td>", value(counters));

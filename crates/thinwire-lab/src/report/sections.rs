@@ -4,9 +4,7 @@
 use std::fmt::Write as _;
 
 use super::html::{escape, protocol_cell, table_cells};
-use crate::metrics::table::{
-    is_sweep, single_class, summary_rows, GSI_HEADER, HEADERS, TEXT_COLUMNS,
-};
+use crate::metrics::table::{single_class, summary_rows, GSI_HEADER, HEADERS, TEXT_COLUMNS};
 use crate::metrics::{format_ratio, Engine, Results, SatisfactionRatios};
 
 /// The title, the run's scenario, engine and seed, and a note on models.
@@ -71,7 +69,13 @@ pub(super) fn summary_section(html: &mut String, results: &Results, ratios: &Sat
             " class=\"class-row\""
         };
         let _ = write!(html, "<tr{class}>");
-        table_cells(html, &row.protocol, row.model, &row.cells, TEXT_COLUMNS);
+        table_cells(
+            html,
+            &row.key.to_string(),
+            row.model,
+            &row.cells,
+            TEXT_COLUMNS,
+        );
         html.push_str("</tr>\n");
     }
     html.push_str("</table></div>\n");
@@ -81,8 +85,8 @@ pub(super) fn summary_section(html: &mut String, results: &Results, ratios: &Sat
          sent/delivered counts all messages; deadline miss counts late and undelivered messages \
          that carry a deadline. Wire kB and redundancy are per protocol and shown on its \
          <i>all</i> row. GSI ratio: against <b>{}</b>, same class{}.{}</p>",
-        escape(ratios.baseline.as_deref().unwrap_or("-")),
-        if is_sweep(results) {
+        escape(&baseline_name(ratios)),
+        if results.is_sweep() {
             ", same sweep point"
         } else {
             ""
@@ -109,14 +113,14 @@ pub(super) fn gsi_section(html: &mut String, results: &Results, ratios: &Satisfa
          standard deviation of message latency (all classes). A ratio r against the baseline \
          (<b>{}</b>) means players are predicted to leave at 1/r of the baseline's rate; only \
          ratios are meaningful.</p>",
-        escape(ratios.baseline.as_deref().unwrap_or("-"))
+        escape(&baseline_name(ratios))
     );
     html.push_str(
         "<table class=\"gsi\">\n<tr><th>protocol</th><th>mean ms</th><th>jitter ms</th>\
          <th>GSI</th><th>ratio to baseline</th></tr>\n",
     );
     for run in results.protocol_runs() {
-        let s = ratios.get(&run.protocol, None);
+        let s = ratios.get(&run.key, None);
         let delivered = run.messages.delivered > 0;
         let ms = |v: f64| {
             if delivered {
@@ -129,7 +133,7 @@ pub(super) fn gsi_section(html: &mut String, results: &Results, ratios: &Satisfa
             html,
             "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            protocol_cell(&run.protocol, run.model),
+            protocol_cell(&run.key.to_string(), run.model),
             ms(run.latency_ms.mean),
             ms(run.latency_ms.jitter),
             s.and_then(|s| s.gsi)
@@ -139,6 +143,14 @@ pub(super) fn gsi_section(html: &mut String, results: &Results, ratios: &Satisfa
         );
     }
     html.push_str("</table>\n");
+}
+
+/// The GSI baseline as shown, `-` without one.
+fn baseline_name(ratios: &SatisfactionRatios) -> String {
+    ratios
+        .baseline
+        .as_ref()
+        .map_or_else(|| "-".to_owned(), ToString::to_string)
 }
 
 /// What the numbers mean (with a note on real peers for emulated runs).

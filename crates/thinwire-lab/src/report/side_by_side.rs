@@ -6,10 +6,7 @@ use std::fmt::Write as _;
 use super::figures::{panels, plots_num, Labels};
 use super::html::{escape, figure};
 use super::plots;
-use crate::metrics::{
-    compare, split_sweep_label, sweep_name, Comparison, Results, RunResult, Samples,
-    DISAGREE_AT_P99,
-};
+use crate::metrics::{compare, Comparison, Results, RunKey, RunResult, Samples, DISAGREE_AT_P99};
 
 /// The section comparing the emulated run (`emu`) with the simulated one (`sim`).
 pub(super) fn side_by_side_section(
@@ -62,8 +59,8 @@ fn comparison_table(html: &mut String, cmp: &Comparison) {
             "<tr><td class=\"proto\">{}</td><td class=\"proto\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{} / {}</td><td class=\"num\">{diff}{flag}</td></tr>",
-            escape(&r.sim),
-            escape(&r.emu),
+            escape(&r.sim.to_string()),
+            escape(&r.emu.to_string()),
             pair(a.p50, b.p50),
             pair(a.p99, b.p99),
             pair(a.p999, b.p999),
@@ -85,21 +82,21 @@ fn both_engines_figure(
     let mut runs = Vec::new();
     let mut series = Vec::new();
     let mut add =
-        |prefix: &str, model: bool, (results, samples): (&Results, &Samples), name: &str| {
-            let Some(run) = results.protocol_runs().find(|r| r.protocol == name) else {
+        |prefix: &str, model: bool, (results, samples): (&Results, &Samples), key: &RunKey| {
+            let Some(run) = results.protocol_runs().find(|r| r.key == *key) else {
                 return;
             };
-            let renamed = prefixed(prefix, name);
-            if runs.iter().any(|r: &RunResult| r.protocol == renamed) {
+            let renamed = prefixed(prefix, key);
+            if runs.iter().any(|r: &RunResult| r.key == renamed) {
                 return;
             }
             let mut run = run.clone();
-            run.protocol = renamed.clone();
+            run.key = renamed.clone();
             run.model = model;
             runs.push(run);
-            if let Some(s) = samples.get(name, None) {
+            if let Some(s) = samples.get(key, None) {
                 let mut s = s.clone();
-                s.protocol = renamed;
+                s.key = renamed;
                 s.model = model;
                 series.push(s);
             }
@@ -127,9 +124,11 @@ fn both_engines_figure(
     );
 }
 
-/// `name` (or `name [point]`) with `prefix` in front of the base name, in the
-/// lab's sweep-label form so that the figure splits it like any other sweep.
-fn prefixed(prefix: &str, name: &str) -> String {
-    let (base, point) = split_sweep_label(name);
-    sweep_name(&format!("{prefix}{base}"), point.unwrap_or(""))
+/// `key` with `prefix` in front of its protocol, at the same sweep point, so
+/// that the figure splits it by point like any other sweep.
+fn prefixed(prefix: &str, key: &RunKey) -> RunKey {
+    RunKey {
+        protocol: format!("{prefix}{}", key.protocol),
+        point: key.point.clone(),
+    }
 }

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{
-    latency_summary, LatencyMs, MessageRecord, ProtocolInfo, Recorder, WireCounters,
+    latency_summary, LatencyMs, MessageRecord, ProtocolInfo, Recorder, RunKey, WireCounters,
 };
 use crate::paper::{measure, EntryId, JobFacts, PaperSpec, Value};
 use crate::protocol::ThinwireCounters;
@@ -14,8 +14,8 @@ use crate::sim::RunOutput;
 /// Per-simulation facts that are not part of `results.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunNote {
-    /// Protocol label (with the sweep point).
-    pub protocol: String,
+    /// The run: protocol and sweep point.
+    pub key: RunKey,
     /// Drop rate measured on the access links.
     pub access_drop_rate: f64,
     /// Drop rate measured on the bottleneck (cross traffic included).
@@ -115,8 +115,8 @@ pub(crate) struct JobResult {
     pub(crate) index: usize,
     /// Repetition (0: the scenario's seed).
     pub(crate) run: u32,
-    /// Protocol label with the sweep point.
-    pub(crate) label: String,
+    /// The run: protocol and sweep point.
+    pub(crate) key: RunKey,
     /// What the simulation measured (first run only).
     pub(crate) note: Option<RunNote>,
     /// The messages for `results.json` and the report (first run only).
@@ -131,9 +131,7 @@ pub(crate) struct JobResult {
 pub(crate) struct JobContext<'a> {
     pub(crate) index: usize,
     pub(crate) run: u32,
-    pub(crate) label: &'a str,
-    pub(crate) base: &'a str,
-    pub(crate) point: &'a str,
+    pub(crate) key: &'a RunKey,
     pub(crate) has_bottleneck: bool,
     pub(crate) paper: &'a PaperSpec,
 }
@@ -143,27 +141,27 @@ impl JobResult {
     pub(crate) fn from_output(cx: &JobContext<'_>, out: RunOutput) -> JobResult {
         let facts = JobFacts::from_output(&out);
         let mut values = Vec::new();
-        let point_ok = |filter: &[String]| crate::paper::point_matches(cx.point, filter);
+        let point_ok =
+            |filter: &[String]| crate::paper::point_matches(cx.key.point_label(), filter);
+        let base = cx.key.protocol.as_str();
         for (i, p) in cx.paper.published.iter().enumerate() {
-            let mine = p.protocol == cx.base || p.baseline.as_deref() == Some(cx.base);
+            let mine = p.protocol == base || p.baseline.as_deref() == Some(base);
             if mine && point_ok(&p.point) {
                 values.push(Value {
                     entry: EntryId::Published(i),
                     run: cx.run,
-                    point: cx.point.to_owned(),
-                    protocol: cx.base.to_owned(),
+                    key: cx.key.clone(),
                     value: measure(&p.metric, &facts, &p.classes),
                 });
             }
         }
         for (i, o) in cx.paper.orders.iter().enumerate() {
             let at = o.points.is_empty() || o.points.iter().any(|f| point_ok(f));
-            if at && o.protocols.iter().any(|p| p == cx.base) {
+            if at && o.protocols.iter().any(|p| p == base) {
                 values.push(Value {
                     entry: EntryId::Order(i),
                     run: cx.run,
-                    point: cx.point.to_owned(),
-                    protocol: cx.base.to_owned(),
+                    key: cx.key.clone(),
                     value: measure(&o.metric, &facts, &o.classes),
                 });
             }
@@ -183,9 +181,9 @@ impl JobResult {
         JobResult {
             index: cx.index,
             run: cx.run,
-            label: cx.label.to_owned(),
+            key: cx.key.clone(),
             note: first.then(|| RunNote {
-                protocol: cx.label.to_owned(),
+                key: cx.key.clone(),
                 access_drop_rate: out.access.drop_rate(),
                 bottleneck_drop_rate: cx.has_bottleneck.then(|| out.bottleneck.drop_rate()),
                 events: out.events,
@@ -210,18 +208,18 @@ impl JobResult {
         }
     }
 
-    /// Feeds the recorded messages to `recorder` under the job's label.
+    /// Feeds the recorded messages to `recorder` under the job's run key.
     pub(crate) fn record(&self, recorder: &mut Recorder) {
         let Some(r) = &self.recorded else {
             return;
         };
         recorder.set_protocol_info(ProtocolInfo {
-            name: self.label.clone(),
+            key: self.key.clone(),
             model: r.model,
         });
         for &(sent, delivered, size, class, deadline) in &r.messages {
             recorder.record(MessageRecord {
-                protocol: self.label.clone(),
+                key: self.key.clone(),
                 class: r.classes.get(class as usize).cloned().unwrap_or_default(),
                 sent_at_us: sent,
                 delivered_at_us: delivered,
@@ -230,7 +228,7 @@ impl JobResult {
             });
         }
         recorder.add_wire(
-            &self.label,
+            &self.key,
             WireCounters {
                 bytes: r.wire.0,
                 packets: r.wire.1,

@@ -27,7 +27,7 @@ pub use repeat::run_seed;
 pub use shard::{merge_shards, run_shard, Shard, ShardFile};
 
 use crate::error::LabError;
-use crate::metrics::{sweep_name, Engine, Recorder, Results, Samples};
+use crate::metrics::{Engine, Recorder, Results, RunKey, Samples};
 use crate::paper::compare_published;
 use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, UdpModel};
 use crate::scenario::Scenario;
@@ -117,11 +117,11 @@ impl LabRun {
 
     /// thinwire's connection counters of the first run's simulations that
     /// have them (thinwire configurations), server and client endpoints
-    /// summed, by protocol label, in the notes' order.
-    pub fn recovery_rows(&self) -> Vec<(String, ConnectionCounters)> {
+    /// summed, by run, in the notes' order.
+    pub fn recovery_rows(&self) -> Vec<(RunKey, ConnectionCounters)> {
         self.notes
             .iter()
-            .filter_map(|n| Some((n.protocol.clone(), n.thinwire?.total())))
+            .filter_map(|n| Some((n.key.clone(), n.thinwire?.total())))
             .collect()
     }
 }
@@ -208,11 +208,6 @@ fn assemble(scn: &Scenario, plan: &plan::JobPlan, jobs: &[JobResult]) -> LabRun 
     }
 }
 
-/// The label of a protocol at a sweep point.
-fn label(spec: &ProtocolSpec, point: &str) -> String {
-    sweep_name(&spec.name(), point)
-}
-
 /// Runs one protocol in the simulator.
 fn simulate(
     spec: ProtocolSpec,
@@ -242,7 +237,7 @@ fn measured(n: &RunNote) -> (String, String) {
     if let Some(d) = n.deadline_summary() {
         v.push_str(&format!("; {d}"));
     }
-    (format!("measured: {}", n.protocol), v)
+    (format!("measured: {}", n.key), v)
 }
 
 /// Writes `results.json`, `report.html` and, with more than one run,

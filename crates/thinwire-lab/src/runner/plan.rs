@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 
 use super::job::{JobContext, JobResult};
-use super::{label, run_seed, simulate, Progress};
+use super::{run_seed, simulate, Progress};
 use crate::error::LabError;
+use crate::metrics::RunKey;
 use crate::protocol::ProtocolSpec;
 use crate::scenario::{Scenario, SweepPoint};
 
@@ -16,7 +17,7 @@ struct JobSpec {
     run: u32,
     point: usize,
     spec: ProtocolSpec,
-    label: String,
+    key: RunKey,
 }
 
 /// Every simulation of a run, numbered run-major, then point, then protocol.
@@ -53,7 +54,7 @@ impl JobPlan {
                         run,
                         point,
                         spec: *spec,
-                        label: label(spec, l),
+                        key: RunKey::at(spec.name(), l),
                     });
                 }
             }
@@ -82,13 +83,10 @@ impl JobPlan {
         let scn = &self.runs[job.run as usize];
         let setup = scn.setup(&self.points[job.point])?;
         let out = simulate(job.spec, &setup, &scn.workloads, progress);
-        let base = job.spec.name();
         let cx = JobContext {
             index: i,
             run: job.run,
-            label: &job.label,
-            base: &base,
-            point: &self.labels[job.point],
+            key: &job.key,
             has_bottleneck: setup.bottleneck.is_some(),
             paper: &scn.paper,
         };

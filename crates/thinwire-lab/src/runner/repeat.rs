@@ -3,7 +3,7 @@
 //! (`runs.json` and the report's repetitions table).
 
 use super::job::JobResult;
-use crate::metrics::{confidence_interval, RepeatedRow, Repetitions};
+use crate::metrics::{confidence_interval, RepeatedRow, Repetitions, RunKey};
 
 /// The seed of repetition `run` of a scenario with seed `seed`: the
 /// scenario's own for run 0 (so that one run is the plain run), an
@@ -16,16 +16,13 @@ pub fn run_seed(seed: u64, run: u32) -> u64 {
     }
 }
 
-/// Gathers the jobs' summaries by label (`jobs` in job order).
+/// Gathers the jobs' summaries by run key (`jobs` in job order).
 pub(crate) fn repetitions(scenario: &str, seed: u64, runs: u32, jobs: &[JobResult]) -> Repetitions {
-    let mut labels: Vec<&str> = Vec::new();
-    for j in jobs.iter().filter(|j| j.run == 0) {
-        labels.push(&j.label);
-    }
-    let rows = labels
+    let keys: Vec<&RunKey> = jobs.iter().filter(|j| j.run == 0).map(|j| &j.key).collect();
+    let rows = keys
         .iter()
-        .map(|&label| {
-            let of: Vec<&JobResult> = jobs.iter().filter(|j| j.label == label).collect();
+        .map(|&key| {
+            let of: Vec<&JobResult> = jobs.iter().filter(|j| j.key == *key).collect();
             let delivered: Vec<&JobResult> = of
                 .iter()
                 .copied()
@@ -35,7 +32,7 @@ pub(crate) fn repetitions(scenario: &str, seed: u64, runs: u32, jobs: &[JobResul
                 confidence_interval(&delivered.iter().map(|j| f(j)).collect::<Vec<_>>())
             };
             RepeatedRow {
-                protocol: label.to_owned(),
+                key: key.clone(),
                 mean_ms: pick(|j| j.summary.latency_ms.mean),
                 jitter_ms: pick(|j| j.summary.latency_ms.jitter),
                 p99_ms: pick(|j| j.summary.latency_ms.p99),

@@ -63,12 +63,12 @@ impl FromStr for Shard {
 }
 
 /// The format tag of shard files.
-const FORMAT: &str = "thinwire-lab-shard/1";
+const FORMAT: &str = "thinwire-lab-shard/2";
 
 /// What one shard computed (`shard-K-of-N.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShardFile {
-    /// Always `thinwire-lab-shard/1`.
+    /// Always `thinwire-lab-shard/2` (version 2: runs keyed by protocol and sweep point).
     format: String,
     /// The scenario's name.
     pub scenario: String,
