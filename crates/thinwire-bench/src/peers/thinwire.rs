@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use thinwire::proto::SendError;
-use thinwire::{ChannelKind, Config, ConnectionHandle, Host, HostEvent, PublicKey, ServerConfig};
+use thinwire::{
+    ChannelKind, Config, ConnectionHandle, Host, HostEvent, PublicKey, SendMode, ServerConfig,
+};
 
 use crate::host::{tag_of, BenchHost, Ev, HostOptions, ServerInfo};
 
@@ -54,13 +56,9 @@ impl TwHost {
     fn push(ev: HostEvent, out: &mut Vec<Ev<ConnectionHandle>>) {
         out.push(match ev {
             HostEvent::Connected { conn, .. } => Ev::Connected(conn),
-            HostEvent::Message {
+            HostEvent::Message { conn, message } => Ev::Message {
                 conn,
-                channel,
-                message,
-            } => Ev::Message {
-                conn,
-                reliable: channel == 0,
+                reliable: message.channel == 0,
                 len: message.data.len(),
                 tag: tag_of(&message.data),
             },
@@ -131,7 +129,10 @@ impl BenchHost for TwHost {
         reliable: bool,
         data: &Bytes,
     ) -> Result<bool, String> {
-        match self.host.send(conn, u8::from(!reliable), data.clone()) {
+        match self
+            .host
+            .send(conn, u8::from(!reliable), data.clone(), SendMode::Plain)
+        {
             Ok(()) => Ok(true),
             Err(SendError::BufferFull) => Ok(false),
             Err(e) => Err(format!("thinwire send: {e}")),

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::book::{client_slot, merge_counters, payload, runtime, slot, Book, HostReport, Plan};
 use crate::net::host_addr;
+use thinwire::SendMode;
 use thinwire_lab::protocol::{lab_server_key, ChannelSemantics, ThinwireProtocol};
 use thinwire_lab::workload::AppEvent;
 
@@ -91,25 +92,26 @@ pub(super) fn send(
     book.sent(id);
     let data = bytes::Bytes::from(payload(id, ev.msg.size));
     // Deadline delivery, as in the simulator adapter: messages with a
-    // deadline go through `send_deadline` (too large for 64 shards:
+    // deadline are sent as `SendMode::Deadline` (too large for 64 shards:
     // an ordinary message); a refused send means the message is lost.
     if let (Some(parity), Some(deadline)) = (t.deadline, ev.msg.deadline) {
         let opts = thinwire::DeadlineOptions {
             parity: parity.mode(),
             ..thinwire::DeadlineOptions::new(deadline, ev.msg.target)
         };
-        match c.send_deadline(ch, data.clone(), opts) {
+        match c.send(ch, data.clone(), SendMode::Deadline(opts)) {
             Err(thinwire::SendError::Rejected(thinwire::proto::SendError::MessageTooLarge {
                 ..
             })) => {}
             _ => return,
         }
     }
-    let _ = if sem == ChannelSemantics::LatestReliable {
-        c.send_latest(ch, ev.msg.key, data)
+    let mode = if sem == ChannelSemantics::LatestReliable {
+        SendMode::Latest { key: ev.msg.key }
     } else {
-        c.send(ch, data)
+        SendMode::Plain
     };
+    let _ = c.send(ch, data, mode);
 }
 
 /// The named counters of one connection's `ConnectionStats`.
@@ -166,7 +168,7 @@ pub(crate) fn thinwire_host(
             let c = c.clone();
             let book = book.clone();
             tokio::spawn(async move {
-                while let Ok((_, m)) = c.recv().await {
+                while let Ok(m) = c.recv().await {
                     book.delivered(&m.data);
                 }
             });

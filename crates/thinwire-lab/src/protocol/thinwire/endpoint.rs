@@ -5,7 +5,9 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use thinwire_proto::{ChannelKind, ConnectionHandle, DeadlineOptions, Endpoint, Event, SendError};
+use thinwire_proto::{
+    ChannelKind, ConnectionHandle, DeadlineOptions, Endpoint, Event, SendError, SendMode,
+};
 
 use super::counters::{DeadlineCounters, RecoveryCounters, Snapshot};
 use super::{client_addr, client_of, server_addr, server_key, ThinwireProtocol, ID_BYTES, IP_UDP};
@@ -132,7 +134,10 @@ impl ThinwireEndpoint {
                         .map(|k| data.len().div_ceil(usize::from(k.max(1)))),
                     ..DeadlineOptions::new(left, msg.target)
                 };
-                match self.ep.send_deadline(now, conn, ch, data.clone(), opts) {
+                match self
+                    .ep
+                    .send(now, conn, ch, data.clone(), SendMode::Deadline(opts))
+                {
                     // Too large for 64 shards: an ordinary message below.
                     Err(SendError::MessageTooLarge { .. }) => {}
                     // Sent, or refused (connection gone): the message is lost.
@@ -141,10 +146,11 @@ impl ThinwireEndpoint {
             }
         }
         // A refused send (connection gone, buffer full) means the message is lost.
-        let _ = match sem {
-            ChannelSemantics::LatestReliable => self.ep.send_latest(now, conn, ch, msg.key, data),
-            _ => self.ep.send(now, conn, ch, data),
+        let mode = match sem {
+            ChannelSemantics::LatestReliable => SendMode::Latest { key: msg.key },
+            _ => SendMode::Plain,
         };
+        let _ = self.ep.send(now, conn, ch, data, mode);
     }
 
     fn drain_events(&mut self, now: Instant) {
