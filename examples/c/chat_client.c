@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < count; i++) {
         char line[64];
         int n = snprintf(line, sizeof line, "line %d", i);
-        st = thinwire_send(host, conn, 0, (const uint8_t *)line, (size_t)n);
+        st = thinwire_send_with(host, conn, 0, (const uint8_t *)line, (size_t)n, NULL);
         if (st != THINWIRE_STATUS_OK) { thinwire_host_destroy(host); return fail("send", st); }
     }
     thinwire_flush(host);

@@ -40,8 +40,8 @@ int main(int argc, char **argv) {
         st = thinwire_host_service(host, 50, &ev);
         if (st != THINWIRE_STATUS_OK) { code = fail("service", st); break; }
         if (ev.kind == THINWIRE_EVENT_TYPE_MESSAGE) {
-            st = thinwire_send(host, ev.conn, ev.channel, thinwire_message_data(ev.message),
-                               thinwire_message_len(ev.message));
+            st = thinwire_send_with(host, ev.conn, ev.channel, thinwire_message_data(ev.message),
+                                    thinwire_message_len(ev.message), NULL);
             thinwire_message_free(ev.message);
             if (st != THINWIRE_STATUS_OK) fprintf(stderr, "echo_server: send: %s\n", thinwire_error_string(st));
             else echoed++;

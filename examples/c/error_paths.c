@@ -100,22 +100,43 @@ int main(void) {
     check("connect: no channels", thinwire_connect(host, "127.0.0.1:9", key, kinds, 0, &conn), THINWIRE_STATUS_INVALID_ARGUMENT);
     check("connect", thinwire_connect(host, "127.0.0.1:9", key, kinds, 2, &conn), THINWIRE_STATUS_OK);
 
-    /* sending (queued: the handshake has not completed) */
-    check("send: null host", thinwire_send(NULL, conn, 0, data, 4), THINWIRE_STATUS_NULL_POINTER);
-    check("send: null data", thinwire_send(host, conn, 0, NULL, 4), THINWIRE_STATUS_NULL_POINTER);
-    check("send: empty", thinwire_send(host, conn, 1, NULL, 0), THINWIRE_STATUS_OK);
-    check("send: bad channel", thinwire_send(host, conn, 5, data, 4), THINWIRE_STATUS_UNKNOWN_CHANNEL);
-    check("send: unknown connection", thinwire_send(host, conn + 1000, 0, data, 4), THINWIRE_STATUS_UNKNOWN_CONNECTION);
+    /* sending (queued: the handshake has not completed); null options are a plain send */
+    thinwire_send_options zeroed = {0};
+    check("send: null host", thinwire_send_with(NULL, conn, 0, data, 4, NULL), THINWIRE_STATUS_NULL_POINTER);
+    check("send: null data", thinwire_send_with(host, conn, 0, NULL, 4, NULL), THINWIRE_STATUS_NULL_POINTER);
+    check("send: empty", thinwire_send_with(host, conn, 1, NULL, 0, NULL), THINWIRE_STATUS_OK);
+    check("send: zeroed options", thinwire_send_with(host, conn, 1, data, 4, &zeroed), THINWIRE_STATUS_OK);
+    check("send: bad channel", thinwire_send_with(host, conn, 5, data, 4, NULL), THINWIRE_STATUS_UNKNOWN_CHANNEL);
+    check("send: unknown connection", thinwire_send_with(host, conn + 1000, 0, data, 4, NULL), THINWIRE_STATUS_UNKNOWN_CONNECTION);
     size_t big_len = 1 << 20;
     uint8_t *big = calloc(big_len, 1);
-    check("send: oversized unreliable", thinwire_send(host, conn, 0, big, big_len), THINWIRE_STATUS_MESSAGE_TOO_LARGE);
+    check("send: oversized unreliable", thinwire_send_with(host, conn, 0, big, big_len, NULL), THINWIRE_STATUS_MESSAGE_TOO_LARGE);
     free(big);
-    check("send_latest: wrong class", thinwire_send_latest(host, conn, 1, 7, data, 4), THINWIRE_STATUS_WRONG_CHANNEL_KIND);
-    thinwire_deadline deadline = {500, 1.5};
-    check("send_deadline: bad target", thinwire_send_deadline(host, conn, 1, data, 4, &deadline), THINWIRE_STATUS_INVALID_DEADLINE);
-    check("send_deadline: null deadline", thinwire_send_deadline(host, conn, 1, data, 4, NULL), THINWIRE_STATUS_NULL_POINTER);
-    deadline.target = 0.999;
-    check("send_deadline", thinwire_send_deadline(host, conn, 1, data, 4, &deadline), THINWIRE_STATUS_OK);
+    thinwire_send_options bad_mode = {.mode = 99};
+    check("send: bad mode", thinwire_send_with(host, conn, 1, data, 4, &bad_mode), THINWIRE_STATUS_INVALID_ARGUMENT);
+    thinwire_send_options latest = {.mode = THINWIRE_SEND_MODE_LATEST, .latest_key = 7};
+    check("send latest: wrong class", thinwire_send_with(host, conn, 1, data, 4, &latest), THINWIRE_STATUS_WRONG_CHANNEL_KIND);
+    thinwire_send_options deadline = {.mode = THINWIRE_SEND_MODE_DEADLINE, .deadline = {500, 1.5}};
+    check("send deadline: bad target", thinwire_send_with(host, conn, 1, data, 4, &deadline), THINWIRE_STATUS_INVALID_DEADLINE);
+    deadline.deadline.target = 0.999;
+    check("send deadline", thinwire_send_with(host, conn, 1, data, 4, &deadline), THINWIRE_STATUS_OK);
+
+    /* the deprecated send functions, kept one release: the same checks through them */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+    check("old send: null host", thinwire_send(NULL, conn, 0, data, 4), THINWIRE_STATUS_NULL_POINTER);
+    check("old send", thinwire_send(host, conn, 1, data, 4), THINWIRE_STATUS_OK);
+    check("old send_latest: wrong class", thinwire_send_latest(host, conn, 1, 7, data, 4), THINWIRE_STATUS_WRONG_CHANNEL_KIND);
+    thinwire_deadline old_deadline = {500, 1.5};
+    check("old send_deadline: bad target", thinwire_send_deadline(host, conn, 1, data, 4, &old_deadline), THINWIRE_STATUS_INVALID_DEADLINE);
+    check("old send_deadline: null deadline", thinwire_send_deadline(host, conn, 1, data, 4, NULL), THINWIRE_STATUS_NULL_POINTER);
+    old_deadline.target = 0.999;
+    check("old send_deadline", thinwire_send_deadline(host, conn, 1, data, 4, &old_deadline), THINWIRE_STATUS_OK);
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
     /* servicing, statistics, disconnecting */
     check("service: null event", thinwire_host_service(host, 0, NULL), THINWIRE_STATUS_NULL_POINTER);
@@ -308,7 +329,7 @@ int main(void) {
     /* a closed host refuses everything but destroy */
     check("close", thinwire_host_close(host), THINWIRE_STATUS_OK);
     check("close twice", thinwire_host_close(host), THINWIRE_STATUS_OK);
-    check("send: closed host", thinwire_send(host, conn, 0, data, 4), THINWIRE_STATUS_HOST_CLOSED);
+    check("send: closed host", thinwire_send_with(host, conn, 0, data, 4, NULL), THINWIRE_STATUS_HOST_CLOSED);
     check("service: closed host", thinwire_host_service(host, 0, &ev), THINWIRE_STATUS_HOST_CLOSED);
     check("connect: closed host", thinwire_connect(host, "127.0.0.1:9", key, kinds, 2, &conn), THINWIRE_STATUS_HOST_CLOSED);
     check("public key: closed host", thinwire_host_public_key(host, key), THINWIRE_STATUS_HOST_CLOSED);

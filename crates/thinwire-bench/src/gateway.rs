@@ -25,8 +25,8 @@ use thinwire_gateway::trunk::{
     ServerGatewayConfig, Side, TrunkCredential, TrunkOptions, TrunkPeer,
 };
 use thinwire_proto::{
-    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, PublicKey, ServerConfig,
-    TokenKey, TransportConfig,
+    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, PublicKey, SendMode,
+    ServerConfig, TokenKey, TransportConfig,
 };
 
 use crate::host::Protocol;
@@ -342,7 +342,7 @@ impl Rig {
     fn round(&mut self, payload: &Bytes) -> Result<(), String> {
         let now = self.now;
         for (p, conn) in &mut self.players {
-            p.send(now, *conn, 0, payload.clone())
+            p.send(now, *conn, 0, payload.clone(), SendMode::Plain)
                 .map_err(|e| format!("player send: {e}"))?;
         }
         self.run(ROUND);

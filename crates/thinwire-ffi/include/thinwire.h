@@ -7,6 +7,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/* Marks the functions kept for one release after their replacement; a compiler that knows
+   no deprecation attribute gets nothing. */
+#if defined(__GNUC__) || defined(__clang__)
+#define THINWIRE_DEPRECATED(note) __attribute__((deprecated(note)))
+#elif defined(_MSC_VER)
+#define THINWIRE_DEPRECATED(note) __declspec(deprecated(note))
+#else
+#define THINWIRE_DEPRECATED(note)
+#endif
 
 /**
  * The longest encoded connect token, in bytes: a buffer this large holds any token
@@ -51,8 +60,8 @@ typedef enum thinwire_status {
    */
   THINWIRE_STATUS_UNKNOWN_CHANNEL = 5,
   /**
-   * The call does not fit the channel's class (`thinwire_send` on a latest-value channel,
-   * `thinwire_send_latest` on any other).
+   * The send mode does not fit the channel's class (a plain send on a latest-value channel,
+   * `THINWIRE_SEND_MODE_LATEST` on any other).
    */
   THINWIRE_STATUS_WRONG_CHANNEL_KIND = 6,
   /**
@@ -238,6 +247,27 @@ typedef enum thinwire_channel_kind {
 } thinwire_channel_kind;
 
 /**
+ * How `thinwire_send_with` delivers a message (the `mode` of `thinwire_send_options`).
+ */
+typedef enum thinwire_send_mode {
+  /**
+   * As the channel's class says (any class but latest-value).
+   */
+  THINWIRE_SEND_MODE_PLAIN = 0,
+  /**
+   * The newest value for `latest_key`, on a latest-value channel only: an older value for
+   * the same key that the peer has not acknowledged is superseded.
+   */
+  THINWIRE_SEND_MODE_LATEST = 1,
+  /**
+   * A deadline message, on a channel of any class: erasure-coded shards sent in stages so
+   * that it arrives within `deadline.deadline_ms` with probability `deadline.target`. The
+   * receiver's event has `has_deadline` set.
+   */
+  THINWIRE_SEND_MODE_DEADLINE = 2,
+} thinwire_send_mode;
+
+/**
  * A thinwire host (opaque): one UDP socket and its connections, driven by
  * `thinwire_host_service`. Not thread-safe: use it from one thread at a time (it may move
  * between threads).
@@ -351,7 +381,7 @@ typedef struct thinwire_event {
    */
   struct thinwire_message *message;
   /**
-   * Message: it was sent with a deadline (`thinwire_send_deadline`).
+   * Message: it was sent with a deadline (`THINWIRE_SEND_MODE_DEADLINE`).
    */
   bool has_deadline;
   /**
@@ -375,20 +405,6 @@ typedef struct thinwire_event {
    */
   enum thinwire_refuse_reason refuse_reason;
 } thinwire_event;
-
-/**
- * What a deadline send asks for.
- */
-typedef struct thinwire_deadline {
-  /**
-   * The deadline, from the send call (milliseconds, above 0).
-   */
-  uint32_t deadline_ms;
-  /**
-   * The share of messages that must arrive in time, strictly between 0 and 1 (e.g. 0.999).
-   */
-  double target;
-} thinwire_deadline;
 
 /**
  * A snapshot of one connection's statistics.
@@ -439,6 +455,40 @@ typedef struct thinwire_connection_stats {
    */
   uint64_t messages_delivered;
 } thinwire_connection_stats;
+
+/**
+ * What a deadline send asks for.
+ */
+typedef struct thinwire_deadline {
+  /**
+   * The deadline, from the send call (milliseconds, above 0).
+   */
+  uint32_t deadline_ms;
+  /**
+   * The share of messages that must arrive in time, strictly between 0 and 1 (e.g. 0.999).
+   */
+  double target;
+} thinwire_deadline;
+
+/**
+ * How a message is delivered: the last argument of `thinwire_send_with`. Zeroed (`{0}`) it is
+ * plain; a mode ignores the fields of the others.
+ */
+typedef struct thinwire_send_options {
+  /**
+   * A `thinwire_send_mode` value (any other is refused with
+   * `THINWIRE_STATUS_INVALID_ARGUMENT`).
+   */
+  uint32_t mode;
+  /**
+   * `THINWIRE_SEND_MODE_LATEST`: the key whose newest value this is (below 2^62).
+   */
+  uint64_t latest_key;
+  /**
+   * `THINWIRE_SEND_MODE_DEADLINE`: the deadline and the target.
+   */
+  struct thinwire_deadline deadline;
+} thinwire_send_options;
 
 /**
  * What a connect token says: the inputs of `thinwire_token_mint`.
@@ -578,48 +628,6 @@ enum thinwire_status thinwire_host_service(struct thinwire_host *host,
                                            struct thinwire_event *event);
 
 /**
- * Queues a message of `len` bytes on `channel` (any class but latest-value); it leaves with
- * the next `thinwire_flush` or `thinwire_host_service`. The bytes are copied.
- *
- * # Safety
- * `host` is null or a live host; `data` is null (only with `len` 0) or points to `len` bytes.
- */
-enum thinwire_status thinwire_send(struct thinwire_host *host,
-                                   uint64_t conn,
-                                   uint8_t channel,
-                                   const uint8_t *data,
-                                   size_t len);
-
-/**
- * Queues the newest value for `key` on a latest-value `channel`; an older value for the same
- * key that the peer has not acknowledged is superseded. The bytes are copied.
- *
- * # Safety
- * As `thinwire_send`.
- */
-enum thinwire_status thinwire_send_latest(struct thinwire_host *host,
-                                          uint64_t conn,
-                                          uint8_t channel,
-                                          uint64_t key,
-                                          const uint8_t *data,
-                                          size_t len);
-
-/**
- * Queues a deadline message: erasure-coded shards sent in stages so that it arrives within
- * `deadline->deadline_ms` with probability `deadline->target`, whatever `channel`'s class.
- * The receiver's event has `has_deadline` set.
- *
- * # Safety
- * As `thinwire_send`; `deadline` is null or points to a `thinwire_deadline`.
- */
-enum thinwire_status thinwire_send_deadline(struct thinwire_host *host,
-                                            uint64_t conn,
-                                            uint8_t channel,
-                                            const uint8_t *data,
-                                            size_t len,
-                                            const struct thinwire_deadline *deadline);
-
-/**
  * Sends everything queued now, without waiting for anything to arrive.
  *
  * # Safety
@@ -696,6 +704,68 @@ enum thinwire_status thinwire_public_key_parse(const char *hex, uint8_t *out);
  * `key` is null or points to 32 readable bytes; `out` is null or points to 65 writable bytes.
  */
 enum thinwire_status thinwire_public_key_format(const uint8_t *key, char *out);
+
+/**
+ * Queues a message of `len` bytes on `channel`, delivered as `opts` says (null: plain, as the
+ * channel's class says); it leaves with the next `thinwire_flush` or `thinwire_host_service`.
+ * The bytes are copied. A mode the channel's class does not take (a latest-value key on
+ * another class, a plain send on a latest-value channel) is refused with
+ * `THINWIRE_STATUS_WRONG_CHANNEL_KIND`.
+ *
+ * # Safety
+ * `host` is null or a live host; `data` is null (only with `len` 0) or points to `len` bytes;
+ * `opts` is null or points to a `thinwire_send_options`.
+ */
+enum thinwire_status thinwire_send_with(struct thinwire_host *host,
+                                        uint64_t conn,
+                                        uint8_t channel,
+                                        const uint8_t *data,
+                                        size_t len,
+                                        const struct thinwire_send_options *opts);
+
+/**
+ * Deprecated (removed in the next release): `thinwire_send_with` with null options.
+ *
+ * # Safety
+ * As `thinwire_send_with`.
+ */
+THINWIRE_DEPRECATED("use thinwire_send_with with null options")
+enum thinwire_status thinwire_send(struct thinwire_host *host,
+                                   uint64_t conn,
+                                   uint8_t channel,
+                                   const uint8_t *data,
+                                   size_t len);
+
+/**
+ * Deprecated (removed in the next release): `thinwire_send_with` with
+ * `THINWIRE_SEND_MODE_LATEST` and `key` as `latest_key`.
+ *
+ * # Safety
+ * As `thinwire_send_with`.
+ */
+THINWIRE_DEPRECATED("use thinwire_send_with with THINWIRE_SEND_MODE_LATEST")
+enum thinwire_status thinwire_send_latest(struct thinwire_host *host,
+                                          uint64_t conn,
+                                          uint8_t channel,
+                                          uint64_t key,
+                                          const uint8_t *data,
+                                          size_t len);
+
+/**
+ * Deprecated (removed in the next release): `thinwire_send_with` with
+ * `THINWIRE_SEND_MODE_DEADLINE` and `*deadline` (null is refused with
+ * `THINWIRE_STATUS_NULL_POINTER`).
+ *
+ * # Safety
+ * As `thinwire_send_with`; `deadline` is null or points to a `thinwire_deadline`.
+ */
+THINWIRE_DEPRECATED("use thinwire_send_with with THINWIRE_SEND_MODE_DEADLINE")
+enum thinwire_status thinwire_send_deadline(struct thinwire_host *host,
+                                            uint64_t conn,
+                                            uint8_t channel,
+                                            const uint8_t *data,
+                                            size_t len,
+                                            const struct thinwire_deadline *deadline);
 
 /**
  * Starts a connection with a connect token: the `token_len` bytes at `token`, as the

@@ -1,14 +1,14 @@
-//! The exported host functions: create, connect with a server key, service, send, flush,
+//! The exported host functions: create, connect with a server key, service, flush,
 //! disconnect, statistics, received messages, close and destroy; and the pointer checks every
 //! module of the C API shares. Each exported function checks its pointers, runs inside
 //! [`boundary`], and returns a status. The key functions are in `keys.rs`; connecting with a
-//! connect token, its claims and minting are in `token.rs`.
+//! connect token, its claims and minting are in `token.rs`; sending is in `send.rs`.
 
 use std::ffi::{c_char, CStr};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use thinwire::proto::{ConnectionHandle, DeadlineOptions};
+use thinwire::proto::ConnectionHandle;
 use thinwire::{
     ChannelKind, Config, FaultConfig, Host, HostEvent, PublicKey, ServerKey, TokenKey, TokenPolicy,
 };
@@ -74,22 +74,6 @@ pub(crate) unsafe fn bytes<'a>(data: *const u8, len: usize) -> Result<&'a [u8], 
     }
     // SAFETY: non-null and `len` readable bytes by the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts(data, len) })
-}
-
-/// The open host and a copy of the caller's bytes: the first steps of every send.
-///
-/// # Safety
-/// As [`host_mut`] and [`bytes`].
-unsafe fn sending<'a>(
-    host: *mut thinwire_host,
-    data: *const u8,
-    len: usize,
-) -> Result<(&'a mut Host, Vec<u8>), thinwire_status> {
-    // SAFETY: same contract.
-    let h = unsafe { host_mut(host) }?.open()?;
-    // SAFETY: same contract.
-    let payload = unsafe { bytes(data, len) }?.to_vec();
-    Ok((h, payload))
 }
 
 /// Writes `value` through a caller's out-pointer.
@@ -359,14 +343,10 @@ fn c_event(e: HostEvent) -> thinwire_event {
             out.conn = conn.0;
             out.incoming = incoming;
         }
-        HostEvent::Message {
-            conn,
-            channel,
-            message,
-        } => {
+        HostEvent::Message { conn, message } => {
             out.kind = thinwire_event_type::Message;
             out.conn = conn.0;
-            out.channel = channel;
+            out.channel = message.channel;
             if let Some(d) = message.deadline {
                 out.has_deadline = true;
                 out.deadline_late = d.late;
@@ -382,85 +362,6 @@ fn c_event(e: HostEvent) -> thinwire_event {
         }
     }
     out
-}
-
-/// Queues a message of `len` bytes on `channel` (any class but latest-value); it leaves with
-/// the next `thinwire_flush` or `thinwire_host_service`. The bytes are copied.
-///
-/// # Safety
-/// `host` is null or a live host; `data` is null (only with `len` 0) or points to `len` bytes.
-#[no_mangle]
-pub unsafe extern "C" fn thinwire_send(
-    host: *mut thinwire_host,
-    conn: u64,
-    channel: u8,
-    data: *const u8,
-    len: usize,
-) -> thinwire_status {
-    boundary(|| {
-        // SAFETY: contract of this function.
-        let (h, payload) = unsafe { sending(host, data, len) }?;
-        Ok(h.send(ConnectionHandle(conn), channel, payload)?)
-    })
-}
-
-/// Queues the newest value for `key` on a latest-value `channel`; an older value for the same
-/// key that the peer has not acknowledged is superseded. The bytes are copied.
-///
-/// # Safety
-/// As `thinwire_send`.
-#[no_mangle]
-pub unsafe extern "C" fn thinwire_send_latest(
-    host: *mut thinwire_host,
-    conn: u64,
-    channel: u8,
-    key: u64,
-    data: *const u8,
-    len: usize,
-) -> thinwire_status {
-    boundary(|| {
-        // SAFETY: contract of this function.
-        let (h, payload) = unsafe { sending(host, data, len) }?;
-        Ok(h.send_latest(ConnectionHandle(conn), channel, key, payload)?)
-    })
-}
-
-/// What a deadline send asks for.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct thinwire_deadline {
-    /// The deadline, from the send call (milliseconds, above 0).
-    pub deadline_ms: u32,
-    /// The share of messages that must arrive in time, strictly between 0 and 1 (e.g. 0.999).
-    pub target: f64,
-}
-
-/// Queues a deadline message: erasure-coded shards sent in stages so that it arrives within
-/// `deadline->deadline_ms` with probability `deadline->target`, whatever `channel`'s class.
-/// The receiver's event has `has_deadline` set.
-///
-/// # Safety
-/// As `thinwire_send`; `deadline` is null or points to a `thinwire_deadline`.
-#[no_mangle]
-pub unsafe extern "C" fn thinwire_send_deadline(
-    host: *mut thinwire_host,
-    conn: u64,
-    channel: u8,
-    data: *const u8,
-    len: usize,
-    deadline: *const thinwire_deadline,
-) -> thinwire_status {
-    boundary(|| {
-        // SAFETY: contract of this function.
-        let h = unsafe { host_mut(host) }?.open()?;
-        // SAFETY: `deadline` is null or points to a thinwire_deadline.
-        let d = unsafe { deadline.as_ref() }.ok_or(thinwire_status::NullPointer)?;
-        // SAFETY: contract of this function.
-        let payload = unsafe { bytes(data, len) }?.to_vec();
-        let opts = DeadlineOptions::new(Duration::from_millis(d.deadline_ms.into()), d.target);
-        h.send_deadline(ConnectionHandle(conn), channel, payload, opts)?;
-        Ok(())
-    })
 }
 
 /// Sends everything queued now, without waiting for anything to arrive.

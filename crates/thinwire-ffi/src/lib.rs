@@ -7,7 +7,7 @@
 //!
 //! ```text
 //!  thinwire_host_create ─► thinwire_connect(host, address, server_key, ..) ─► loop { thinwire_host_service(host, ms, &event)
-//!                                                     thinwire_send / _send_latest / _send_deadline
+//!                                                     thinwire_send_with(host, conn, channel, data, len, &opts)
 //!                                                     thinwire_flush }
 //!                          thinwire_disconnect ─► thinwire_host_destroy
 //! ```
@@ -39,12 +39,17 @@
 mod error;
 mod host;
 mod keys;
+mod send;
 mod token;
 mod types;
 
 pub use error::thinwire_error_string;
 pub use host::*;
 pub use keys::{thinwire_host_public_key, thinwire_public_key_format, thinwire_public_key_parse};
+// the send functions of earlier releases, kept one more release for programs linked to them
+pub use send::{thinwire_deadline, thinwire_send_mode, thinwire_send_options, thinwire_send_with};
+#[allow(deprecated)]
+pub use send::{thinwire_send, thinwire_send_deadline, thinwire_send_latest};
 pub use token::{
     thinwire_connect_with_token, thinwire_connection_token_claims, thinwire_token_mint,
     thinwire_token_params, THINWIRE_TOKEN_MAX_LEN, THINWIRE_TOKEN_MAX_USER_DATA,

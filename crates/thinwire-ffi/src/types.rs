@@ -24,8 +24,8 @@ pub enum thinwire_status {
     UnknownConnection = 4,
     /// The channel number is not one of the connection's channels.
     UnknownChannel = 5,
-    /// The call does not fit the channel's class (`thinwire_send` on a latest-value channel,
-    /// `thinwire_send_latest` on any other).
+    /// The send mode does not fit the channel's class (a plain send on a latest-value channel,
+    /// `THINWIRE_SEND_MODE_LATEST` on any other).
     WrongChannelKind = 6,
     /// The message is larger than the channel's class allows.
     MessageTooLarge = 7,
@@ -260,7 +260,7 @@ pub struct thinwire_event {
     pub channel: u8,
     /// Message: the message, owned by the caller until `thinwire_message_free`.
     pub message: *mut thinwire_message,
-    /// Message: it was sent with a deadline (`thinwire_send_deadline`).
+    /// Message: it was sent with a deadline (`THINWIRE_SEND_MODE_DEADLINE`).
     pub has_deadline: bool,
     /// Message with a deadline: it arrived after its deadline.
     pub deadline_late: bool,

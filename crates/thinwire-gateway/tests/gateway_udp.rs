@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use bytes::Bytes;
-use thinwire::{ChannelKind, Config, Endpoint, ServerConfig, ServerKey, TransportConfig};
+use thinwire::{ChannelKind, Config, Endpoint, SendMode, ServerConfig, ServerKey, TransportConfig};
 use thinwire_gateway::run::{EdgeProcess, Runner, ServerProcess, Stop};
 use thinwire_gateway::trunk::{
     mint_trunk_credential, CredentialSpec, TrunkCredential, TrunkOptions, TrunkPeer,
@@ -51,10 +51,10 @@ async fn echo_server(ep: Endpoint, players: usize) {
             "the player's channels, as they asked"
         );
         tokio::spawn(async move {
-            while let Ok((ch, m)) = conn.recv().await {
+            while let Ok(m) = conn.recv().await {
                 let mut echo = b"echo:".to_vec();
                 echo.extend_from_slice(&m.data);
-                let _ = conn.send(ch, Bytes::from(echo));
+                let _ = conn.send(m.channel, Bytes::from(echo), SendMode::Plain);
             }
         });
     }
@@ -155,17 +155,17 @@ async fn players_reach_an_unmodified_server_through_a_gateway_pair() {
     }
     for (i, (_, conn)) in conns.iter().enumerate() {
         for n in 0..20u32 {
-            conn.send(0, Bytes::from(format!("p{i}-{n}")))
+            conn.send(0, Bytes::from(format!("p{i}-{n}")), SendMode::Plain)
                 .expect("send");
         }
     }
     for (i, (_, conn)) in conns.iter().enumerate() {
         for n in 0..20u32 {
-            let (ch, m) = tokio::time::timeout(Duration::from_secs(5), conn.recv())
+            let m = tokio::time::timeout(Duration::from_secs(5), conn.recv())
                 .await
                 .expect("echo in time")
                 .expect("open");
-            assert_eq!(ch, 0);
+            assert_eq!(m.channel, 0);
             assert_eq!(&m.data[..], format!("echo:p{i}-{n}").as_bytes(), "in order");
         }
     }

@@ -1,5 +1,5 @@
 //! Deadline workloads in the lab: the deadline configurations of thinwire send with
-//! `send_deadline` (parity counted in the redundancy), the baselines run in the same run,
+//! `SendMode::Deadline` (parity counted in the redundancy), the baselines run in the same run,
 //! and the deadline columns and summary are filled in.
 
 use std::path::Path;
@@ -70,7 +70,7 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
             .find(|n| n.key == p.into())
             .unwrap_or_else(|| panic!("note of {p}"))
     };
-    // Every message of the deadline configurations went through send_deadline.
+    // Every message of the deadline configurations was sent as a deadline message.
     for p in ["thinwire-deadline", "thinwire-rtx-only", "thinwire-fec+1"] {
         let d = note(p)
             .thinwire

@@ -15,8 +15,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use thinwire::proto::SendError;
 use thinwire::{
-    ChannelKind, Config, Connection, ConnectionHandle, ConnectionStats, DeadlineOptions, Host,
-    HostEvent, PublicKey,
+    ChannelKind, Config, Connection, ConnectionHandle, ConnectionStats, Host, HostEvent, PublicKey,
+    SendMode,
 };
 
 use crate::{tag_of, v4, Event, HostSpec, Outgoing, PeerHost, ServerInfo};
@@ -34,13 +34,9 @@ pub struct ThinwireHost {
 fn push(ev: HostEvent, out: &mut Vec<Event<ConnectionHandle>>) {
     out.push(match ev {
         HostEvent::Connected { conn, .. } => Event::Connected(conn),
-        HostEvent::Message {
+        HostEvent::Message { conn, message } => Event::Message {
             conn,
-            channel,
-            message,
-        } => Event::Message {
-            conn,
-            channel,
+            channel: message.channel,
             len: message.data.len(),
             tag: tag_of(&message.data),
         },
@@ -146,17 +142,6 @@ pub fn send_on_connection(
     })
 }
 
-/// Which of thinwire's send calls a message takes.
-#[derive(Debug, Clone, Copy)]
-enum Call {
-    /// `send`.
-    Plain,
-    /// `send_latest` with the key.
-    Latest(u64),
-    /// `send_deadline` with the options.
-    Deadline(DeadlineOptions),
-}
-
 /// Sends `msg`, on a channel of class `kind`, through `queue`: with deadline delivery when it
 /// carries deadline options (a message too large for deadline shards goes as an ordinary
 /// one), else the newest value for its key on a latest-value channel, else plainly.
@@ -164,18 +149,18 @@ enum Call {
 fn send_with(
     kind: Option<ChannelKind>,
     msg: &Outgoing<'_>,
-    mut queue: impl FnMut(Call) -> Result<(), SendError>,
+    mut queue: impl FnMut(SendMode) -> Result<(), SendError>,
 ) -> Result<bool, String> {
     if let Some(opts) = msg.deadline {
-        match queue(Call::Deadline(opts)) {
+        match queue(SendMode::Deadline(opts)) {
             Err(SendError::MessageTooLarge { .. }) => {}
             r => return verdict(r),
         }
     }
     let call = if kind == Some(ChannelKind::LatestReliable) {
-        Call::Latest(msg.key)
+        SendMode::Latest { key: msg.key }
     } else {
-        Call::Plain
+        SendMode::Plain
     };
     verdict(queue(call))
 }
@@ -188,36 +173,25 @@ fn verdict(r: Result<(), SendError>) -> Result<bool, String> {
     }
 }
 
-/// `call` on connection `conn` of a blocking host.
+/// A send in `mode` on connection `conn` of a blocking host.
 fn queue_on_host(
     host: &mut Host,
     conn: ConnectionHandle,
     channel: u8,
     data: &Bytes,
-    call: Call,
+    mode: SendMode,
 ) -> Result<(), SendError> {
-    match call {
-        Call::Plain => host.send(conn, channel, data.clone()),
-        Call::Latest(key) => host.send_latest(conn, channel, key, data.clone()),
-        Call::Deadline(opts) => host
-            .send_deadline(conn, channel, data.clone(), opts)
-            .map(drop),
-    }
+    host.send(conn, channel, data.clone(), mode)
 }
 
-/// `call` on an async connection (a connection already gone reads as closed).
+/// A send in `mode` on an async connection (a connection already gone reads as closed).
 fn queue_on_connection(
     conn: &Connection,
     channel: u8,
     data: &Bytes,
-    call: Call,
+    mode: SendMode,
 ) -> Result<(), SendError> {
-    let r = match call {
-        Call::Plain => conn.send(channel, data.clone()),
-        Call::Latest(key) => conn.send_latest(channel, key, data.clone()),
-        Call::Deadline(opts) => conn.send_deadline(channel, data.clone(), opts).map(drop),
-    };
-    r.map_err(|e| match e {
+    conn.send(channel, data.clone(), mode).map_err(|e| match e {
         thinwire::SendError::Rejected(e) => e,
         thinwire::SendError::Closed(_) => SendError::ConnectionClosed,
     })
@@ -228,19 +202,20 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use thinwire::DeadlineOptions;
 
     /// The calls `send_with` makes for `msg` on a channel of `kind` when each call is
     /// answered by `answer`, and its verdict.
     fn calls(
         kind: ChannelKind,
         msg: &Outgoing<'_>,
-        answer: impl Fn(&Call) -> Result<(), SendError>,
+        answer: impl Fn(&SendMode) -> Result<(), SendError>,
     ) -> (Vec<String>, Result<bool, String>) {
         let mut made = Vec::new();
         let verdict = send_with(Some(kind), msg, |call| {
             made.push(
                 format!("{call:?}")
-                    .split('(')
+                    .split(['(', ' '])
                     .next()
                     .unwrap_or("")
                     .to_owned(),
@@ -259,7 +234,7 @@ mod tests {
             deadline: Some(DeadlineOptions::new(Duration::from_millis(150), 0.99)),
             ..keyed
         };
-        let ok = |_: &Call| Ok(());
+        let ok = |_: &SendMode| Ok(());
         assert_eq!(
             calls(ChannelKind::ReliableOrdered, &plain, ok),
             (vec!["Plain".into()], Ok(true))
@@ -269,8 +244,8 @@ mod tests {
         let (made, _) = calls(ChannelKind::LatestReliable, &deadline, ok);
         assert_eq!(made, ["Deadline"]);
         // too large for deadline shards: an ordinary message of its channel
-        let too_large = |c: &Call| match c {
-            Call::Deadline(_) => Err(SendError::MessageTooLarge { size: 9, max: 8 }),
+        let too_large = |c: &SendMode| match c {
+            SendMode::Deadline(_) => Err(SendError::MessageTooLarge { size: 9, max: 8 }),
             _ => Ok(()),
         };
         let (made, verdict) = calls(ChannelKind::LatestReliable, &deadline, too_large);
@@ -279,10 +254,10 @@ mod tests {
             (vec!["Deadline".into(), "Latest".into()], Ok(true))
         );
         // a full buffer refuses for now, without a second try; other refusals are errors
-        let full = |_: &Call| Err(SendError::BufferFull);
+        let full = |_: &SendMode| Err(SendError::BufferFull);
         let (made, verdict) = calls(ChannelKind::ReliableOrdered, &deadline, full);
         assert_eq!((made, verdict), (vec!["Deadline".into()], Ok(false)));
-        let closed = |_: &Call| Err(SendError::ConnectionClosed);
+        let closed = |_: &SendMode| Err(SendError::ConnectionClosed);
         assert!(calls(ChannelKind::ReliableOrdered, &plain, closed)
             .1
             .is_err());

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use thinwire_proto::testing::Pair;
-use thinwire_proto::{ChannelKind, CipherSuite};
+use thinwire_proto::{ChannelKind, CipherSuite, SendMode};
 
 const MESSAGES: u64 = 10_000;
 
@@ -24,15 +24,15 @@ fn exchange(pair: &mut Pair, channel: u8, latest: bool) -> u64 {
     let payload = Bytes::from_static(b"move x=1204 y=88 z=17 ..");
     let mut delivered = 0u64;
     for i in 0..MESSAGES {
-        let r = if latest {
-            pair.client
-                .endpoint
-                .send_latest(pair.time, c, channel, i % 64, payload.clone())
+        let mode = if latest {
+            SendMode::Latest { key: i % 64 }
         } else {
-            pair.client
-                .endpoint
-                .send(pair.time, c, channel, payload.clone())
+            SendMode::Plain
         };
+        let r = pair
+            .client
+            .endpoint
+            .send(pair.time, c, channel, payload.clone(), mode);
         r.expect("send");
         if i % 10 == 9 {
             pair.run_for(Duration::from_millis(1));

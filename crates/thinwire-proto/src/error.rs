@@ -54,14 +54,15 @@ pub enum SendError {
     /// The channel index is not one negotiated for this connection.
     #[error("unknown channel {0}")]
     UnknownChannel(u8),
-    /// `send_latest` on a channel that is not latest-value, or `send` on one that is.
+    /// A latest-value key ([`SendMode::Latest`](crate::SendMode::Latest)) on a channel that is
+    /// not latest-value, none on one that is, or a setting the channel's class does not take.
     #[error("channel {channel} is {kind:?}; use {expected}")]
     WrongChannelKind {
         /// The channel.
         channel: u8,
         /// Its class.
         kind: crate::wire::ChannelKind,
-        /// The call to use instead.
+        /// What to use instead (a send mode, or the class the setting needs).
         expected: &'static str,
     },
     /// The message is larger than the channel class allows.

@@ -10,7 +10,7 @@
 //!             ┌──────────────────────── Endpoint ─────────────────────────┐
 //!  datagram ─►│ handle_datagram ─► route by connection id ─► Connection   │─► poll_transmit ─► datagram
 //!  now      ─►│ handle_timeout  ─► earliest timers          ├ channels    │─► poll_event    ─► app
-//!  app      ─►│ connect / send / send_latest / close        ├ recovery    │─► poll_timeout  ─► timer
+//!  app      ─►│ connect / send(.., SendMode) / close        ├ recovery    │─► poll_timeout  ─► timer
 //!             │ stateless cookie handshake (no state before the echo)     │
 //!             └───────────────────────────────────────────────────────────┘
 //! ```
@@ -21,7 +21,7 @@
 //!
 //! # Public API
 //! What a runtime needs, and nothing else:
-//! - the state machine: [`Endpoint`], [`ConnectionHandle`], [`Transmit`];
+//! - the state machine: [`Endpoint`], [`ConnectionHandle`], [`SendMode`], [`Transmit`];
 //! - configuration: [`EndpointConfig`], [`ServerConfig`], [`TransportConfig`], [`ChannelKind`],
 //!   [`DeadlineOptions`], [`ParityMode`], [`PolicyCache`], [`RepairTarget`];
 //! - output: [`Event`], [`Message`], [`DeadlineStatus`], [`EndpointStats`], and
@@ -68,7 +68,7 @@ mod wire;
 pub use config::{EndpointConfig, MemoryBudget, ServerConfig, TokenPolicy, TransportConfig};
 pub use connection::{
     ChannelStats, ConnectionCounters, ConnectionStats, DeadlineStats, FrameStats, PathStats,
-    PayloadStats, RecoveryStats, SecurityStats, UdpStats,
+    PayloadStats, RecoveryStats, SecurityStats, SendMode, UdpStats,
 };
 pub use crypto::{
     CipherSuite, ConnectToken, KeyParseError, PublicKey, ServerKey, TokenClaims, TokenError,

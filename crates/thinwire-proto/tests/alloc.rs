@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use thinwire_proto::{
-    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, ServerConfig,
+    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, SendMode, ServerConfig,
 };
 
 /// Counts the allocations of the thread that set `COUNTING` (the test harness's other threads
@@ -270,12 +270,12 @@ fn the_hot_path_allocates_nothing_per_message() {
     let round = |wire: &mut Wire, ch: u8| {
         for i in 0..BURST {
             let now = wire.now;
-            let r = if channels[ch as usize] == ChannelKind::LatestReliable {
-                wire.client()
-                    .send_latest(now, conn, ch, i as u64, payload.clone())
+            let mode = if channels[ch as usize] == ChannelKind::LatestReliable {
+                SendMode::Latest { key: i as u64 }
             } else {
-                wire.client().send(now, conn, ch, payload.clone())
+                SendMode::Plain
             };
+            let r = wire.client().send(now, conn, ch, payload.clone(), mode);
             r.expect("room in the send window");
         }
         wire.advance(Duration::from_millis(1));

@@ -22,7 +22,7 @@ use clap::Parser;
 use hdrhistogram::Histogram;
 use rand::Rng;
 use thinwire::{
-    ChannelKind, Config, Connection, ConnectionHandle, Endpoint, FaultConfig, PublicKey,
+    ChannelKind, Config, Connection, ConnectionHandle, Endpoint, FaultConfig, PublicKey, SendMode,
     ServerConfig,
 };
 
@@ -156,8 +156,8 @@ type World = Arc<Mutex<HashMap<u32, Vec<u8>>>>;
 
 async fn server_conn(conn: Connection, clients: Clients, world: World, stats: Shared) {
     let mut entity = None;
-    while let Ok((ch, m)) = conn.recv().await {
-        let data = &m.data[..];
+    while let Ok(m) = conn.recv().await {
+        let (ch, data) = (m.channel, &m.data[..]);
         if let Some(us) = latency_us(data) {
             lock(&stats).record(ch as usize, us);
         }
@@ -181,7 +181,7 @@ async fn server_conn(conn: Connection, clients: Clients, world: World, stats: Sh
                 let out = restamp(data);
                 let cl = clients.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some((_, c)) = cl.values().find(|(e, _)| Some(*e) == target) {
-                    let _ = c.send(1, out);
+                    let _ = c.send(1, out, SendMode::Plain);
                 }
             }
             _ => {
@@ -189,7 +189,7 @@ async fn server_conn(conn: Connection, clients: Clients, world: World, stats: Sh
                 let cl = clients.lock().unwrap_or_else(|e| e.into_inner());
                 for (h, (_, c)) in cl.iter() {
                     if *h != conn.handle() {
-                        let _ = c.send(2, out.clone());
+                        let _ = c.send(2, out.clone(), SendMode::Plain);
                     }
                 }
             }
@@ -220,7 +220,7 @@ async fn fan_out(clients: Clients, world: World, tick: Duration) {
         for (me, conn) in targets {
             for (e, p) in &snapshot {
                 if *e != me {
-                    let _ = conn.send_latest(0, u64::from(*e), p.clone());
+                    let _ = conn.send(0, p.clone(), SendMode::Latest { key: u64::from(*e) });
                 }
             }
         }
@@ -247,9 +247,9 @@ async fn bot(
     let receiver = {
         let (conn, stats) = (conn.clone(), stats.clone());
         tokio::spawn(async move {
-            while let Ok((ch, m)) = conn.recv().await {
+            while let Ok(m) = conn.recv().await {
                 if let Some(us) = latency_us(&m.data) {
-                    lock(&stats).record(3 + ch as usize, us);
+                    lock(&stats).record(3 + m.channel as usize, us);
                 }
             }
         })
@@ -274,8 +274,8 @@ async fn bot(
         first = false;
         let p = payload(&mut rand::rng(), id, target);
         let r = match class {
-            0 => conn.send_latest(0, u64::from(id), p),
-            c => conn.send(c, p),
+            0 => conn.send(0, p, SendMode::Latest { key: u64::from(id) }),
+            c => conn.send(c, p, SendMode::Plain),
         };
         match r {
             Ok(()) => lock(&stats).sent[class as usize] += 1,

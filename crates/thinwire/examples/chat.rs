@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use thinwire::{
     ChannelKind, Config, Connection, ConnectionHandle, DisconnectReason, Endpoint, PublicKey,
-    ServerKey,
+    SendMode, ServerKey,
 };
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -96,7 +96,7 @@ fn broadcast(room: &Room, from: ConnectionHandle, line: &str) {
     for (h, (_, conn)) in members.iter() {
         if *h != from {
             // a member whose buffer is full or who just left misses the line
-            let _ = conn.send(0, line.as_bytes().to_vec());
+            let _ = conn.send(0, line.as_bytes().to_vec(), SendMode::Plain);
         }
     }
 }
@@ -114,7 +114,7 @@ async fn server(addr: SocketAddr, key: ServerKey) -> Result<(), Box<dyn std::err
             let h = conn.handle();
             // the first message is the member's name
             let name = match conn.recv().await {
-                Ok((_, m)) => String::from_utf8_lossy(&m.data).into_owned(),
+                Ok(m) => String::from_utf8_lossy(&m.data).into_owned(),
                 Err(e) => {
                     println!("{} left before saying its name: {e}", conn.remote_address());
                     return;
@@ -127,7 +127,7 @@ async fn server(addr: SocketAddr, key: ServerKey) -> Result<(), Box<dyn std::err
                 .insert(h, (name.clone(), conn.clone()));
             let why = loop {
                 match conn.recv().await {
-                    Ok((_, m)) => {
+                    Ok(m) => {
                         let line = format!("{name}: {}", String::from_utf8_lossy(&m.data));
                         println!("{line}");
                         broadcast(&room, h, &line);
@@ -156,7 +156,7 @@ async fn client(
     .parse()?;
     let endpoint = Endpoint::bind(bind, Config::client())?;
     let conn = endpoint.connect(server, key, &CHANNELS).await?;
-    conn.send(0, name.into_bytes())?;
+    conn.send(0, name.into_bytes(), SendMode::Plain)?;
     eprintln!("connected to {server}; type lines, Ctrl-D to leave");
 
     let printer = {
@@ -164,7 +164,7 @@ async fn client(
         tokio::spawn(async move {
             loop {
                 match conn.recv().await {
-                    Ok((_, m)) => println!("{}", String::from_utf8_lossy(&m.data)),
+                    Ok(m) => println!("{}", String::from_utf8_lossy(&m.data)),
                     Err(e) if matches!(e.reason(), Some(DisconnectReason::LocallyClosed)) => return,
                     Err(e) => {
                         eprintln!("disconnected: {e}");
@@ -177,7 +177,7 @@ async fn client(
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await? {
         if !line.is_empty() {
-            conn.send(0, line.into_bytes())?;
+            conn.send(0, line.into_bytes(), SendMode::Plain)?;
         }
     }
     conn.close(0, b"bye");

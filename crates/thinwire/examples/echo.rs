@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use hdrhistogram::Histogram;
-use thinwire::{ChannelKind, Config, Endpoint, FaultConfig, PublicKey};
+use thinwire::{ChannelKind, Config, Endpoint, FaultConfig, PublicKey, SendMode};
 
 #[derive(Parser, Debug)]
 #[command(about = "thinwire round-trip measurement")]
@@ -50,8 +50,8 @@ struct Args {
 async fn serve(endpoint: Endpoint) {
     while let Some(conn) = endpoint.accept().await {
         tokio::spawn(async move {
-            while let Ok((ch, m)) = conn.recv().await {
-                if conn.send(ch, m.data).is_err() {
+            while let Ok(m) = conn.recv().await {
+                if conn.send(m.channel, m.data, SendMode::Plain).is_err() {
                     break;
                 }
             }
@@ -111,11 +111,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for i in 0..args.count {
         let mut payload = vec![0u8; size];
         payload[..8].copy_from_slice(&(epoch.elapsed().as_nanos() as u64).to_be_bytes());
-        conn.send(0, payload)?;
+        conn.send(0, payload, SendMode::Plain)?;
         // unreliable pings may be lost: give each one a second
         match tokio::time::timeout(Duration::from_secs(1), conn.recv()).await {
             Ok(r) => {
-                let (_, m) = r?;
+                let m = r?;
                 let sent = u64::from_be_bytes(m.data[..8].try_into()?);
                 let now = epoch.elapsed().as_nanos() as u64;
                 rtt.record((now.saturating_sub(sent) / 1000).max(1))?;

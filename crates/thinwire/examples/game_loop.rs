@@ -10,7 +10,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use thinwire::{ChannelKind, Config, Host, HostEvent};
+use thinwire::{ChannelKind, Config, Host, HostEvent, SendMode};
 
 /// 0: moves, 1: shots, 2: snapshots.
 const CHANNELS: [ChannelKind; 3] = [
@@ -36,15 +36,13 @@ fn server(
                     println!("server: player {conn} from {remote}");
                     players.push(conn);
                 }
-                HostEvent::Message {
-                    channel: 0,
-                    message,
-                    ..
-                } if message.data.len() >= 8 => {
+                HostEvent::Message { message, .. }
+                    if message.channel == 0 && message.data.len() >= 8 =>
+                {
                     x = i32::from_be_bytes(message.data[..4].try_into()?);
                     y = i32::from_be_bytes(message.data[4..8].try_into()?);
                 }
-                HostEvent::Message { channel: 1, .. } => shots += 1,
+                HostEvent::Message { message, .. } if message.channel == 1 => shots += 1,
                 HostEvent::Message { .. } => {}
                 HostEvent::Disconnected { conn, reason } => {
                     println!("server: player {conn} left ({reason}); saw {shots} shots, last position ({x}, {y})");
@@ -58,7 +56,7 @@ fn server(
         snapshot.extend_from_slice(&y.to_be_bytes());
         snapshot.extend_from_slice(&shots.to_be_bytes());
         for p in &players {
-            let _ = host.send(*p, 2, snapshot.clone());
+            let _ = host.send(*p, 2, snapshot.clone(), SendMode::Plain);
         }
         host.flush()?;
         next_tick += tick;
@@ -89,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         {
             match event {
                 HostEvent::Connected { .. } => connected = true,
-                HostEvent::Message { channel: 2, .. } => snapshots += 1,
+                HostEvent::Message { message, .. } if message.channel == 2 => snapshots += 1,
                 HostEvent::Message { .. } => {}
                 HostEvent::Disconnected { reason, .. } => return Err(reason.into()),
             }
@@ -99,9 +97,9 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let mut pos = Vec::with_capacity(8);
         pos.extend_from_slice(&((t.cos() * 100.0) as i32).to_be_bytes());
         pos.extend_from_slice(&((t.sin() * 100.0) as i32).to_be_bytes());
-        host.send_latest(conn, 0, 1, pos)?;
+        host.send(conn, 0, pos, SendMode::Latest { key: 1 })?;
         if frames % 30 == 0 {
-            host.send(conn, 1, &b"fire"[..])?;
+            host.send(conn, 1, &b"fire"[..], SendMode::Plain)?;
         }
         host.flush()?;
         frames += 1;

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use thinwire_proto::{
-    ChannelKind, CipherSuite, ConnectionHandle, ConnectionStats, Message, TokenClaims,
+    ChannelKind, CipherSuite, ConnectionHandle, ConnectionStats, Message, SendMode, TokenClaims,
 };
 use tokio::sync::Notify;
 
@@ -146,13 +146,6 @@ impl Connection {
         &self.inner.channels
     }
 
-    fn queue(&self, channel: u8, key: Option<u64>, data: Bytes) -> Result<(), SendError> {
-        self.queue_with(|core, now, h| match key {
-            Some(k) => core.send_latest(now, h, channel, k, data),
-            None => core.send(now, h, channel, data),
-        })
-    }
-
     /// Runs one send call of the core on this connection, then wakes the driver (once per
     /// driver pass: a burst of sends costs one wake-up). Per call: the endpoint's lock, one
     /// slot lookup (a multiplication, no SipHash), a clock read, the core's call.
@@ -179,8 +172,8 @@ impl Connection {
         Ok(out)
     }
 
-    /// Makes every later [`send`](Self::send) on `channel` a deadline message with `opts`
-    /// (`None`: back to the channel's own class).
+    /// Makes every later [`SendMode::Plain`] [`send`](Self::send) on `channel` a deadline
+    /// message with `opts` (`None`: back to the channel's own class).
     pub fn set_channel_deadline(
         &self,
         channel: u8,
@@ -201,43 +194,30 @@ impl Connection {
         self.queue_with(|core, _, h| core.set_channel_repair(h, channel, target))
     }
 
-    /// Queues a deadline message: erasure-coded shards sent in stages so that it arrives
-    /// within `opts.deadline` with probability `opts.target` (see
-    /// [`thinwire_proto::DeadlineOptions`]). It is delivered whatever `channel`'s class, with
-    /// [`Message::deadline`](thinwire_proto::Message::deadline) set. Returns the message id.
-    pub fn send_deadline(
-        &self,
-        channel: u8,
-        data: impl Into<Bytes>,
-        opts: thinwire_proto::DeadlineOptions,
-    ) -> Result<u64, SendError> {
-        let data = data.into();
-        self.queue_with(|core, now, h| core.send_deadline(now, h, channel, data, opts))
-    }
-
-    /// Queues a message on `channel` (any class but LatestReliable). It leaves with the next
+    /// Queues a message on `channel`, delivered as `mode` says: [`SendMode::Plain`] for the
+    /// channel's own class (any but LatestReliable), [`SendMode::Latest`] for the newest value
+    /// of a key on a LatestReliable channel (an older value the peer has not acknowledged is
+    /// superseded, not retransmitted), [`SendMode::Deadline`] for erasure-coded shards sent in
+    /// stages so that the message arrives within a deadline with a target probability, on a
+    /// channel of any class (delivered with
+    /// [`Message::deadline`](thinwire_proto::Message::deadline) set). It leaves with the next
     /// datagram the driver sends, bundled with whatever else is queued.
-    pub fn send(&self, channel: u8, data: impl Into<Bytes>) -> Result<(), SendError> {
-        self.queue(channel, None, data.into())
-    }
-
-    /// Queues the newest value for `key` on a LatestReliable `channel`; an older value for the
-    /// same key that the peer has not acknowledged is superseded, not retransmitted.
-    pub fn send_latest(
+    pub fn send(
         &self,
         channel: u8,
-        key: u64,
         data: impl Into<Bytes>,
+        mode: SendMode,
     ) -> Result<(), SendError> {
-        self.queue(channel, Some(key), data.into())
+        let data = data.into();
+        self.queue_with(|core, now, h| core.send(now, h, channel, data, mode))
     }
 
-    /// The next message (its channel and the message). Messages already received are returned
-    /// even after the connection ended; then the error says why it ended.
+    /// The next message (its channel is [`Message::channel`]). Messages already received are
+    /// returned even after the connection ended; then the error says why it ended.
     ///
     /// Delivered messages wait in a per-connection queue without bound until read: read
     /// continuously (a task per connection, or [`try_recv`](Self::try_recv) every tick).
-    pub async fn recv(&self) -> Result<(u8, Message), ConnectionError> {
+    pub async fn recv(&self) -> Result<Message, ConnectionError> {
         loop {
             let notified = self.inner.notify.notified();
             tokio::pin!(notified);
@@ -250,13 +230,13 @@ impl Connection {
     }
 
     /// The next message if one is waiting, without waiting.
-    pub fn try_recv(&self) -> Result<Option<(u8, Message)>, ConnectionError> {
+    pub fn try_recv(&self) -> Result<Option<Message>, ConnectionError> {
         let mut guard = self.shared().lock();
         let st = &mut *guard;
         match st.conns.get_mut(&self.inner.handle) {
             Some(s) => {
                 if let Some(m) = s.pop() {
-                    return Ok(Some((m.channel, m)));
+                    return Ok(Some(m));
                 }
                 if let Some(r) = &s.end {
                     return Err(ConnectionError::Disconnected((**r).clone()));

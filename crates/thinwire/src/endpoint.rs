@@ -1,7 +1,7 @@
 //! The async [`Endpoint`]: one UDP socket, any number of connections, and a driver task.
 //!
 //! ```text
-//!  application ── send/send_latest/close ──► ┌──────────── Mutex<State> ────────────┐
+//!  application ── send(.., mode)/close ────► ┌──────────── Mutex<State> ────────────┐
 //!      ▲                                     │ thinwire_proto::Endpoint + fault links │
 //!      │  recv() ◄── per-connection queue ◄──│ events dispatched to connection slots  │
 //!      │  accept() ◄── incoming queue    ◄───└──────────────────▲─────────────────────┘
@@ -41,15 +41,15 @@ use crate::stats::EndpointStats;
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use thinwire::{ChannelKind, Config, Endpoint};
+/// use thinwire::{ChannelKind, Config, Endpoint, SendMode};
 /// let server = Endpoint::bind("[::1]:0".parse()?, Config::server())?;
 /// let key = server.public_key().expect("a server has a key"); // clients get it in advance
 /// let client = Endpoint::bind("[::1]:0".parse()?, Config::client())?;
 /// let conn = client.connect(server.local_addr(), key, &[ChannelKind::ReliableOrdered]).await?;
-/// conn.send(0, &b"hello"[..])?;
+/// conn.send(0, &b"hello"[..], SendMode::Plain)?;
 /// let incoming = server.accept().await.expect("server is running");
-/// let (channel, msg) = incoming.recv().await?;
-/// assert_eq!((channel, &msg.data[..]), (0, &b"hello"[..]));
+/// let msg = incoming.recv().await?;
+/// assert_eq!((msg.channel, &msg.data[..]), (0, &b"hello"[..]));
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]

@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use thinwire::{ChannelKind, Config, Host, HostEvent, PublicKey};
+//! use thinwire::{ChannelKind, Config, Host, HostEvent, PublicKey, SendMode};
 //!
 //! // the server's public key (its `Host::public_key`), as 64 hex digits
 //! let key: PublicKey = std::env::args().nth(1).ok_or("usage: client SERVER_KEY")?.parse()?;
@@ -14,12 +14,12 @@
 //!     while let Some(event) = host.service(Duration::from_millis(16))? {
 //!         match event {
 //!             HostEvent::Connected { conn, .. } => println!("{conn} connected"),
-//!             HostEvent::Message { channel, message, .. } => println!("{channel}: {:?}", message.data),
+//!             HostEvent::Message { message, .. } => println!("{}: {:?}", message.channel, message.data),
 //!             HostEvent::Disconnected { reason, .. } => return Err(reason.into()),
 //!         }
 //!     }
 //!     // game tick: queue this frame's updates, then put them on the wire
-//!     let _ = host.send_latest(server, 0, 1, &b"x=1,y=2"[..]);
+//!     let _ = host.send(server, 0, &b"x=1,y=2"[..], SendMode::Latest { key: 1 });
 //!     host.flush()?;
 //! }
 //! # #[allow(unreachable_code)] Ok::<(), Box<dyn std::error::Error>>(())
@@ -35,7 +35,7 @@ use quinn_udp::{UdpSockRef, UdpSocketState};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use thinwire_proto::{
     ChannelKind, CipherSuite, ConnectError, ConnectToken, ConnectionHandle, ConnectionStats,
-    DisconnectReason, Event, Message, PublicKey, SendError, TokenClaims,
+    DisconnectReason, Event, Message, PublicKey, SendError, SendMode, TokenClaims,
 };
 
 use crate::config::Config;
@@ -65,9 +65,7 @@ pub enum HostEvent {
     Message {
         /// The connection.
         conn: ConnectionHandle,
-        /// The channel it arrived on.
-        channel: u8,
-        /// The message.
+        /// The message (the channel it arrived on is [`Message::channel`]).
         message: Message,
     },
     /// A connection ended; its handle is no longer valid.
@@ -191,34 +189,25 @@ impl Host {
         self.engine.core.token_claims(conn)
     }
 
-    /// Queues a message on `channel` (any class but LatestReliable). It is sent by the next
+    /// Queues a message on `channel` of `conn`, delivered as `mode` says ([`SendMode::Plain`]
+    /// for the channel's own class, [`SendMode::Latest`] for the newest value of a key on a
+    /// LatestReliable channel, [`SendMode::Deadline`] for a deadline message on any channel;
+    /// see [`Connection::send`](crate::Connection::send)). It is sent by the next
     /// [`flush`](Self::flush) or [`service`](Self::service).
     pub fn send(
         &mut self,
         conn: ConnectionHandle,
         channel: u8,
         data: impl Into<Bytes>,
+        mode: SendMode,
     ) -> Result<(), SendError> {
         self.engine
             .core
-            .send(Instant::now(), conn, channel, data.into())
+            .send(Instant::now(), conn, channel, data.into(), mode)
     }
 
-    /// Queues the newest value for `key` on a LatestReliable `channel`.
-    pub fn send_latest(
-        &mut self,
-        conn: ConnectionHandle,
-        channel: u8,
-        key: u64,
-        data: impl Into<Bytes>,
-    ) -> Result<(), SendError> {
-        self.engine
-            .core
-            .send_latest(Instant::now(), conn, channel, key, data.into())
-    }
-
-    /// Makes every later [`send`](Self::send) on `channel` of `conn` a deadline message with
-    /// `opts` (`None`: back to the channel's own class).
+    /// Makes every later [`SendMode::Plain`] [`send`](Self::send) on `channel` of `conn` a
+    /// deadline message with `opts` (`None`: back to the channel's own class).
     pub fn set_channel_deadline(
         &mut self,
         conn: ConnectionHandle,
@@ -237,19 +226,6 @@ impl Host {
         target: Option<thinwire_proto::RepairTarget>,
     ) -> Result<(), SendError> {
         self.engine.core.set_channel_repair(conn, channel, target)
-    }
-
-    /// Queues a deadline message (see [`thinwire_proto::DeadlineOptions`]); returns its id.
-    pub fn send_deadline(
-        &mut self,
-        conn: ConnectionHandle,
-        channel: u8,
-        data: impl Into<Bytes>,
-        opts: thinwire_proto::DeadlineOptions,
-    ) -> Result<u64, SendError> {
-        self.engine
-            .core
-            .send_deadline(Instant::now(), conn, channel, data.into(), opts)
     }
 
     /// Closes a connection gracefully; [`HostEvent::Disconnected`] follows once the peer has
@@ -412,11 +388,7 @@ impl Host {
                     remote,
                     incoming,
                 },
-                Event::Message(message) => HostEvent::Message {
-                    conn,
-                    channel: message.channel,
-                    message,
-                },
+                Event::Message(message) => HostEvent::Message { conn, message },
                 Event::Disconnected { reason } => HostEvent::Disconnected { conn, reason },
             });
         }

@@ -6,8 +6,8 @@
 //! Two front ends on the same core:
 //!
 //! * **async** (tokio): [`Endpoint::bind`], [`Endpoint::connect`], [`Endpoint::accept`], then
-//!   [`Connection::send`] / [`Connection::send_latest`] / [`Connection::recv`] /
-//!   [`Connection::close`]. One driver task per endpoint owns the socket: it sleeps until the
+//!   [`Connection::send`] (with a [`SendMode`]: plain, latest value of a key, or deadline) /
+//!   [`Connection::recv`] / [`Connection::close`]. One driver task per endpoint owns the socket: it sleeps until the
 //!   socket is readable, the application queued something, or the core's next timer is due.
 //! * **blocking**: [`Host`] with [`Host::service`] returning [`HostEvent`]s (connected,
 //!   message, disconnected) like ENet's `enet_host_service`, for plain game loops.
@@ -35,7 +35,7 @@
 //! | [`ChannelKind::LatestReliable`] | positions per entity: the newest value per key must arrive |
 //!
 //! ```no_run
-//! use thinwire::{ChannelKind, Config, Endpoint, PublicKey};
+//! use thinwire::{ChannelKind, Config, Endpoint, PublicKey, SendMode};
 //!
 //! # async fn demo(server_key: PublicKey) -> Result<(), Box<dyn std::error::Error>> {
 //! // `server_key`: the server's public key, shipped with the game (64 hex digits parse into it)
@@ -44,10 +44,10 @@
 //! let conn = endpoint
 //!     .connect("127.0.0.1:7777".parse()?, server_key, &channels)
 //!     .await?;
-//! conn.send_latest(0, 42, &b"x=10,y=20"[..])?; // position of entity 42
-//! conn.send(1, &b"hello"[..])?; // chat
-//! while let Ok((channel, msg)) = conn.recv().await {
-//!     println!("channel {channel}: {:?}", msg.data);
+//! conn.send(0, &b"x=10,y=20"[..], SendMode::Latest { key: 42 })?; // position of entity 42
+//! conn.send(1, &b"hello"[..], SendMode::Plain)?; // chat
+//! while let Ok(msg) = conn.recv().await {
+//!     println!("channel {}: {:?}", msg.channel, msg.data);
 //! }
 //! println!("closed: {:?}", conn.close_reason());
 //! # Ok(()) }
@@ -77,8 +77,9 @@ pub use thinwire_netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
     ChannelKind, ChannelStats, CipherSuite, ConnectToken, ConnectionHandle, ConnectionStats,
     DeadlineOptions, DeadlineStatus, DisconnectReason, KeyParseError, MemoryBudget, Message,
-    ParityMode, PeerError, PublicKey, RefuseReason, RepairTarget, ServerConfig, ServerKey,
-    TokenClaims, TokenError, TokenKey, TokenPolicy, TransportConfig, CLOSE_MEMORY_BUDGET,
+    ParityMode, PeerError, PublicKey, RefuseReason, RepairTarget, SendMode, ServerConfig,
+    ServerKey, TokenClaims, TokenError, TokenKey, TokenPolicy, TransportConfig,
+    CLOSE_MEMORY_BUDGET,
 };
 
 /// The sans-IO core, re-exported for the types its errors and events carry.

@@ -40,7 +40,7 @@ use rustix::net::{
     SocketFlags, SocketType,
 };
 use thinwire::proto::wire::LongPacket;
-use thinwire::{ChannelKind, Config, Connection, DisconnectReason, Endpoint};
+use thinwire::{ChannelKind, Config, Connection, DisconnectReason, Endpoint, SendMode};
 use tokio::net::UdpSocket;
 
 /// The attacker's own address: an address on the loopback network, not the peers'.
@@ -343,12 +343,13 @@ impl Rig {
             .expect("accepted");
         for i in 0..3 {
             let hello = format!("warm-up {i}");
-            conn.send(0, hello.clone().into_bytes()).expect("send");
-            let (ch, m) = within(3, "warm-up", peer.recv()).await.expect("recv");
-            assert_eq!((ch, &m.data[..]), (0, hello.as_bytes()));
-            peer.send(0, m.data).expect("send");
-            let (ch, m) = within(3, "warm-up echo", conn.recv()).await.expect("recv");
-            assert_eq!((ch, &m.data[..]), (0, hello.as_bytes()));
+            conn.send(0, hello.clone().into_bytes(), SendMode::Plain)
+                .expect("send");
+            let m = within(3, "warm-up", peer.recv()).await.expect("recv");
+            assert_eq!((m.channel, &m.data[..]), (0, hello.as_bytes()));
+            peer.send(0, m.data, SendMode::Plain).expect("send");
+            let m = within(3, "warm-up echo", conn.recv()).await.expect("recv");
+            assert_eq!((m.channel, &m.data[..]), (0, hello.as_bytes()));
         }
         let Sighted {
             server_cid,
@@ -447,15 +448,19 @@ impl Rig {
             (&self.peer, &self.conn, "server to client"),
         ] {
             for i in 0..n {
-                from.send(0, format!("{label}: {dir} {i}").into_bytes())
-                    .expect("send");
+                from.send(
+                    0,
+                    format!("{label}: {dir} {i}").into_bytes(),
+                    SendMode::Plain,
+                )
+                .expect("send");
                 tokio::time::sleep(ms(1)).await;
             }
             for i in 0..n {
-                let (ch, m) = within(3, dir, to.recv()).await.expect("recv");
+                let m = within(3, dir, to.recv()).await.expect("recv");
                 let want = format!("{label}: {dir} {i}");
                 assert_eq!(
-                    (ch, &m.data[..]),
+                    (m.channel, &m.data[..]),
                     (0, want.as_bytes()),
                     "{dir}: {:?}",
                     String::from_utf8_lossy(&m.data)
@@ -656,19 +661,21 @@ async fn forged_messages_are_never_delivered_nor_displace_genuine_ones() {
         for ch in 1..5u8 {
             let m = format!("genuine ch{ch} {i}").into_bytes();
             if ALL[usize::from(ch)] == ChannelKind::LatestReliable {
-                rig.conn.send_latest(ch, i + 1, m).expect("send");
+                rig.conn
+                    .send(ch, m, SendMode::Latest { key: i + 1 })
+                    .expect("send");
             } else {
-                rig.conn.send(ch, m).expect("send");
+                rig.conn.send(ch, m, SendMode::Plain).expect("send");
             }
         }
         tokio::time::sleep(ms(2)).await;
     }
     let mut got: Vec<Vec<String>> = vec![Vec::new(); 5];
     for _ in 0..4 * per_channel {
-        let (ch, m) = within(3, "genuine messages", rig.peer.recv())
+        let m = within(3, "genuine messages", rig.peer.recv())
             .await
             .expect("recv");
-        got[usize::from(ch)].push(String::from_utf8(m.data.to_vec()).expect("utf-8"));
+        got[usize::from(m.channel)].push(String::from_utf8(m.data.to_vec()).expect("utf-8"));
     }
     for (ch, msgs) in got.iter_mut().enumerate().skip(1) {
         assert!(msgs.iter().all(|m| !m.contains("FORGED")), "{msgs:?}");
@@ -838,10 +845,10 @@ async fn in_insecure_cleartext_the_same_forgeries_do_work() {
         &[0x40, 3, 6, b'F', b'O', b'R', b'G', b'E', b'D'],
     );
     rig.spoofer.send(rig.client_addr, rig.server_addr, &inject);
-    let (ch, m) = within(3, "the forged message", rig.peer.recv())
+    let m = within(3, "the forged message", rig.peer.recv())
         .await
         .expect("delivered");
-    assert_eq!((ch, &m.data[..]), (0, &b"FORGED"[..]));
+    assert_eq!((m.channel, &m.data[..]), (0, &b"FORGED"[..]));
 
     let close = short4(&rig.server_cid, (1 << 20) + 1, &CLOSE_BYE);
     rig.spoofer.send(rig.me, rig.server_addr, &close);

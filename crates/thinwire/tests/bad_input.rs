@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::{key, within, ALL};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use thinwire::{Config, Endpoint, ServerConfig};
+use thinwire::{Config, Endpoint, SendMode, ServerConfig};
 use thinwire_proto::wire::{self, ConnectionId, LongPacket};
 
 const FLOOD_SOCKETS: usize = 50;
@@ -81,8 +81,8 @@ async fn hostile_datagrams_do_not_hurt_the_server() {
         .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     let echo = tokio::spawn(async move {
-        while let Ok((ch, m)) = peer.recv().await {
-            if peer.send(ch, m.data).is_err() {
+        while let Ok(m) = peer.recv().await {
+            if peer.send(m.channel, m.data, SendMode::Plain).is_err() {
                 break;
             }
         }
@@ -94,8 +94,9 @@ async fn hostile_datagrams_do_not_hurt_the_server() {
         tokio::spawn(async move {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                conn.send(0, i.to_be_bytes().to_vec()).unwrap();
-                let (_, m) = within(2, "echo during the attack", conn.recv())
+                conn.send(0, i.to_be_bytes().to_vec(), SendMode::Plain)
+                    .unwrap();
+                let m = within(2, "echo during the attack", conn.recv())
                     .await
                     .unwrap();
                 assert_eq!(&m.data[..], &i.to_be_bytes());
@@ -263,8 +264,8 @@ async fn hello_flood_beyond_the_reply_budget_goes_unanswered() {
         "every hello counted"
     );
 
-    conn.send(0, &b"still here"[..]).unwrap();
-    let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
+    conn.send(0, &b"still here"[..], SendMode::Plain).unwrap();
+    let m = within(5, "recv", peer.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"still here");
 }
 

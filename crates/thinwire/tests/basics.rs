@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::{key, within, ALL};
-use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint};
+use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint, SendMode};
 
 async fn exchange_every_class(bind: &str) {
     let addr: SocketAddr = bind.parse().unwrap();
@@ -23,15 +23,16 @@ async fn exchange_every_class(bind: &str) {
     assert_eq!(peer.channels(), &ALL);
 
     for ch in 0..4u8 {
-        conn.send(ch, vec![ch; 20]).unwrap();
+        conn.send(ch, vec![ch; 20], SendMode::Plain).unwrap();
     }
-    conn.send_latest(4, 7, &b"pos"[..]).unwrap();
-    peer.send(0, &b"welcome"[..]).unwrap();
+    conn.send(4, &b"pos"[..], SendMode::Latest { key: 7 })
+        .unwrap();
+    peer.send(0, &b"welcome"[..], SendMode::Plain).unwrap();
 
     let mut seen = [0usize; 5];
     while seen.iter().sum::<usize>() < 5 {
-        let (ch, m) = within(5, "server recv", peer.recv()).await.unwrap();
-        assert_eq!(m.channel, ch);
+        let m = within(5, "server recv", peer.recv()).await.unwrap();
+        let ch = m.channel;
         seen[ch as usize] += 1;
         if ch == 4 {
             assert_eq!((m.key, &m.data[..]), (Some(7), &b"pos"[..]));
@@ -40,8 +41,8 @@ async fn exchange_every_class(bind: &str) {
         }
     }
     assert_eq!(seen, [1; 5]);
-    let (ch, m) = within(5, "client recv", conn.recv()).await.unwrap();
-    assert_eq!((ch, &m.data[..]), (0, &b"welcome"[..]));
+    let m = within(5, "client recv", conn.recv()).await.unwrap();
+    assert_eq!((m.channel, &m.data[..]), (0, &b"welcome"[..]));
     let stats = conn.stats().unwrap();
     // the RTT was measured (the estimate starts at 250 ms); the smallest sample, since a loaded
     // machine may delay some
@@ -149,25 +150,25 @@ async fn misuse_is_reported_not_fatal() {
     .await
     .unwrap();
     assert!(matches!(
-        conn.send(9, &b"x"[..]),
+        conn.send(9, &b"x"[..], SendMode::Plain),
         Err(SendError::Rejected(Core::UnknownChannel(9)))
     ));
     assert!(matches!(
-        conn.send(4, &b"x"[..]),
+        conn.send(4, &b"x"[..], SendMode::Plain),
         Err(SendError::Rejected(Core::WrongChannelKind { .. }))
     ));
     assert!(matches!(
-        conn.send_latest(0, 1, &b"x"[..]),
+        conn.send(0, &b"x"[..], SendMode::Latest { key: 1 }),
         Err(SendError::Rejected(Core::WrongChannelKind { .. }))
     ));
     let big = vec![0u8; 5000];
     assert!(matches!(
-        conn.send(2, big),
+        conn.send(2, big, SendMode::Plain),
         Err(SendError::Rejected(Core::MessageTooLarge { .. }))
     ));
-    conn.send(0, &b"still fine"[..]).unwrap();
+    conn.send(0, &b"still fine"[..], SendMode::Plain).unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
-    let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
+    let m = within(5, "recv", peer.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"still fine");
 }
 
@@ -224,12 +225,12 @@ async fn dual_stack_client_reaches_ipv4_server() {
     )
     .await
     .unwrap();
-    conn.send(0, &b"mapped"[..]).unwrap();
+    conn.send(0, &b"mapped"[..], SendMode::Plain).unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
-    let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
+    let m = within(5, "recv", peer.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"mapped");
-    peer.send(0, &b"back"[..]).unwrap();
-    let (_, m) = within(5, "recv back", conn.recv()).await.unwrap();
+    peer.send(0, &b"back"[..], SendMode::Plain).unwrap();
+    let m = within(5, "recv back", conn.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"back");
 }
 
@@ -249,12 +250,13 @@ async fn deadline_message_over_udp() {
     let peer = server.accept().await.unwrap();
     let data: Vec<u8> = (0..2048u32).map(|i| (i % 251) as u8).collect();
     let opts = thinwire::DeadlineOptions::new(std::time::Duration::from_millis(500), 0.999);
-    conn.send_deadline(0, data.clone(), opts).unwrap();
-    let (channel, msg) = tokio::time::timeout(std::time::Duration::from_secs(5), peer.recv())
+    conn.send(0, data.clone(), SendMode::Deadline(opts))
+        .unwrap();
+    let msg = tokio::time::timeout(std::time::Duration::from_secs(5), peer.recv())
         .await
         .expect("arrives")
         .unwrap();
-    assert_eq!(channel, 0);
+    assert_eq!(msg.channel, 0);
     assert_eq!(&msg.data[..], &data[..]);
     let status = msg.deadline.expect("deadline status");
     assert!(!status.late);

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::within;
-use thinwire::{ChannelKind, Config, Endpoint, Host, HostEvent, IoStats, ServerConfig};
+use thinwire::{ChannelKind, Config, Endpoint, Host, HostEvent, IoStats, SendMode, ServerConfig};
 
 const CLIENTS: usize = 100;
 /// Unreliable: a lost datagram would be a lost message, not a retransmission.
@@ -85,7 +85,7 @@ fn host_flush_to_a_hundred_clients_batches_its_sends() {
     let before = server.stats().io;
     for (i, &conn) in conns.iter().enumerate() {
         server
-            .send(conn, 0, format!("update {i}").into_bytes())
+            .send(conn, 0, format!("update {i}").into_bytes(), SendMode::Plain)
             .unwrap();
     }
     server.flush().unwrap();
@@ -135,11 +135,12 @@ async fn endpoint_flush_to_a_hundred_clients_batches_its_sends() {
     // on this one thread the sends below all happen before the driver runs: one flush
     let before = server.stats().io;
     for (i, conn) in conns.iter().enumerate() {
-        conn.send(0, format!("update {i}").into_bytes()).unwrap();
+        conn.send(0, format!("update {i}").into_bytes(), SendMode::Plain)
+            .unwrap();
     }
     within(10, "every client gets its update", async {
         for (_, conn) in &clients {
-            let (_, m) = conn.recv().await.unwrap();
+            let m = conn.recv().await.unwrap();
             assert!(m.data.starts_with(b"update "));
         }
     })

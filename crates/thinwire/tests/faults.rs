@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::{key, within, ALL};
-use thinwire::{Config, Endpoint, FaultConfig, Host, HostEvent};
+use thinwire::{Config, Endpoint, FaultConfig, Host, HostEvent, SendMode};
 
 #[tokio::test]
 async fn delay_and_duplicates_are_injected() {
@@ -30,15 +30,15 @@ async fn delay_and_duplicates_are_injected() {
     .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     for i in 0..20u8 {
-        conn.send(0, vec![i]).unwrap();
-        conn.send(2, vec![i]).unwrap();
+        conn.send(0, vec![i], SendMode::Plain).unwrap();
+        conn.send(2, vec![i], SendMode::Plain).unwrap();
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let mut ordered = Vec::new();
     let mut unreliable = Vec::new();
     while ordered.len() < 20 || unreliable.len() < 20 {
-        let (ch, m) = within(5, "recv", peer.recv()).await.unwrap();
-        match ch {
+        let m = within(5, "recv", peer.recv()).await.unwrap();
+        match m.channel {
             0 => ordered.push(m.data[0]),
             _ => unreliable.push(m.data[0]),
         }
@@ -81,7 +81,8 @@ fn host_with_outbound_loss_still_delivers() {
         .unwrap();
         let conn = host.connect(addr, server_key, &ALL).unwrap();
         for i in 0..100u32 {
-            host.send(conn, 1, i.to_be_bytes().to_vec()).unwrap();
+            host.send(conn, 1, i.to_be_bytes().to_vec(), SendMode::Plain)
+                .unwrap();
         }
         // keep servicing until the server has everything and closes
         let deadline = std::time::Instant::now() + Duration::from_secs(10);

@@ -35,7 +35,7 @@ use thinwire::proto::wire::{ConnectionId, LongPacket, VERSION};
 use thinwire::proto::EndpointStats;
 use thinwire::{
     ChannelKind, Config, ConnectError, DisconnectReason, Endpoint, Host, HostEvent, RefuseReason,
-    ServerConfig,
+    SendMode, ServerConfig,
 };
 
 /// Noise reads the server may do per second: low, so that the flood is well above it.
@@ -204,8 +204,8 @@ async fn a_connect_flood_is_read_within_budget_and_everyone_gets_through() {
     tokio::spawn(async move {
         while let Some(conn) = srv.accept().await {
             tokio::spawn(async move {
-                while let Ok((ch, m)) = conn.recv().await {
-                    if conn.send(ch, m.data).is_err() {
+                while let Ok(m) = conn.recv().await {
+                    if conn.send(m.channel, m.data, SendMode::Plain).is_err() {
                         break;
                     }
                 }
@@ -249,9 +249,13 @@ async fn a_connect_flood_is_read_within_budget_and_everyone_gets_through() {
     while Instant::now() < flood_end {
         seq += 1;
         let t = Instant::now();
-        conn.send(0, Bytes::copy_from_slice(&seq.to_be_bytes()))
-            .expect("send");
-        let (_, m) = within(10, "echo", conn.recv()).await.expect("echo");
+        conn.send(
+            0,
+            Bytes::copy_from_slice(&seq.to_be_bytes()),
+            SendMode::Plain,
+        )
+        .expect("send");
+        let m = within(10, "echo", conn.recv()).await.expect("echo");
         assert_eq!(
             &m.data[..],
             &seq.to_be_bytes(),

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use common::{key, within, ALL};
-use thinwire::{Config, DisconnectReason, Endpoint, Host, HostEvent};
+use thinwire::{Config, DisconnectReason, Endpoint, Host, HostEvent, SendMode};
 
 /// Services `host` until `pred` accepts an event, with an overall deadline.
 fn wait_for(host: &mut Host, secs: u64, mut pred: impl FnMut(&HostEvent) -> bool) -> HostEvent {
@@ -30,12 +30,12 @@ async fn host_client_talks_to_async_server() {
     let echo = tokio::spawn(async move {
         let conn = srv.accept().await.unwrap();
         let mut n = 0;
-        while let Ok((ch, m)) = conn.recv().await {
+        while let Ok(m) = conn.recv().await {
             n += 1;
-            let _ = match m.key {
-                Some(k) => conn.send_latest(ch, k, m.data),
-                None => conn.send(ch, m.data),
-            };
+            let mode = m
+                .key
+                .map_or(SendMode::Plain, |key| SendMode::Latest { key });
+            let _ = conn.send(m.channel, m.data, mode);
         }
         (n, conn.close_reason())
     });
@@ -52,18 +52,16 @@ async fn host_client_talks_to_async_server() {
             }
         );
         for ch in 0..4u8 {
-            host.send(conn, ch, vec![ch; 25]).unwrap();
+            host.send(conn, ch, vec![ch; 25], SendMode::Plain).unwrap();
         }
-        host.send_latest(conn, 4, 3, &b"here"[..]).unwrap();
+        host.send(conn, 4, &b"here"[..], SendMode::Latest { key: 3 })
+            .unwrap();
         host.flush().unwrap();
         let mut got = [0; 5];
         while got.iter().sum::<i32>() < 5 {
-            if let HostEvent::Message {
-                channel, message, ..
-            } = wait_for(&mut host, 5, |_| true)
-            {
-                got[channel as usize] += 1;
-                if channel == 4 {
+            if let HostEvent::Message { message, .. } = wait_for(&mut host, 5, |_| true) {
+                got[message.channel as usize] += 1;
+                if message.channel == 4 {
                     assert_eq!(message.key, Some(3));
                 }
             }
@@ -107,7 +105,8 @@ fn host_to_host_over_ipv6() {
         let conn = host.connect(addr, server_key, &ALL).unwrap();
         wait_for(&mut host, 5, |e| matches!(e, HostEvent::Connected { .. }));
         for i in 0..50u32 {
-            host.send(conn, 0, i.to_be_bytes().to_vec()).unwrap();
+            host.send(conn, 0, i.to_be_bytes().to_vec(), SendMode::Plain)
+                .unwrap();
         }
         host.flush().unwrap();
         // wait for the server's goodbye
@@ -194,7 +193,9 @@ fn a_reliable_echo_carries_its_ack() {
     let before = sent(&client) + sent(&server);
     const ROUNDS: u64 = 50;
     for i in 0..ROUNDS {
-        client.send(conn, 0, vec![i as u8; 24]).unwrap();
+        client
+            .send(conn, 0, vec![i as u8; 24], SendMode::Plain)
+            .unwrap();
         client.flush().unwrap();
         let echo = loop {
             assert!(Instant::now() < deadline, "no request");
@@ -204,7 +205,7 @@ fn a_reliable_echo_carries_its_ack() {
                 break message.data;
             }
         };
-        server.send(peer, 0, echo).unwrap();
+        server.send(peer, 0, echo, SendMode::Plain).unwrap();
         server.flush().unwrap();
         loop {
             assert!(Instant::now() < deadline, "no echo");

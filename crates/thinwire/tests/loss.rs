@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use common::{key, within, ALL};
-use thinwire::{Config, Endpoint, FaultConfig};
+use thinwire::{Config, Endpoint, FaultConfig, SendMode};
 
 const N: u32 = 300;
 const KEYS: u64 = 10;
@@ -36,11 +36,20 @@ async fn reliable_classes_survive_twenty_percent_loss() {
         let (conn, peer) = (conn.clone(), peer.clone());
         tokio::spawn(async move {
             for i in 0..N {
-                conn.send(0, i.to_be_bytes().to_vec()).unwrap();
-                conn.send(1, i.to_be_bytes().to_vec()).unwrap();
-                conn.send_latest(4, u64::from(i) % KEYS, i.to_be_bytes().to_vec())
+                conn.send(0, i.to_be_bytes().to_vec(), SendMode::Plain)
                     .unwrap();
-                peer.send(0, i.to_be_bytes().to_vec()).unwrap();
+                conn.send(1, i.to_be_bytes().to_vec(), SendMode::Plain)
+                    .unwrap();
+                conn.send(
+                    4,
+                    i.to_be_bytes().to_vec(),
+                    SendMode::Latest {
+                        key: u64::from(i) % KEYS,
+                    },
+                )
+                .unwrap();
+                peer.send(0, i.to_be_bytes().to_vec(), SendMode::Plain)
+                    .unwrap();
                 if i % 4 == 3 {
                     tokio::time::sleep(Duration::from_millis(2)).await;
                 }
@@ -60,9 +69,9 @@ async fn reliable_classes_survive_twenty_percent_loss() {
             if done {
                 break;
             }
-            let (ch, m) = peer.recv().await.expect("connection stays up");
+            let m = peer.recv().await.expect("connection stays up");
             let v = u32::from_be_bytes(m.data[..4].try_into().unwrap());
-            match ch {
+            match m.channel {
                 0 => ordered.push(v),
                 1 => assert!(unordered.insert(v), "duplicate delivery of {v}"),
                 4 => {
@@ -73,7 +82,7 @@ async fn reliable_classes_survive_twenty_percent_loss() {
                         "key {k}: {v} delivered after {old:?}"
                     );
                 }
-                _ => unreachable!("nothing sent on channel {ch}"),
+                ch => unreachable!("nothing sent on channel {ch}"),
             }
         }
         assert_eq!(
@@ -86,10 +95,10 @@ async fn reliable_classes_survive_twenty_percent_loss() {
 
     let mut back = Vec::new();
     while back.len() < N as usize {
-        let (ch, m) = within(30, "server to client under loss", conn.recv())
+        let m = within(30, "server to client under loss", conn.recv())
             .await
             .unwrap();
-        assert_eq!(ch, 0);
+        assert_eq!(m.channel, 0);
         back.push(u32::from_be_bytes(m.data[..4].try_into().unwrap()));
     }
     assert_eq!(back, (0..N).collect::<Vec<_>>());

@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{key, within};
-use thinwire::{ChannelKind, Config, Endpoint, ServerConfig};
+use thinwire::{ChannelKind, Config, Endpoint, SendMode, ServerConfig};
 use tokio::sync::Barrier;
 
 const CLIENTS: usize = 200;
@@ -39,12 +39,11 @@ async fn two_hundred_clients_at_once() {
             };
             accepted += 1;
             tokio::spawn(async move {
-                while let Ok((ch, m)) = conn.recv().await {
-                    let r = match m.key {
-                        Some(k) => conn.send_latest(ch, k, m.data),
-                        None => conn.send(ch, m.data),
-                    };
-                    if r.is_err() {
+                while let Ok(m) = conn.recv().await {
+                    let mode = m
+                        .key
+                        .map_or(SendMode::Plain, |key| SendMode::Latest { key });
+                    if conn.send(m.channel, m.data, mode).is_err() {
                         break;
                     }
                 }
@@ -66,16 +65,24 @@ async fn two_hundred_clients_at_once() {
                 .expect("connects");
             connected.wait().await;
             for n in 0..MESSAGES {
-                conn.send(0, format!("client {i} message {n}").into_bytes())
-                    .unwrap();
-            }
-            conn.send_latest(1, i as u64, format!("pos of {i}").into_bytes())
+                conn.send(
+                    0,
+                    format!("client {i} message {n}").into_bytes(),
+                    SendMode::Plain,
+                )
                 .unwrap();
+            }
+            conn.send(
+                1,
+                format!("pos of {i}").into_bytes(),
+                SendMode::Latest { key: i as u64 },
+            )
+            .unwrap();
             let mut ordered = 0;
             let mut latest = false;
             while ordered < MESSAGES || !latest {
-                let (ch, m) = conn.recv().await.expect("echo");
-                if ch == 0 {
+                let m = conn.recv().await.expect("echo");
+                if m.channel == 0 {
                     assert_eq!(m.data, format!("client {i} message {ordered}").into_bytes());
                     ordered += 1;
                 } else {

@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{within, ALL};
-use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint, ServerKey};
+use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint, SendMode, ServerKey};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restarted_server_is_reported_as_peer_reset() {
@@ -36,8 +36,9 @@ async fn restarted_server_is_reported_as_peer_reset() {
     .await
     .unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
-    conn.send(0, &b"before the crash"[..]).unwrap();
-    let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
+    conn.send(0, &b"before the crash"[..], SendMode::Plain)
+        .unwrap();
+    let m = within(5, "recv", peer.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"before the crash");
 
     crashing.shutdown_background();
@@ -80,7 +81,7 @@ async fn restarted_server_is_reported_as_peer_reset() {
     // timeout could end the connection, already shows the Reset was drawn.
     println!("the client noticed the restart after {took:?}");
     assert!(matches!(
-        conn.send(0, &b"after"[..]),
+        conn.send(0, &b"after"[..], SendMode::Plain),
         Err(thinwire::SendError::Closed(_))
     ));
     let stats = restarted.stats();
@@ -94,8 +95,8 @@ async fn restarted_server_is_reported_as_peer_reset() {
     )
     .await
     .unwrap();
-    again.send(0, &b"hello again"[..]).unwrap();
+    again.send(0, &b"hello again"[..], SendMode::Plain).unwrap();
     let peer2 = within(5, "accept again", restarted.accept()).await.unwrap();
-    let (_, m) = within(5, "recv again", peer2.recv()).await.unwrap();
+    let m = within(5, "recv again", peer2.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"hello again");
 }

@@ -10,7 +10,8 @@ use std::time::{Duration, SystemTime};
 use common::{key, within, ALL};
 use thinwire::{
     CipherSuite, Config, ConnectError, ConnectToken, DisconnectReason, Endpoint, Host, HostEvent,
-    RefuseReason, ServerConfig, ServerKey, TokenClaims, TokenKey, TokenPolicy, TransportConfig,
+    RefuseReason, SendMode, ServerConfig, ServerKey, TokenClaims, TokenKey, TokenPolicy,
+    TransportConfig,
 };
 
 fn loopback() -> SocketAddr {
@@ -170,7 +171,7 @@ async fn connect_tokens_admit_their_holders_only() {
     let conn = within(5, "token connect", client.connect_with_token(&token, &ALL))
         .await
         .unwrap();
-    conn.send(0, &b"hi"[..]).unwrap();
+    conn.send(0, &b"hi"[..], SendMode::Plain).unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
     let claims = peer.token_claims().expect("admitted by token");
     assert_eq!(
@@ -217,9 +218,9 @@ async fn dual_stack_client_follows_an_ipv4_token() {
         .await
         .unwrap();
     assert_eq!(conn.remote_address(), server.local_addr());
-    conn.send(0, &b"over v6"[..]).unwrap();
+    conn.send(0, &b"over v6"[..], SendMode::Plain).unwrap();
     let peer = within(5, "accept", server.accept()).await.unwrap();
-    let (_, m) = within(5, "recv", peer.recv()).await.unwrap();
+    let m = within(5, "recv", peer.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"over v6");
 }
 

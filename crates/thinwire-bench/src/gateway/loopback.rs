@@ -13,7 +13,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use thinwire::{ChannelKind, Config, Host, HostEvent, PublicKey, ServerConfig};
+use thinwire::{ChannelKind, Config, Host, HostEvent, PublicKey, SendMode, ServerConfig};
 use thinwire_gateway::run::{expires_in, fresh_nonce, EdgeProcess, Report, Runner, ServerProcess};
 use thinwire_gateway::trunk::{GatewayStats, TrunkOptions};
 use thinwire_proto::{ServerKey, TransportConfig};
@@ -221,7 +221,10 @@ impl Players {
         while self.sent < due {
             let (h, c) = self.conns[self.next];
             self.next = (self.next + 1) % self.conns.len();
-            if self.hosts[h].send(c, 0, self.payload.clone()).is_err() {
+            if self.hosts[h]
+                .send(c, 0, self.payload.clone(), SendMode::Plain)
+                .is_err()
+            {
                 break;
             }
             self.sent += 1;

@@ -30,6 +30,7 @@ use super::book::{runtime, slot, Book, HostReport, Plan};
 use super::driver::Lanes;
 use super::thinwire::{config, lanes, report};
 use crate::net::host_addr;
+use thinwire::SendMode;
 use thinwire_gateway::run::{fresh_nonce, EdgeProcess, RunError, Runner, ServerProcess, Stop};
 use thinwire_gateway::trunk::{
     mint_trunk_credential, CredentialSpec, GatewayStats, TrunkCredential, TrunkOptions, TrunkPeer,
@@ -236,7 +237,7 @@ fn serve(
 ) {
     tokio::spawn(async move {
         let mut last = Vec::new();
-        while let Ok((_, m)) = c.recv().await {
+        while let Ok(m) = c.recv().await {
             if m.channel != hello {
                 order.deliver(&mut last, &m);
             } else if let Ok(id) = <[u8; 8]>::try_from(&m.data[..]) {
@@ -353,7 +354,8 @@ async fn players_side(
         let settle = eps.is_empty().then_some(Duration::from_millis(300));
         let (ep, conn) = connect_player(t, player_addr(c), edge_addr, peer, &kinds, settle).await?;
         let id = bytes::Bytes::copy_from_slice(&u64::from(c).to_le_bytes());
-        conn.send(hello, id).map_err(|e| e.to_string())?;
+        conn.send(hello, id, SendMode::Plain)
+            .map_err(|e| e.to_string())?;
         spawn_reader(&conn, &order);
         conns[c as usize] = Some(conn);
         eps.push(ep);
@@ -411,7 +413,7 @@ fn spawn_reader(c: &thinwire::Connection, order: &Order) {
     let (c, order) = (c.clone(), order.clone());
     tokio::spawn(async move {
         let mut last = Vec::new();
-        while let Ok((_, m)) = c.recv().await {
+        while let Ok(m) = c.recv().await {
             order.deliver(&mut last, &m);
         }
     });

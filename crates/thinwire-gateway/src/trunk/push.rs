@@ -15,7 +15,9 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use thinwire_proto::{ChannelKind, ConnectionHandle, DeadlineOptions, Endpoint, SendError};
+use thinwire_proto::{
+    ChannelKind, ConnectionHandle, DeadlineOptions, Endpoint, SendError, SendMode,
+};
 
 use super::flow::{FlowKey, Flows};
 use super::frame::{self, BatchWriter, Data, MAX_BATCH, MAX_ENTRY};
@@ -248,7 +250,10 @@ impl<'a> Pusher<'a> {
         }
         let core = self.next_core();
         let bytes = Bytes::from(std::mem::take(&mut open.writer).finish());
-        match self.trunk.send(self.now, self.conn, frame::RELIABLE, bytes) {
+        match self
+            .trunk
+            .send(self.now, self.conn, frame::RELIABLE, bytes, SendMode::Plain)
+        {
             Ok(()) => {
                 for e in std::mem::take(&mut open.entries) {
                     out[e.item] = Pushed::Sent;
@@ -272,11 +277,11 @@ impl<'a> Pusher<'a> {
         let bytes = data_bytes(data(item, fields));
         let core = self.next_core();
         let (trunk, conn, now) = (&mut *self.trunk, self.conn, self.now);
-        let sent = match (fields.channel, fields.latest) {
-            (frame::LATEST, Some(k)) => trunk.send_latest(now, conn, frame::LATEST, k, bytes),
-            (channel, _) => trunk.send(now, conn, channel, bytes),
+        let mode = match (fields.channel, fields.latest) {
+            (frame::LATEST, Some(key)) => SendMode::Latest { key },
+            _ => SendMode::Plain,
         };
-        match sent {
+        match trunk.send(now, conn, fields.channel, bytes, mode) {
             Ok(()) => {
                 self.take_seq(key, item.channel, fields.seq);
                 let entry = Entry {
@@ -334,7 +339,7 @@ fn push_deadline(
         payload: &item.data,
     });
     let opts = DeadlineOptions::new(left.max(MIN_DEADLINE), DEADLINE_TARGET);
-    match trunk.send_deadline(now, conn, frame::RELIABLE, bytes, opts) {
+    match trunk.send(now, conn, frame::RELIABLE, bytes, SendMode::Deadline(opts)) {
         Ok(_) => Pushed::Sent,
         Err(SendError::BufferFull) => Pushed::Blocked,
         Err(_) => Pushed::Dropped,

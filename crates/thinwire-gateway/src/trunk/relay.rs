@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use thinwire_proto::{ConnectionHandle, DeadlineOptions, Endpoint, Event, Message, Transmit};
+use thinwire_proto::{
+    ConnectionHandle, DeadlineOptions, Endpoint, Event, Message, SendMode, Transmit,
+};
 
 use super::close;
 use super::config::TrunkOptions;
@@ -239,7 +241,11 @@ impl Relay {
         frame: &Frame<'_>,
     ) {
         let bytes = Bytes::from(frame.to_vec());
-        if self.trunk.send(now, trunk, frame::CONTROL, bytes).is_err() {
+        if self
+            .trunk
+            .send(now, trunk, frame::CONTROL, bytes, SendMode::Plain)
+            .is_err()
+        {
             self.stats.dropped_messages += 1;
         }
     }
@@ -255,7 +261,8 @@ impl Relay {
             return Err(GatewayError::TrunkNotUp);
         }
         let bytes = Bytes::from(Frame::Bundle(bundle).to_vec());
-        self.trunk.send(now, trunk, frame::UNRELIABLE, bytes)?;
+        self.trunk
+            .send(now, trunk, frame::UNRELIABLE, bytes, SendMode::Plain)?;
         Ok(())
     }
 
@@ -469,7 +476,7 @@ impl Relay {
         if !open
             || self
                 .local
-                .send_deadline(now, conn, d.channel, payload, opts)
+                .send(now, conn, d.channel, payload, SendMode::Deadline(opts))
                 .is_err()
         {
             self.stats.dropped_messages += 1;
@@ -484,11 +491,8 @@ impl Relay {
         msgs: Vec<(u8, Option<u64>, Bytes)>,
     ) {
         for (channel, key, data) in msgs {
-            let r = match key {
-                Some(k) => self.local.send_latest(now, conn, channel, k, data),
-                None => self.local.send(now, conn, channel, data),
-            };
-            if r.is_err() {
+            let mode = key.map_or(SendMode::Plain, |key| SendMode::Latest { key });
+            if self.local.send(now, conn, channel, data, mode).is_err() {
                 self.stats.dropped_messages += 1;
             }
         }

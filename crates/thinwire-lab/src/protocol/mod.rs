@@ -68,7 +68,7 @@ pub struct OutMessage {
 }
 
 /// How a thinwire configuration sends messages that carry a deadline (with
-/// `thinwire_proto::Endpoint::send_deadline`: erasure-coded shards sent in
+/// `thinwire_proto::SendMode::Deadline`: erasure-coded shards sent in
 /// stages of one round trip).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeadlineParity {

@@ -49,6 +49,7 @@ use crate::wire::{ChannelKind, ConnectionId, MessageHeader};
 pub(crate) use handshake::peer_max_ack_delay;
 pub(crate) use memory::SEND_MESSAGE_OVERHEAD;
 pub(crate) use receive::IncomingPacket;
+pub use send::SendMode;
 pub(crate) use state::State;
 pub use stats::{
     ChannelStats, ConnectionCounters, ConnectionStats, DeadlineStats, FrameStats, PathStats,

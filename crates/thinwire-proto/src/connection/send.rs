@@ -1,5 +1,5 @@
-//! The application's calls on a connection: sends of every class, deadline sends and the
-//! channel deadline default.
+//! The application's calls on a connection: the send of every [`SendMode`], and the channel
+//! deadline default.
 
 use std::time::Instant;
 
@@ -12,9 +12,37 @@ use crate::error::SendError;
 use crate::recovery::ChunkRef;
 use crate::wire;
 
+/// How a message is delivered, beyond what its channel's class says: the argument of every
+/// send call ([`Endpoint::send`](crate::Endpoint::send), and the runtime's `Connection::send`
+/// and `Host::send`).
+///
+/// One call with a mode rather than one call per mode (as ENet's `enet_peer_send` takes its
+/// flags with the packet): a new delivery mode is a new variant here and one arm in
+/// `Connection::send` below, not another function on every surface.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub enum SendMode {
+    /// As the channel's class says, on any class but LatestReliable (or as a deadline message,
+    /// if the channel has a deadline default: see
+    /// [`Endpoint::set_channel_deadline`](crate::Endpoint::set_channel_deadline)).
+    #[default]
+    Plain,
+    /// The newest value for `key`, on a LatestReliable channel only: it replaces an older value
+    /// for the same key that the peer has not acknowledged yet. Keys are below 2^62.
+    Latest {
+        /// The key whose value this is (an entity id, a slot).
+        key: u64,
+    },
+    /// A deadline message, on a channel of any class: erasure-coded into shards and sent in
+    /// stages so that it arrives within the options' deadline with their target probability
+    /// (see [`DeadlineOptions`]). It is delivered as soon as it can be decoded, with
+    /// [`Message::deadline`](crate::Message::deadline) set.
+    Deadline(DeadlineOptions),
+}
+
 impl Connection {
-    /// Makes every later `send` on `channel` a deadline message with `opts` (`None`: back to the
-    /// channel's own class). Latest-value channels keep their semantics and refuse a default.
+    /// Makes every later plain send on `channel` a deadline message with `opts` (`None`: back to
+    /// the channel's own class). Latest-value channels keep their semantics and refuse a default.
     pub(crate) fn set_channel_deadline(
         &mut self,
         channel: u8,
@@ -28,7 +56,7 @@ impl Connection {
             return Err(SendError::WrongChannelKind {
                 channel,
                 kind,
-                expected: "send_latest",
+                expected: "SendMode::Latest",
             });
         }
         if opts.is_some_and(|o| !o.is_valid()) {
@@ -43,23 +71,34 @@ impl Connection {
         Ok(())
     }
 
-    /// Queues a message. `key` is required on latest-value channels and refused elsewhere.
+    /// Queues a message delivered as `mode` says.
     pub(crate) fn send(
         &mut self,
         now: Instant,
         channel: u8,
-        key: Option<u64>,
         data: Bytes,
+        mode: SendMode,
     ) -> Result<(), SendError> {
-        if key.is_none() {
-            if let Some(opts) = self
-                .deadline
-                .as_ref()
-                .and_then(|d| d.channel_default.get(channel as usize).copied().flatten())
-            {
-                return self.send_deadline(now, channel, data, opts).map(|_| ());
-            }
+        match mode {
+            SendMode::Plain => match self.channel_deadline(channel) {
+                Some(opts) => self.send_deadline(now, channel, data, opts),
+                None => self.queue(channel, None, data),
+            },
+            SendMode::Latest { key } => self.queue(channel, Some(key), data),
+            SendMode::Deadline(opts) => self.send_deadline(now, channel, data, opts),
         }
+    }
+
+    /// The deadline options every plain send on `channel` uses, if it has a default.
+    fn channel_deadline(&self, channel: u8) -> Option<DeadlineOptions> {
+        self.deadline
+            .as_ref()
+            .and_then(|d| d.channel_default.get(channel as usize).copied().flatten())
+    }
+
+    /// Queues a message on a channel's own class. `key` is required on latest-value channels
+    /// and refused elsewhere.
+    fn queue(&mut self, channel: u8, key: Option<u64>, data: Bytes) -> Result<(), SendError> {
         if !self.state.is_open() {
             return Err(SendError::ConnectionClosed);
         }
@@ -72,14 +111,14 @@ impl Connection {
                 return Err(SendError::WrongChannelKind {
                     channel,
                     kind,
-                    expected: "send_latest",
+                    expected: "SendMode::Latest",
                 })
             }
             (false, true) => {
                 return Err(SendError::WrongChannelKind {
                     channel,
                     kind,
-                    expected: "send",
+                    expected: "SendMode::Plain",
                 })
             }
             _ => {}
@@ -119,14 +158,14 @@ impl Connection {
         Ok(())
     }
 
-    /// Queues a deadline message (see [`crate::deadline`]); returns its id.
-    pub(crate) fn send_deadline(
+    /// Queues a deadline message (see [`crate::deadline`]).
+    fn send_deadline(
         &mut self,
         now: Instant,
         channel: u8,
         data: Bytes,
         opts: DeadlineOptions,
-    ) -> Result<u64, SendError> {
+    ) -> Result<(), SendError> {
         if !self.state.is_open() {
             return Err(SendError::ConnectionClosed);
         }
@@ -150,12 +189,11 @@ impl Connection {
             });
         }
         let ctx = self.stage_context();
-        let id = self
-            .deadline_mut()
+        self.deadline_mut()
             .tx
             .push(now, channel, &data, opts, shard, ctx);
         self.update_timers();
-        Ok(id)
+        Ok(())
     }
 
     /// One stage of a deadline message lasts one round trip plus an RTO-like margin,

@@ -8,8 +8,8 @@
 //! never delayed; there is no minimum RTO and no backoff: each message has its own stage timer.
 //!
 //! ```text
-//! send_deadline ─► shards (k data + r recovery) ─► stage 1: a1 = policy(k, I, p, 1, k) shards
-//!                     acks ─► q missing at stage end ─► stage 2: a2 = policy(k, I, p, 2, q) ...
+//! SendMode::Deadline ─► shards (k data + r recovery) ─► stage 1: a1 = policy(k, I, p, 1, k) shards
+//!                          acks ─► q missing at stage end ─► stage 2: a2 = policy(k, I, p, 2, q) ...
 //! receiver: any k shards ─► decode ─► Event::Message { deadline: Some(status) }
 //! ```
 

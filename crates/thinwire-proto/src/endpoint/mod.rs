@@ -68,7 +68,7 @@ pub struct Transmit {
 /// ```text
 ///  socket datagram ──► handle_datagram(now, from, bytes) ─┐
 ///  timer expired   ──► handle_timeout(now) ───────────────┤
-///  application     ──► connect / send / send_latest / close┤
+///  application     ──► connect / send / close ─────────────┤
 ///  (server, optional) ► handle_handshakes(now, max) ───────┤
 ///                                                          ▼
 ///                      loop { poll_transmit(now, buf) } ──► socket

@@ -1,69 +1,47 @@
-//! The application's calls on a connection: sends of every kind, the channel settings, the
-//! graceful close.
+//! The application's calls on a connection: the one send call and its [`SendMode`], the
+//! channel settings, the graceful close.
 
 use std::time::Instant;
 
 use bytes::Bytes;
 
 use super::{ConnectionHandle, Endpoint};
+use crate::connection::SendMode;
+use crate::deadline::DeadlineOptions;
 use crate::error::SendError;
 
 impl Endpoint {
-    /// Queues a message on a channel that is not latest-value.
+    /// Queues a message on `channel` of `conn`, delivered as `mode` says
+    /// ([`SendMode::Plain`] for the channel's own class). Refuses a mode the channel's class
+    /// does not take (a latest-value key on another class, or no key on a latest-value
+    /// channel) with [`SendError::WrongChannelKind`].
     pub fn send(
         &mut self,
         now: Instant,
         conn: ConnectionHandle,
         channel: u8,
         data: Bytes,
+        mode: SendMode,
     ) -> Result<(), SendError> {
-        self.send_inner(now, conn, channel, None, data)
-    }
-
-    /// Queues the newest value for `key` on a latest-value channel; it replaces an older value
-    /// for the same key that the peer has not acknowledged yet.
-    pub fn send_latest(
-        &mut self,
-        now: Instant,
-        conn: ConnectionHandle,
-        channel: u8,
-        key: u64,
-        data: Bytes,
-    ) -> Result<(), SendError> {
-        self.send_inner(now, conn, channel, Some(key), data)
-    }
-
-    /// Queues a deadline message on `channel`: it is erasure-coded into shards and sent in
-    /// stages so that it arrives within `opts.deadline` with probability `opts.target`
-    /// (see [`DeadlineOptions`](crate::DeadlineOptions)). It is delivered as soon as it can be
-    /// decoded, with [`Message::deadline`](crate::Message::deadline) set, whatever the
-    /// channel's class. Returns the message id.
-    pub fn send_deadline(
-        &mut self,
-        now: Instant,
-        conn: ConnectionHandle,
-        channel: u8,
-        data: Bytes,
-        opts: crate::DeadlineOptions,
-    ) -> Result<u64, SendError> {
         self.clock = now;
         self.check_send_room(conn, data.len())?;
         let c = self
             .conns
             .get_mut(conn)
             .ok_or(SendError::UnknownConnection)?;
-        let id = c.send_deadline(now, channel, data, opts)?;
+        c.send(now, channel, data, mode)?;
         self.touched(conn);
-        Ok(id)
+        Ok(())
     }
 
-    /// Sets (or with `None` clears) deadline options that every later [`send`](Self::send) on
-    /// `channel` of `conn` uses: the channel-default form of deadline delivery.
+    /// Sets (or with `None` clears) deadline options that every later [`SendMode::Plain`]
+    /// [`send`](Self::send) on `channel` of `conn` uses: the channel-default form of deadline
+    /// delivery. Latest-value channels refuse it.
     pub fn set_channel_deadline(
         &mut self,
         conn: ConnectionHandle,
         channel: u8,
-        opts: Option<crate::DeadlineOptions>,
+        opts: Option<DeadlineOptions>,
     ) -> Result<(), SendError> {
         let c = self
             .conns
@@ -100,22 +78,6 @@ impl Endpoint {
             .get_mut(conn)
             .ok_or(SendError::UnknownConnection)?;
         c.set_congestion_weight(flows);
-        Ok(())
-    }
-
-    fn send_inner(
-        &mut self,
-        now: Instant,
-        h: ConnectionHandle,
-        channel: u8,
-        key: Option<u64>,
-        data: Bytes,
-    ) -> Result<(), SendError> {
-        self.clock = now;
-        self.check_send_room(h, data.len())?;
-        let conn = self.conns.get_mut(h).ok_or(SendError::UnknownConnection)?;
-        conn.send(now, channel, key, data)?;
-        self.touched(h);
         Ok(())
     }
 

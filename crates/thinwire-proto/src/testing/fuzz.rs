@@ -25,7 +25,7 @@ pub(crate) mod packet;
 pub use packet::packet;
 
 use super::{Pair, Side};
-use crate::{ChannelKind, ConnectionHandle, PolicyCache, TransportConfig};
+use crate::{ChannelKind, ConnectionHandle, PolicyCache, SendMode, TransportConfig};
 
 /// The receive budget the drive configures (small, so a fuzzer reaches it quickly).
 pub const RECV_BUDGET: usize = 256 * 1024;
@@ -166,12 +166,12 @@ fn step(
             data[..8].copy_from_slice(&id.to_le_bytes());
             let data = Bytes::from(data);
             let ep = &mut pair.client.endpoint;
-            let ok = if ChannelKind::ALL[usize::from(channel)] == ChannelKind::LatestReliable {
-                ep.send_latest(pair.time, c, channel, u64::from(op), data)
-                    .is_ok()
+            let mode = if ChannelKind::ALL[usize::from(channel)] == ChannelKind::LatestReliable {
+                SendMode::Latest { key: u64::from(op) }
             } else {
-                ep.send(pair.time, c, channel, data).is_ok()
+                SendMode::Plain
             };
+            let ok = ep.send(pair.time, c, channel, data, mode).is_ok();
             if ok && !ledger.deadline[usize::from(channel)] {
                 ledger.sent[usize::from(channel)].push(id);
             }
@@ -179,7 +179,10 @@ fn step(
         2 => {
             let len = usize::from(r_len(r));
             let data = Bytes::from(r.take(len).to_vec());
-            let _ = pair.server.endpoint.send(pair.time, s, 0, data);
+            let _ = pair
+                .server
+                .endpoint
+                .send(pair.time, s, 0, data, SendMode::Plain);
         }
         3 | 4 => pair.run_for(Duration::from_millis(u64::from(r.u8().unwrap_or(1)) * 4)),
         5 => mutated_copy(pair, r, ledger),
@@ -195,12 +198,12 @@ fn step(
         _ => {
             let opts = crate::DeadlineOptions::new(Duration::from_millis(200), 0.99);
             let len = usize::from(r_len(r)).max(1);
-            let _ = pair.client.endpoint.send_deadline(
+            let _ = pair.client.endpoint.send(
                 pair.time,
                 c,
                 4,
                 Bytes::from(vec![7u8; len]),
-                opts,
+                SendMode::Deadline(opts),
             );
         }
     }

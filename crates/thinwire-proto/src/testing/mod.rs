@@ -17,7 +17,7 @@ use thinwire_netmodel::clock::{self, SimClock};
 
 use crate::{
     ChannelKind, CipherSuite, ConnectionHandle, Endpoint, EndpointConfig, Event, PolicyCache,
-    ServerConfig, TransportConfig,
+    SendMode, ServerConfig, TransportConfig,
 };
 use thinwire_netmodel::{Link, LinkConfig};
 
@@ -432,7 +432,13 @@ impl Pair {
         for _ in 0..count {
             self.client
                 .endpoint
-                .send(self.time, conn, 0, bytes::Bytes::from_static(WARM_UP))
+                .send(
+                    self.time,
+                    conn,
+                    0,
+                    bytes::Bytes::from_static(WARM_UP),
+                    SendMode::Plain,
+                )
                 .expect("warm-up send on channel 0");
             self.run_for(gap);
         }

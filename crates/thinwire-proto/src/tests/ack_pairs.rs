@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::testing::{Pair, Verdict};
-use crate::{ChannelKind, TransportConfig};
+use crate::{ChannelKind, SendMode, TransportConfig};
 use thinwire_netmodel::LinkConfig;
 
 const MARK: &[u8] = b"LOSTLOSTLOSTLOSTLOSTLOST";
@@ -54,7 +54,7 @@ fn stream(pairs: bool, drop_mark: bool) -> (Pair, usize, Vec<Bytes>) {
         let data = if i == 30 { MARK.to_vec() } else { vec![i; 40] };
         p.client
             .endpoint
-            .send(p.time, c, 0, Bytes::from(data))
+            .send(p.time, c, 0, Bytes::from(data), SendMode::Plain)
             .unwrap();
         p.run_for(ms(10));
     }

@@ -14,7 +14,8 @@ use crate::testing::{Pair, Verdict};
 use crate::wire::{self, ConnectionId, LongPacket, MessageHeader, ShortHeader};
 use crate::{
     ChannelKind, CipherSuite, ConnectToken, ConnectionHandle, DisconnectReason, Endpoint,
-    EndpointConfig, Event, RefuseReason, ServerConfig, TokenClaims, TokenKey, TokenPolicy,
+    EndpointConfig, Event, RefuseReason, SendMode, ServerConfig, TokenClaims, TokenKey,
+    TokenPolicy,
 };
 
 fn ms(n: u64) -> Duration {
@@ -60,7 +61,7 @@ fn genuine_traffic_flows(pair: &mut Pair, c: ConnectionHandle, channel: u8, coun
         let data = Bytes::from(format!("genuine {i}"));
         pair.client
             .endpoint
-            .send(pair.time, c, channel, data)
+            .send(pair.time, c, channel, data, SendMode::Plain)
             .expect("send");
         pair.run_for(ms(30));
     }
@@ -228,7 +229,13 @@ fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
     // a replayed genuine datagram, from the attacker's address: a duplicate
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"once"))
+        .send(
+            pair.time,
+            c,
+            0,
+            Bytes::from_static(b"once"),
+            SendMode::Plain,
+        )
         .expect("send");
     pair.run_for(ms(50));
     let replay = pair
@@ -257,7 +264,13 @@ fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
     // the server's data still reaches the real client
     pair.server
         .endpoint
-        .send(pair.time, s, 0, Bytes::from_static(b"to the client"))
+        .send(
+            pair.time,
+            s,
+            0,
+            Bytes::from_static(b"to the client"),
+            SendMode::Plain,
+        )
         .expect("send");
     pair.run_for(ms(100));
     assert_eq!(pair.client.take_messages(0).len(), 1);
@@ -283,7 +296,13 @@ fn a_genuine_packet_from_a_new_address_moves_nothing_until_the_address_answers()
     }));
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"stolen"))
+        .send(
+            pair.time,
+            c,
+            0,
+            Bytes::from_static(b"stolen"),
+            SendMode::Plain,
+        )
         .expect("send");
     pair.flush();
     let d = stolen.borrow().clone().expect("a datagram was taken");
@@ -508,12 +527,24 @@ fn payloads_and_channel_tables_are_not_on_the_wire() {
     for ch in [0u8, 1, 2, 3] {
         pair.client
             .endpoint
-            .send(pair.time, c, ch, Bytes::from_static(b"SECRET-PAYLOAD"))
+            .send(
+                pair.time,
+                c,
+                ch,
+                Bytes::from_static(b"SECRET-PAYLOAD"),
+                SendMode::Plain,
+            )
             .expect("send");
     }
     pair.server
         .endpoint
-        .send(pair.time, s, 0, Bytes::from_static(b"SECRET-PAYLOAD"))
+        .send(
+            pair.time,
+            s,
+            0,
+            Bytes::from_static(b"SECRET-PAYLOAD"),
+            SendMode::Plain,
+        )
         .expect("send");
     pair.run_for(ms(100));
     assert_eq!(pair.server.take_messages(0).len(), 1);

@@ -4,7 +4,7 @@ use bytes::Bytes;
 
 use crate::testing::Pair;
 use crate::wire;
-use crate::{ChannelKind, Event};
+use crate::{ChannelKind, Event, SendMode};
 
 const ALL: [ChannelKind; 5] = [
     ChannelKind::ReliableOrdered,
@@ -24,16 +24,28 @@ fn connect_and_exchange_on_every_class() {
     for ch in 0..4u8 {
         pair.client
             .endpoint
-            .send(now, c, ch, Bytes::from(vec![ch; 30]))
+            .send(now, c, ch, Bytes::from(vec![ch; 30]), SendMode::Plain)
             .unwrap();
     }
     pair.client
         .endpoint
-        .send_latest(now, c, 4, 9, Bytes::from_static(b"pos"))
+        .send(
+            now,
+            c,
+            4,
+            Bytes::from_static(b"pos"),
+            SendMode::Latest { key: 9 },
+        )
         .unwrap();
     pair.server
         .endpoint
-        .send(now, s, 0, Bytes::from_static(b"hello client"))
+        .send(
+            now,
+            s,
+            0,
+            Bytes::from_static(b"hello client"),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.run_for(Duration::from_millis(200));
     for ch in 0..5u8 {
@@ -81,7 +93,13 @@ fn lossless_reliable_burst_arrives_in_order() {
     for i in 0..100u32 {
         pair.client
             .endpoint
-            .send(pair.time, c, 0, Bytes::from(i.to_be_bytes().to_vec()))
+            .send(
+                pair.time,
+                c,
+                0,
+                Bytes::from(i.to_be_bytes().to_vec()),
+                SendMode::Plain,
+            )
             .unwrap();
     }
     pair.run_for(Duration::from_secs(1));
@@ -126,7 +144,13 @@ fn many_connections_share_one_endpoint() {
     for (i, h) in handles.iter().enumerate() {
         pair.client
             .endpoint
-            .send(pair.time, *h, 0, Bytes::from(vec![i as u8; 20]))
+            .send(
+                pair.time,
+                *h,
+                0,
+                Bytes::from(vec![i as u8; 20]),
+                SendMode::Plain,
+            )
             .unwrap();
     }
     pair.run_for(Duration::from_secs(2));
@@ -157,7 +181,13 @@ fn transcript(seed: u64) -> Vec<String> {
         let ch = (i % 4) as u8;
         pair.client
             .endpoint
-            .send(pair.time, c, ch, Bytes::from(i.to_be_bytes().to_vec()))
+            .send(
+                pair.time,
+                c,
+                ch,
+                Bytes::from(i.to_be_bytes().to_vec()),
+                SendMode::Plain,
+            )
             .unwrap();
         pair.run_for(Duration::from_millis(7));
     }
@@ -199,7 +229,13 @@ fn an_unreliable_echo_costs_two_datagrams_per_round_trip() {
             let t = pair.time;
             pair.client
                 .endpoint
-                .send(t, c, channel, Bytes::from(vec![i as u8; 24]))
+                .send(
+                    t,
+                    c,
+                    channel,
+                    Bytes::from(vec![i as u8; 24]),
+                    SendMode::Plain,
+                )
                 .unwrap();
             assert!(pair.run_while(Duration::from_secs(1), |p| p
                 .server
@@ -208,7 +244,10 @@ fn an_unreliable_echo_costs_two_datagrams_per_round_trip() {
                 .any(|(_, e)| matches!(e, Event::Message(_)))));
             let echo = pair.server.take_messages(channel).remove(0).data;
             let t = pair.time;
-            pair.server.endpoint.send(t, s, channel, echo).unwrap();
+            pair.server
+                .endpoint
+                .send(t, s, channel, echo, SendMode::Plain)
+                .unwrap();
             assert!(pair.run_while(Duration::from_secs(1), |p| p
                 .client
                 .events
@@ -246,7 +285,7 @@ fn a_long_message_that_ends_its_packet_takes_the_last_frame_form() {
     for i in 0..100u8 {
         pair.client
             .endpoint
-            .send(pair.time, c, 0, Bytes::from(vec![i; 8]))
+            .send(pair.time, c, 0, Bytes::from(vec![i; 8]), SendMode::Plain)
             .unwrap();
         pair.run_for(Duration::from_millis(5));
     }
@@ -256,7 +295,13 @@ fn a_long_message_that_ends_its_packet_takes_the_last_frame_form() {
     let payload: Vec<u8> = (0..600).map(|i| (i % 251) as u8).collect();
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from(payload.clone()))
+        .send(
+            pair.time,
+            c,
+            0,
+            Bytes::from(payload.clone()),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.run_for(Duration::from_millis(200));
     let got = pair.server.take_messages(0);

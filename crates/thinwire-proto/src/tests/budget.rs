@@ -15,7 +15,7 @@ use crate::testing::{Pair, Verdict};
 use crate::wire::{self, ConnectionId, MessageHeader, ShortHeader};
 use crate::{
     ChannelKind, CipherSuite, ConnectionHandle, DisconnectReason, EndpointConfig, Event,
-    MemoryBudget, PeerError, ServerConfig, TransportConfig, CLOSE_MEMORY_BUDGET,
+    MemoryBudget, PeerError, SendMode, ServerConfig, TransportConfig, CLOSE_MEMORY_BUDGET,
 };
 
 fn ms(n: u64) -> Duration {
@@ -141,7 +141,10 @@ fn head_of_line_connections_stay_within_the_endpoint_budget() {
         attack(net, hostile, 4);
         for (c, h) in &honest {
             let data = Bytes::from(format!("move {sent}"));
-            net.clients[*c].1.send(net.now, *h, 0, data).expect("send");
+            net.clients[*c]
+                .1
+                .send(net.now, *h, 0, data, SendMode::Plain)
+                .expect("send");
         }
         *sent += 1;
         net.run(ms(20));
@@ -276,16 +279,25 @@ fn sends_to_a_peer_that_never_acknowledges_stop_at_its_share() {
     }));
     let mut refused_at = None;
     for i in 0..400 {
-        let sent = pair
-            .server
-            .endpoint
-            .send(pair.time, s, 0, Bytes::from(vec![1u8; 2000]));
+        let sent = pair.server.endpoint.send(
+            pair.time,
+            s,
+            0,
+            Bytes::from(vec![1u8; 2000]),
+            SendMode::Plain,
+        );
         if sent.is_err() && refused_at.is_none() {
             refused_at = Some(i);
         }
         pair.server
             .endpoint
-            .send(pair.time, s2, 0, Bytes::from(vec![2u8; 100]))
+            .send(
+                pair.time,
+                s2,
+                0,
+                Bytes::from(vec![2u8; 100]),
+                SendMode::Plain,
+            )
             .expect("the other connection is within its share");
         pair.run_for(ms(10));
         let held = pair.server.endpoint.stats().memory_held as usize;
@@ -402,7 +414,7 @@ fn one_datagram_makes_at_most_64_messages() {
     for _ in 0..1000 {
         pair.client
             .endpoint
-            .send(pair.time, c, 0, Bytes::new())
+            .send(pair.time, c, 0, Bytes::new(), SendMode::Plain)
             .expect("send");
     }
     pair.run_for(ms(200));

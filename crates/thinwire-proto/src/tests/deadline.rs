@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use crate::testing::{Pair, Verdict};
 use crate::wire::{self, ChannelKind, Frame, ShardFrame};
-use crate::{DeadlineOptions, Event, ParityMode, TransportConfig};
+use crate::{DeadlineOptions, Event, ParityMode, SendMode, TransportConfig};
 use thinwire_netmodel::LinkConfig;
 
 fn msg(len: usize, seed: u8) -> Bytes {
@@ -69,7 +69,13 @@ fn two_kilobyte_message_travels_as_four_shards() {
     let t0 = p.time;
     p.client
         .endpoint
-        .send_deadline(t0, c, 0, data.clone(), opts(ParityMode::None))
+        .send(
+            t0,
+            c,
+            0,
+            data.clone(),
+            SendMode::Deadline(opts(ParityMode::None)),
+        )
         .unwrap();
     p.run_for(Duration::from_millis(400));
     let got = deadline_msgs(&mut p);
@@ -101,7 +107,13 @@ fn parity_repairs_a_lost_data_shard_within_the_stage() {
     let t0 = p.time;
     p.client
         .endpoint
-        .send_deadline(t0, c, 0, data.clone(), opts(ParityMode::Fixed(1)))
+        .send(
+            t0,
+            c,
+            0,
+            data.clone(),
+            SendMode::Deadline(opts(ParityMode::Fixed(1))),
+        )
         .unwrap();
     p.run_for(Duration::from_millis(200));
     let got = deadline_msgs(&mut p);
@@ -130,7 +142,13 @@ fn retransmission_only_repairs_in_the_next_stage() {
     let t0 = p.time;
     p.client
         .endpoint
-        .send_deadline(t0, c, 0, data.clone(), opts(ParityMode::None))
+        .send(
+            t0,
+            c,
+            0,
+            data.clone(),
+            SendMode::Deadline(opts(ParityMode::None)),
+        )
         .unwrap();
     p.run_while(Duration::from_secs(2), |p| {
         p.server
@@ -161,7 +179,7 @@ fn late_messages_are_flagged_or_dropped() {
         let o = DeadlineOptions::new(Duration::from_millis(100), 0.99);
         p.client
             .endpoint
-            .send_deadline(p.time, c, 0, msg(300, 4), o)
+            .send(p.time, c, 0, msg(300, 4), SendMode::Deadline(o))
             .unwrap();
         p.run_for(Duration::from_secs(2));
         let got = deadline_msgs(&mut p);
@@ -187,21 +205,21 @@ fn deadline_send_errors() {
     let ep = &mut p.client.endpoint;
     let bad = DeadlineOptions::new(Duration::ZERO, 0.99);
     assert_eq!(
-        ep.send_deadline(t, c, 0, msg(10, 0), bad),
+        ep.send(t, c, 0, msg(10, 0), SendMode::Deadline(bad)),
         Err(crate::SendError::InvalidDeadline)
     );
     let bad = DeadlineOptions::new(Duration::from_millis(10), 1.0);
     assert_eq!(
-        ep.send_deadline(t, c, 0, msg(10, 0), bad),
+        ep.send(t, c, 0, msg(10, 0), SendMode::Deadline(bad)),
         Err(crate::SendError::InvalidDeadline)
     );
     let ok = DeadlineOptions::new(Duration::from_millis(100), 0.99);
     assert!(matches!(
-        ep.send_deadline(t, c, 0, msg(64 * 512 + 1, 0), ok),
+        ep.send(t, c, 0, msg(64 * 512 + 1, 0), SendMode::Deadline(ok)),
         Err(crate::SendError::MessageTooLarge { .. })
     ));
     assert_eq!(
-        ep.send_deadline(t, c, 3, msg(10, 0), ok),
+        ep.send(t, c, 3, msg(10, 0), SendMode::Deadline(ok)),
         Err(crate::SendError::UnknownChannel(3))
     );
 }
@@ -253,7 +271,7 @@ proptest! {
             Verdict::Pass
         }));
         let o = DeadlineOptions { shard_size: Some(256), ..opts(ParityMode::Fixed(4)) };
-        p.client.endpoint.send_deadline(p.time, c, 0, data.clone(), o).unwrap();
+        p.client.endpoint.send(p.time, c, 0, data.clone(), SendMode::Deadline(o)).unwrap();
         p.run_for(Duration::from_secs(3));
         let got = deadline_msgs(&mut p);
         // a mask that missed every shard proves nothing about decoding from a subset
@@ -281,7 +299,7 @@ fn deadline_run(parity: ParityMode, link: LinkConfig, n: usize, seed: u64) -> (f
         };
         p.client
             .endpoint
-            .send_deadline(t0, c, 0, msg(2048, i as u8), o)
+            .send(t0, c, 0, msg(2048, i as u8), SendMode::Deadline(o))
             .unwrap();
         let ok = p.run_while(deadline, |p| {
             p.server
@@ -330,14 +348,20 @@ fn channel_default_makes_plain_sends_deadline_messages() {
         .endpoint
         .set_channel_deadline(c, 0, Some(o))
         .unwrap();
-    p.client.endpoint.send(p.time, c, 0, msg(1500, 6)).unwrap();
+    p.client
+        .endpoint
+        .send(p.time, c, 0, msg(1500, 6), SendMode::Plain)
+        .unwrap();
     p.run_for(Duration::from_millis(300));
     let got = deadline_msgs(&mut p);
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].data, msg(1500, 6));
     // cleared: back to the channel's own class
     p.client.endpoint.set_channel_deadline(c, 0, None).unwrap();
-    p.client.endpoint.send(p.time, c, 0, msg(100, 7)).unwrap();
+    p.client
+        .endpoint
+        .send(p.time, c, 0, msg(100, 7), SendMode::Plain)
+        .unwrap();
     p.run_for(Duration::from_millis(300));
     assert!(deadline_msgs(&mut p).is_empty());
     assert_eq!(p.server.take_messages(0).len(), 1);
@@ -366,7 +390,13 @@ fn first_message_after_the_handshake_gets_a_repair_stage() {
     let t0 = p.time;
     p.client
         .endpoint
-        .send_deadline(t0, c, 0, msg(2048, 3), opts(ParityMode::None))
+        .send(
+            t0,
+            c,
+            0,
+            msg(2048, 3),
+            SendMode::Deadline(opts(ParityMode::None)),
+        )
         .unwrap();
     p.run_for(Duration::from_millis(600));
     let shard_times: Vec<Duration> = p

@@ -9,7 +9,9 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::testing::{Pair, Verdict};
 use crate::wire::{self, ConnectionId, LongPacket};
-use crate::{ChannelKind, DisconnectReason, Endpoint, EndpointConfig, SendError, ServerConfig};
+use crate::{
+    ChannelKind, DisconnectReason, Endpoint, EndpointConfig, SendError, SendMode, ServerConfig,
+};
 use thinwire_netmodel::LinkConfig;
 
 fn link() -> LinkConfig {
@@ -134,7 +136,13 @@ fn garbage_is_dropped_counted_and_harmless() {
         if i % 100 == 0 {
             pair.client
                 .endpoint
-                .send(pair.time, c, 0, Bytes::from(i.to_be_bytes().to_vec()))
+                .send(
+                    pair.time,
+                    c,
+                    0,
+                    Bytes::from(i.to_be_bytes().to_vec()),
+                    SendMode::Plain,
+                )
                 .unwrap();
             sent += 1;
             pair.run_for(Duration::from_millis(30));
@@ -161,11 +169,23 @@ fn corruption_never_panics_and_connection_survives() {
     for i in 0..300u32 {
         pair.client
             .endpoint
-            .send(pair.time, c, 0, Bytes::from(vec![i as u8; 40]))
+            .send(
+                pair.time,
+                c,
+                0,
+                Bytes::from(vec![i as u8; 40]),
+                SendMode::Plain,
+            )
             .unwrap();
         pair.client
             .endpoint
-            .send(pair.time, c, 1, Bytes::from(vec![i as u8; 40]))
+            .send(
+                pair.time,
+                c,
+                1,
+                Bytes::from(vec![i as u8; 40]),
+                SendMode::Plain,
+            )
             .unwrap();
         pair.run_for(Duration::from_millis(20));
     }
@@ -225,7 +245,13 @@ fn server_restart_is_detected_by_the_client() {
     pair.restart_server(12345);
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"are you there?"))
+        .send(
+            pair.time,
+            c,
+            0,
+            Bytes::from_static(b"are you there?"),
+            SendMode::Plain,
+        )
         .unwrap();
     let start = pair.time;
     pair.run_while(Duration::from_secs(5), |p| {
@@ -261,20 +287,38 @@ fn nat_rebinding_keeps_the_connection() {
     let (c, s) = pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"before"))
+        .send(
+            pair.time,
+            c,
+            0,
+            Bytes::from_static(b"before"),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.run_for(Duration::from_millis(100));
     let new_addr: SocketAddr = "127.0.0.1:50123".parse().unwrap();
     pair.client.addr = new_addr;
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"after"))
+        .send(
+            pair.time,
+            c,
+            0,
+            Bytes::from_static(b"after"),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.run_for(Duration::from_millis(100));
     assert_eq!(pair.server.endpoint.remote_address(s), Some(new_addr));
     pair.server
         .endpoint
-        .send(pair.time, s, 0, Bytes::from_static(b"reply"))
+        .send(
+            pair.time,
+            s,
+            0,
+            Bytes::from_static(b"reply"),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.run_for(Duration::from_millis(100));
     assert_eq!(pair.server.take_messages(0).len(), 2);
@@ -336,34 +380,40 @@ fn api_misuse_is_reported_and_harmless() {
     let key = pair.server_key();
     let ep = &mut pair.client.endpoint;
     assert_eq!(
-        ep.send(t, c, 9, Bytes::new()),
+        ep.send(t, c, 9, Bytes::new(), SendMode::Plain),
         Err(SendError::UnknownChannel(9))
     );
     assert!(matches!(
-        ep.send(t, c, 2, Bytes::new()),
+        ep.send(t, c, 2, Bytes::new(), SendMode::Plain),
         Err(SendError::WrongChannelKind { .. })
     ));
     assert!(matches!(
-        ep.send_latest(t, c, 0, 1, Bytes::new()),
+        ep.send(t, c, 0, Bytes::new(), SendMode::Latest { key: 1 }),
         Err(SendError::WrongChannelKind { .. })
     ));
     assert_eq!(
-        ep.send_latest(t, c, 2, u64::MAX, Bytes::new()),
+        ep.send(t, c, 2, Bytes::new(), SendMode::Latest { key: u64::MAX }),
         Err(SendError::KeyOutOfRange(u64::MAX))
     );
     let big = Bytes::from(vec![0u8; 1200]);
     assert!(matches!(
-        ep.send(t, c, 1, big.clone()),
+        ep.send(t, c, 1, big.clone(), SendMode::Plain),
         Err(SendError::MessageTooLarge { max: 1084, .. })
     ));
-    assert!(ep.send(t, c, 0, big).is_ok());
+    assert!(ep.send(t, c, 0, big, SendMode::Plain).is_ok());
     let huge = Bytes::from(vec![0u8; (1 << 20) + 1]);
     assert!(matches!(
-        ep.send(t, c, 0, huge),
+        ep.send(t, c, 0, huge, SendMode::Plain),
         Err(SendError::MessageTooLarge { .. })
     ));
     assert_eq!(
-        ep.send(t, crate::ConnectionHandle(999), 0, Bytes::new()),
+        ep.send(
+            t,
+            crate::ConnectionHandle(999),
+            0,
+            Bytes::new(),
+            SendMode::Plain
+        ),
         Err(SendError::UnknownConnection)
     );
     assert!(matches!(
@@ -372,7 +422,9 @@ fn api_misuse_is_reported_and_harmless() {
     ));
     pair.client.endpoint.close(pair.time, c, 0, b"");
     assert_eq!(
-        pair.client.endpoint.send(pair.time, c, 0, Bytes::new()),
+        pair.client
+            .endpoint
+            .send(pair.time, c, 0, Bytes::new(), SendMode::Plain),
         Err(SendError::ConnectionClosed)
     );
 }
@@ -388,15 +440,27 @@ fn one_mebibyte_message_arrives_through_loss() {
     let big: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 253) as u8).collect();
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from(big.clone()))
+        .send(pair.time, c, 0, Bytes::from(big.clone()), SendMode::Plain)
         .unwrap();
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"after"))
+        .send(
+            pair.time,
+            c,
+            0,
+            Bytes::from_static(b"after"),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.client
         .endpoint
-        .send(pair.time, c, 1, Bytes::from_static(b"independent"))
+        .send(
+            pair.time,
+            c,
+            1,
+            Bytes::from_static(b"independent"),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.run_while(Duration::from_secs(60), |p| p.server.events.len() >= 3);
     let m0 = pair.server.take_messages(0);
@@ -436,12 +500,24 @@ fn independent_channels_do_not_block_each_other() {
     let t0 = pair.time;
     pair.client
         .endpoint
-        .send(t0, c, 0, Bytes::from_static(b"LOST on channel 0"))
+        .send(
+            t0,
+            c,
+            0,
+            Bytes::from_static(b"LOST on channel 0"),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.run_for(Duration::from_millis(1));
     pair.client
         .endpoint
-        .send(pair.time, c, 1, Bytes::from_static(b"channel 1 message"))
+        .send(
+            pair.time,
+            c,
+            1,
+            Bytes::from_static(b"channel 1 message"),
+            SendMode::Plain,
+        )
         .unwrap();
     pair.run_for(Duration::from_millis(60));
     // channel 1's message arrived after one way, while channel 0's is still being recovered
@@ -462,10 +538,13 @@ fn congestion_window_bounds_a_thick_connection_under_loss() {
     let mut max_cwnd = 0;
     for _ in 0..200 {
         for _ in 0..20 {
-            let _ = pair
-                .client
-                .endpoint
-                .send(pair.time, c, 0, Bytes::from(vec![7u8; 1000]));
+            let _ = pair.client.endpoint.send(
+                pair.time,
+                c,
+                0,
+                Bytes::from(vec![7u8; 1000]),
+                SendMode::Plain,
+            );
         }
         pair.run_for(Duration::from_millis(10));
         let st = pair.client.endpoint.connection_stats(c).unwrap();
@@ -507,9 +586,12 @@ fn keys_update_in_a_lossy_jittery_session_without_losing_a_message() {
         let data = Bytes::from(i.to_be_bytes().to_vec());
         pair.client
             .endpoint
-            .send(pair.time, c, 0, data.clone())
+            .send(pair.time, c, 0, data.clone(), SendMode::Plain)
             .unwrap();
-        pair.server.endpoint.send(pair.time, s, 0, data).unwrap();
+        pair.server
+            .endpoint
+            .send(pair.time, s, 0, data, SendMode::Plain)
+            .unwrap();
         pair.run_for(Duration::from_millis(7));
     }
     pair.run_for(Duration::from_secs(3));

@@ -8,7 +8,7 @@ use thinwire_netmodel::LinkConfig;
 
 use crate::testing::{Pair, Verdict};
 use crate::wire::{self, Fragment, MessageHeader, ShortHeader};
-use crate::{ChannelKind, CipherSuite, TransportConfig};
+use crate::{ChannelKind, CipherSuite, SendMode, TransportConfig};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -21,7 +21,7 @@ fn server_id_header(pair: &mut Pair, c: crate::ConnectionHandle) -> ShortHeader 
     let _ = pair
         .client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"x"));
+        .send(pair.time, c, 0, Bytes::from_static(b"x"), SendMode::Plain);
     pair.run_for(ms(50));
     pair.client
         .sent_log
@@ -71,10 +71,13 @@ fn a_peer_that_pings_but_never_acknowledges_is_probed_sparingly() {
     for i in 0..600 {
         if i % 10 == 0 {
             // one reliable update a second: few packets in flight, so the stream counts as thin
-            let _ = pair
-                .server
-                .endpoint
-                .send(pair.time, s, 0, Bytes::from_static(b"update"));
+            let _ = pair.server.endpoint.send(
+                pair.time,
+                s,
+                0,
+                Bytes::from_static(b"update"),
+                SendMode::Plain,
+            );
         }
         pair.run_for(ms(100));
         let conn = pair
@@ -217,7 +220,13 @@ fn partial_messages_are_capped_per_connection() {
     // blocked its own fragmented messages)
     pair.client
         .endpoint
-        .send(pair.time, c, 0, Bytes::from(vec![5u8; 500]))
+        .send(
+            pair.time,
+            c,
+            0,
+            Bytes::from(vec![5u8; 500]),
+            SendMode::Plain,
+        )
         .expect("send");
     pair.run_for(ms(200));
     assert!(pair
@@ -234,18 +243,21 @@ fn partial_messages_are_capped_per_connection() {
 #[test]
 fn acknowledging_a_busy_peer_does_not_grow_the_sent_ledger() {
     let (mut pair, c, s) = pinging_client(12);
-    let _ = pair
-        .server
-        .endpoint
-        .send(pair.time, s, 0, Bytes::from_static(b"update"));
+    let _ = pair.server.endpoint.send(
+        pair.time,
+        s,
+        0,
+        Bytes::from_static(b"update"),
+        SendMode::Plain,
+    );
     let acks_before = pair.server.endpoint.stats().datagrams_sent;
     let mut most_held = 0;
     for _ in 0..2500 {
         // anything the client sends reaches the server as a PING
-        let _ = pair
-            .client
-            .endpoint
-            .send(pair.time, c, 0, Bytes::from_static(b"x"));
+        let _ =
+            pair.client
+                .endpoint
+                .send(pair.time, c, 0, Bytes::from_static(b"x"), SendMode::Plain);
         pair.run_for(ms(2));
         let conn = pair.server.endpoint.connection(s).expect("kept alive");
         most_held = most_held.max(conn.sent_tracked());

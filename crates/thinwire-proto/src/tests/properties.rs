@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 
 use crate::testing::Pair;
-use crate::{ChannelKind, TransportConfig};
+use crate::{ChannelKind, SendMode, TransportConfig};
 use thinwire_netmodel::{LinkConfig, LossModel};
 
 const CHANNELS: [ChannelKind; 5] = [
@@ -131,13 +131,15 @@ fn run_case(
             op.len.min(max_unreliable)
         };
         let data = payload(id, len);
-        let r = if kind == ChannelKind::LatestReliable {
-            pair.client
-                .endpoint
-                .send_latest(pair.time, c, op.channel, op.key, data)
+        let mode = if kind == ChannelKind::LatestReliable {
+            SendMode::Latest { key: op.key }
         } else {
-            pair.client.endpoint.send(pair.time, c, op.channel, data)
+            SendMode::Plain
         };
+        let r = pair
+            .client
+            .endpoint
+            .send(pair.time, c, op.channel, data, mode);
         prop_assert!(r.is_ok(), "send failed: {r:?}");
         sent[op.channel as usize].push((id, op.key));
     }

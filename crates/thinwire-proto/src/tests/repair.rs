@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::testing::{drop_next, Pair};
-use crate::{ChannelKind, ConnectionStats, Event, TransportConfig};
+use crate::{ChannelKind, ConnectionStats, Event, SendMode, TransportConfig};
 use thinwire_netmodel::LinkConfig;
 
 /// One-way delay of the test path (RTT 200 ms, as the AO-like emulator scenario).
@@ -52,7 +52,7 @@ fn thin_stream(transport: TransportConfig, loss: f64, count: usize, seed: u64) -
         sent_at.insert(i, p.time);
         p.client
             .endpoint
-            .send(p.time, c, 0, Bytes::from(data))
+            .send(p.time, c, 0, Bytes::from(data), SendMode::Plain)
             .unwrap();
         for _ in 0..100 {
             p.run_for(step);
@@ -154,7 +154,13 @@ fn a_lost_ack_is_a_spurious_loss_not_a_late_one() {
     p.server.filter = Some(drop_next());
     p.client
         .endpoint
-        .send(p.time, c, 0, Bytes::from_static(b"lost-ack"))
+        .send(
+            p.time,
+            c,
+            0,
+            Bytes::from_static(b"lost-ack"),
+            SendMode::Plain,
+        )
         .unwrap();
     p.run_for(Duration::from_millis(600));
     let after = p.client.endpoint.connection_stats(c).unwrap();

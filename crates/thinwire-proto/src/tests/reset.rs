@@ -11,7 +11,8 @@ use bytes::Bytes;
 use super::net::{drain, Net};
 use crate::wire::{self, ConnectionId, LongPacket, ShortHeader, RESET_TOKEN_LEN};
 use crate::{
-    ConnectionHandle, DisconnectReason, Endpoint, EndpointConfig, Event, ServerConfig, ServerKey,
+    ConnectionHandle, DisconnectReason, Endpoint, EndpointConfig, Event, SendMode, ServerConfig,
+    ServerKey,
 };
 
 /// The client's address.
@@ -98,7 +99,13 @@ fn a_restarted_server_with_4_byte_ids_resets_its_clients() {
     let now = net.now;
     net.clients[0]
         .1
-        .send(now, c, 0, Bytes::from_static(b"are you there?"))
+        .send(
+            now,
+            c,
+            0,
+            Bytes::from_static(b"are you there?"),
+            SendMode::Plain,
+        )
         .expect("send");
     net.run(Duration::from_millis(50));
     assert_eq!(net.outcome(0, c), Some(Err(DisconnectReason::PeerReset)));
@@ -172,7 +179,13 @@ fn a_live_short_id_draws_a_decoy_even_from_its_clients_address() {
     net.clients[0].1.handle_datagram(now, server_addr, &decoy);
     net.clients[0]
         .1
-        .send(now, c, 0, Bytes::from_static(b"still here"))
+        .send(
+            now,
+            c,
+            0,
+            Bytes::from_static(b"still here"),
+            SendMode::Plain,
+        )
         .expect("send");
     net.run(Duration::from_millis(100));
     assert_eq!(net.outcome(0, c), Some(Ok(())));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::testing::{drop_next, Pair, Verdict};
-use crate::{ChannelKind, TransportConfig};
+use crate::{ChannelKind, SendMode, TransportConfig};
 use thinwire_netmodel::LinkConfig;
 
 fn ms(v: u64) -> Duration {
@@ -40,12 +40,12 @@ fn a_late_ack_of_a_packet_declared_lost_acknowledges_its_data() {
     let start = p.time;
     p.client
         .endpoint
-        .send(p.time, c, 0, Bytes::from_static(b"first"))
+        .send(p.time, c, 0, Bytes::from_static(b"first"), SendMode::Plain)
         .unwrap();
     p.run_for(ms(30));
     p.client
         .endpoint
-        .send(p.time, c, 0, Bytes::from_static(b"second"))
+        .send(p.time, c, 0, Bytes::from_static(b"second"), SendMode::Plain)
         .unwrap();
     // the timeout fires near 100 ms and the retransmission's ACK comes 100 ms later; the
     // second packet's ACK, which covers the first, comes at 130 ms
@@ -80,7 +80,7 @@ fn repair_due_covers_a_queued_retransmission() {
     p.server.filter = Some(Box::new(|_, _, _| Verdict::Drop));
     p.client
         .endpoint
-        .send(p.time, c, 0, Bytes::from_static(b"owed"))
+        .send(p.time, c, 0, Bytes::from_static(b"owed"), SendMode::Plain)
         .unwrap();
     p.flush();
     assert!(
@@ -122,7 +122,7 @@ fn send_window_spans_the_unacknowledged_messages() {
     for i in 0..3u8 {
         p.client
             .endpoint
-            .send(p.time, c, 0, Bytes::from(vec![i; 10]))
+            .send(p.time, c, 0, Bytes::from(vec![i; 10]), SendMode::Plain)
             .unwrap();
     }
     p.flush();
@@ -132,7 +132,7 @@ fn send_window_spans_the_unacknowledged_messages() {
     // unreliable: a message leaves the window when it is sent
     p.client
         .endpoint
-        .send(p.time, c, 1, Bytes::from_static(b"u"))
+        .send(p.time, c, 1, Bytes::from_static(b"u"), SendMode::Plain)
         .unwrap();
     assert_eq!(p.client.endpoint.send_window(c, 1), Some(0..1));
     p.flush();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::testing::{Pair, Verdict};
-use crate::{ChannelKind, TransportConfig};
+use crate::{ChannelKind, SendMode, TransportConfig};
 use thinwire_netmodel::LinkConfig;
 
 const MARK_A: &[u8] = b"AAAAAAAAAAAAAAAAAAAAAAAA";
@@ -44,7 +44,7 @@ fn retransmission_times(transport: TransportConfig, count: usize) -> Vec<Instant
     }));
     p.client
         .endpoint
-        .send(p.time, c, 0, Bytes::from_static(MARK_A))
+        .send(p.time, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
         .unwrap();
     p.run_while(Duration::from_secs(60), |p| {
         p.client
@@ -115,12 +115,12 @@ fn one_loss_then_indication(transport: TransportConfig) -> (Pair, Instant, Insta
     let sent_a = p.time;
     p.client
         .endpoint
-        .send(p.time, c, 0, Bytes::from_static(MARK_A))
+        .send(p.time, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
         .unwrap();
     p.run_for(Duration::from_millis(5));
     p.client
         .endpoint
-        .send(p.time, c, 0, Bytes::from_static(MARK_B))
+        .send(p.time, c, 0, Bytes::from_static(MARK_B), SendMode::Plain)
         .unwrap();
     let mut arrived = None;
     p.run_while(Duration::from_secs(10), |p| {
@@ -246,7 +246,7 @@ fn busy_retransmissions(weight: u32) -> (bool, Vec<Duration>) {
         for _ in 0..ms / 5 {
             p.client
                 .endpoint
-                .send(p.time, c, 0, Bytes::from_static(b"filler"))
+                .send(p.time, c, 0, Bytes::from_static(b"filler"), SendMode::Plain)
                 .unwrap();
             p.run_for(Duration::from_millis(5));
         }
@@ -270,7 +270,7 @@ fn busy_retransmissions(weight: u32) -> (bool, Vec<Duration>) {
     }));
     p.client
         .endpoint
-        .send(p.time, c, 0, Bytes::from_static(MARK_A))
+        .send(p.time, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
         .unwrap();
     filler(&mut p, 1500);
     let times: Vec<Instant> = p

@@ -31,7 +31,7 @@ use thinwire_netmodel::clock::{self, SimClock};
 
 use bytes::Bytes;
 use thinwire_proto::{
-    ChannelKind, ConnectToken, ConnectionHandle, Endpoint, Event, Message, TokenKey,
+    ChannelKind, ConnectToken, ConnectionHandle, Endpoint, Event, Message, SendMode, TokenKey,
 };
 
 use super::{
@@ -299,7 +299,7 @@ impl Harness {
         let p = &mut self.players[i];
         let data = Bytes::copy_from_slice(data);
         p.endpoint
-            .send(self.time, p.conn, channel, data)
+            .send(self.time, p.conn, channel, data, SendMode::Plain)
             .expect("player send");
     }
 
@@ -308,7 +308,7 @@ impl Harness {
         let p = &mut self.players[i];
         let data = Bytes::copy_from_slice(data);
         p.endpoint
-            .send_latest(self.time, p.conn, channel, key, data)
+            .send(self.time, p.conn, channel, data, SendMode::Latest { key })
             .expect("player send_latest");
     }
 
@@ -316,11 +316,10 @@ impl Harness {
     pub fn game_send(&mut self, i: usize, channel: u8, key: Option<u64>, data: &[u8]) {
         let conn = self.players[i].game_conn.expect("player connected");
         let data = Bytes::copy_from_slice(data);
-        let r = match key {
-            Some(k) => self.game.send_latest(self.time, conn, channel, k, data),
-            None => self.game.send(self.time, conn, channel, data),
-        };
-        r.expect("game send");
+        let mode = key.map_or(SendMode::Plain, |key| SendMode::Latest { key });
+        self.game
+            .send(self.time, conn, channel, data, mode)
+            .expect("game send");
     }
 
     /// Removes and returns the messages the game server received from player `i`.

@@ -5,7 +5,9 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use thinwire_netmodel::LinkConfig;
-use thinwire_proto::{ChannelKind, DisconnectReason, Event, ServerConfig, TransportConfig};
+use thinwire_proto::{
+    ChannelKind, DisconnectReason, Event, SendMode, ServerConfig, TransportConfig,
+};
 
 use crate::trunk::close;
 use crate::trunk::testing::{Harness, Verdict};
@@ -297,7 +299,7 @@ fn backlog_while_upstream_connects_is_bounded() {
         let (conn, now) = (h.players[p].conn, h.time);
         let _ = h.players[p]
             .endpoint
-            .send(now, conn, 0, vec![0u8; 1000].into());
+            .send(now, conn, 0, vec![0u8; 1000].into(), SendMode::Plain);
         h.run_for(ms(20));
     }
     h.run_for(ms(500));

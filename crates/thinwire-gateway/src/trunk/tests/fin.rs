@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use thinwire_netmodel::LinkConfig;
-use thinwire_proto::{ChannelKind, DeadlineOptions, Event, TransportConfig};
+use thinwire_proto::{ChannelKind, DeadlineOptions, Event, SendMode, TransportConfig};
 
 use crate::trunk::testing::{Harness, Verdict};
 
@@ -107,7 +107,13 @@ fn a_deadline_message_keeps_its_deadline_across_the_trunk() {
     h.player_send(p, 0, b"before");
     h.players[p]
         .endpoint
-        .send_deadline(h.time, conn, 0, Bytes::from_static(b"urgent"), opts)
+        .send(
+            h.time,
+            conn,
+            0,
+            Bytes::from_static(b"urgent"),
+            SendMode::Deadline(opts),
+        )
         .expect("deadline send");
     h.player_send(p, 0, b"after");
     h.run_for(Duration::from_secs(1));

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::Bytes;
-use thinwire_proto::{ChannelKind, ConnectionHandle, Endpoint, Event, PublicKey};
+use thinwire_proto::{ChannelKind, ConnectionHandle, Endpoint, Event, PublicKey, SendMode};
 
 use super::ledger::Ledger;
 use super::results::PayloadCount;
@@ -57,7 +57,11 @@ impl GameServer {
     pub(super) fn send(&mut self, now: Instant, flow: usize, data: Bytes) {
         match self.by_flow[flow] {
             Some(h) => {
-                if self.ep.send(now, h, CHANNEL, data).is_err() {
+                if self
+                    .ep
+                    .send(now, h, CHANNEL, data, SendMode::Plain)
+                    .is_err()
+                {
                     self.trouble.refused_sends += 1;
                 }
             }
@@ -153,7 +157,11 @@ impl Player {
         if let Some(h) = self.conn {
             let mut login = LOGIN.to_vec();
             login.extend_from_slice(&(self.flow as u32).to_be_bytes());
-            if self.ep.send(now, h, CHANNEL, Bytes::from(login)).is_err() {
+            if self
+                .ep
+                .send(now, h, CHANNEL, Bytes::from(login), SendMode::Plain)
+                .is_err()
+            {
                 self.trouble.refused_sends += 1;
             }
         }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use thinwire_proto::{
     ChannelKind, ConnectionCounters, ConnectionHandle, DeadlineOptions, Endpoint, Event, SendError,
+    SendMode,
 };
 
 use super::counters::ThinwireCounters;
@@ -134,7 +135,10 @@ impl ThinwireEndpoint {
                         .map(|k| data.len().div_ceil(usize::from(k.max(1)))),
                     ..DeadlineOptions::new(left, msg.target)
                 };
-                match self.ep.send_deadline(now, conn, ch, data.clone(), opts) {
+                match self
+                    .ep
+                    .send(now, conn, ch, data.clone(), SendMode::Deadline(opts))
+                {
                     // Too large for 64 shards: an ordinary message below.
                     Err(SendError::MessageTooLarge { .. }) => {}
                     // Sent, or refused (connection gone): the message is lost.
@@ -143,10 +147,11 @@ impl ThinwireEndpoint {
             }
         }
         // A refused send (connection gone, buffer full) means the message is lost.
-        let _ = match sem {
-            ChannelSemantics::LatestReliable => self.ep.send_latest(now, conn, ch, msg.key, data),
-            _ => self.ep.send(now, conn, ch, data),
+        let mode = match sem {
+            ChannelSemantics::LatestReliable => SendMode::Latest { key: msg.key },
+            _ => SendMode::Plain,
         };
+        let _ = self.ep.send(now, conn, ch, data, mode);
     }
 
     fn drain_events(&mut self, now: Instant) {

@@ -16,7 +16,7 @@
 //! from each endpoint's seed.
 //!
 //! Configurations with deadline delivery ([`ThinwireProtocol::deadline`]) send
-//! every message that carries a deadline with `Endpoint::send_deadline`
+//! every message that carries a deadline as `SendMode::Deadline`
 //! (erasure-coded shards in stages, parity by the configured
 //! [`DeadlineParity`]), using the message's deadline and target; messages
 //! without a deadline, and messages too large for 64 shards, go through the
