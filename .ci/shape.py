@@ -12,7 +12,10 @@ Reports, outside tests (files named tests.rs, folders named tests/, and `#[cfg(t
   - a second varint codec (issue 26): a file outside thinwire-proto's `codec` module that
     defines a `fn varint` / `fn write_varint` or uses a QUIC varint length mask (0x4000,
     0x8000_0000, 0xc000_0000_0000_0000); every crate encodes and reads varints with
-    `thinwire_proto::codec` instead.
+    `thinwire_proto::codec` instead,
+  - a second HTML escape: code outside the report kit (crates/thinwire-report) that turns
+    '&' into "&amp;" (a match arm `'&' => ..."&amp;"` or a `.replace('&', "&amp;")`); every
+    report escapes with `thinwire_report::escape` instead.
 Exit status 1 if anything is reported.
 """
 import os
@@ -162,6 +165,32 @@ def check_varint_codec(path, code, problems):
                 f"{path}:{line}: {what} ({m.group(0).strip()}): a second varint codec; "
                 "use thinwire_proto::codec"
             )
+
+
+# The one HTML escape: the report kit's.
+ESCAPE_HOME = os.path.join("thinwire-report", "src")
+# '&' (or "&", b'&') mapped to "&amp;" in the same statement: a match arm or a replace call.
+ESCAPE_RE = re.compile(r"b?['\"]&['\"]\s*(?:=>|,)[^;\n]*?\"&amp;\"")
+
+
+def check_html_escape(path, text, code, problems):
+    """Report HTML escapes outside the report kit (tests excluded).
+
+    `text` is the file as written (the pattern is in literals); `code` the same text with
+    comments and literals blanked, position for position, which tells code from comments."""
+    if ESCAPE_HOME in os.path.normpath(os.path.abspath(path)):
+        return
+    tests = test_ranges(code)
+    for m in ESCAPE_RE.finditer(text):
+        if any(a <= m.start() <= b for a, b in tests):
+            continue
+        if not re.search(r"=>|,", code[m.start():m.end()]):
+            continue  # in a comment
+        line = text.count("\n", 0, m.start()) + 1
+        problems.append(
+            f"{path}:{line}: an HTML escape ('&' to \"&amp;\"): a second HTML escape; "
+            "use thinwire_report::escape"
+        )
 
 
 def is_test_file(rel):
@@ -344,6 +373,7 @@ def main():
                 code = strip_code(text)
                 check_functions(full, code, problems)
                 check_varint_codec(full, code, problems)
+                check_html_escape(full, text, code, problems)
         if os.path.isdir(os.path.join(crate, "src")):
             files, edges = crate_graph(crate)
             for comp in sccs(sorted(edges), edges):

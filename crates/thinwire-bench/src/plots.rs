@@ -1,28 +1,16 @@
-//! The report's figures, drawn with plotters into SVG strings in the lab's look (its
-//! palette, font and sizes): grouped bars with the repetitions' range as whiskers, and
-//! lines against the sweep's client count.
+//! The report's figures, drawn by the report kit ([`thinwire_report::plot`]): grouped bars
+//! with the repetitions' range as whiskers, and lines against the sweep's client count.
 
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use thinwire_report::plot::bars::{grouped_bars, BarGroup, BarValue, GroupedBars};
+use thinwire_report::plot::lines::{line_chart, Level, Line, LineChart, Mark, YScale};
+use thinwire_report::plot::style::series_color;
+use thinwire_report::plot::{self, Axes, Panel, PlotResult, RGBColor, Swatch};
 
 use crate::host::Protocol;
 
-/// Width and height of every figure, as the lab's.
-const SIZE: (u32, u32) = (960, 460);
-/// The lab's font family.
-const FONT: &str = "sans-serif";
-/// The lab's light grid lines.
-const GRID: RGBColor = RGBColor(235, 235, 235);
-/// The lab's guide lines (reference levels).
-const GUIDE: RGBColor = RGBColor(150, 150, 150);
-
-/// The color of a transport: the first hues of the lab's palette (Okabe-Ito).
+/// The color of a transport: the palette's hue of its place in [`Protocol::ALL`].
 pub(crate) fn color(p: Protocol) -> RGBColor {
-    match p {
-        Protocol::Thinwire => RGBColor(0, 114, 178),
-        Protocol::Enet => RGBColor(230, 159, 0),
-        Protocol::Kcp => RGBColor(0, 158, 115),
-    }
+    series_color(Protocol::ALL.iter().position(|q| *q == p).unwrap_or(0))
 }
 
 /// One transport's values: per category (or x), the smallest, median and largest
@@ -30,115 +18,68 @@ pub(crate) fn color(p: Protocol) -> RGBColor {
 pub(crate) type Series = (Protocol, Vec<Option<(f64, f64, f64)>>);
 
 /// A tick label without spurious decimals: `2.5 M`, `800 k`, `33.3`, `5000`.
-fn tick(v: &f64) -> String {
+fn tick(v: f64) -> String {
     let a = v.abs();
     if a >= 1e6 {
         format!("{:.1} M", v / 1e6)
     } else if a >= 1e4 {
         format!("{:.0} k", v / 1e3)
-    } else if a >= 100.0 || *v == v.round() {
+    } else if a >= 100.0 || v == v.round() {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")
     }
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("plot: {e:?}")
-}
-
-/// Draws the legend in the lab's style and writes the plot out.
-fn finish<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    position: SeriesLabelPosition,
-) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(GUIDE)
-        .label_font((FONT, 14))
-        .position(position)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
-}
-
-/// Grouped bars: one group per category, one bar per transport (the median), whiskers from
-/// the smallest to the largest repetition.
+/// Grouped bars: one group per category (described by `x_desc`), one bar per transport
+/// (the median), whiskers from the smallest to the largest repetition.
 pub(crate) fn bars(
     title: &str,
+    x_desc: &str,
     y_desc: &str,
     categories: &[String],
     series: &[Series],
-) -> Result<String, String> {
-    let hi = series
+) -> PlotResult {
+    let groups: Vec<BarGroup> = categories
         .iter()
-        .flat_map(|(_, v)| v.iter().flatten().map(|s| s.2))
-        .fold(0.0f64, f64::max);
-    let n = categories.len().max(1) as f64;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 22))
-            .margin(14)
-            .x_label_area_size(52)
-            .y_label_area_size(84)
-            .build_cartesian_2d(0.0..n, 0.0..(hi * 1.12).max(1e-9))
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_label_formatter(&tick)
-            .light_line_style(GRID)
-            .y_desc(y_desc)
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 14))
-            .draw()
-            .map_err(err)?;
-        let k = series.len().max(1) as f64;
-        let w = 0.8 / k;
-        for (j, (p, vals)) in series.iter().enumerate() {
-            let c = color(*p);
-            let bars = vals.iter().enumerate().filter_map(|(i, v)| {
-                let (_, mid, _) = (*v)?;
-                let x0 = i as f64 + 0.1 + j as f64 * w;
-                Some(Rectangle::new(
-                    [(x0, 0.0), (x0 + w * 0.92, mid)],
-                    c.filled(),
-                ))
-            });
-            chart
-                .draw_series(bars)
-                .map_err(err)?
-                .label(p.label())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 12, y + 6)], c.filled()));
-            let whiskers = vals.iter().enumerate().filter_map(|(i, v)| {
-                let (lo, _, hi) = (*v)?;
-                let x = i as f64 + 0.1 + j as f64 * w + w * 0.46;
-                Some(PathElement::new(
-                    vec![(x, lo), (x, hi)],
-                    BLACK.stroke_width(2),
-                ))
-            });
-            chart.draw_series(whiskers).map_err(err)?;
-        }
-        let label = TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-        for (i, c) in categories.iter().enumerate() {
-            let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-            root.draw(&Text::new(c.clone(), (x, y + 8), label.clone()))
-                .map_err(err)?;
-        }
-        finish(&root, &mut chart, SeriesLabelPosition::UpperRight)?;
-    }
-    Ok(svg)
+        .enumerate()
+        .map(|(i, label)| BarGroup {
+            label: label.clone(),
+            values: series
+                .iter()
+                .map(|(_, v)| {
+                    v.get(i).copied().flatten().map(|(lo, mid, hi)| BarValue {
+                        main: mid,
+                        behind: None,
+                        whisker: Some((lo, hi)),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    let transports = series
+        .iter()
+        .map(|(p, _)| plot::Series {
+            label: p.label().to_owned(),
+            color: color(*p),
+        })
+        .collect();
+    grouped_bars(
+        &GroupedBars {
+            title,
+            y_desc,
+            x_desc,
+            groups: &[groups],
+            layer_names: None,
+            fmt: &tick,
+            value_labels: false,
+        },
+        &[Panel::single(transports)],
+    )
 }
 
-/// Lines against x (the sweep's client count), whiskers for the repetitions' range, and an
-/// optional horizontal guide (a budget).
+/// Lines against x (the sweep's client count) through each transport's medians, whiskers
+/// for the repetitions' range, and an optional horizontal guide (a budget) with its name.
 pub(crate) fn lines(
     title: &str,
     x_desc: &str,
@@ -146,80 +87,98 @@ pub(crate) fn lines(
     xs: &[f64],
     series: &[Series],
     guide: Option<(f64, &str)>,
-) -> Result<String, String> {
+) -> PlotResult {
     let hi = series
         .iter()
         .flat_map(|(_, v)| v.iter().flatten().map(|s| s.2))
         .chain(guide.map(|g| g.0))
         .fold(0.0f64, f64::max);
     let xmax = xs.iter().copied().fold(1.0f64, f64::max) * 1.05;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 22))
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(84)
-            .build_cartesian_2d(0.0..xmax, 0.0..(hi * 1.12).max(1e-9))
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .light_line_style(GRID)
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 14))
-            .draw()
-            .map_err(err)?;
-        if let Some((y, name)) = guide {
-            chart
-                .draw_series(LineSeries::new(
-                    [(0.0, y), (xmax, y)],
-                    GUIDE.stroke_width(2),
-                ))
-                .map_err(err)?
-                .label(name)
-                .legend(|(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], GUIDE.stroke_width(2))
-                });
+    let mut legend = Vec::new();
+    let mut lines = Vec::new();
+    for (p, vals) in series {
+        let pts: Vec<(f64, f64, f64, f64)> = xs
+            .iter()
+            .zip(vals)
+            .filter_map(|(&x, v)| v.map(|(lo, mid, hi)| (x, lo, mid, hi)))
+            .collect();
+        if pts.is_empty() {
+            continue;
         }
-        for (p, vals) in series {
-            let c = color(*p);
-            let pts: Vec<(f64, f64, f64, f64)> = xs
-                .iter()
-                .zip(vals)
-                .filter_map(|(&x, v)| v.map(|(lo, mid, hi)| (x, lo, mid, hi)))
-                .collect();
-            if pts.is_empty() {
-                continue;
-            }
-            chart
-                .draw_series(LineSeries::new(
-                    pts.iter().map(|&(x, _, m, _)| (x, m)),
-                    c.stroke_width(3),
-                ))
-                .map_err(err)?
-                .label(p.label())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(3))
-                });
-            chart
-                .draw_series(
-                    pts.iter()
-                        .map(|&(x, _, m, _)| Circle::new((x, m), 4, c.filled())),
-                )
-                .map_err(err)?;
-            chart
-                .draw_series(pts.iter().map(|&(x, lo, _, hi)| {
-                    PathElement::new(vec![(x, lo), (x, hi)], c.stroke_width(2))
-                }))
-                .map_err(err)?;
-        }
-        finish(&root, &mut chart, SeriesLabelPosition::UpperLeft)?;
+        let c = color(*p);
+        legend.push((p.label().to_owned(), Swatch::Line(c, false)));
+        let mut line = Line::new(
+            c,
+            false,
+            3,
+            pts.iter().map(|&(x, _, m, _)| (x, m)).collect(),
+        );
+        line.marks = pts
+            .iter()
+            .map(|&(x, lo, m, hi)| Mark {
+                at: (x, m),
+                radius: 4,
+                whisker: Some((lo, hi)),
+            })
+            .collect();
+        line.whisker_width = 2;
+        lines.push(line);
     }
-    Ok(svg)
+    let levels: Vec<Level<'_>> = guide
+        .iter()
+        .map(|&(y, name)| Level {
+            y,
+            label: Some(name),
+            width: 2,
+        })
+        .collect();
+    line_chart(
+        &LineChart {
+            axes: Axes {
+                title,
+                x_desc,
+                y_desc,
+                x_range: 0.0..xmax,
+                y_range: 0.0..(hi * 1.12).max(1e-9),
+            },
+            y_scale: YScale::Linear,
+            margin: 12,
+            x_labels: None,
+            max_light_lines: None,
+            x_fmt: &tick,
+            y_fmt: &tick,
+            levels: &levels,
+            legend: &legend,
+        },
+        &[Panel::single(lines)],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_and_figures() {
+        assert_eq!(tick(2_500_000.0), "2.5 M");
+        assert_eq!(tick(800_000.0), "800 k");
+        assert_eq!(tick(33.33), "33.3");
+        assert_eq!(tick(5000.0), "5000");
+        let series: Vec<Series> = vec![
+            (Protocol::Thinwire, vec![Some((1.0, 2.0, 3.0)), None]),
+            (Protocol::Enet, vec![None, None]),
+        ];
+        let bars = bars("t", "class", "µs", &["a".into(), "b".into()], &series).unwrap();
+        assert!(bars.starts_with("<svg") && bars.contains("\nthinwire\n"));
+        let lines = lines(
+            "t",
+            "clients",
+            "ms",
+            &[10.0, 20.0],
+            &series,
+            Some((2.5, "budget")),
+        );
+        let lines = lines.unwrap();
+        assert!(lines.contains("\nbudget\n") && !lines.contains("\nENet\n"));
+    }
 }

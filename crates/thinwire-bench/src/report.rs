@@ -1,21 +1,17 @@
-//! `report.html`: one self-contained page in the lab's style (its page skeleton and style
-//! sheet, `thinwire_lab::report::html_page`): the machine and options, then per section how
-//! it was measured, its table (every repetition's range, the thinwire/ENet ratio) and its
-//! figures.
+//! `report.html`: one self-contained page of the report kit ([`thinwire_report`]: the page
+//! and style sheet the lab's reports use, its tables and figures): the machine and options,
+//! then per section how it was measured, its table (every repetition's range, the
+//! thinwire/ENet ratio) and its figures.
 
 use std::fmt::Write as _;
+
+use thinwire_report::escape;
+use thinwire_report::html::{figure, page};
 
 use crate::host::Protocol;
 use crate::plots::{self, Series};
 use crate::results::{BenchResults, Cell, Row, Section};
 use crate::table;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The page.
 pub(crate) fn report_html(r: &BenchResults) -> String {
@@ -28,12 +24,12 @@ pub(crate) fn report_html(r: &BenchResults) -> String {
         "<p class=\"meta\"><b>machine</b> {} cores ({}), {} MiB, {}; load average {} at the \
          start, {} at the end; ENet {}</p>",
         m.cores,
-        esc(&m.cpu_model),
+        escape(&m.cpu_model),
         m.memory_mib,
-        esc(&m.kernel),
+        escape(&m.kernel),
         load(m.load_average_start),
         load(m.load_average_end),
-        esc(m.enet.as_deref().unwrap_or("not linked"))
+        escape(m.enet.as_deref().unwrap_or("not linked"))
     );
     let o = &r.options;
     let _ = writeln!(
@@ -63,12 +59,12 @@ pub(crate) fn report_html(r: &BenchResults) -> String {
     for s in &r.sections {
         section(&mut h, s);
     }
-    thinwire_lab::report::html_page("thinwire bench", &h)
+    page("thinwire bench", &h)
 }
 
 fn section(h: &mut String, s: &Section) {
-    let _ = writeln!(h, "<h2 id=\"{}\">{}</h2>", esc(&s.id), esc(&s.title));
-    let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(&s.method));
+    let _ = writeln!(h, "<h2 id=\"{}\">{}</h2>", escape(&s.id), escape(&s.title));
+    let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(&s.method));
     rows_table(h, &s.rows);
     let pick =
         |suffix: &str| -> Vec<&Row> { s.rows.iter().filter(|r| r.id.ends_with(suffix)).collect() };
@@ -80,6 +76,7 @@ fn section(h: &mut String, s: &Section) {
                 "plot-throughput",
                 bar_figure(
                     "Messages per second delivered",
+                    "reliability, message size, clients",
                     "messages per second",
                     &rows,
                 ),
@@ -92,7 +89,12 @@ fn section(h: &mut String, s: &Section) {
             figure(
                 h,
                 "plot-round-trip",
-                bar_figure("Round trip, back to back (24 B)", "µs", &rows),
+                bar_figure(
+                    "Round trip, back to back (24 B)",
+                    "percentile, delivery",
+                    "µs",
+                    &rows,
+                ),
                 "p50 and p99 per class; whiskers span the repetitions.",
             );
         }
@@ -102,7 +104,12 @@ fn section(h: &mut String, s: &Section) {
             figure(
                 h,
                 "plot-memory",
-                bar_figure("Heap per idle connection", "bytes", &rows),
+                bar_figure(
+                    "Heap per idle connection",
+                    "what is counted",
+                    "bytes",
+                    &rows,
+                ),
                 "Per connection, and with ENet's preallocated peer slots counted.",
             );
         }
@@ -122,28 +129,38 @@ fn section(h: &mut String, s: &Section) {
 }
 
 fn rows_table(h: &mut String, rows: &[Row]) {
-    h.push_str("<div class=\"wide\"><table>\n<tr><th>metric</th><th>unit</th>");
-    for p in Protocol::ALL {
-        let _ = write!(h, "<th>{}</th>", p.label());
-    }
-    h.push_str("<th>thinwire / ENet</th></tr>\n");
+    thinwire_report::table::open(h, None);
+    thinwire_report::table::header(
+        h,
+        ["metric", "unit"]
+            .into_iter()
+            .chain(Protocol::ALL.map(Protocol::label))
+            .chain(["thinwire / ENet"]),
+    );
     for r in rows {
-        let _ = write!(h, "<tr><td>{}</td><td>{}</td>", esc(&r.label), esc(&r.unit));
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td>",
+            escape(&r.label),
+            escape(&r.unit)
+        );
         for p in Protocol::ALL {
             let c = r.cells.get(&p);
             let title = match c {
-                Some(Cell::NotApplicable(w) | Cell::Failed(w)) => format!(" title=\"{}\"", esc(w)),
+                Some(Cell::NotApplicable(w) | Cell::Failed(w)) => {
+                    format!(" title=\"{}\"", escape(w))
+                }
                 _ => String::new(),
             };
             let _ = write!(
                 h,
                 "<td class=\"num\"{title}>{}</td>",
-                esc(&table::cell(c, &r.unit))
+                escape(&table::cell(c, &r.unit))
             );
         }
         let _ = writeln!(h, "<td class=\"num\">{}</td></tr>", table::ratio(r.ratio));
     }
-    h.push_str("</table></div>\n");
+    thinwire_report::table::close(h);
 }
 
 /// Per transport, the rows' summaries in row order.
@@ -176,9 +193,9 @@ fn short(label: &str) -> String {
     s.split(" (").next().unwrap_or(&s).replace(", ", " ")
 }
 
-fn bar_figure(title: &str, y: &str, rows: &[&Row]) -> Result<String, String> {
+fn bar_figure(title: &str, x: &str, y: &str, rows: &[&Row]) -> Result<String, String> {
     let cats: Vec<String> = rows.iter().map(|r| short(&r.label)).collect();
-    plots::bars(title, y, &cats, &series(rows))
+    plots::bars(title, x, y, &cats, &series(rows))
 }
 
 fn line_figure(
@@ -189,19 +206,4 @@ fn line_figure(
 ) -> Result<String, String> {
     let xs: Vec<f64> = rows.iter().map(|r| r.x.unwrap_or(0.0)).collect();
     plots::lines(title, "clients", y, &xs, &series(rows), guide)
-}
-
-fn figure(h: &mut String, id: &str, svg: Result<String, String>, caption: &str) {
-    let _ = writeln!(h, "<figure id=\"{id}\">");
-    match svg {
-        Ok(svg) => {
-            let start = svg.find("<svg").unwrap_or(0);
-            h.push_str(svg[start..].trim_end());
-            h.push('\n');
-        }
-        Err(e) => {
-            let _ = writeln!(h, "<p class=\"error\">{}</p>", esc(&e));
-        }
-    }
-    let _ = writeln!(h, "<figcaption>{}</figcaption>\n</figure>", esc(caption));
 }

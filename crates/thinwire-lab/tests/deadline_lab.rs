@@ -148,7 +148,10 @@ fn deadline_configurations_use_deadline_delivery_and_count_parity() {
     assert!(json.contains("\"deadline_ms\": 500.0"));
     assert!(json.contains("\"deadline_miss_rate\": "));
     // The report carries the deadline summary and the shard counters.
-    let html = thinwire_lab::report::render_report(&lab.results, &lab.samples, &lab.params);
+    let html = thinwire_lab::report::Report::new(&lab.results, &lab.samples)
+        .params(&lab.params)
+        .render()
+        .unwrap();
     assert!(html.contains("<table class=\"summary deadline-summary\">"));
     assert!(html.contains("<th>p99.9 ms</th>"));
     assert!(
@@ -172,7 +175,10 @@ fn no_deadline_summary_without_deadlines() {
     let lab = run(&text);
     assert!(deadline_rows(&lab.results, &lab.samples).is_empty());
     assert!(lab.notes.iter().all(|n| n.deadline_summary().is_none()));
-    let html = thinwire_lab::report::render_report(&lab.results, &lab.samples, &lab.params);
+    let html = thinwire_lab::report::Report::new(&lab.results, &lab.samples)
+        .params(&lab.params)
+        .render()
+        .unwrap();
     assert!(!html.contains("deadline-summary"));
 }
 

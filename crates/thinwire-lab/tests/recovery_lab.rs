@@ -86,7 +86,7 @@ fn thin_stream_at_5_percent_loss_has_consistent_recovery_counters_and_table() {
 
     // The report: one table, a row per thinwire configuration and sweep point, none for
     // the model.
-    let html = lab.report_html();
+    let html = lab.report_html().unwrap();
     assert_eq!(html.matches("<table class=\"recovery\">").count(), 1);
     let start = html.find("<h2 id=\"recovery\">").expect("section");
     let table = &html[start..start + html[start..].find("</table>").expect("end")];
@@ -107,5 +107,5 @@ fn thin_stream_at_5_percent_loss_has_consistent_recovery_counters_and_table() {
 fn recovery_counters_are_deterministic() {
     let (a, b) = (run(), run());
     assert_eq!(a.recovery_rows(), b.recovery_rows());
-    assert_eq!(a.report_html(), b.report_html());
+    assert_eq!(a.report_html().unwrap(), b.report_html().unwrap());
 }

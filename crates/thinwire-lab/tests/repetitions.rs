@@ -104,7 +104,7 @@ fn shards_merge_into_exactly_the_single_machine_run() {
     assert_eq!(merged.samples, whole.samples);
     assert_eq!(merged.repetitions, whole.repetitions);
     assert_eq!(merged.paper, whole.paper);
-    assert_eq!(merged.report_html(), whole.report_html());
+    assert_eq!(merged.report_html().unwrap(), whole.report_html().unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -175,7 +175,7 @@ fn repetitions_use_independent_seeds_and_leave_the_first_run_unchanged() {
         "tolerance 1000%"
     );
     assert_eq!(paper.orders[0].checks.len(), 2);
-    let html = three.report_html();
+    let html = three.report_html().unwrap();
     assert!(html.contains("Paper vs thinwire lab"));
     assert!(html.contains("id=\"plot-paper-ratios\""));
     assert!(html.contains("id=\"repetitions\""));

@@ -6,7 +6,15 @@ use rand_distr::{Distribution, Exp};
 use thinwire_lab::metrics::{
     Engine, MessageRecord, ProtocolInfo, Recorder, Results, RunKey, Samples, WireCounters,
 };
-use thinwire_lab::report::{render_report, render_report_with_baseline, write_report};
+use thinwire_lab::report::{Report, ReportError};
+
+/// The report of `res` with `params`, which must render.
+fn render_report(res: &Results, samples: &Samples, params: &[(String, String)]) -> String {
+    Report::new(res, samples)
+        .params(params)
+        .render()
+        .expect("the report renders")
+}
 
 /// Seeded randomness for the synthetic sessions.
 struct Rng(ChaCha8Rng);
@@ -220,7 +228,11 @@ fn sample_report_has_one_svg_per_plot_and_is_written() {
     }
 
     let path = std::env::temp_dir().join("report-sample.html");
-    write_report(&path, &res, &samples, &params()).unwrap();
+    let params = params();
+    Report::new(&res, &samples)
+        .params(&params)
+        .write(&path)
+        .unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), html);
     std::fs::write(
         std::env::temp_dir().join("results-sample.json"),
@@ -274,10 +286,22 @@ fn report_without_deadlines_skips_the_deadline_plot() {
 #[test]
 fn report_with_named_baseline() {
     let (res, samples) = synthetic(true);
-    let html = render_report_with_baseline(&res, &samples, &[], Some(&"udp".into())).unwrap();
+    let udp = "udp".into();
+    let html = Report::new(&res, &samples).baseline(&udp).render().unwrap();
     assert!(html.contains("against <b>udp</b>"));
     assert!(html.contains("No parameters were given."));
-    assert!(render_report_with_baseline(&res, &samples, &[], Some(&"nope".into())).is_err());
+    let nope = "nope".into();
+    assert!(matches!(
+        Report::new(&res, &samples).baseline(&nope).render(),
+        Err(ReportError::Metrics(_))
+    ));
+    // Writing fails the same way, and leaves no file.
+    let path = std::env::temp_dir().join(format!("tw-report-nope-{}.html", std::process::id()));
+    assert!(Report::new(&res, &samples)
+        .baseline(&nope)
+        .write(&path)
+        .is_err());
+    assert!(!path.exists());
 }
 
 #[test]
@@ -322,7 +346,11 @@ fn write_report_creates_missing_directories() {
     let (res, samples) = synthetic(false);
     let dir = std::env::temp_dir().join(format!("thinwire-report-test-{}", std::process::id()));
     let path = dir.join("nested").join("report.html");
-    write_report(&path, &res, &samples, &params()).unwrap();
+    let params = params();
+    Report::new(&res, &samples)
+        .params(&params)
+        .write(&path)
+        .unwrap();
     assert!(std::fs::read_to_string(&path).unwrap().contains("</html>"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

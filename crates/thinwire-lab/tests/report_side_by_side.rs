@@ -4,7 +4,7 @@
 use thinwire_lab::metrics::{
     compare, Engine, MessageRecord, ProtocolInfo, Recorder, Results, RunKey, Samples, WireCounters,
 };
-use thinwire_lab::report::{render_report, render_report_side_by_side};
+use thinwire_lab::report::Report;
 
 /// One engine's results: each protocol gets 1,000 messages at 100 ms, of
 /// which every `every`-th is delayed by `extra_ms` (a recovered loss).
@@ -69,7 +69,10 @@ fn side_by_side_section_pairs_engines_and_flags_disagreement() {
             ("thinwire".into(), false, 20, 205),
         ],
     );
-    let html = render_report_side_by_side(&emu, &emu_samples, &[], &sim, &sim_samples);
+    let html = Report::new(&emu, &emu_samples)
+        .beside(&sim, &sim_samples)
+        .render()
+        .unwrap();
     let sec = section(&html);
     let rows: Vec<&str> = sec.split("<tr>").skip(2).collect();
     assert_eq!(
@@ -102,7 +105,7 @@ fn side_by_side_section_pairs_engines_and_flags_disagreement() {
 #[test]
 fn plain_report_has_no_side_by_side_section() {
     let (emu, emu_samples) = results(Engine::Emu, &[("thinwire".into(), false, 20, 205)]);
-    let html = render_report(&emu, &emu_samples, &[]);
+    let html = Report::new(&emu, &emu_samples).render().unwrap();
     assert!(!html.contains("sim-vs-emu"));
 }
 
@@ -110,7 +113,10 @@ fn plain_report_has_no_side_by_side_section() {
 fn side_by_side_without_common_protocols_says_so() {
     let (sim, sim_samples) = results(Engine::Sim, &[("udp-model".into(), true, 20, 0)]);
     let (emu, emu_samples) = results(Engine::Emu, &[("kcp".into(), false, 20, 300)]);
-    let html = render_report_side_by_side(&emu, &emu_samples, &[], &sim, &sim_samples);
+    let html = Report::new(&emu, &emu_samples)
+        .beside(&sim, &sim_samples)
+        .render()
+        .unwrap();
     let sec = section(&html);
     assert!(sec.contains("No protocol ran in both engines"));
     assert!(!sec.contains("plot-sim-emu"));

@@ -53,7 +53,7 @@ pub fn gateway_report_html(report: &GatewayReport) -> String {
     );
     body.push_str(&ao::ao_report_html(&report.ao));
     body.push_str(&tcm::tcm_report_html(&report.tcm));
-    crate::report::html_page("thinwire gateway reproductions", &body)
+    thinwire_report::html::page("thinwire gateway reproductions", &body)
 }
 
 /// Runs both reproductions and writes `gateway.json` and `gateway.html` into `out`; returns

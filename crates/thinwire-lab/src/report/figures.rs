@@ -3,7 +3,11 @@
 
 use std::fmt::Write as _;
 
-use super::html::{escape, figure, protocol_cell, table_cells};
+use thinwire_report::html::figure;
+use thinwire_report::plot::style::{css_color, series_color};
+use thinwire_report::{escape, table};
+
+use super::html::{protocol_cell, table_cells};
 use super::plots::{self, BarGroup, BarValue, GroupedBars, Panel, ProtocolPlot};
 use crate::metrics::{
     deadline_cells, deadline_rows, display_protocol, Results, RunResult, Samples, DEADLINE_HEADERS,
@@ -83,23 +87,20 @@ pub(super) fn panels<'a>(
             label: &labels.legend[i],
             full_label: &labels.full[i],
             point: labels.points[i].as_deref(),
-            color: plots::protocol_color(labels.color[i]),
+            color: series_color(labels.color[i]),
             run,
             samples: samples.get(&run.key, None),
         })
         .collect();
     if labels.sweep.is_empty() {
-        return vec![Panel {
-            title: None,
-            protos,
-        }];
+        return vec![Panel::single(protos)];
     }
     labels
         .sweep
         .iter()
         .map(|pt| Panel {
             title: Some(pt.clone()),
-            protos: protos
+            items: protos
                 .iter()
                 .filter(|p| p.point == Some(pt.as_str()))
                 .copied()
@@ -192,7 +193,7 @@ fn classes_section(html: &mut String, results: &Results, panels: &[Panel<'_>], s
                 .map(|c| BarGroup {
                     label: (*c).to_owned(),
                     values: panel
-                        .protos
+                        .items
                         .iter()
                         .map(|p| {
                             results
@@ -201,6 +202,7 @@ fn classes_section(html: &mut String, results: &Results, panels: &[Panel<'_>], s
                                 .map(|r| BarValue {
                                     main: r.latency_ms.p99,
                                     behind: Some(r.latency_ms.p999),
+                                    whisker: None,
                                 })
                         })
                         .collect(),
@@ -237,7 +239,7 @@ fn deadlines_section(html: &mut String, results: &Results, panels: &[Panel<'_>],
     html.push_str("<h2 id=\"deadlines\">Deadlines</h2>\n");
     let deadline_groups: Vec<Vec<BarGroup>> = panels
         .iter()
-        .map(|panel| deadline_groups(results, &panel.protos))
+        .map(|panel| deadline_groups(results, &panel.items))
         .collect();
     if deadline_groups.iter().all(Vec::is_empty) {
         html.push_str("<p class=\"note\">No message in this scenario carries a deadline.</p>\n");
@@ -307,6 +309,7 @@ fn deadline_groups(results: &Results, protos: &[ProtocolPlot<'_>]) -> Vec<BarGro
         r.and_then(|r| r.deadline_miss_rate).map(|m| BarValue {
             main: m * 100.0,
             behind: None,
+            whisker: None,
         })
     };
     for c in &classes {
@@ -342,23 +345,20 @@ fn deadline_summary_table(html: &mut String, results: &Results, samples: &Sample
     if rows.is_empty() {
         return;
     }
-    html.push_str("<div class=\"wide\"><table class=\"summary deadline-summary\">\n<tr>");
-    for h in DEADLINE_HEADERS {
-        let _ = write!(html, "<th>{}</th>", escape(h));
-    }
-    html.push_str("</tr>\n");
+    table::open(html, Some("summary deadline-summary"));
+    table::header(html, DEADLINE_HEADERS);
     for r in &rows {
         html.push_str("<tr>");
         table_cells(html, &r.key.to_string(), r.model, &deadline_cells(r), 2);
         html.push_str("</tr>\n");
     }
-    html.push_str("</table></div>\n");
+    table::close(html);
     let _ = writeln!(html, "<p class=\"note\">{}</p>", escape(DEADLINE_NOTE));
 }
 
 /// The wire counters per protocol, with each protocol's color.
 fn wire_table(html: &mut String, panels: &[Panel<'_>]) {
-    let protos: Vec<&ProtocolPlot<'_>> = panels.iter().flat_map(|p| p.protos.iter()).collect();
+    let protos: Vec<&ProtocolPlot<'_>> = panels.iter().flat_map(|p| p.items.iter()).collect();
     if protos.is_empty() {
         return;
     }
@@ -378,7 +378,7 @@ fn wire_table(html: &mut String, panels: &[Panel<'_>]) {
             "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{:.3}</td><td class=\"num\">{}</td></tr>",
-            plots::css_color(p.color),
+            css_color(p.color),
             protocol_cell(&r.key.to_string(), r.model),
             r.wire.packets,
             r.wire.bytes,

@@ -1,76 +1,15 @@
-//! The HTML writer: the page skeleton with its style sheet, escaping, table
-//! cells and figures. Everything is appended to one `String`.
+//! The lab's cells of the report kit's tables: a protocol's name with its "model" badge,
+//! and a row led by it.
 
 use std::fmt::Write as _;
 
-/// Escapes text for HTML element content and attribute values.
-pub(super) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-const CSS: &str = r#"
-:root { color-scheme: light; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       margin: 0; background: #f6f7f9; color: #1d2433; line-height: 1.45; }
-main { max-width: 1180px; margin: 0 auto; padding: 24px 24px 64px; background: #fff; }
-h1 { margin: 0 0 4px; font-size: 28px; }
-h2 { margin: 36px 0 10px; font-size: 21px; border-bottom: 1px solid #dde1e8; padding-bottom: 4px; }
-.meta { color: #4a5468; margin: 0 0 8px; }
-.meta b { color: #1d2433; }
-.note { color: #4a5468; font-size: 14px; }
-table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
-th, td { border: 1px solid #dde1e8; padding: 3px 6px; }
-td.proto { white-space: nowrap; }
-th { background: #eef1f5; text-align: left; white-space: nowrap; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.class-row td { color: #3a4356; background: #fbfcfd; }
-tr.first-class-row td { border-top: 2px solid #b8c0cc; }
-.badge { display: inline-block; font-size: 11px; padding: 0 5px; margin-left: 4px; border-radius: 3px;
-         background: #fff1d6; color: #7a4b00; border: 1px solid #e9c77d; vertical-align: 1px; }
-.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
-.wide { overflow-x: auto; }
-figure { margin: 16px 0 28px; }
-figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #e4e7ec; }
-figcaption { font-size: 14px; color: #4a5468; margin-top: 6px; }
-.error { color: #a00; }
-td.ok { color: #11603a; background: #e8f6ee; }
-td.bad { color: #8a1c1c; background: #fbeaea; }
-td.muted { color: #6a7385; }
-dl dt { font-weight: 600; margin-top: 8px; }
-dl dd { margin-left: 18px; }
-"#;
-
-/// Opens the page: the document head (title, style sheet) and `<main>`.
-pub(super) fn page_start(html: &mut String, title: &str) {
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
-        escape(title)
-    );
-}
-
-/// Closes the page.
-pub(super) fn page_end(html: &mut String) {
-    html.push_str("</main>\n</body>\n</html>\n");
-}
+use thinwire_report::html::badge;
+use thinwire_report::{escape, table};
 
 /// The protocol cell: name, with a "model" badge for models.
 pub(super) fn protocol_cell(name: &str, model: bool) -> String {
     if model {
-        format!("{} <span class=\"badge\">model</span>", escape(name))
+        format!("{} {}", escape(name), badge("model"))
     } else {
         escape(name)
     }
@@ -86,48 +25,13 @@ pub(super) fn table_cells(
     cells: &[String],
     text_columns: usize,
 ) {
-    for (i, cell) in cells.iter().enumerate() {
-        if i == 0 {
-            let _ = write!(
-                html,
-                "<td class=\"proto\">{}</td>",
-                protocol_cell(name, model)
-            );
-        } else if i < text_columns {
-            let _ = write!(html, "<td>{}</td>", escape(cell));
-        } else {
-            let _ = write!(html, "<td class=\"num\">{}</td>", escape(cell));
-        }
+    if cells.is_empty() {
+        return;
     }
-}
-
-/// Appends a figure (or the error instead of it) with a caption.
-pub(super) fn figure(html: &mut String, id: &str, svg: Result<String, String>, caption: &str) {
-    let _ = writeln!(html, "<figure id=\"{id}\">");
-    match svg {
-        Ok(svg) => {
-            // plotters emits a bare <svg> element; keep only from it on, in case a backend
-            // version adds an XML declaration.
-            let start = svg.find("<svg").unwrap_or(0);
-            html.push_str(svg[start..].trim_end());
-            html.push('\n');
-        }
-        Err(e) => {
-            let _ = writeln!(html, "<p class=\"error\">{}</p>", escape(&e));
-        }
-    }
-    let _ = writeln!(html, "<figcaption>{caption}</figcaption>\n</figure>");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(
-            escape("<a href=\"x\">&'"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
-        );
-    }
+    let _ = write!(
+        html,
+        "<td class=\"proto\">{}</td>",
+        protocol_cell(name, model)
+    );
+    table::cells(html, &cells[1..], text_columns.saturating_sub(1));
 }

@@ -16,16 +16,22 @@
 //!   [`crate::metrics::deadline_rows`]);
 //! * `plot-wire`: bytes on the wire per protocol (with a table of the counters).
 //!
-//! A lab run's report (see [`render_lab_report`]) adds, for thinwire configurations, the
+//! A lab run's report (see [`Report::sections`]) adds, for thinwire configurations, the
 //! "thinwire loss recovery" table after the summary (`<table class="recovery">`): losses,
 //! RTO expirations, spurious losses and timeouts, retransmissions, repair copies, repairs in
 //! time and late, ACK repeats and bundled frames per protocol and sweep point.
 //!
-//! Output is deterministic: the same inputs give the same string.
+//! [`Report`] is the one entry point: say what the report holds, then
+//! [`render`](Report::render) it or [`write`](Report::write) it to a file; both return
+//! errors (a GSI baseline that names no run, a file that cannot be written). Output is
+//! deterministic: the same inputs give the same string.
 //!
-//! `html` writes the page (skeleton, escaping, tables, figures); `sections` the text and
-//! table sections; `recovery` the loss-recovery table; `figures` the figure sections (drawn
-//! by `plots`); `side_by_side` the simulator-versus-emulator section.
+//! The page, its style sheet, tables, the HTML escape and the plot families come from the
+//! report kit ([`thinwire_report`]). Here, `html` writes the lab's table cells (a protocol
+//! with its "model" badge); `sections` the text and table sections; `recovery` the
+//! loss-recovery table; `figures` the figure sections (the runs turned into the kit's series
+//! by `plots`); `side_by_side` the simulator-versus-emulator section; `paper` the paper
+//! tables and the papers' one-page report.
 
 mod figures;
 mod html;
@@ -35,86 +41,52 @@ mod recovery;
 mod sections;
 mod side_by_side;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use thinwire_proto::ConnectionCounters;
+use thinwire_report::html::{page_end, page_start};
 
 pub use paper::{render_papers_report, LinkedReport, PaperRun};
 
 use crate::metrics::Repetitions;
 use crate::metrics::{MetricsError, Results, RunKey, Samples};
 use crate::paper::PaperOutcome;
-use thinwire_proto::ConnectionCounters;
 
-/// Renders the report and writes it to `path` (creating the parent directory if needed).
-pub fn write_report(
-    path: &Path,
-    results: &Results,
-    samples: &Samples,
-    scenario_params: &[(String, String)],
-) -> std::io::Result<()> {
-    if let Some(parent) = path.parent() {
-        if !parent.as_os_str().is_empty() {
-            std::fs::create_dir_all(parent)?;
-        }
-    }
-    std::fs::write(path, render_report(results, samples, scenario_params))
+/// Why a report could not be rendered or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The GSI baseline names no run of the results.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+    /// The report file could not be written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
 }
 
-/// The report's HTML, with GSI ratios against the first protocol.
-pub fn render_report(
-    results: &Results,
-    samples: &Samples,
-    scenario_params: &[(String, String)],
-) -> String {
-    // With no named baseline there is nothing that can fail.
-    render_report_with_baseline(results, samples, scenario_params, None).unwrap_or_default()
-}
-
-/// [`render_report`] with GSI ratios against `baseline` (`None`: the first run).
-/// Errors if `baseline` names no run.
-pub fn render_report_with_baseline(
-    results: &Results,
-    samples: &Samples,
-    scenario_params: &[(String, String)],
-    baseline: Option<&RunKey>,
-) -> Result<String, MetricsError> {
-    render(results, samples, scenario_params, baseline, None)
-}
-
-/// The report of an emulated run (`results`, `samples`) with a section that
-/// puts the simulator's results for the same scenario (`sim`, `sim_samples`)
-/// beside it: a table pairing each simulated protocol with the real peer that
-/// implements it (see [`crate::metrics::compare`]), rows where the two engines
-/// disagree at p99 flagged, and the tail of every pair in one figure
-/// (`plot-sim-emu`).
-pub fn render_report_side_by_side(
-    results: &Results,
-    samples: &Samples,
-    scenario_params: &[(String, String)],
-    sim: &Results,
-    sim_samples: &Samples,
-) -> String {
-    render(
-        results,
-        samples,
-        scenario_params,
-        None,
-        Some((sim, sim_samples)),
-    )
-    .unwrap_or_default()
-}
-
-/// The report of a lab run: [`render_report`] (or, for an emulated run with
-/// the simulator beside it, [`render_report_side_by_side`]) plus the
-/// [`LabSections`] the run has: the "paper vs thinwire lab" section, the
-/// repetitions table and the "thinwire loss recovery" table.
-pub fn render_lab_report(
-    results: &Results,
-    samples: &Samples,
-    scenario_params: &[(String, String)],
-    sim: Option<(&Results, &Samples)>,
-    sections: LabSections<'_>,
-) -> String {
-    render_full(results, samples, scenario_params, None, sim, sections).unwrap_or_default()
+/// The report of a run (`report.html`): what it holds, then [`Report::render`] or
+/// [`Report::write`].
+///
+/// ```no_run
+/// # fn f(lab: &thinwire_lab::runner::LabRun) -> Result<(), thinwire_lab::report::ReportError> {
+/// use thinwire_lab::report::Report;
+/// let html = Report::new(&lab.results, &lab.samples)
+///     .params(&lab.params)
+///     .render()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Report<'a> {
+    results: &'a Results,
+    samples: &'a Samples,
+    params: &'a [(String, String)],
+    baseline: Option<&'a RunKey>,
+    simulated: Option<(&'a Results, &'a Samples)>,
+    sections: LabSections<'a>,
 }
 
 /// The optional sections of a lab run's report (absent when `None` or empty).
@@ -129,64 +101,92 @@ pub struct LabSections<'a> {
     pub recovery: &'a [(RunKey, ConnectionCounters)],
 }
 
-fn render(
-    results: &Results,
-    samples: &Samples,
-    scenario_params: &[(String, String)],
-    baseline: Option<&RunKey>,
-    sim: Option<(&Results, &Samples)>,
-) -> Result<String, MetricsError> {
-    render_full(
-        results,
-        samples,
-        scenario_params,
-        baseline,
-        sim,
-        LabSections::default(),
-    )
-}
+impl<'a> Report<'a> {
+    /// The report of `results` (with their latency `samples` for the figures): no
+    /// parameters, GSI ratios against the first run, no optional section.
+    pub fn new(results: &'a Results, samples: &'a Samples) -> Report<'a> {
+        Report {
+            results,
+            samples,
+            params: &[],
+            baseline: None,
+            simulated: None,
+            sections: LabSections::default(),
+        }
+    }
 
-fn render_full(
-    results: &Results,
-    samples: &Samples,
-    scenario_params: &[(String, String)],
-    baseline: Option<&RunKey>,
-    sim: Option<(&Results, &Samples)>,
-    extra: LabSections<'_>,
-) -> Result<String, MetricsError> {
-    let ratios = results.satisfaction_ratios(baseline)?;
-    let mut html = String::with_capacity(256 * 1024);
-    html::page_start(
-        &mut html,
-        &format!("thinwire lab report: {}", results.scenario),
-    );
-    sections::header(&mut html, results);
-    sections::params_section(&mut html, scenario_params);
-    if let Some(o) = extra.paper {
-        let runs = extra.repetitions.map_or(1, |r| r.runs);
-        paper::paper_section(&mut html, o, runs, "");
+    /// The scenario's parameters, listed under the header.
+    pub fn params(mut self, params: &'a [(String, String)]) -> Report<'a> {
+        self.params = params;
+        self
     }
-    sections::summary_section(&mut html, results, &ratios);
-    if let Some(r) = extra.repetitions {
-        paper::repetitions_section(&mut html, r, "");
-    }
-    recovery::recovery_section(&mut html, extra.recovery);
-    sections::gsi_section(&mut html, results, &ratios);
-    figures::figure_sections(&mut html, results, samples);
-    if let Some(sim) = sim {
-        side_by_side::side_by_side_section(&mut html, (results, samples), sim);
-    }
-    sections::definitions_section(&mut html, results.engine);
-    html::page_end(&mut html);
-    Ok(html)
-}
 
-/// A whole report page (the lab's style) around an HTML `body` fragment: for reports other
-/// than a scenario's, such as the gateway reproductions.
-pub fn html_page(title: &str, body: &str) -> String {
-    let mut html = String::new();
-    html::page_start(&mut html, title);
-    html.push_str(body);
-    html::page_end(&mut html);
-    html
+    /// GSI ratios against `baseline` (with or without a sweep point, see
+    /// [`Results::satisfaction_ratios`]) instead of the first run.
+    pub fn baseline(mut self, baseline: &'a RunKey) -> Report<'a> {
+        self.baseline = Some(baseline);
+        self
+    }
+
+    /// For an emulated run: the simulator's run of the same scenario (`sim`, `sim_samples`)
+    /// beside it, in a section that pairs each simulated protocol with the real peer that
+    /// implements it (see [`crate::metrics::compare`]), flags rows where the two engines
+    /// disagree at p99, and draws the tail of every pair in one figure (`plot-sim-emu`).
+    pub fn beside(mut self, sim: &'a Results, sim_samples: &'a Samples) -> Report<'a> {
+        self.simulated = Some((sim, sim_samples));
+        self
+    }
+
+    /// The optional sections of a lab run: the "paper vs thinwire lab" section, the
+    /// repetitions table and the "thinwire loss recovery" table.
+    pub fn sections(mut self, sections: LabSections<'a>) -> Report<'a> {
+        self.sections = sections;
+        self
+    }
+
+    /// The report's HTML. Errors if the baseline names no run.
+    pub fn render(&self) -> Result<String, ReportError> {
+        let results = self.results;
+        let extra = self.sections;
+        let ratios = results.satisfaction_ratios(self.baseline)?;
+        let mut html = String::with_capacity(256 * 1024);
+        page_start(
+            &mut html,
+            &format!("thinwire lab report: {}", results.scenario),
+        );
+        sections::header(&mut html, results);
+        sections::params_section(&mut html, self.params);
+        if let Some(o) = extra.paper {
+            let runs = extra.repetitions.map_or(1, |r| r.runs);
+            paper::paper_section(&mut html, o, runs, "");
+        }
+        sections::summary_section(&mut html, results, &ratios);
+        if let Some(r) = extra.repetitions {
+            paper::repetitions_section(&mut html, r, "");
+        }
+        recovery::recovery_section(&mut html, extra.recovery);
+        sections::gsi_section(&mut html, results, &ratios);
+        figures::figure_sections(&mut html, results, self.samples);
+        if let Some(sim) = self.simulated {
+            side_by_side::side_by_side_section(&mut html, (results, self.samples), sim);
+        }
+        sections::definitions_section(&mut html, results.engine);
+        page_end(&mut html);
+        Ok(html)
+    }
+
+    /// Renders the report and writes it to `path`, creating the parent directory if needed.
+    pub fn write(&self, path: &Path) -> Result<(), ReportError> {
+        let html = self.render()?;
+        let io = |source| ReportError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent).map_err(io)?;
+            }
+        }
+        std::fs::write(path, html).map_err(io)
+    }
 }

@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::html::{escape, figure};
+use thinwire_report::escape;
+use thinwire_report::html::{figure, page_end, page_start};
+
 use super::plots::{order_curves, published_ratios};
 use crate::metrics::{Estimate, Repetitions};
 use crate::paper::{Comparison, PaperOutcome, Verdict};
@@ -264,7 +266,7 @@ pub struct LinkedReport {
 /// reports of their own, then a section per paper.
 pub fn render_papers_report(papers: &[PaperRun<'_>], linked: &[LinkedReport]) -> String {
     let mut html = String::with_capacity(256 * 1024);
-    super::html::page_start(&mut html, "thinwire lab: the papers reproduced");
+    page_start(&mut html, "thinwire lab: the papers reproduced");
     html.push_str(
         "<h1>The papers reproduced</h1>\n<p>Every paper's experiment at the paper's setup, \
          simulated; each published figure beside ours. One section per paper below, and each \
@@ -334,6 +336,6 @@ pub fn render_papers_report(papers: &[PaperRun<'_>], linked: &[LinkedReport]) ->
         }
         html.push_str("</section>\n");
     }
-    super::html::page_end(&mut html);
+    page_end(&mut html);
     html
 }

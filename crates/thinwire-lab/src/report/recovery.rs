@@ -6,10 +6,10 @@
 use std::fmt::Write as _;
 
 use thinwire_proto::ConnectionCounters;
+use thinwire_report::table;
 
+use super::html::protocol_cell;
 use crate::metrics::RunKey;
-
-use super::html::{escape, protocol_cell};
 
 /// A column: its header and the counter it shows.
 type Column = (&'static str, fn(&ConnectionCounters) -> u64);
@@ -39,11 +39,11 @@ pub(super) fn recovery_section(html: &mut String, rows: &[(RunKey, ConnectionCou
         return;
     }
     html.push_str("<h2 id=\"recovery\">thinwire loss recovery</h2>\n");
-    html.push_str("<div class=\"wide\"><table class=\"recovery\">\n<tr><th>protocol</th>");
-    for (h, _) in COLUMNS {
-        let _ = write!(html, "<th>{}</th>", escape(h));
-    }
-    html.push_str("</tr>\n");
+    table::open(html, Some("recovery"));
+    table::header(
+        html,
+        ["protocol"].into_iter().chain(COLUMNS.map(|(h, _)| h)),
+    );
     for (key, counters) in rows {
         let _ = write!(
             html,
@@ -55,7 +55,7 @@ pub(super) fn recovery_section(html: &mut String, rows: &[(RunKey, ConnectionCou
         }
         html.push_str("</tr>\n");
     }
-    html.push_str("</table></div>\n");
+    table::close(html);
     html.push_str(
         "<p class=\"note\">thinwire loss recovery: the counters of thinwire's connection \
          statistics, summed over the server's and the clients' endpoints (every connection, \

@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::html::{escape, protocol_cell, table_cells};
+use thinwire_report::{escape, table};
+
+use super::html::{protocol_cell, table_cells};
 use crate::metrics::table::{single_class, summary_rows, GSI_HEADER, HEADERS, TEXT_COLUMNS};
 use crate::metrics::{format_ratio, Engine, Results, SatisfactionRatios};
 
@@ -32,18 +34,14 @@ pub(super) fn params_section(html: &mut String, params: &[(String, String)]) {
         html.push_str("<p class=\"note\">No parameters were given.</p>\n");
         return;
     }
-    html.push_str(
-        "<div class=\"wide\"><table class=\"params\">\n<tr><th>parameter</th><th>value</th></tr>\n",
-    );
+    table::open(html, Some("params"));
+    table::header(html, ["parameter", "value"]);
     for (k, v) in params {
-        let _ = writeln!(
-            html,
-            "<tr><td>{}</td><td>{}</td></tr>",
-            escape(k),
-            escape(v)
-        );
+        html.push_str("<tr>");
+        table::cells(html, &[k.clone(), v.clone()], 2);
+        html.push_str("</tr>\n");
     }
-    html.push_str("</table></div>\n");
+    table::close(html);
 }
 
 /// The summary table: one row per protocol and per class, as in the terminal.
@@ -53,11 +51,8 @@ pub(super) fn summary_section(html: &mut String, results: &Results, ratios: &Sat
         html.push_str("<p class=\"note\">No runs.</p>\n");
         return;
     }
-    html.push_str("<div class=\"wide\"><table class=\"summary\">\n<tr>");
-    for h in HEADERS.iter().chain(std::iter::once(&GSI_HEADER)) {
-        let _ = write!(html, "<th>{}</th>", escape(h));
-    }
-    html.push_str("</tr>\n");
+    table::open(html, Some("summary"));
+    table::header(html, HEADERS.into_iter().chain([GSI_HEADER]));
     let mut first_class = true;
     for row in summary_rows(results, ratios) {
         let class = if row.protocol_row {
@@ -78,7 +73,7 @@ pub(super) fn summary_section(html: &mut String, results: &Results, ratios: &Sat
         );
         html.push_str("</tr>\n");
     }
-    html.push_str("</table></div>\n");
+    table::close(html);
     let _ = writeln!(
         html,
         "<p class=\"note\">Latencies in ms over delivered messages (nearest-rank percentiles); \

@@ -3,8 +3,10 @@
 
 use std::fmt::Write as _;
 
+use thinwire_report::escape;
+use thinwire_report::html::{badge, figure};
+
 use super::figures::{panels, plots_num, Labels};
-use super::html::{escape, figure};
 use super::plots;
 use crate::metrics::{compare, Comparison, Results, RunKey, RunResult, Samples, DISAGREE_AT_P99};
 
@@ -50,9 +52,9 @@ fn comparison_table(html: &mut String, cmp: &Comparison) {
             None => "n/a".to_owned(),
         };
         let flag = if r.disagree {
-            " <span class=\"badge\">DISAGREE</span>"
+            format!(" {}", badge("DISAGREE"))
         } else {
-            ""
+            String::new()
         };
         let _ = writeln!(
             html,

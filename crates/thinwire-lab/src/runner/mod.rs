@@ -30,6 +30,7 @@ use crate::error::LabError;
 use crate::metrics::{Engine, Recorder, Results, RunKey, Samples};
 use crate::paper::compare_published;
 use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, UdpModel};
+use crate::report::{LabSections, Report, ReportError};
 use crate::scenario::Scenario;
 use crate::sim::{self, RunOutput, SimSetup};
 use crate::workload::WorkloadSpec;
@@ -100,19 +101,21 @@ impl LabRun {
 }
 
 impl LabRun {
-    /// The run's `report.html` (see [`crate::report::render_lab_report`]).
-    pub fn report_html(&self) -> String {
-        crate::report::render_lab_report(
-            &self.results,
-            &self.samples,
-            &self.params,
-            self.simulated.as_ref().map(|s| (&s.results, &s.samples)),
-            crate::report::LabSections {
+    /// The run's `report.html` (see [`Report`]): with the simulator's run beside an
+    /// emulated one, and the paper, repetitions and loss-recovery sections the run has.
+    pub fn report_html(&self) -> Result<String, ReportError> {
+        let recovery = self.recovery_rows();
+        let mut report = Report::new(&self.results, &self.samples)
+            .params(&self.params)
+            .sections(LabSections {
                 paper: self.paper.as_ref(),
                 repetitions: self.repetitions.as_ref(),
-                recovery: &self.recovery_rows(),
-            },
-        )
+                recovery: &recovery,
+            });
+        if let Some(sim) = &self.simulated {
+            report = report.beside(&sim.results, &sim.samples);
+        }
+        report.render()
     }
 
     /// thinwire's connection counters of the first run's simulations that
@@ -254,6 +257,9 @@ pub fn write_outputs(run: &LabRun, dir: &Path) -> Result<(), LabError> {
         None => {}
     }
     let html = dir.join("report.html");
-    std::fs::write(&html, run.report_html()).map_err(|e| LabError::io(&html, e))?;
+    let report = run
+        .report_html()
+        .map_err(|e| LabError::Invalid(format!("{}: {e}", html.display())))?;
+    std::fs::write(&html, report).map_err(|e| LabError::io(&html, e))?;
     Ok(())
 }

@@ -1,18 +1,17 @@
 //! The report as an HTML fragment: the setup, the published Table 1 beside ours, the
-//! server's link per loss rate, latency, where the bytes go, the delivery checks, and an
-//! inline SVG of the latency percentiles against loss.
+//! server's link per loss rate, latency, where the bytes go, the delivery checks, and a
+//! figure of the latency percentiles against loss (the report kit's lines).
 
 use std::fmt::Write;
 
+use thinwire_report::escape;
+use thinwire_report::html::figure;
+use thinwire_report::plot::lines::{line_chart, Line, LineChart, Mark, YScale};
+use thinwire_report::plot::style::{num_tick, series_color};
+use thinwire_report::plot::{Axes, Panel, PlotResult, Swatch};
+
 use super::results::{AoLossRun, AoModeResult};
 use super::AoReport;
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// `n` with thousands separators.
 fn num(n: u64) -> String {
@@ -39,7 +38,7 @@ fn mean_packet(bytes: u64, packets: u64) -> String {
 }
 
 /// Renders `report` as an HTML fragment (no page skeleton): tables with the published
-/// figures beside ours, and an inline SVG plot of latency against loss.
+/// figures beside ours, and a figure of latency against loss.
 pub fn ao_report_html(report: &AoReport) -> String {
     let mut h = String::new();
     let o = &report.options;
@@ -64,13 +63,19 @@ pub fn ao_report_html(report: &AoReport) -> String {
     published_table(&mut h, report);
     link_table(&mut h, &report.runs);
     latency_table(&mut h, &report.runs);
-    let _ = writeln!(h, "{}", latency_svg(&report.runs));
+    figure(
+        &mut h,
+        "plot-ao-latency",
+        latency_figure(&report.runs),
+        "p99 (solid) and p99.9 (dashed) latency, server send to player delivery, against the \
+         loss rate of each direction: separate connections (direct) and one multiplexed trunk.",
+    );
     breakdown_table(&mut h, &report.runs);
     trunk_table(&mut h, &report.runs);
     delivery_table(&mut h, &report.runs);
     h.push_str("<ul class=\"notes\">\n");
     for n in &report.notes {
-        let _ = writeln!(h, "<li>{}</li>", esc(n));
+        let _ = writeln!(h, "<li>{}</li>", escape(n));
     }
     h.push_str("</ul>\n</section>\n");
     h
@@ -274,122 +279,105 @@ fn delivery_table(h: &mut String, runs: &[AoLossRun]) {
 }
 
 /// One line of the plot: a mode, a statistic, how it is drawn.
-struct Series {
+struct SeriesSpec {
     label: &'static str,
-    color: &'static str,
-    dash: &'static str,
+    /// Index of its color in the kit's palette.
+    color: usize,
+    dashed: bool,
     value: fn(&AoModeResult) -> f64,
     multiplexed: bool,
 }
 
-const SERIES: [Series; 4] = [
-    Series {
+const SERIES: [SeriesSpec; 4] = [
+    SeriesSpec {
         label: "direct p99",
-        color: "#0072b2",
-        dash: "",
+        color: 0,
+        dashed: false,
         value: |m| m.latency_ms.p99,
         multiplexed: false,
     },
-    Series {
+    SeriesSpec {
         label: "direct p99.9",
-        color: "#0072b2",
-        dash: "6 4",
+        color: 0,
+        dashed: true,
         value: |m| m.latency_ms.p999,
         multiplexed: false,
     },
-    Series {
+    SeriesSpec {
         label: "multiplexed p99",
-        color: "#e69f00",
-        dash: "",
+        color: 1,
+        dashed: false,
         value: |m| m.latency_ms.p99,
         multiplexed: true,
     },
-    Series {
+    SeriesSpec {
         label: "multiplexed p99.9",
-        color: "#e69f00",
-        dash: "6 4",
+        color: 1,
+        dashed: true,
         value: |m| m.latency_ms.p999,
         multiplexed: true,
     },
 ];
 
-/// An inline SVG: p99 and p99.9 latency against loss, direct and multiplexed.
-fn latency_svg(runs: &[AoLossRun]) -> String {
-    let (w, ht, left, right, top, bottom) = (640.0, 320.0, 60.0, 170.0, 20.0, 40.0);
-    let (pw, ph) = (w - left - right, ht - top - bottom);
-    let xs: Vec<f64> = runs.iter().map(|r| r.loss * 100.0).collect();
-    let (x0, x1) = (
-        xs.iter().copied().fold(f64::INFINITY, f64::min).min(0.0),
-        xs.iter().copied().fold(0.0, f64::max).max(1.0),
-    );
-    let y1 = runs
+/// The figure: p99 and p99.9 latency against loss, direct and multiplexed.
+fn latency_figure(runs: &[AoLossRun]) -> PlotResult {
+    let x_max = runs.iter().map(|r| r.loss * 100.0).fold(1.0, f64::max);
+    let y_max = runs
         .iter()
         .flat_map(|r| [r.direct.latency_ms.p999, r.multiplexed.latency_ms.p999])
         .fold(1.0, f64::max)
         * 1.1;
-    let px = |x: f64| left + (x - x0) / (x1 - x0).max(1e-9) * pw;
-    let py = |y: f64| top + ph - y / y1 * ph;
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{ht}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n<rect x=\"{left}\" y=\"{top}\" \
-         width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#999\"/>\n"
-    );
-    for i in 0..=4 {
-        let y = y1 * f64::from(i) / 4.0;
-        let _ = writeln!(
-            s,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{y:.0}</text>",
-            left - 4.0,
-            py(y) + 4.0
-        );
-    }
-    for &x in &xs {
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{x}%</text>",
-            px(x),
-            top + ph + 16.0
-        );
-    }
-    let _ = writeln!(
-        s,
-        "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">loss (each direction)</text>\n\
-         <text x=\"14\" y=\"{:.1}\" transform=\"rotate(-90 14 {:.1})\" \
-         text-anchor=\"middle\">latency (ms)</text>",
-        left + pw / 2.0,
-        ht - 6.0,
-        top + ph / 2.0,
-        top + ph / 2.0
-    );
-    for (i, se) in SERIES.iter().enumerate() {
-        let pts: Vec<String> = runs
-            .iter()
-            .map(|r| {
-                let m = if se.multiplexed {
-                    &r.multiplexed
-                } else {
-                    &r.direct
-                };
-                format!("{:.1},{:.1}", px(r.loss * 100.0), py((se.value)(m)))
-            })
-            .collect();
-        let ly = top + 14.0 + 18.0 * i as f64;
-        let lx = left + pw + 12.0;
-        let _ = writeln!(
-            s,
-            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" \
-             stroke-dasharray=\"{d}\" points=\"{p}\"/>\n<line x1=\"{lx}\" y1=\"{ly}\" \
-             x2=\"{}\" y2=\"{ly}\" stroke=\"{c}\" stroke-width=\"2\" stroke-dasharray=\"{d}\"/>\
-             \n<text x=\"{}\" y=\"{}\">{}</text>",
-            lx + 24.0,
-            lx + 30.0,
-            ly + 4.0,
-            se.label,
-            c = se.color,
-            d = se.dash,
-            p = pts.join(" ")
-        );
-    }
-    s.push_str("</svg>");
-    s
+    let legend: Vec<(String, Swatch)> = SERIES
+        .iter()
+        .map(|s| {
+            (
+                s.label.to_owned(),
+                Swatch::Line(series_color(s.color), s.dashed),
+            )
+        })
+        .collect();
+    let lines: Vec<Line> = SERIES
+        .iter()
+        .map(|s| {
+            let pts: Vec<(f64, f64)> = runs
+                .iter()
+                .map(|r| {
+                    let m = if s.multiplexed {
+                        &r.multiplexed
+                    } else {
+                        &r.direct
+                    };
+                    (r.loss * 100.0, (s.value)(m))
+                })
+                .collect();
+            let mut line = Line::new(series_color(s.color), s.dashed, 2, pts.clone());
+            line.marks = pts
+                .into_iter()
+                .map(|at| Mark {
+                    at,
+                    radius: 4,
+                    whisker: None,
+                })
+                .collect();
+            line
+        })
+        .collect();
+    let spec = LineChart {
+        axes: Axes {
+            title: "Latency against loss",
+            x_desc: "loss (each direction)",
+            y_desc: "latency (ms)",
+            x_range: 0.0..x_max * 1.05,
+            y_range: 0.0..y_max,
+        },
+        y_scale: YScale::Linear,
+        margin: 12,
+        x_labels: None,
+        max_light_lines: Some(1),
+        x_fmt: &|v| format!("{}%", num_tick(v)),
+        y_fmt: &num_tick,
+        levels: &[],
+        legend: &legend,
+    };
+    line_chart(&spec, &[Panel::single(lines)])
 }

@@ -1,13 +1,14 @@
-//! Latency distributions: the CDF and the log-scale tail (complementary CDF).
+//! Latency distributions: the CDF and the log-scale tail (complementary CDF), as step
+//! curves of the report kit's line family.
 
 use std::ops::Range;
 
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use thinwire_report::plot::frame::{legend_entries, message_figure, padded};
+use thinwire_report::plot::lines::{line_chart, Level, Line, LineChart, YScale};
+use thinwire_report::plot::style::{log_tick, num_tick};
+use thinwire_report::plot::{self, Axes, Swatch};
 
-use super::frame::{all_protos, draw_figure, legend_entries, message_figure, padded, Swatch};
-use super::style::{self, log_tick, num_tick, DASH, FONT, GAP, GUIDE, MUTED};
-use super::{err, Panel, PlotResult, ProtocolPlot};
+use super::{all_protos, Panel, PlotResult, ProtocolPlot};
 
 /// Lowest survival probability shown in the tail view.
 pub(crate) const TAIL_FLOOR: f64 = 1e-4;
@@ -121,29 +122,32 @@ fn drawing_order<'p, 'a>(protos: &'p [ProtocolPlot<'a>]) -> Vec<&'p ProtocolPlot
         .collect()
 }
 
-/// Draws `points` as protocol `p`'s line: solid for implementations, dashed for models (so
-/// that curves lying on top of each other stay visible and models stand out).
-fn draw_line<DB, X, Y>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    p: &ProtocolPlot<'_>,
-    points: Vec<(f64, f64)>,
-) -> Result<(), String>
-where
-    DB: DrawingBackend,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    let style = p.color.stroke_width(2);
-    if p.run.model {
-        chart
-            .draw_series(DashedLineSeries::new(points, DASH, GAP, style))
-            .map_err(err)?;
-    } else {
-        chart
-            .draw_series(LineSeries::new(points, style))
-            .map_err(err)?;
-    }
-    Ok(())
+/// Each panel's protocols with samples as lines through `points` of their samples, in
+/// [`drawing_order`]: solid for implementations, dashed for models (so that curves lying on
+/// top of each other stay visible and models stand out).
+fn lines(
+    panels: &[Panel<'_>],
+    points: impl Fn(&[u64]) -> Vec<(f64, f64)>,
+) -> Vec<plot::Panel<Line>> {
+    panels
+        .iter()
+        .map(|panel| plot::Panel {
+            title: panel.title.clone(),
+            items: drawing_order(&panel.items)
+                .into_iter()
+                .map(|p| Line::new(p.color, p.run.model, 2, points(samples_of(p))))
+                .collect(),
+        })
+        .collect()
+}
+
+/// The legend of the distribution plots: each protocol with samples, as its line.
+fn legend(panels: &[Panel<'_>]) -> Vec<(String, Swatch)> {
+    legend_entries(
+        all_protos(panels).filter(|p| has_samples(p)),
+        |p| p.label,
+        line_swatch,
+    )
 }
 
 /// Plot 1: latency CDF per protocol, linear axes, x cut just past the largest p99 (the
@@ -159,22 +163,25 @@ pub(crate) fn latency_cdf(panels: &[Panel<'_>]) -> PlotResult {
         .fold(0.0, f64::max)
         * 1.1;
     let x_range = latency_axis(all_protos(panels), x_max.max(0.001));
-    let legend = legend_entries(all_protos(panels).filter(|p| has_samples(p)), line_swatch);
-    draw_figure(title, panels, &legend, |area, panel, caption, st| {
-        let mut chart = style::chart(area, caption, st, 10, x_range.clone(), 0.0..1.0)?;
-        style::mesh(&mut chart, st)
-            .x_desc("latency (ms)")
-            .y_desc("fraction delivered ≤ x")
-            .max_light_lines(1)
-            .x_label_formatter(&|v| num_tick(*v))
-            .y_label_formatter(&|v| num_tick(*v))
-            .draw()
-            .map_err(err)?;
-        for p in drawing_order(&panel.protos) {
-            draw_line(&mut chart, p, cdf_points(samples_of(p), x_range.end))?;
-        }
-        Ok(())
-    })
+    let x_end = x_range.end;
+    let spec = LineChart {
+        axes: Axes {
+            title,
+            x_desc: "latency (ms)",
+            y_desc: "fraction delivered ≤ x",
+            x_range,
+            y_range: 0.0..1.0,
+        },
+        y_scale: YScale::Linear,
+        margin: 10,
+        x_labels: None,
+        max_light_lines: Some(1),
+        x_fmt: &num_tick,
+        y_fmt: &num_tick,
+        levels: &[],
+        legend: &legend(panels),
+    };
+    line_chart(&spec, &lines(panels, |s| cdf_points(s, x_end)))
 }
 
 /// Plot 2: complementary CDF on a log y axis down to [`TAIL_FLOOR`].
@@ -189,48 +196,31 @@ pub(crate) fn latency_tail(panels: &[Panel<'_>]) -> PlotResult {
         .fold(0.0, f64::max)
         * 1.03;
     let x_range = latency_axis(all_protos(panels), x_max.max(0.001));
-    let legend = legend_entries(all_protos(panels).filter(|p| has_samples(p)), line_swatch);
-    draw_figure(title, panels, &legend, |area, panel, caption, st| {
-        // Slightly below the floor so that its tick (1e-4) is drawn and labelled.
-        let mut chart = style::chart(
-            area,
-            caption,
-            st,
-            10,
-            x_range.clone(),
-            (TAIL_FLOOR * 0.8..1.0).log_scale(),
-        )?;
-        style::mesh(&mut chart, st)
-            .x_desc("latency (ms)")
-            .y_desc("P(latency > x)")
-            .x_label_formatter(&|v| num_tick(*v))
-            .y_label_formatter(&|v| log_tick(*v))
-            .draw()
-            .map_err(err)?;
-        // Reference lines at the p99 and p99.9 levels.
-        for (level, label) in [(1e-2, "p99"), (1e-3, "p99.9")] {
-            chart
-                .draw_series(LineSeries::new(
-                    vec![(x_range.start, level), (x_range.end, level)],
-                    GUIDE.stroke_width(1),
-                ))
-                .map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    label,
-                    (x_range.end, level),
-                    (FONT, 13)
-                        .into_font()
-                        .color(&MUTED)
-                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
-                )))
-                .map_err(err)?;
-        }
-        for p in drawing_order(&panel.protos) {
-            draw_line(&mut chart, p, ccdf_points(samples_of(p)))?;
-        }
-        Ok(())
-    })
+    // Reference lines at the p99 and p99.9 levels.
+    let levels = [(1e-2, "p99"), (1e-3, "p99.9")].map(|(y, label)| Level {
+        y,
+        label: Some(label),
+        width: 1,
+    });
+    let spec = LineChart {
+        axes: Axes {
+            title,
+            x_desc: "latency (ms)",
+            y_desc: "P(latency > x)",
+            x_range,
+            // Slightly below the floor so that its tick (1e-4) is drawn and labelled.
+            y_range: TAIL_FLOOR * 0.8..1.0,
+        },
+        y_scale: YScale::Log,
+        margin: 10,
+        x_labels: None,
+        max_light_lines: None,
+        x_fmt: &num_tick,
+        y_fmt: &log_tick,
+        levels: &levels,
+        legend: &legend(panels),
+    };
+    line_chart(&spec, &lines(panels, ccdf_points))
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The report's plots, drawn with plotters into SVG strings.
+//! The report's figures: the runs turned into the report kit's series
+//! ([`thinwire_report::plot`]) and drawn by its families.
 //!
 //! Every function returns the SVG text of one figure, or an error message (the report
 //! then shows the message instead of the figure). Colors follow the protocol order so a
@@ -6,18 +7,16 @@
 //!
 //! A figure holds one or more [`Panel`]s: one for a plain run, one per sweep point for a
 //! sweep (small multiples sharing their axes' ranges and one legend), all in one SVG.
-//! Figures by family: [`latency`] (CDF, tail), [`scatter`] (tail versus redundancy),
-//! [`bars`] (per class, deadlines, wire bytes); [`frame`] lays a figure out and [`style`]
-//! holds the look they share.
+//! Figures by family: [`latency`] (CDF and tail: lines), [`scatter`] (tail versus
+//! redundancy: labelled points), [`bars`] (per class, deadlines: grouped bars; wire bytes:
+//! horizontal bars), [`paper`] (the paper's figures beside ours).
 
 mod bars;
-mod frame;
 mod latency;
 mod paper;
 mod scatter;
-mod style;
 
-use plotters::style::RGBColor;
+use thinwire_report::plot::{self, RGBColor, Series};
 
 use crate::metrics::{RunResult, SampleSeries};
 
@@ -25,7 +24,7 @@ pub(crate) use bars::{grouped_bars, wire_bytes, GroupedBars};
 pub(crate) use latency::{latency_cdf, latency_tail};
 pub(crate) use paper::{order_curves, published_ratios};
 pub(crate) use scatter::tail_vs_redundancy;
-pub(crate) use style::{css_color, protocol_color};
+pub(crate) use thinwire_report::plot::bars::{BarGroup, BarValue};
 
 /// What a plot needs to know about one protocol.
 #[derive(Debug, Clone, Copy)]
@@ -45,37 +44,23 @@ pub(crate) struct ProtocolPlot<'a> {
     pub(crate) samples: Option<&'a SampleSeries>,
 }
 
+impl ProtocolPlot<'_> {
+    /// The protocol as a bar series: its legend name and color.
+    fn series(&self) -> Series {
+        Series {
+            label: self.label.to_owned(),
+            color: self.color,
+        }
+    }
+}
+
 /// One panel of a figure: the protocols of one sweep point, or all of them.
-#[derive(Debug, Clone)]
-pub(crate) struct Panel<'a> {
-    /// Panel title (the sweep point), `None` for a single-panel figure.
-    pub(crate) title: Option<String>,
-    /// The protocols drawn in this panel.
-    pub(crate) protos: Vec<ProtocolPlot<'a>>,
-}
-
-/// A bar group of a grouped bar chart: a label and, per protocol, the bar values.
-#[derive(Debug, Clone)]
-pub(crate) struct BarGroup {
-    /// Category label shown under the group.
-    pub(crate) label: String,
-    /// One entry per protocol (same order as the protocol list): `None` = no bar.
-    pub(crate) values: Vec<Option<BarValue>>,
-}
-
-/// The height of a bar and, optionally, of a lighter bar drawn behind it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct BarValue {
-    /// Height of the solid bar.
-    pub(crate) main: f64,
-    /// Height of the light bar behind it (e.g. p99.9 behind p99).
-    pub(crate) behind: Option<f64>,
-}
+pub(crate) type Panel<'a> = plot::Panel<ProtocolPlot<'a>>;
 
 /// The SVG text of a figure, or why it could not be drawn.
-type PlotResult = Result<String, String>;
+type PlotResult = plot::PlotResult;
 
-/// A plotters error as a message.
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("plot drawing failed: {e:?}")
+/// All protocols of all panels, in order.
+fn all_protos<'p, 'a>(panels: &'p [Panel<'a>]) -> impl Iterator<Item = &'p ProtocolPlot<'a>> {
+    plot::frame::all_items(panels)
 }

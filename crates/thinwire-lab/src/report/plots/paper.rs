@@ -2,11 +2,13 @@
 //! confidence interval and the tolerance band), and a published ranking as
 //! curves over the sweep points (with confidence intervals).
 
-use plotters::prelude::*;
+use thinwire_report::plot::frame::message_figure;
+use thinwire_report::plot::lines::{line_chart, Line, LineChart, Mark, YScale};
+use thinwire_report::plot::points::{interval_chart, Interval, IntervalChart};
+use thinwire_report::plot::style::{num_tick, series_color, GUIDE};
+use thinwire_report::plot::{Axes, Panel, Swatch};
 
-use super::frame::{draw_figure, message_figure, Swatch};
-use super::style::{self, num_tick, GUIDE};
-use super::{err, protocol_color, Panel, PlotResult};
+use super::PlotResult;
 use crate::paper::{Comparison, OrderComparison, Tolerance};
 
 /// One point of the ratio figure: ours / published with its interval and band.
@@ -62,61 +64,35 @@ pub(crate) fn published_ratios(comparisons: &[Comparison]) -> PlotResult {
         .fold(1.0, f64::max)
         * 1.3;
     let n = comparisons.len();
-    let single = [Panel {
-        title: None,
-        protos: Vec::new(),
-    }];
     let legend = [
-        (
-            "ours / published".to_owned(),
-            Swatch::Dot(protocol_color(0)),
-        ),
+        ("ours / published".to_owned(), Swatch::Dot(series_color(0))),
         ("tolerance".to_owned(), Swatch::LightBar(GUIDE)),
     ];
-    draw_figure(title, &single, &legend, |area, _, caption, st| {
-        let mut chart = style::chart(
-            area,
-            caption,
-            st,
-            12,
-            0.5..(n as f64 + 0.5),
-            (lo..hi).log_scale(),
-        )?;
-        style::mesh(&mut chart, st)
-            .x_desc("published figure (# in the table)")
-            .y_desc("ours / published")
-            .x_labels(n.min(30))
-            .x_label_formatter(&|v| format!("{}", v.round() as i64))
-            .y_label_formatter(&|v| num_tick(*v))
-            .draw()
-            .map_err(err)?;
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(0.5, 1.0), (n as f64 + 0.5, 1.0)],
-                GUIDE.stroke_width(1),
-            )))
-            .map_err(err)?;
-        for (i, p) in &pts {
-            let x = *i as f64;
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(x - 0.3, p.band.0), (x + 0.3, p.band.1)],
-                    GUIDE.mix(0.25).filled(),
-                )))
-                .map_err(err)?;
-            let c = protocol_color(0);
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(x, p.lo), (x, p.hi)],
-                    c.stroke_width(2),
-                )))
-                .map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Circle::new((x, p.ratio), 5, c.filled())))
-                .map_err(err)?;
-        }
-        Ok(())
-    })
+    let items: Vec<Interval> = pts
+        .iter()
+        .map(|(i, p)| Interval {
+            x: *i as f64,
+            value: p.ratio,
+            lo: p.lo,
+            hi: p.hi,
+            band: p.band,
+        })
+        .collect();
+    let spec = IntervalChart {
+        axes: Axes {
+            title,
+            x_desc: "published figure (# in the table)",
+            y_desc: "ours / published",
+            x_range: 0.5..(n as f64 + 0.5),
+            y_range: lo..hi,
+        },
+        x_labels: n.min(30),
+        x_fmt: &|v| format!("{}", v.round() as i64),
+        reference: 1.0,
+        color: series_color(0),
+        legend: &legend,
+    };
+    interval_chart(&spec, &items)
 }
 
 /// A published ranking as one curve per protocol over the sweep points, with
@@ -146,36 +122,14 @@ pub(crate) fn order_curves(order: &OrderComparison, unit: &str) -> PlotResult {
         .protocols
         .iter()
         .enumerate()
-        .map(|(i, p)| (p.clone(), Swatch::Line(protocol_color(i), false)))
+        .map(|(i, p)| (p.clone(), Swatch::Line(series_color(i), false)))
         .collect();
-    let single = [Panel {
-        title: None,
-        protos: Vec::new(),
-    }];
-    draw_figure(&title, &single, &legend, |area, _, caption, st| {
-        let x_range = if n == 1 {
-            -0.5..0.5
-        } else {
-            -0.2..(n as f64 - 0.8)
-        };
-        let mut chart = style::chart(area, caption, st, 12, x_range, lo..hi)?;
-        style::mesh(&mut chart, st)
-            .x_desc("sweep point")
-            .y_desc(unit)
-            .x_labels(n.min(20))
-            .x_label_formatter(&|v| {
-                let i = v.round();
-                if (v - i).abs() < 1e-6 && i >= 0.0 {
-                    labels.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .y_label_formatter(&|v| num_tick(*v))
-            .draw()
-            .map_err(err)?;
-        for (pi, p) in order.order.protocols.iter().enumerate() {
-            let c = protocol_color(pi);
+    let lines: Vec<Line> = order
+        .order
+        .protocols
+        .iter()
+        .enumerate()
+        .map(|(pi, p)| {
             let pts: Vec<(f64, f64, f64)> = order
                 .checks
                 .iter()
@@ -185,26 +139,51 @@ pub(crate) fn order_curves(order: &OrderComparison, unit: &str) -> PlotResult {
                     Some((x as f64, e.mean, e.ci95.unwrap_or(0.0)))
                 })
                 .collect();
-            chart
-                .draw_series(LineSeries::new(
-                    pts.iter().map(|&(x, y, _)| (x, y)),
-                    c.stroke_width(2),
-                ))
-                .map_err(err)?;
-            for &(x, y, h) in &pts {
-                chart
-                    .draw_series(std::iter::once(Circle::new((x, y), 4, c.filled())))
-                    .map_err(err)?;
-                if h > 0.0 {
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(x, y - h), (x, y + h)],
-                            c.stroke_width(1),
-                        )))
-                        .map_err(err)?;
-                }
-            }
+            let mut line = Line::new(
+                series_color(pi),
+                false,
+                2,
+                pts.iter().map(|&(x, y, _)| (x, y)).collect(),
+            );
+            line.marks = pts
+                .iter()
+                .map(|&(x, y, h)| Mark {
+                    at: (x, y),
+                    radius: 4,
+                    whisker: (h > 0.0).then_some((y - h, y + h)),
+                })
+                .collect();
+            line
+        })
+        .collect();
+    let x_fmt = |v: f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 {
+            labels.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
         }
-        Ok(())
-    })
+    };
+    let spec = LineChart {
+        axes: Axes {
+            title: &title,
+            x_desc: "sweep point",
+            y_desc: unit,
+            x_range: if n == 1 {
+                -0.5..0.5
+            } else {
+                -0.2..(n as f64 - 0.8)
+            },
+            y_range: lo..hi,
+        },
+        y_scale: YScale::Linear,
+        margin: 12,
+        x_labels: Some(n.min(20)),
+        max_light_lines: None,
+        x_fmt: &x_fmt,
+        y_fmt: &num_tick,
+        levels: &[],
+        legend: &legend,
+    };
+    line_chart(&spec, &[Panel::single(lines)])
 }

@@ -12,11 +12,28 @@ use super::style::{
     text_width, PanelStyle, DASH, FONT, GAP, HEIGHT, MULTI, PANEL_HEIGHT, SINGLE, TITLE_HEIGHT,
     WIDTH,
 };
-use super::{err, Panel, PlotResult, ProtocolPlot};
+use super::{err, PlotResult};
+
+/// One panel of a figure: the items (lines, bar series) drawn in it, e.g. the protocols
+/// of one sweep point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel<T> {
+    /// Panel title (e.g. the sweep point), `None` for a single-panel figure.
+    pub title: Option<String>,
+    /// What the panel draws.
+    pub items: Vec<T>,
+}
+
+impl<T> Panel<T> {
+    /// The one panel of a figure that is not split.
+    pub fn single(items: Vec<T>) -> Panel<T> {
+        Panel { title: None, items }
+    }
+}
 
 /// How a legend entry is drawn.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Swatch {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Swatch {
     /// A line; dashed when the flag is set (models).
     Line(RGBColor, bool),
     /// A solid bar.
@@ -93,8 +110,8 @@ fn with_legend<'a>(
     Ok(chart)
 }
 
-/// Draws into a fresh SVG of `WIDTH x height` and returns its text.
-pub(super) fn svg<F>(height: u32, draw: F) -> PlotResult
+/// Draws into a fresh SVG of [`WIDTH`] x `height` and returns its text.
+pub fn svg<F>(height: u32, draw: F) -> PlotResult
 where
     F: FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String>,
 {
@@ -109,7 +126,7 @@ where
 }
 
 /// A figure that only says `message` (used when there is nothing to plot).
-pub(crate) fn message_figure(title: &str, message: &str) -> PlotResult {
+pub fn message_figure(title: &str, message: &str) -> PlotResult {
     svg(160, |root| {
         root.draw(&Text::new(
             title.to_owned(),
@@ -128,7 +145,7 @@ pub(crate) fn message_figure(title: &str, message: &str) -> PlotResult {
 }
 
 /// A padded `lo..hi` range that is never empty.
-pub(super) fn padded(lo: f64, hi: f64, pad_frac: f64) -> Range<f64> {
+pub fn padded(lo: f64, hi: f64, pad_frac: f64) -> Range<f64> {
     let (lo, hi) = if hi > lo { (lo, hi) } else { (lo, lo + 1.0) };
     let pad = (hi - lo) * pad_frac;
     (lo - pad)..(hi + pad)
@@ -156,16 +173,17 @@ fn figure_height(panels: usize, entries: usize) -> u32 {
 
 /// Draws a figure: a legend column on the right and, on the left, one panel (captioned
 /// with `title`) or a titled two-column grid of panels (captioned with their titles).
-pub(super) fn draw_figure<'p, F>(
+/// `draw_panel` draws one panel into its area, with its caption and text sizes.
+pub fn draw_figure<T, F>(
     title: &str,
-    panels: &[Panel<'p>],
+    panels: &[Panel<T>],
     legend: &[(String, Swatch)],
     mut draw_panel: F,
 ) -> PlotResult
 where
     F: for<'b> FnMut(
         &DrawingArea<SVGBackend<'b>, Shift>,
-        &Panel<'p>,
+        &Panel<T>,
         &str,
         PanelStyle,
     ) -> Result<(), String>,
@@ -192,22 +210,35 @@ where
     })
 }
 
-/// All protocols of all panels, in order.
-pub(super) fn all_protos<'p, 'a>(
-    panels: &'p [Panel<'a>],
-) -> impl Iterator<Item = &'p ProtocolPlot<'a>> {
-    panels.iter().flat_map(|p| p.protos.iter())
+/// A figure of one untitled panel (captioned with `title`) beside its legend; `draw`
+/// draws the panel into its area.
+pub fn single_figure<F>(title: &str, legend: &[(String, Swatch)], mut draw: F) -> PlotResult
+where
+    F: for<'b> FnMut(&DrawingArea<SVGBackend<'b>, Shift>, &str, PanelStyle) -> Result<(), String>,
+{
+    let single = [Panel::<()>::single(Vec::new())];
+    draw_figure(title, &single, legend, |area, _, caption, st| {
+        draw(area, caption, st)
+    })
 }
 
-/// Legend entries: each distinct legend label once, in order of first appearance.
-pub(super) fn legend_entries<'a>(
-    protos: impl Iterator<Item = &'a ProtocolPlot<'a>>,
-    swatch: impl Fn(&ProtocolPlot<'_>) -> Swatch,
+/// The items of all panels, in order.
+pub fn all_items<T>(panels: &[Panel<T>]) -> impl Iterator<Item = &T> {
+    panels.iter().flat_map(|p| p.items.iter())
+}
+
+/// Legend entries: each distinct `label` of `items` once, in order of first appearance,
+/// drawn as `swatch` says.
+pub fn legend_entries<'a, T: 'a>(
+    items: impl Iterator<Item = &'a T>,
+    label: impl Fn(&T) -> &str,
+    swatch: impl Fn(&T) -> Swatch,
 ) -> Vec<(String, Swatch)> {
     let mut out: Vec<(String, Swatch)> = Vec::new();
-    for p in protos {
-        if !out.iter().any(|(l, _)| l == p.label) {
-            out.push((p.label.to_owned(), swatch(p)));
+    for p in items {
+        let l = label(p);
+        if !out.iter().any(|(o, _)| o == l) {
+            out.push((l.to_owned(), swatch(p)));
         }
     }
     out

@@ -9,30 +9,30 @@ use plotters::prelude::*;
 use super::err;
 
 /// Width of every figure, in pixels.
-pub(super) const WIDTH: u32 = 960;
+pub const WIDTH: u32 = 960;
 /// Height of single-panel figures, in pixels.
-pub(super) const HEIGHT: u32 = 460;
+pub const HEIGHT: u32 = 460;
 /// Height of one panel of a multi-panel figure, in pixels.
-pub(super) const PANEL_HEIGHT: u32 = 330;
+pub const PANEL_HEIGHT: u32 = 330;
 /// Height of a multi-panel figure's title band, in pixels.
-pub(super) const TITLE_HEIGHT: u32 = 44;
+pub const TITLE_HEIGHT: u32 = 44;
 /// Font family of all text.
-pub(super) const FONT: &str = "sans-serif";
+pub const FONT: &str = "sans-serif";
 /// Dash and gap lengths (pixels) of the lines of models.
-pub(super) const DASH: i32 = 7;
+pub const DASH: i32 = 7;
 /// See [`DASH`].
-pub(super) const GAP: i32 = 4;
+pub const GAP: i32 = 4;
 
 /// Color of the light grid lines.
-pub(super) const GRID: RGBColor = RGBColor(235, 235, 235);
+pub const GRID: RGBColor = RGBColor(235, 235, 235);
 /// Color of guide lines: reference levels, leader lines.
-pub(super) const GUIDE: RGBColor = RGBColor(150, 150, 150);
+pub const GUIDE: RGBColor = RGBColor(150, 150, 150);
 /// Color of secondary text and of the legend's layer swatches.
-pub(super) const MUTED: RGBColor = RGBColor(110, 110, 110);
+pub const MUTED: RGBColor = RGBColor(110, 110, 110);
 
 /// A qualitative palette whose first hues stay apart for color-blind readers (mostly
 /// Okabe-Ito; neighbours in the order are clearly different hues).
-pub(super) const PALETTE: [RGBColor; 10] = [
+pub const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(230, 159, 0),   // orange
     RGBColor(0, 158, 115),   // bluish green
@@ -45,9 +45,9 @@ pub(super) const PALETTE: [RGBColor; 10] = [
     RGBColor(170, 170, 0),   // olive
 ];
 
-/// The color of the `index`-th protocol: the palette, then (for more protocols than it
-/// has colors) hues spread by the golden angle.
-pub(crate) fn protocol_color(index: usize) -> RGBColor {
+/// The color of the `index`-th series (a protocol, a transport): the palette, then (for
+/// more series than it has colors) hues spread by the golden angle.
+pub fn series_color(index: usize) -> RGBColor {
     if let Some(c) = PALETTE.get(index) {
         return *c;
     }
@@ -76,18 +76,18 @@ fn hsl_to_rgb(h: f64, s: f64, l: f64) -> RGBColor {
 }
 
 /// `#rrggbb` of a color, for HTML swatches.
-pub(crate) fn css_color(c: RGBColor) -> String {
+pub fn css_color(c: RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
 /// Approximate rendered width in pixels of `text` at the given plotters font size (SVG
 /// text is `size / 1.24` px; an average glyph is about 0.6 em wide).
-pub(super) fn text_width(text: &str, size: f64) -> i32 {
+pub fn text_width(text: &str, size: f64) -> i32 {
     (text.chars().count() as f64 * size / 1.24 * 0.6).ceil() as i32
 }
 
 /// Formats a tick value of a log axis: `1`, `0.1`, `0.01`, `1e-3`, `1e-4`…
-pub(super) fn log_tick(v: f64) -> String {
+pub fn log_tick(v: f64) -> String {
     if v >= 0.01 {
         let s = format!("{v:.2}");
         s.trim_end_matches('0').trim_end_matches('.').to_owned()
@@ -103,7 +103,7 @@ pub(super) fn log_tick(v: f64) -> String {
 }
 
 /// Formats a linear tick value without spurious decimals.
-pub(super) fn num_tick(v: f64) -> String {
+pub fn num_tick(v: f64) -> String {
     if v == 0.0 {
         return "0".to_owned();
     }
@@ -126,21 +126,21 @@ pub(super) fn num_tick(v: f64) -> String {
 
 /// Text sizes and label areas of a panel.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PanelStyle {
+pub struct PanelStyle {
     /// Caption font size.
-    pub(super) caption: u32,
+    pub caption: u32,
     /// Axis description font size.
-    pub(super) desc: u32,
+    pub desc: u32,
     /// Tick label font size.
-    pub(super) label: u32,
+    pub label: u32,
     /// Height of the x label area.
-    pub(super) x_area: u32,
+    pub x_area: u32,
     /// Width of the y label area.
-    pub(super) y_area: u32,
+    pub y_area: u32,
 }
 
 /// A single-panel figure.
-pub(super) const SINGLE: PanelStyle = PanelStyle {
+pub const SINGLE: PanelStyle = PanelStyle {
     caption: 22,
     desc: 16,
     label: 14,
@@ -149,7 +149,7 @@ pub(super) const SINGLE: PanelStyle = PanelStyle {
 };
 
 /// A panel of a multi-panel figure.
-pub(super) const MULTI: PanelStyle = PanelStyle {
+pub const MULTI: PanelStyle = PanelStyle {
     caption: 17,
     desc: 14,
     label: 13,
@@ -158,7 +158,7 @@ pub(super) const MULTI: PanelStyle = PanelStyle {
 };
 
 /// A chart drawn into an SVG, over the coordinates that the ranges `X` and `Y` give.
-pub(super) type Chart<'a, 'b, X, Y> = ChartContext<
+pub type Chart<'a, 'b, X, Y> = ChartContext<
     'a,
     SVGBackend<'b>,
     Cartesian2d<<X as AsRangedCoord>::CoordDescType, <Y as AsRangedCoord>::CoordDescType>,
@@ -166,7 +166,7 @@ pub(super) type Chart<'a, 'b, X, Y> = ChartContext<
 
 /// A chart on `area` with the caption and label areas of `st`, `margin`
 /// pixels around it, over `x` by `y`.
-pub(super) fn chart<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
+pub fn chart<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
     area: &'a DrawingArea<SVGBackend<'b>, Shift>,
     caption: &str,
     st: PanelStyle,
@@ -185,7 +185,7 @@ pub(super) fn chart<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
 
 /// The grid and axes of `chart` in the fonts of `st`, with light grid lines;
 /// the caller adds descriptions and formatters, then draws.
-pub(super) fn mesh<'a, 'b, X, Y, DB>(
+pub fn mesh<'a, 'b, X, Y, DB>(
     chart: &'b mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     st: PanelStyle,
 ) -> MeshStyle<'a, 'b, X, Y, DB>
