@@ -29,18 +29,19 @@ fn exchange(pair: &mut Pair, channel: u8, latest: bool) -> u64 {
         } else {
             SendMode::Plain
         };
+        let now = pair.now();
         let r = pair
-            .client
-            .endpoint
-            .send(pair.time, c, channel, payload.clone(), mode);
+            .client_mut()
+            .endpoint_mut()
+            .send(now, c, channel, payload.clone(), mode);
         r.expect("send");
         if i % 10 == 9 {
             pair.run_for(Duration::from_millis(1));
-            delivered += pair.server.events.drain(..).count() as u64;
+            delivered += pair.server_mut().events_mut().drain(..).count() as u64;
         }
     }
     pair.run_for(Duration::from_millis(50));
-    delivered + pair.server.events.drain(..).count() as u64
+    delivered + pair.server_mut().events_mut().drain(..).count() as u64
 }
 
 fn setup(kind: ChannelKind, cleartext: bool) -> Pair {

@@ -113,7 +113,7 @@ pub fn drive(input: &[u8]) -> Outcome {
     let Some((c, s)) = pair.connect(&ChannelKind::ALL) else {
         return Outcome::default();
     };
-    pair.client.log_sent = true;
+    pair.client_mut().set_log_sent(true);
     let mut ledger = Ledger::default();
     while let Some(op) = r.u8() {
         step(&mut pair, (c, s), op, &mut r, &mut ledger);
@@ -135,8 +135,8 @@ pub fn drive(input: &[u8]) -> Outcome {
 /// short and checks the same: once settled, everything reliable has been received.
 fn settle(pair: &mut Pair, (c, s): (ConnectionHandle, ConnectionHandle)) {
     fn quiet(side: &Side, h: ConnectionHandle) -> bool {
-        side.outbound.next_delivery().is_none()
-            && side.endpoint.connection_stats(h).is_none_or(|st| {
+        side.outbound().next_delivery().is_none()
+            && side.endpoint().connection_stats(h).is_none_or(|st| {
                 st.path.in_flight == 0
                     && st
                         .channels
@@ -145,7 +145,7 @@ fn settle(pair: &mut Pair, (c, s): (ConnectionHandle, ConnectionHandle)) {
             })
     }
     pair.run_while(Duration::from_secs(30), |p| {
-        quiet(&p.client, c) && quiet(&p.server, s)
+        quiet(p.client(), c) && quiet(p.server(), s)
     });
 }
 
@@ -165,13 +165,14 @@ fn step(
             let mut data = vec![0u8; len];
             data[..8].copy_from_slice(&id.to_le_bytes());
             let data = Bytes::from(data);
-            let ep = &mut pair.client.endpoint;
+            let now = pair.now();
+            let ep = pair.client_mut().endpoint_mut();
             let mode = if ChannelKind::ALL[usize::from(channel)] == ChannelKind::LatestReliable {
                 SendMode::Latest { key: u64::from(op) }
             } else {
                 SendMode::Plain
             };
-            let ok = ep.send(pair.time, c, channel, data, mode).is_ok();
+            let ok = ep.send(now, c, channel, data, mode).is_ok();
             if ok && !ledger.deadline[usize::from(channel)] {
                 ledger.sent[usize::from(channel)].push(id);
             }
@@ -179,10 +180,11 @@ fn step(
         2 => {
             let len = usize::from(r_len(r));
             let data = Bytes::from(r.take(len).to_vec());
+            let now = pair.now();
             let _ = pair
-                .server
-                .endpoint
-                .send(pair.time, s, 0, data, SendMode::Plain);
+                .server_mut()
+                .endpoint_mut()
+                .send(now, s, 0, data, SendMode::Plain);
         }
         3 | 4 => pair.run_for(Duration::from_millis(u64::from(r.u8().unwrap_or(1)) * 4)),
         5 => mutated_copy(pair, r, ledger),
@@ -198,8 +200,9 @@ fn step(
         _ => {
             let opts = crate::DeadlineOptions::new(Duration::from_millis(200), 0.99);
             let len = usize::from(r_len(r)).max(1);
-            let _ = pair.client.endpoint.send(
-                pair.time,
+            let now = pair.now();
+            let _ = pair.client_mut().endpoint_mut().send(
+                now,
                 c,
                 4,
                 Bytes::from(vec![7u8; len]),
@@ -212,11 +215,11 @@ fn step(
 /// A real client datagram, mutated, from the client's address.
 fn mutated_copy(pair: &mut Pair, r: &mut Input<'_>, ledger: &mut Ledger) {
     let Some(pick) = r.u16() else { return };
-    if pair.client.sent_log.is_empty() {
+    if pair.client().sent_log().is_empty() {
         return;
     }
-    let i = usize::from(pick) % pair.client.sent_log.len();
-    let mut d = pair.client.sent_log[i].1.clone();
+    let i = usize::from(pick) % pair.client().sent_log().len();
+    let mut d = pair.client().sent_log()[i].1.clone();
     for _ in 0..r.u8().unwrap_or(1) % 4 + 1 {
         let (Some(pos), Some(x)) = (r.u16(), r.u8()) else {
             break;
@@ -227,9 +230,10 @@ fn mutated_copy(pair: &mut Pair, r: &mut Input<'_>, ledger: &mut Ledger) {
         }
     }
     ledger.forged = true;
-    pair.server
-        .endpoint
-        .handle_datagram(pair.time, pair.client.addr, &d);
+    let (now, from) = (pair.now(), pair.client().addr());
+    pair.server_mut()
+        .endpoint_mut()
+        .handle_datagram(now, from, &d);
 }
 
 /// Raw bytes, from the client's address or a stranger's.
@@ -240,10 +244,13 @@ fn raw_datagram(pair: &mut Pair, r: &mut Input<'_>, ledger: &mut Ledger) {
     let from = if stranger {
         "192.0.2.7:9999".parse().expect("address")
     } else {
-        pair.client.addr
+        pair.client().addr()
     };
     ledger.forged = true;
-    pair.server.endpoint.handle_datagram(pair.time, from, &d);
+    let now = pair.now();
+    pair.server_mut()
+        .endpoint_mut()
+        .handle_datagram(now, from, &d);
 }
 
 /// An attacker who knows the live connection id: a short header with it, any packet number,
@@ -255,8 +262,8 @@ fn forged_with_live_id(
     ledger: &mut Ledger,
 ) {
     let Some(cid) = pair
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .connection(c)
         .and_then(|conn| conn.remote_cid())
     else {
@@ -269,11 +276,14 @@ fn forged_with_live_id(
     d.extend_from_slice(r.take(len));
     ledger.forged = true;
     let from = if pn & 0x100 == 0 {
-        pair.client.addr
+        pair.client().addr()
     } else {
         "198.51.100.9:4444".parse().expect("address")
     };
-    pair.server.endpoint.handle_datagram(pair.time, from, &d);
+    let now = pair.now();
+    pair.server_mut()
+        .endpoint_mut()
+        .handle_datagram(now, from, &d);
 }
 
 /// The application's other calls on either side.
@@ -284,20 +294,23 @@ fn api_call(
     ledger: &mut Ledger,
 ) {
     let which = r.u8().unwrap_or(0);
-    let now = pair.time;
+    let now = pair.now();
     match which % 4 {
         0 => pair
-            .client
-            .endpoint
+            .client_mut()
+            .endpoint_mut()
             .close(now, c, u64::from(which), b"fuzz"),
         1 => pair
-            .server
-            .endpoint
+            .server_mut()
+            .endpoint_mut()
             .close(now, s, u64::from(which), b"fuzz"),
         2 => {
             let opts = crate::DeadlineOptions::new(Duration::from_millis(300), 0.999);
             let ch = which % 6;
-            let ok = pair.client.endpoint.set_channel_deadline(c, ch, Some(opts));
+            let ok = pair
+                .client_mut()
+                .endpoint_mut()
+                .set_channel_deadline(c, ch, Some(opts));
             if ok.is_ok() {
                 ledger.deadline[usize::from(ch)] = true;
             }
@@ -305,8 +318,8 @@ fn api_call(
         _ => {
             let ch = which % 6;
             if pair
-                .client
-                .endpoint
+                .client_mut()
+                .endpoint_mut()
                 .set_channel_deadline(c, ch, None)
                 .is_ok()
             {
@@ -321,7 +334,7 @@ fn r_len(r: &mut Input<'_>) -> u8 {
 }
 
 fn check_memory(pair: &Pair, c: ConnectionHandle, s: ConnectionHandle) {
-    for (ep, h) in [(&pair.client.endpoint, c), (&pair.server.endpoint, s)] {
+    for (ep, h) in [(pair.client().endpoint(), c), (pair.server().endpoint(), s)] {
         let Some(conn) = ep.connection(h) else {
             continue;
         };
@@ -339,10 +352,10 @@ fn check_memory(pair: &Pair, c: ConnectionHandle, s: ConnectionHandle) {
 }
 
 fn check_delivery(pair: &mut Pair, s: ConnectionHandle, ledger: &Ledger) -> usize {
-    let ended = pair.server.endpoint.connection(s).is_none();
+    let ended = pair.server().endpoint().connection(s).is_none();
     // deadline messages (set_channel_deadline) keep no class order and may give up
     let ids = |pair: &mut Pair, ch: u8| -> Vec<u64> {
-        pair.server
+        pair.server_mut()
             .take_messages(ch)
             .iter()
             .filter(|m| m.deadline.is_none())

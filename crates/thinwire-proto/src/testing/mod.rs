@@ -1,16 +1,18 @@
 //! A two-endpoint harness in simulated time over the [`thinwire_netmodel`] links.
 //!
 //! One client [`Endpoint`] and one server [`Endpoint`] are joined by two one-way
-//! [`Link`]s (delay, jitter, loss, duplication, reordering, corruption, bandwidth and queues);
-//! a test can also intercept each datagram (drop, hold back) with a [`Filter`]. Time only
-//! advances when [`Pair::step`] jumps to the next event, so runs are deterministic for a seed.
+//! [`Link`](thinwire_netmodel::Link)s (delay, jitter, loss, duplication, reordering,
+//! corruption, bandwidth and queues); a test can also intercept each datagram (drop, hold back)
+//! with a [`Filter`]. Time only advances when [`Pair::step`] jumps to the next event, so runs are
+//! deterministic for a seed.
 //!
 //! It is public so the lab and downstream crates can test against the real core.
 
 pub mod fuzz;
+mod side;
 
-use std::collections::VecDeque;
-use std::net::SocketAddr;
+pub use side::{drop_next, Filter, Side, Verdict};
+
 use std::time::{Duration, Instant};
 
 use thinwire_netmodel::clock::{self, SimClock};
@@ -19,114 +21,17 @@ use crate::{
     ChannelKind, CipherSuite, ConnectionHandle, Endpoint, EndpointConfig, Event, PolicyCache,
     SendMode, ServerConfig, TransportConfig,
 };
-use thinwire_netmodel::{Link, LinkConfig};
+use thinwire_netmodel::LinkConfig;
 
 /// The payload [`Pair::warm_up`] sends.
 pub const WARM_UP: &[u8] = b"warm-up";
 
-/// What a [`Filter`] decides for one datagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Hand it to the link model.
-    Pass,
-    /// Drop it.
-    Drop,
-}
-
-/// A test's hook on every datagram one endpoint sends: sees the time, the sequence index of the
-/// datagram on this path (0, 1, ...) and its bytes (which it may modify).
-pub type Filter = Box<dyn FnMut(Instant, u64, &mut Vec<u8>) -> Verdict>;
-
-/// A filter that drops the next datagram and passes every later one.
-pub fn drop_next() -> Filter {
-    let mut dropped = false;
-    Box::new(move |_, _, _| {
-        if dropped {
-            Verdict::Pass
-        } else {
-            dropped = true;
-            Verdict::Drop
-        }
-    })
-}
-
-/// One side of a [`Pair`].
-pub struct Side {
-    /// The endpoint under test.
-    pub endpoint: Endpoint,
-    /// Its address, as the other side sees it (a test may change it to simulate NAT rebinding).
-    pub addr: SocketAddr,
-    /// The link carrying datagrams *from* this side.
-    pub outbound: Link<Vec<u8>>,
-    /// Events this side's endpoint produced, in order.
-    pub events: VecDeque<(ConnectionHandle, Event)>,
-    /// The hook on this side's outgoing datagrams.
-    pub filter: Option<Filter>,
-    /// Datagrams sent so far, with the time each was sent (before the filter and the link).
-    pub sent_log: Vec<(Instant, Vec<u8>)>,
-    /// Whether to keep `sent_log` (off by default to save memory in long runs).
-    pub log_sent: bool,
-    /// Datagrams this side sent to an address other than the other side's (a path probe to an
-    /// address the other side never had, say): they reach no one.
-    pub elsewhere: Vec<(SocketAddr, Vec<u8>)>,
-    sent_count: u64,
-}
-
-impl std::fmt::Debug for Side {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Side")
-            .field("addr", &self.addr)
-            .field("events", &self.events.len())
-            .finish()
-    }
-}
-
-impl Side {
-    fn new(endpoint: Endpoint, addr: SocketAddr, link: LinkConfig, seed: u64) -> Self {
-        Self {
-            endpoint,
-            addr,
-            outbound: Link::new(link, seed),
-            events: VecDeque::new(),
-            filter: None,
-            sent_log: Vec::new(),
-            log_sent: false,
-            elsewhere: Vec::new(),
-            sent_count: 0,
-        }
-    }
-
-    /// Removes and returns all messages received so far on `channel`, as payloads.
-    pub fn take_messages(&mut self, channel: u8) -> Vec<crate::Message> {
-        let mut out = Vec::new();
-        self.events.retain(|(_, e)| match e {
-            Event::Message(m) if m.channel == channel => {
-                out.push(m.clone());
-                false
-            }
-            _ => true,
-        });
-        out
-    }
-
-    /// The first disconnect reason seen, if any.
-    pub fn disconnected(&self) -> Option<&crate::DisconnectReason> {
-        self.events.iter().find_map(|(_, e)| match e {
-            Event::Disconnected { reason } => Some(reason),
-            _ => None,
-        })
-    }
-}
-
 /// A client and a server endpoint joined by two simulated links.
 #[derive(Debug)]
 pub struct Pair {
-    /// The current simulated time.
-    pub time: Instant,
-    /// The client side (sends on `client.outbound` to the server).
-    pub client: Side,
-    /// The server side.
-    pub server: Side,
+    time: Instant,
+    client: Side,
+    server: Side,
     server_static: crate::ServerKey,
     server_suites: Vec<CipherSuite>,
     policy_cache: PolicyCache,
@@ -268,6 +173,31 @@ fn split_seed(seed: u64) -> [[u8; 32]; 2] {
 }
 
 impl Pair {
+    /// The current simulated time.
+    pub fn now(&self) -> Instant {
+        self.time
+    }
+
+    /// The client side (it sends on its outbound link to the server).
+    pub fn client(&self) -> &Side {
+        &self.client
+    }
+
+    /// The client side, to drive its endpoint or set its filter.
+    pub fn client_mut(&mut self) -> &mut Side {
+        &mut self.client
+    }
+
+    /// The server side.
+    pub fn server(&self) -> &Side {
+        &self.server
+    }
+
+    /// The server side, to drive its endpoint or set its filter.
+    pub fn server_mut(&mut self) -> &mut Side {
+        &mut self.server
+    }
+
     /// A builder with a perfect network and default transport configuration.
     pub fn builder(seed: u64) -> PairBuilder {
         PairBuilder {
@@ -292,8 +222,8 @@ impl Pair {
         let key = self.server_key();
         let c = self
             .client
-            .endpoint
-            .connect(self.time, self.server.addr, &key, channels)
+            .endpoint_mut()
+            .connect(self.time, self.server.addr(), &key, channels)
             .ok()?;
         let deadline = self.time + Duration::from_secs(10);
         let mut client_ok = false;
@@ -304,66 +234,40 @@ impl Pair {
             }
             client_ok |= self
                 .client
-                .events
+                .events()
                 .iter()
                 .any(|(h, e)| *h == c && matches!(e, Event::Connected { .. }));
             server_h = server_h.or_else(|| {
                 self.server
-                    .events
+                    .events()
                     .iter()
                     .find(|(_, e)| matches!(e, Event::Connected { .. }))
                     .map(|(h, _)| *h)
             });
         }
         self.client
-            .events
+            .events_mut()
             .retain(|(_, e)| !matches!(e, Event::Connected { .. }));
         self.server
-            .events
+            .events_mut()
             .retain(|(_, e)| !matches!(e, Event::Connected { .. }));
         Some((c, server_h?)).filter(|_| client_ok)
     }
 
-    fn flush_side(side: &mut Side, to: SocketAddr, now: Instant, buf: &mut Vec<u8>) {
-        while let Some(t) = side.endpoint.poll_transmit(now, buf) {
-            let mut bytes = buf[..t.size].to_vec();
-            if t.destination != to {
-                side.elsewhere.push((t.destination, bytes));
-                continue;
-            }
-            let idx = side.sent_count;
-            side.sent_count += 1;
-            if side.log_sent {
-                side.sent_log.push((now, bytes.clone()));
-            }
-            if let Some(f) = side.filter.as_mut() {
-                if f(now, idx, &mut bytes) == Verdict::Drop {
-                    continue;
-                }
-            }
-            // 28 bytes of IPv4 + UDP headers count toward bandwidth and queues
-            let size = bytes.len() + 28;
-            side.outbound.send(now, bytes, size);
-        }
-        while let Some(e) = side.endpoint.poll_event() {
-            side.events.push_back(e);
-        }
-    }
-
     /// Sends everything both endpoints want to send now and collects their events.
     pub fn flush(&mut self) {
-        let (client_addr, server_addr) = (self.client.addr, self.server.addr);
-        Self::flush_side(&mut self.client, server_addr, self.time, &mut self.buf);
-        Self::flush_side(&mut self.server, client_addr, self.time, &mut self.buf);
+        let (client_addr, server_addr) = (self.client.addr(), self.server.addr());
+        self.client.flush(server_addr, self.time, &mut self.buf);
+        self.server.flush(client_addr, self.time, &mut self.buf);
     }
 
     /// The next instant anything happens (a delivery or a timer).
     pub fn next_event(&self) -> Option<Instant> {
         [
-            self.client.endpoint.poll_timeout(),
-            self.server.endpoint.poll_timeout(),
-            self.client.outbound.next_delivery(),
-            self.server.outbound.next_delivery(),
+            self.client.endpoint().poll_timeout(),
+            self.server.endpoint().poll_timeout(),
+            self.client.outbound().next_delivery(),
+            self.server.outbound().next_delivery(),
         ]
         .into_iter()
         .flatten()
@@ -384,30 +288,10 @@ impl Pair {
 
     fn process_due(&mut self) {
         let now = self.time;
-        while let Some(d) = self.client.outbound.poll_deliver(now) {
-            let from = self.client.addr;
-            self.server.endpoint.handle_datagram(now, from, &d);
-        }
-        while let Some(d) = self.server.outbound.poll_deliver(now) {
-            let from = self.server.addr;
-            self.client.endpoint.handle_datagram(now, from, &d);
-        }
-        if self
-            .client
-            .endpoint
-            .poll_timeout()
-            .is_some_and(|t| t <= now)
-        {
-            self.client.endpoint.handle_timeout(now);
-        }
-        if self
-            .server
-            .endpoint
-            .poll_timeout()
-            .is_some_and(|t| t <= now)
-        {
-            self.server.endpoint.handle_timeout(now);
-        }
+        self.client.deliver(now, self.server.endpoint_mut());
+        self.server.deliver(now, self.client.endpoint_mut());
+        self.client.handle_timeout(now);
+        self.server.handle_timeout(now);
         self.flush();
     }
 
@@ -431,7 +315,7 @@ impl Pair {
     pub fn warm_up(&mut self, conn: ConnectionHandle, count: usize, gap: Duration) {
         for _ in 0..count {
             self.client
-                .endpoint
+                .endpoint_mut()
                 .send(
                     self.time,
                     conn,
@@ -442,13 +326,13 @@ impl Pair {
                 .expect("warm-up send on channel 0");
             self.run_for(gap);
         }
-        self.server.events.clear();
+        self.server.events_mut().clear();
     }
 
     /// The server's static public key (what a client must know to connect).
     pub fn server_key(&self) -> crate::PublicKey {
         self.server
-            .endpoint
+            .endpoint()
             .public_key()
             .expect("the server side is a server")
     }
@@ -457,15 +341,16 @@ impl Pair {
     /// static key, which a real server keeps).
     pub fn restart_server(&mut self, seed: u64) {
         let mut cfg = EndpointConfig::new(split_seed(seed)[1]);
-        cfg.transport = std::sync::Arc::new(self.server.endpoint.transport_config().clone());
+        cfg.transport = std::sync::Arc::new(self.server.endpoint().transport_config().clone());
         cfg.cipher_suites = self.server_suites.clone();
         cfg.policy_cache = self.policy_cache.clone();
         let server = ServerConfig {
             key: Some(self.server_static.clone()),
             ..ServerConfig::default()
         };
-        self.server.endpoint = Endpoint::new(cfg, Some(server), self.time).expect("valid config");
-        self.server.events.clear();
+        *self.server.endpoint_mut() =
+            Endpoint::new(cfg, Some(server), self.time).expect("valid config");
+        self.server.events_mut().clear();
     }
 }
 

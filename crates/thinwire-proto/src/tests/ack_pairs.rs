@@ -39,29 +39,30 @@ fn stream(pairs: bool, drop_mark: bool) -> (Pair, usize, Vec<Bytes>) {
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     p.warm_up(c, 10, ms(150));
-    p.server.take_messages(0);
+    p.server_mut().take_messages(0);
     let mut armed = drop_mark;
-    p.client.filter = Some(Box::new(move |_, _, d| {
+    p.client_mut().set_filter(Some(Box::new(move |_, _, d| {
         if armed && d.windows(MARK.len()).any(|w| w == MARK) {
             armed = false;
             return Verdict::Drop;
         }
         Verdict::Pass
-    }));
-    p.server.log_sent = true;
-    p.server.sent_log.clear();
+    })));
+    p.server_mut().set_log_sent(true);
+    p.server_mut().clear_sent_log();
     for i in 0..60u8 {
         let data = if i == 30 { MARK.to_vec() } else { vec![i; 40] };
-        p.client
-            .endpoint
-            .send(p.time, c, 0, Bytes::from(data), SendMode::Plain)
+        let now = p.now();
+        p.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, Bytes::from(data), SendMode::Plain)
             .unwrap();
         p.run_for(ms(10));
     }
     p.run_for(ms(1000));
-    let acks = p.server.sent_log.len();
+    let acks = p.server().sent_log().len();
     let got = p
-        .server
+        .server_mut()
         .take_messages(0)
         .into_iter()
         .map(|m| m.data)
@@ -80,8 +81,8 @@ fn paired_acks_halve_the_ack_packets_without_spurious_timeouts() {
         paired <= single * 6 / 10,
         "paired {paired}, single {single}"
     );
-    let c = p.client.endpoint.connections().next().unwrap();
-    let s = p.client.endpoint.connection_stats(c).unwrap();
+    let c = p.client().endpoint().connections().next().unwrap();
+    let s = p.client().endpoint().connection_stats(c).unwrap();
     assert_eq!(
         s.recovery.rto_expirations, 0,
         "the even packets' held ACKs came in time"
@@ -97,8 +98,8 @@ fn paired_acks_find_a_loss_by_the_gap_and_repair_it_in_order() {
     for (i, m) in got.iter().enumerate().filter(|(i, _)| *i != 30) {
         assert_eq!(&m[..], &[i as u8; 40][..], "in order");
     }
-    let c = p.client.endpoint.connections().next().unwrap();
-    let s = p.client.endpoint.connection_stats(c).unwrap();
+    let c = p.client().endpoint().connections().next().unwrap();
+    let s = p.client().endpoint().connection_stats(c).unwrap();
     assert_eq!(s.recovery.spurious_losses, 0);
     assert!(s.recovery.packets_lost >= 1);
 }

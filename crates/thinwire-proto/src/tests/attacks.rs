@@ -32,15 +32,15 @@ fn connected(seed: u64, channels: &[ChannelKind]) -> (Pair, ConnectionHandle, Co
         .link(LinkConfig::default().with_delay(ms(10)))
         .build();
     let (c, s) = pair.connect(channels).expect("connects");
-    pair.client.log_sent = true;
-    pair.server.log_sent = true;
+    pair.client_mut().set_log_sent(true);
+    pair.server_mut().set_log_sent(true);
     (pair, c, s)
 }
 
 /// The server's id of the connection: what an on-path attacker reads in the client's headers.
 fn server_cid(pair: &Pair, c: ConnectionHandle) -> ConnectionId {
-    pair.client
-        .endpoint
+    pair.client()
+        .endpoint()
         .connection(c)
         .and_then(|conn| conn.remote_cid())
         .expect("established")
@@ -59,14 +59,15 @@ fn forged(cid: &ConnectionId, pn: u64, frames: impl FnOnce(&mut Vec<u8>)) -> Vec
 fn genuine_traffic_flows(pair: &mut Pair, c: ConnectionHandle, channel: u8, count: usize) {
     for i in 0..count {
         let data = Bytes::from(format!("genuine {i}"));
-        pair.client
-            .endpoint
-            .send(pair.time, c, channel, data, SendMode::Plain)
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, c, channel, data, SendMode::Plain)
             .expect("send");
         pair.run_for(ms(30));
     }
     pair.run_for(ms(200));
-    let got = pair.server.take_messages(channel);
+    let got = pair.server_mut().take_messages(channel);
     assert_eq!(got.len(), count, "genuine messages lost");
     assert!(got.iter().all(|m| m.data.starts_with(b"genuine ")));
 }
@@ -76,12 +77,14 @@ fn unknown_and_live_ids_get_the_same_answer() {
     let (mut pair, c, _s) = connected(1, &[ChannelKind::ReliableOrdered]);
     let live = server_cid(&pair, c);
     let unknown = ConnectionId::new(&[9; 8]).expect("cid");
-    let now = pair.time;
+    let now = pair.now();
     let mut answers = Vec::new();
     for cid in [unknown, live] {
         let d = forged(&cid, 5, wire::encode_ping);
-        pair.server.endpoint.handle_datagram(now, attacker(), &d);
-        answers.push(drain(&mut pair.server.endpoint, now));
+        pair.server_mut()
+            .endpoint_mut()
+            .handle_datagram(now, attacker(), &d);
+        answers.push(drain(pair.server_mut().endpoint_mut(), now));
     }
     let shape = |a: &Vec<(SocketAddr, Vec<u8>)>| -> Vec<(SocketAddr, usize, u8)> {
         a.iter().map(|(to, d)| (*to, d.len(), d[0])).collect()
@@ -91,8 +94,8 @@ fn unknown_and_live_ids_get_the_same_answer() {
     // the live id's answer does not carry its real reset token (which would let anyone who
     // asks reset the connection)
     let real = pair
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .connection(c)
         .and_then(|conn| conn.peer_reset_token())
         .expect("token");
@@ -101,15 +104,16 @@ fn unknown_and_live_ids_get_the_same_answer() {
     };
     assert_ne!(token, real);
     // even delivered to the client, it resets nothing
-    pair.client
-        .endpoint
-        .handle_datagram(now, pair.server.addr, &answers[1][0].1);
-    assert!(pair.client.endpoint.connection(c).is_some());
+    let server_addr = pair.server().addr();
+    pair.client_mut()
+        .endpoint_mut()
+        .handle_datagram(now, server_addr, &answers[1][0].1);
+    assert!(pair.client().endpoint().connection(c).is_some());
     // a probe too short to hold an 8-byte id draws no answer at all
-    pair.server
-        .endpoint
+    pair.server_mut()
+        .endpoint_mut()
         .handle_datagram(now, attacker(), &[0x40, 1, 2, 3, 4]);
-    assert!(drain(&mut pair.server.endpoint, now).is_empty());
+    assert!(drain(pair.server_mut().endpoint_mut(), now).is_empty());
     genuine_traffic_flows(&mut pair, c, 0, 5);
 }
 
@@ -117,19 +121,23 @@ fn unknown_and_live_ids_get_the_same_answer() {
 fn a_forged_close_closes_nothing_from_any_address() {
     let (mut pair, c, s) = connected(2, &[ChannelKind::ReliableOrdered]);
     let cid = server_cid(&pair, c);
-    let client_addr = pair.client.addr;
+    let client_addr = pair.client().addr();
     for (i, from) in [attacker(), client_addr].into_iter().enumerate() {
         for pn in [0u64, 1, 100, 1 << 20] {
             let d = forged(&cid, pn + i as u64, |d| wire::encode_close(0, b"bye", d));
-            pair.server.endpoint.handle_datagram(pair.time, from, &d);
+            let now = pair.now();
+            pair.server_mut()
+                .endpoint_mut()
+                .handle_datagram(now, from, &d);
         }
     }
-    let replies = drain(&mut pair.server.endpoint, pair.time);
+    let now = pair.now();
+    let replies = drain(pair.server_mut().endpoint_mut(), now);
     // nothing the server answers carries the client's connection id (the old server sent its
     // CLOSE to the attacker, revealing it)
     let client_cid = pair
-        .server
-        .endpoint
+        .server()
+        .endpoint()
         .connection(s)
         .and_then(|conn| conn.remote_cid())
         .expect("client cid");
@@ -143,9 +151,9 @@ fn a_forged_close_closes_nothing_from_any_address() {
             Ok(LongPacket::Reset { .. })
         ));
     }
-    let st = pair.server.endpoint.connection_stats(s).expect("alive");
+    let st = pair.server().endpoint().connection_stats(s).expect("alive");
     assert_eq!(st.security.unauthenticated_packets, 8);
-    assert!(pair.server.disconnected().is_none());
+    assert!(pair.server().disconnected().is_none());
     genuine_traffic_flows(&mut pair, c, 0, 5);
 }
 
@@ -164,11 +172,14 @@ fn a_spoofed_reset_kills_nothing() {
         }
         .encode(&mut d);
         // spoofed as the server
-        let from = pair.server.addr;
-        pair.client.endpoint.handle_datagram(pair.time, from, &d);
+        let from = pair.server().addr();
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
+            .handle_datagram(now, from, &d);
     }
-    assert_eq!(pair.client.endpoint.stats().dropped_bad_reset, 1000);
-    assert!(pair.client.disconnected().is_none());
+    assert_eq!(pair.client().endpoint().stats().dropped_bad_reset, 1000);
+    assert!(pair.client().disconnected().is_none());
     genuine_traffic_flows(&mut pair, c, 0, 3);
 }
 
@@ -176,7 +187,7 @@ fn a_spoofed_reset_kills_nothing() {
 fn forged_messages_are_never_delivered_nor_displace_genuine_ones() {
     let (mut pair, c, s) = connected(4, &ChannelKind::ALL);
     let cid = server_cid(&pair, c);
-    let from = pair.client.addr; // spoofed as the client
+    let from = pair.client().addr(); // spoofed as the client
     for pn in 0..200u64 {
         let d = forged(&cid, pn, |d| {
             for (ch, kind) in ChannelKind::ALL.iter().enumerate() {
@@ -191,26 +202,35 @@ fn forged_messages_are_never_delivered_nor_displace_genuine_ones() {
                 wire::encode_message(&header, b"FORGED", d);
             }
         });
-        pair.server.endpoint.handle_datagram(pair.time, from, &d);
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .handle_datagram(now, from, &d);
     }
     // and genuine datagrams with one bit flipped
     let genuine: Vec<Vec<u8>> = pair
-        .client
-        .sent_log
+        .client()
+        .sent_log()
         .iter()
         .map(|(_, d)| d.clone())
         .collect();
     for mut d in genuine {
         let at = d.len() / 2;
         d[at] ^= 0x20;
-        pair.server.endpoint.handle_datagram(pair.time, from, &d);
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .handle_datagram(now, from, &d);
     }
     for ch in 0..5 {
-        assert!(pair.server.take_messages(ch).is_empty(), "channel {ch}");
+        assert!(
+            pair.server_mut().take_messages(ch).is_empty(),
+            "channel {ch}"
+        );
     }
     // the genuine sequence numbers 0.. still deliver, in order, on the ordered channel
     genuine_traffic_flows(&mut pair, c, 0, 8);
-    let st = pair.server.endpoint.connection_stats(s).expect("alive");
+    let st = pair.server().endpoint().connection_stats(s).expect("alive");
     assert!(st.security.unauthenticated_packets >= 200);
     assert_eq!(st.udp.malformed_packets, 0);
 }
@@ -219,53 +239,54 @@ fn forged_messages_are_never_delivered_nor_displace_genuine_ones() {
 fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
     let (mut pair, c, s) = connected(5, &[ChannelKind::ReliableOrdered]);
     let cid = server_cid(&pair, c);
-    let client_addr = pair.client.addr;
+    let client_addr = pair.client().addr();
     for pn in [1u64 << 20, 1 << 30, u32::MAX as u64] {
         let d = forged(&cid, pn, wire::encode_ping);
-        pair.server
-            .endpoint
-            .handle_datagram(pair.time, attacker(), &d);
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .handle_datagram(now, attacker(), &d);
     }
     // a replayed genuine datagram, from the attacker's address: a duplicate
-    pair.client
-        .endpoint
-        .send(
-            pair.time,
-            c,
-            0,
-            Bytes::from_static(b"once"),
-            SendMode::Plain,
-        )
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"once"), SendMode::Plain)
         .expect("send");
     pair.run_for(ms(50));
     let replay = pair
-        .client
-        .sent_log
+        .client()
+        .sent_log()
         .iter()
         .rev()
         .find(|(_, d)| !wire::is_long_header(d))
         .expect("logged")
         .1
         .clone();
-    pair.server
-        .endpoint
-        .handle_datagram(pair.time, attacker(), &replay);
+    let now = pair.now();
+    pair.server_mut()
+        .endpoint_mut()
+        .handle_datagram(now, attacker(), &replay);
     pair.run_for(ms(100));
-    assert_eq!(pair.server.endpoint.remote_address(s), Some(client_addr));
-    let st = pair.server.endpoint.connection_stats(s).expect("alive");
+    assert_eq!(
+        pair.server().endpoint().remote_address(s),
+        Some(client_addr)
+    );
+    let st = pair.server().endpoint().connection_stats(s).expect("alive");
     assert_eq!(st.security.migrations, 0);
     assert_eq!(st.security.path_challenges_sent, 0);
     assert_eq!(
-        pair.server.take_messages(0).len(),
+        pair.server_mut().take_messages(0).len(),
         1,
         "the replay is not delivered twice"
     );
     genuine_traffic_flows(&mut pair, c, 0, 3);
     // the server's data still reaches the real client
-    pair.server
-        .endpoint
+    let now = pair.now();
+    pair.server_mut()
+        .endpoint_mut()
         .send(
-            pair.time,
+            now,
             s,
             0,
             Bytes::from_static(b"to the client"),
@@ -273,7 +294,7 @@ fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
         )
         .expect("send");
     pair.run_for(ms(100));
-    assert_eq!(pair.client.take_messages(0).len(), 1);
+    assert_eq!(pair.client_mut().take_messages(0).len(), 1);
 }
 
 /// An attacker on the path takes a genuine datagram and delivers it from its own address
@@ -283,32 +304,29 @@ fn a_far_ahead_packet_number_or_a_replay_cannot_hijack() {
 #[test]
 fn a_genuine_packet_from_a_new_address_moves_nothing_until_the_address_answers() {
     let (mut pair, c, s) = connected(6, &[ChannelKind::ReliableOrdered]);
-    let client_addr = pair.client.addr;
+    let client_addr = pair.client().addr();
     let stolen = std::rc::Rc::new(std::cell::RefCell::new(None));
     let slot = stolen.clone();
-    pair.client.filter = Some(Box::new(move |_, _, d| {
+    pair.client_mut().set_filter(Some(Box::new(move |_, _, d| {
         let mut s = slot.borrow_mut();
         if s.is_none() && !wire::is_long_header(d) {
             *s = Some(d.clone());
             return Verdict::Drop;
         }
         Verdict::Pass
-    }));
-    pair.client
-        .endpoint
-        .send(
-            pair.time,
-            c,
-            0,
-            Bytes::from_static(b"stolen"),
-            SendMode::Plain,
-        )
+    })));
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"stolen"), SendMode::Plain)
         .expect("send");
     pair.flush();
     let d = stolen.borrow().clone().expect("a datagram was taken");
-    let now = pair.time;
-    pair.server.endpoint.handle_datagram(now, attacker(), &d);
-    let to_attacker: usize = drain(&mut pair.server.endpoint, now)
+    let now = pair.now();
+    pair.server_mut()
+        .endpoint_mut()
+        .handle_datagram(now, attacker(), &d);
+    let to_attacker: usize = drain(pair.server_mut().endpoint_mut(), now)
         .iter()
         .filter(|(to, _)| *to == attacker())
         .map(|(_, d)| d.len())
@@ -320,14 +338,17 @@ fn a_genuine_packet_from_a_new_address_moves_nothing_until_the_address_answers()
         d.len()
     );
     pair.run_for(Duration::from_secs(2));
-    assert_eq!(pair.server.endpoint.remote_address(s), Some(client_addr));
-    let st = pair.server.endpoint.connection_stats(s).expect("alive");
+    assert_eq!(
+        pair.server().endpoint().remote_address(s),
+        Some(client_addr)
+    );
+    let st = pair.server().endpoint().connection_stats(s).expect("alive");
     assert_eq!(st.security.migrations, 0);
     assert!(st.security.path_challenges_sent >= 1);
     // the retries went to the attacker too, never past the limit
     let later: usize = pair
-        .server
-        .elsewhere
+        .server()
+        .elsewhere()
         .iter()
         .map(|(to, d)| {
             assert_eq!(*to, attacker());
@@ -340,7 +361,7 @@ fn a_genuine_packet_from_a_new_address_moves_nothing_until_the_address_answers()
         to_attacker + later
     );
     // the message itself was genuine: it is delivered once
-    assert_eq!(pair.server.take_messages(0).len(), 1);
+    assert_eq!(pair.server_mut().take_messages(0).len(), 1);
     genuine_traffic_flows(&mut pair, c, 0, 3);
 }
 
@@ -348,10 +369,10 @@ fn a_genuine_packet_from_a_new_address_moves_nothing_until_the_address_answers()
 fn nat_rebinding_moves_after_the_new_address_answers_a_challenge() {
     let (mut pair, c, s) = connected(7, &[ChannelKind::ReliableOrdered]);
     let new_addr: SocketAddr = "127.0.0.1:50123".parse().expect("address");
-    pair.client.addr = new_addr;
+    pair.client_mut().set_addr(new_addr);
     genuine_traffic_flows(&mut pair, c, 0, 3);
-    assert_eq!(pair.server.endpoint.remote_address(s), Some(new_addr));
-    let st = pair.server.endpoint.connection_stats(s).expect("alive");
+    assert_eq!(pair.server().endpoint().remote_address(s), Some(new_addr));
+    let st = pair.server().endpoint().connection_stats(s).expect("alive");
     assert_eq!(
         (st.security.migrations, st.security.path_challenges_sent),
         (1, 1)
@@ -501,34 +522,32 @@ fn an_impostor_cannot_complete_the_handshake() {
         .link(LinkConfig::default().with_delay(ms(10)))
         .build();
     let wrong = crate::ServerKey::generate([99; 32]).public();
+    let server_addr = pair.server().addr();
+    let now = pair.now();
     let c = pair
-        .client
-        .endpoint
-        .connect(
-            pair.time,
-            pair.server.addr,
-            &wrong,
-            &[ChannelKind::ReliableOrdered],
-        )
+        .client_mut()
+        .endpoint_mut()
+        .connect(now, server_addr, &wrong, &[ChannelKind::ReliableOrdered])
         .expect("connect");
     pair.run_for(Duration::from_secs(6));
     assert_eq!(
-        pair.client.disconnected(),
+        pair.client().disconnected(),
         Some(&DisconnectReason::HandshakeTimedOut)
     );
-    assert!(pair.client.endpoint.connection(c).is_none());
-    assert_eq!(pair.server.endpoint.connection_count(), 0);
-    assert!(pair.server.endpoint.stats().dropped_bad_handshake > 0);
+    assert!(pair.client().endpoint().connection(c).is_none());
+    assert_eq!(pair.server().endpoint().connection_count(), 0);
+    assert!(pair.server().endpoint().stats().dropped_bad_handshake > 0);
 }
 
 #[test]
 fn payloads_and_channel_tables_are_not_on_the_wire() {
     let (mut pair, c, s) = connected(9, &ChannelKind::ALL);
     for ch in [0u8, 1, 2, 3] {
-        pair.client
-            .endpoint
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
             .send(
-                pair.time,
+                now,
                 c,
                 ch,
                 Bytes::from_static(b"SECRET-PAYLOAD"),
@@ -536,10 +555,11 @@ fn payloads_and_channel_tables_are_not_on_the_wire() {
             )
             .expect("send");
     }
-    pair.server
-        .endpoint
+    let now = pair.now();
+    pair.server_mut()
+        .endpoint_mut()
         .send(
-            pair.time,
+            now,
             s,
             0,
             Bytes::from_static(b"SECRET-PAYLOAD"),
@@ -547,14 +567,19 @@ fn payloads_and_channel_tables_are_not_on_the_wire() {
         )
         .expect("send");
     pair.run_for(ms(100));
-    assert_eq!(pair.server.take_messages(0).len(), 1);
-    for (_, d) in pair.client.sent_log.iter().chain(&pair.server.sent_log) {
+    assert_eq!(pair.server_mut().take_messages(0).len(), 1);
+    for (_, d) in pair
+        .client()
+        .sent_log()
+        .iter()
+        .chain(pair.server().sent_log())
+    {
         assert!(
             !d.windows(6).any(|w| w == b"SECRET"),
             "plaintext on the wire"
         );
     }
-    let suite = pair.client.endpoint.cipher_suite(c).expect("suite");
+    let suite = pair.client().endpoint().cipher_suite(c).expect("suite");
     assert!(suite.is_encrypted());
 }
 
@@ -562,11 +587,11 @@ fn payloads_and_channel_tables_are_not_on_the_wire() {
 fn cleartext_only_when_both_ends_opt_in() {
     let mut pair = Pair::builder(10).build();
     let mut cfg = EndpointConfig::new([5; 32]).insecure_cleartext();
-    cfg.transport = std::sync::Arc::new(pair.client.endpoint.transport_config().clone());
-    pair.client.endpoint = Endpoint::new(cfg, None, pair.time).expect("client");
+    cfg.transport = std::sync::Arc::new(pair.client().endpoint().transport_config().clone());
+    *pair.client_mut().endpoint_mut() = Endpoint::new(cfg, None, pair.now()).expect("client");
     assert!(pair.connect(&[ChannelKind::ReliableOrdered]).is_none());
     assert_eq!(
-        pair.client.disconnected(),
+        pair.client().disconnected(),
         Some(&DisconnectReason::Refused(
             RefuseReason::NoCommonCipherSuite
         ))
@@ -578,7 +603,7 @@ fn cleartext_only_when_both_ends_opt_in() {
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     assert_eq!(
-        pair.client.endpoint.cipher_suite(c),
+        pair.client().endpoint().cipher_suite(c),
         Some(CipherSuite::InsecureCleartext)
     );
 }
@@ -599,7 +624,8 @@ fn connect_tokens_admit_only_their_holders() {
         .server_config(server)
         .build();
     let unix = Duration::from_secs(1_800_000_000);
-    pair.server.endpoint.set_unix_time(pair.time, unix);
+    let now = pair.now();
+    pair.server_mut().endpoint_mut().set_unix_time(now, unix);
     let server_key = pair.server_key().0;
     let claims = TokenClaims {
         client_id: 77,
@@ -610,7 +636,7 @@ fn connect_tokens_admit_only_their_holders() {
             key,
             &claims,
             server_key,
-            &[pair.server.addr],
+            &[pair.server().addr()],
             expires,
             [nonce; 24],
         )
@@ -620,21 +646,27 @@ fn connect_tokens_admit_only_their_holders() {
     let expired = mint(&key, unix.as_secs(), 2);
     let other_backend = mint(&TokenKey::new([43; 32]), unix.as_secs() + 30, 3);
     let open = |pair: &mut Pair, token: Option<&ConnectToken>| {
-        pair.client.events.clear();
-        let (now, addr, k) = (pair.time, pair.server.addr, pair.server_key());
+        pair.client_mut().events_mut().clear();
+        let (now, addr, k) = (pair.now(), pair.server().addr(), pair.server_key());
         let chans = [ChannelKind::ReliableOrdered];
         let h = match token {
-            Some(t) => pair.client.endpoint.connect_with_token(now, t, &chans),
-            None => pair.client.endpoint.connect(now, addr, &k, &chans),
+            Some(t) => pair
+                .client_mut()
+                .endpoint_mut()
+                .connect_with_token(now, t, &chans),
+            None => pair
+                .client_mut()
+                .endpoint_mut()
+                .connect(now, addr, &k, &chans),
         }
         .expect("connect");
         pair.run_for(ms(100));
         let connected = pair
-            .client
-            .events
+            .client()
+            .events()
             .iter()
             .any(|(x, e)| *x == h && matches!(e, Event::Connected { .. }));
-        (connected, pair.client.disconnected().cloned())
+        (connected, pair.client().disconnected().cloned())
     };
     let refused = |r| (false, Some(DisconnectReason::Refused(r)));
     assert_eq!(open(&mut pair, None), refused(RefuseReason::InvalidToken));
@@ -648,18 +680,18 @@ fn connect_tokens_admit_only_their_holders() {
     );
     assert_eq!(open(&mut pair, Some(&valid)), (true, None));
     let s = pair
-        .server
-        .events
+        .server()
+        .events()
         .iter()
         .find_map(|(h, e)| matches!(e, Event::Connected { .. }).then_some(*h))
         .expect("server side");
-    assert_eq!(pair.server.endpoint.token_claims(s), Some(&claims));
+    assert_eq!(pair.server().endpoint().token_claims(s), Some(&claims));
     // the same client id again while connected
     assert_eq!(
         open(&mut pair, Some(&valid)),
         refused(RefuseReason::AlreadyConnected)
     );
-    assert_eq!(pair.server.endpoint.connection_count(), 1);
+    assert_eq!(pair.server().endpoint().connection_count(), 1);
 }
 
 /// The opt-out is what its name says: in cleartext the forged CLOSE of
@@ -676,13 +708,16 @@ fn in_insecure_cleartext_a_forged_close_does_kill() {
         .expect("connects");
     let cid = server_cid(&pair, c);
     let d = forged(&cid, 1 << 20, |d| wire::encode_close(0, b"bye", d));
-    pair.server
-        .endpoint
-        .handle_datagram(pair.time, attacker(), &d);
+    let now = pair.now();
+    pair.server_mut()
+        .endpoint_mut()
+        .handle_datagram(now, attacker(), &d);
     pair.run_for(ms(100));
     assert!(matches!(
-        pair.server.disconnected(),
+        pair.server().disconnected(),
         Some(DisconnectReason::ClosedByPeer { .. })
     ));
-    assert!(pair.server.endpoint.connection(s).is_none() || pair.client.disconnected().is_some());
+    assert!(
+        pair.server().endpoint().connection(s).is_none() || pair.client().disconnected().is_some()
+    );
 }

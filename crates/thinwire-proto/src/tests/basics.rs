@@ -20,15 +20,15 @@ fn connect_and_exchange_on_every_class() {
         .link(thinwire_netmodel::LinkConfig::default().with_delay(Duration::from_millis(20)))
         .build();
     let (c, s) = pair.connect(&ALL).expect("connects");
-    let now = pair.time;
+    let now = pair.now();
     for ch in 0..4u8 {
-        pair.client
-            .endpoint
+        pair.client_mut()
+            .endpoint_mut()
             .send(now, c, ch, Bytes::from(vec![ch; 30]), SendMode::Plain)
             .unwrap();
     }
-    pair.client
-        .endpoint
+    pair.client_mut()
+        .endpoint_mut()
         .send(
             now,
             c,
@@ -37,8 +37,8 @@ fn connect_and_exchange_on_every_class() {
             SendMode::Latest { key: 9 },
         )
         .unwrap();
-    pair.server
-        .endpoint
+    pair.server_mut()
+        .endpoint_mut()
         .send(
             now,
             s,
@@ -49,14 +49,14 @@ fn connect_and_exchange_on_every_class() {
         .unwrap();
     pair.run_for(Duration::from_millis(200));
     for ch in 0..5u8 {
-        let got = pair.server.take_messages(ch);
+        let got = pair.server_mut().take_messages(ch);
         assert_eq!(got.len(), 1, "channel {ch}");
     }
     assert_eq!(
-        pair.client.take_messages(0)[0].data,
+        pair.client_mut().take_messages(0)[0].data,
         Bytes::from_static(b"hello client")
     );
-    let stats = pair.client.endpoint.connection_stats(c).unwrap();
+    let stats = pair.client().endpoint().connection_stats(c).unwrap();
     assert!(
         stats.path.srtt >= Duration::from_millis(39)
             && stats.path.srtt <= Duration::from_millis(50),
@@ -64,20 +64,21 @@ fn connect_and_exchange_on_every_class() {
         stats.path.srtt
     );
     // graceful close both ways
-    pair.client.endpoint.close(pair.time, c, 7, b"bye");
+    let now = pair.now();
+    pair.client_mut().endpoint_mut().close(now, c, 7, b"bye");
     pair.run_for(Duration::from_secs(2));
     assert!(matches!(
-        pair.client.disconnected(),
+        pair.client().disconnected(),
         Some(crate::DisconnectReason::LocallyClosed)
     ));
     assert!(matches!(
-        pair.server.disconnected(),
+        pair.server().disconnected(),
         Some(crate::DisconnectReason::ClosedByPeer { code: 7, .. })
     ));
-    assert_eq!(pair.client.endpoint.connection_count(), 0);
-    assert_eq!(pair.server.endpoint.connection_count(), 0);
+    assert_eq!(pair.client().endpoint().connection_count(), 0);
+    assert_eq!(pair.server().endpoint().connection_count(), 0);
     let _ = Event::Connected {
-        remote: pair.server.addr,
+        remote: pair.server().addr(),
         incoming: false,
     };
 }
@@ -91,10 +92,11 @@ fn lossless_reliable_burst_arrives_in_order() {
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     for i in 0..100u32 {
-        pair.client
-            .endpoint
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
             .send(
-                pair.time,
+                now,
                 c,
                 0,
                 Bytes::from(i.to_be_bytes().to_vec()),
@@ -104,7 +106,7 @@ fn lossless_reliable_burst_arrives_in_order() {
     }
     pair.run_for(Duration::from_secs(1));
     let got: Vec<u32> = pair
-        .server
+        .server_mut()
         .take_messages(0)
         .iter()
         .map(|m| u32::from_be_bytes(m.data[..4].try_into().unwrap()))
@@ -127,44 +129,36 @@ fn many_connections_share_one_endpoint() {
     let key = pair.server_key();
     let mut handles = Vec::new();
     for _ in 0..300 {
+        let server_addr = pair.server().addr();
+        let now = pair.now();
         let h = pair
-            .client
-            .endpoint
-            .connect(
-                pair.time,
-                pair.server.addr,
-                &key,
-                &[ChannelKind::ReliableOrdered],
-            )
+            .client_mut()
+            .endpoint_mut()
+            .connect(now, server_addr, &key, &[ChannelKind::ReliableOrdered])
             .unwrap();
         handles.push(h);
     }
     pair.run_for(Duration::from_secs(3));
-    assert_eq!(pair.server.endpoint.connection_count(), 300);
+    assert_eq!(pair.server().endpoint().connection_count(), 300);
     for (i, h) in handles.iter().enumerate() {
-        pair.client
-            .endpoint
-            .send(
-                pair.time,
-                *h,
-                0,
-                Bytes::from(vec![i as u8; 20]),
-                SendMode::Plain,
-            )
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, *h, 0, Bytes::from(vec![i as u8; 20]), SendMode::Plain)
             .unwrap();
     }
     pair.run_for(Duration::from_secs(2));
     // one message from each of the 300 connections, each routed to its own server connection
     let senders: std::collections::HashSet<_> = pair
-        .server
-        .events
+        .server()
+        .events()
         .iter()
         .filter(|(_, e)| matches!(e, Event::Message(_)))
         .map(|(h, _)| *h)
         .collect();
     assert_eq!(senders.len(), 300);
-    assert_eq!(pair.server.take_messages(0).len(), 300);
-    assert_eq!(pair.server.endpoint.stats().connections_accepted, 300);
+    assert_eq!(pair.server_mut().take_messages(0).len(), 300);
+    assert_eq!(pair.server().endpoint().stats().connections_accepted, 300);
 }
 
 /// Runs a lossy exchange and returns a transcript of everything the server saw.
@@ -175,14 +169,15 @@ fn transcript(seed: u64) -> Vec<String> {
         .with_reorder(true)
         .with_bernoulli_loss(0.1);
     let mut pair = Pair::builder(seed).link(l).build();
-    let start = pair.time;
+    let start = pair.now();
     let (c, _) = pair.connect(&ALL).unwrap();
     for i in 0..200u32 {
         let ch = (i % 4) as u8;
-        pair.client
-            .endpoint
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
             .send(
-                pair.time,
+                now,
                 c,
                 ch,
                 Bytes::from(i.to_be_bytes().to_vec()),
@@ -192,10 +187,10 @@ fn transcript(seed: u64) -> Vec<String> {
         pair.run_for(Duration::from_millis(7));
     }
     pair.run_for(Duration::from_secs(2));
-    pair.server
-        .events
+    pair.server()
+        .events()
         .iter()
-        .map(|(h, e)| format!("{:?} {h} {e:?}", pair.time - start))
+        .map(|(h, e)| format!("{:?} {h} {e:?}", pair.now() - start))
         .collect()
 }
 
@@ -221,14 +216,15 @@ fn an_unreliable_echo_costs_two_datagrams_per_round_trip() {
         let (c, s) = pair.connect(&ALL).expect("connects");
         pair.run_for(Duration::from_millis(300));
         let sent = |p: &Pair| {
-            p.client.endpoint.stats().datagrams_sent + p.server.endpoint.stats().datagrams_sent
+            p.client().endpoint().stats().datagrams_sent
+                + p.server().endpoint().stats().datagrams_sent
         };
         let before = sent(&pair);
         const ROUNDS: u64 = 50;
         for i in 0..ROUNDS {
-            let t = pair.time;
-            pair.client
-                .endpoint
+            let t = pair.now();
+            pair.client_mut()
+                .endpoint_mut()
                 .send(
                     t,
                     c,
@@ -238,22 +234,22 @@ fn an_unreliable_echo_costs_two_datagrams_per_round_trip() {
                 )
                 .unwrap();
             assert!(pair.run_while(Duration::from_secs(1), |p| p
-                .server
-                .events
+                .server()
+                .events()
                 .iter()
                 .any(|(_, e)| matches!(e, Event::Message(_)))));
-            let echo = pair.server.take_messages(channel).remove(0).data;
-            let t = pair.time;
-            pair.server
-                .endpoint
+            let echo = pair.server_mut().take_messages(channel).remove(0).data;
+            let t = pair.now();
+            pair.server_mut()
+                .endpoint_mut()
                 .send(t, s, channel, echo, SendMode::Plain)
                 .unwrap();
             assert!(pair.run_while(Duration::from_secs(1), |p| p
-                .client
-                .events
+                .client()
+                .events()
                 .iter()
                 .any(|(_, e)| matches!(e, Event::Message(_)))));
-            assert_eq!(pair.client.take_messages(channel).len(), 1);
+            assert_eq!(pair.client_mut().take_messages(channel).len(), 1);
         }
         (sent(&pair) - before) as f64 / ROUNDS as f64
     };
@@ -283,33 +279,29 @@ fn a_long_message_that_ends_its_packet_takes_the_last_frame_form() {
     let (c, _) = pair.connect(&channels).expect("connects");
     // 100 small messages first, all acknowledged: the next seq, 100, is a 2-byte varint
     for i in 0..100u8 {
-        pair.client
-            .endpoint
-            .send(pair.time, c, 0, Bytes::from(vec![i; 8]), SendMode::Plain)
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, Bytes::from(vec![i; 8]), SendMode::Plain)
             .unwrap();
         pair.run_for(Duration::from_millis(5));
     }
     pair.run_for(Duration::from_millis(200));
-    assert_eq!(pair.server.take_messages(0).len(), 100);
-    pair.client.log_sent = true;
+    assert_eq!(pair.server_mut().take_messages(0).len(), 100);
+    pair.client_mut().set_log_sent(true);
     let payload: Vec<u8> = (0..600).map(|i| (i % 251) as u8).collect();
-    pair.client
-        .endpoint
-        .send(
-            pair.time,
-            c,
-            0,
-            Bytes::from(payload.clone()),
-            SendMode::Plain,
-        )
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from(payload.clone()), SendMode::Plain)
         .unwrap();
     pair.run_for(Duration::from_millis(200));
-    let got = pair.server.take_messages(0);
+    let got = pair.server_mut().take_messages(0);
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].data, payload);
     let carriers: Vec<_> = pair
-        .client
-        .sent_log
+        .client()
+        .sent_log()
         .iter()
         .filter(|(_, d)| d.ends_with(&payload))
         .collect();

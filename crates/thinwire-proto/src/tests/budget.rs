@@ -261,26 +261,28 @@ fn sends_to_a_peer_that_never_acknowledges_stop_at_its_share() {
         .expect("connects");
     // only the first connection's packets are made into PINGs: it never acknowledges
     let first_cid = pair
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .connection(_c)
         .and_then(|c| c.remote_cid())
         .expect("id");
-    pair.client.filter = Some(Box::new(move |_, _, d: &mut Vec<u8>| {
-        if !wire::is_long_header(d) {
-            if let Ok((h, offset)) = ShortHeader::decode(d, 8) {
-                if h.dst_cid == first_cid {
-                    d.truncate(offset);
-                    wire::encode_ping(d);
+    pair.client_mut()
+        .set_filter(Some(Box::new(move |_, _, d: &mut Vec<u8>| {
+            if !wire::is_long_header(d) {
+                if let Ok((h, offset)) = ShortHeader::decode(d, 8) {
+                    if h.dst_cid == first_cid {
+                        d.truncate(offset);
+                        wire::encode_ping(d);
+                    }
                 }
             }
-        }
-        Verdict::Pass
-    }));
+            Verdict::Pass
+        })));
     let mut refused_at = None;
     for i in 0..400 {
-        let sent = pair.server.endpoint.send(
-            pair.time,
+        let now = pair.now();
+        let sent = pair.server_mut().endpoint_mut().send(
+            now,
             s,
             0,
             Bytes::from(vec![1u8; 2000]),
@@ -289,18 +291,13 @@ fn sends_to_a_peer_that_never_acknowledges_stop_at_its_share() {
         if sent.is_err() && refused_at.is_none() {
             refused_at = Some(i);
         }
-        pair.server
-            .endpoint
-            .send(
-                pair.time,
-                s2,
-                0,
-                Bytes::from(vec![2u8; 100]),
-                SendMode::Plain,
-            )
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .send(now, s2, 0, Bytes::from(vec![2u8; 100]), SendMode::Plain)
             .expect("the other connection is within its share");
         pair.run_for(ms(10));
-        let held = pair.server.endpoint.stats().memory_held as usize;
+        let held = pair.server().endpoint().stats().memory_held as usize;
         assert!(held <= budget.total + 2100, "held {held}");
     }
     let refused_at = refused_at.expect("sends were refused");
@@ -310,12 +307,12 @@ fn sends_to_a_peer_that_never_acknowledges_stop_at_its_share() {
         "refused from send {refused_at}"
     );
     assert!(
-        pair.server.disconnected().is_none(),
+        pair.server().disconnected().is_none(),
         "closed for what it was sent"
     );
-    assert_eq!(pair.server.endpoint.stats().closed_over_budget, 0);
-    assert_eq!(pair.server.take_messages(0).len(), 0);
-    let small = pair.client.take_messages(0);
+    assert_eq!(pair.server().endpoint().stats().closed_over_budget, 0);
+    assert_eq!(pair.server_mut().take_messages(0).len(), 0);
+    let small = pair.client_mut().take_messages(0);
     let small = small.iter().filter(|m| m.data.len() == 100).count();
     assert_eq!(small, 400, "the other connection's data");
 }
@@ -381,12 +378,12 @@ fn one_datagram_makes_at_most_64_messages() {
         .build();
     let (c, s) = pair.connect(&[ChannelKind::Unreliable]).expect("connects");
     let cid = pair
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .connection(c)
         .and_then(|conn| conn.remote_cid())
         .expect("established");
-    let from = pair.client.addr;
+    let from = pair.client().addr();
     for (pn, count) in [(5000u64, 65usize), (5001, 64)] {
         let mut d = Vec::new();
         ShortHeader::encode(&cid, pn, 4, &mut d);
@@ -401,27 +398,31 @@ fn one_datagram_makes_at_most_64_messages() {
             };
             wire::encode_message(&header, &[], &mut d);
         }
-        pair.server.endpoint.handle_datagram(pair.time, from, &d);
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .handle_datagram(now, from, &d);
     }
     pair.flush();
-    assert_eq!(pair.server.take_messages(0).len(), 64);
+    assert_eq!(pair.server_mut().take_messages(0).len(), 64);
     let st = pair
-        .server
-        .endpoint
+        .server()
+        .endpoint()
         .connection_stats(s)
         .expect("connection");
     assert_eq!(st.udp.malformed_packets, 1);
     for _ in 0..1000 {
-        pair.client
-            .endpoint
-            .send(pair.time, c, 0, Bytes::new(), SendMode::Plain)
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, Bytes::new(), SendMode::Plain)
             .expect("send");
     }
     pair.run_for(ms(200));
-    assert_eq!(pair.server.take_messages(0).len(), 1000);
+    assert_eq!(pair.server_mut().take_messages(0).len(), 1000);
     let st = pair
-        .server
-        .endpoint
+        .server()
+        .endpoint()
         .connection_stats(s)
         .expect("connection");
     assert_eq!(

@@ -30,7 +30,7 @@ fn pair(one_way_ms: u64, loss: f64, seed: u64) -> (Pair, crate::ConnectionHandle
 
 fn deadline_msgs(p: &mut Pair) -> Vec<crate::Message> {
     let mut out = Vec::new();
-    p.server.events.retain(|(_, e)| match e {
+    p.server_mut().events_mut().retain(|(_, e)| match e {
         Event::Message(m) if m.deadline.is_some() => {
             out.push(m.clone());
             false
@@ -44,14 +44,14 @@ fn deadline_msgs(p: &mut Pair) -> Vec<crate::Message> {
 /// shard of the next deadline message), once.
 fn drop_first_shard_once(p: &mut Pair) {
     let mut dropped = false;
-    p.client.filter = Some(Box::new(move |_, _, d| {
+    p.client_mut().set_filter(Some(Box::new(move |_, _, d| {
         if d.len() > 500 && !dropped {
             dropped = true;
             Verdict::Drop
         } else {
             Verdict::Pass
         }
-    }));
+    })));
 }
 
 fn opts(parity: ParityMode) -> DeadlineOptions {
@@ -64,11 +64,11 @@ fn opts(parity: ParityMode) -> DeadlineOptions {
 #[test]
 fn two_kilobyte_message_travels_as_four_shards() {
     let (mut p, c) = pair(125, 0.0, 1);
-    p.client.log_sent = true;
+    p.client_mut().set_log_sent(true);
     let data = msg(2048, 1);
-    let t0 = p.time;
-    p.client
-        .endpoint
+    let t0 = p.now();
+    p.client_mut()
+        .endpoint_mut()
         .send(
             t0,
             c,
@@ -88,13 +88,13 @@ fn two_kilobyte_message_travels_as_four_shards() {
         "{st:?}"
     );
     let shards = p
-        .client
-        .sent_log
+        .client()
+        .sent_log()
         .iter()
         .filter(|(_, d)| d.len() > 500)
         .count();
     assert_eq!(shards, 4);
-    let cs = p.client.endpoint.connection_stats(c).unwrap();
+    let cs = p.client().endpoint().connection_stats(c).unwrap();
     assert_eq!(cs.deadline.completed, 1);
     assert_eq!(cs.deadline.parity_shards, 0);
 }
@@ -104,9 +104,9 @@ fn parity_repairs_a_lost_data_shard_within_the_stage() {
     let (mut p, c) = pair(125, 0.0, 2);
     drop_first_shard_once(&mut p);
     let data = msg(2000, 2);
-    let t0 = p.time;
-    p.client
-        .endpoint
+    let t0 = p.now();
+    p.client_mut()
+        .endpoint_mut()
         .send(
             t0,
             c,
@@ -124,8 +124,8 @@ fn parity_repairs_a_lost_data_shard_within_the_stage() {
     );
     assert_eq!(got[0].data, data);
     assert_eq!(
-        p.client
-            .endpoint
+        p.client()
+            .endpoint()
             .connection_stats(c)
             .unwrap()
             .deadline
@@ -139,9 +139,9 @@ fn retransmission_only_repairs_in_the_next_stage() {
     let (mut p, c) = pair(125, 0.0, 3);
     drop_first_shard_once(&mut p);
     let data = msg(2048, 3);
-    let t0 = p.time;
-    p.client
-        .endpoint
+    let t0 = p.now();
+    p.client_mut()
+        .endpoint_mut()
         .send(
             t0,
             c,
@@ -151,12 +151,12 @@ fn retransmission_only_repairs_in_the_next_stage() {
         )
         .unwrap();
     p.run_while(Duration::from_secs(2), |p| {
-        p.server
-            .events
+        p.server()
+            .events()
             .iter()
             .any(|(_, e)| matches!(e, Event::Message(m) if m.deadline.is_some()))
     });
-    let arrived = p.time - t0;
+    let arrived = p.now() - t0;
     // stage 1 (one RTT + 4 RTTVAR) finds one shard missing; stage 2 resends it: ~1.5 RTT plus
     // the margin, still inside the 500 ms deadline
     assert!(
@@ -177,15 +177,16 @@ fn late_messages_are_flagged_or_dropped() {
         let mut p = Pair::builder(4).link(l).transport(cfg).build();
         let (c, _) = p.connect(&[ChannelKind::Unreliable]).unwrap();
         let o = DeadlineOptions::new(Duration::from_millis(100), 0.99);
-        p.client
-            .endpoint
-            .send(p.time, c, 0, msg(300, 4), SendMode::Deadline(o))
+        let now = p.now();
+        p.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, msg(300, 4), SendMode::Deadline(o))
             .unwrap();
         p.run_for(Duration::from_secs(2));
         let got = deadline_msgs(&mut p);
         let s = p
-            .server
-            .endpoint
+            .server()
+            .endpoint()
             .connection_stats(crate::ConnectionHandle(0))
             .unwrap();
         assert_eq!(s.deadline.late, 1);
@@ -201,8 +202,8 @@ fn late_messages_are_flagged_or_dropped() {
 #[test]
 fn deadline_send_errors() {
     let (mut p, c) = pair(10, 0.0, 5);
-    let t = p.time;
-    let ep = &mut p.client.endpoint;
+    let t = p.now();
+    let ep = p.client_mut().endpoint_mut();
     let bad = DeadlineOptions::new(Duration::ZERO, 0.99);
     assert_eq!(
         ep.send(t, c, 0, msg(10, 0), SendMode::Deadline(bad)),
@@ -260,7 +261,7 @@ proptest! {
         let dropped = std::rc::Rc::new(std::cell::Cell::new(0u32));
         let count = dropped.clone();
         // drop shards whose position bit is set in the mask
-        p.client.filter = Some(Box::new(move |_, _, d| {
+        p.client_mut().set_filter(Some(Box::new(move |_, _, d| {
             if d.first().is_some_and(|b| b & 0xc0 == 0x40) && d.len() > 60 {
                 n += 1;
                 if drop_mask & (1 << (n % 64)) != 0 {
@@ -269,9 +270,10 @@ proptest! {
                 }
             }
             Verdict::Pass
-        }));
+        })));
         let o = DeadlineOptions { shard_size: Some(256), ..opts(ParityMode::Fixed(4)) };
-        p.client.endpoint.send(p.time, c, 0, data.clone(), SendMode::Deadline(o)).unwrap();
+        let now = p.now();
+        p.client_mut().endpoint_mut().send(now, c, 0, data.clone(), SendMode::Deadline(o)).unwrap();
         p.run_for(Duration::from_secs(3));
         let got = deadline_msgs(&mut p);
         // a mask that missed every shard proves nothing about decoding from a subset
@@ -291,30 +293,30 @@ fn deadline_run(parity: ParityMode, link: LinkConfig, n: usize, seed: u64) -> (f
     let mut latencies = Vec::new();
     let mut missed = 0;
     for i in 0..n {
-        p.server.events.clear();
-        let t0 = p.time;
+        p.server_mut().events_mut().clear();
+        let t0 = p.now();
         let o = DeadlineOptions {
             parity,
             ..DeadlineOptions::new(deadline, 0.999)
         };
-        p.client
-            .endpoint
+        p.client_mut()
+            .endpoint_mut()
             .send(t0, c, 0, msg(2048, i as u8), SendMode::Deadline(o))
             .unwrap();
         let ok = p.run_while(deadline, |p| {
-            p.server
-                .events
+            p.server()
+                .events()
                 .iter()
                 .any(|(_, e)| matches!(e, Event::Message(m) if m.deadline.is_some()))
         });
         if ok {
-            latencies.push((p.time - t0).as_secs_f64() * 1000.0);
+            latencies.push((p.now() - t0).as_secs_f64() * 1000.0);
         } else {
             missed += 1;
         }
         p.run_until(t0 + Duration::from_secs(1));
     }
-    let st = p.client.endpoint.connection_stats(c).unwrap();
+    let st = p.client().endpoint().connection_stats(c).unwrap();
     let unique = (n * 2048) as f64;
     let sent = (st.payload_bytes.total() - 20 * crate::testing::WARM_UP.len() as u64) as f64;
     latencies.sort_by(f64::total_cmp);
@@ -344,29 +346,36 @@ fn adaptive_policy_meets_the_deadline_at_low_overhead() {
 fn channel_default_makes_plain_sends_deadline_messages() {
     let (mut p, c) = pair(50, 0.0, 6);
     let o = DeadlineOptions::new(Duration::from_millis(300), 0.99);
-    p.client
-        .endpoint
+    p.client_mut()
+        .endpoint_mut()
         .set_channel_deadline(c, 0, Some(o))
         .unwrap();
-    p.client
-        .endpoint
-        .send(p.time, c, 0, msg(1500, 6), SendMode::Plain)
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, msg(1500, 6), SendMode::Plain)
         .unwrap();
     p.run_for(Duration::from_millis(300));
     let got = deadline_msgs(&mut p);
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].data, msg(1500, 6));
     // cleared: back to the channel's own class
-    p.client.endpoint.set_channel_deadline(c, 0, None).unwrap();
-    p.client
-        .endpoint
-        .send(p.time, c, 0, msg(100, 7), SendMode::Plain)
+    p.client_mut()
+        .endpoint_mut()
+        .set_channel_deadline(c, 0, None)
+        .unwrap();
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, msg(100, 7), SendMode::Plain)
         .unwrap();
     p.run_for(Duration::from_millis(300));
     assert!(deadline_msgs(&mut p).is_empty());
-    assert_eq!(p.server.take_messages(0).len(), 1);
+    assert_eq!(p.server_mut().take_messages(0).len(), 1);
     assert_eq!(
-        p.client.endpoint.set_channel_deadline(c, 5, Some(o)),
+        p.client_mut()
+            .endpoint_mut()
+            .set_channel_deadline(c, 5, Some(o)),
         Err(crate::SendError::UnknownChannel(5))
     );
 }
@@ -382,14 +391,14 @@ fn first_message_after_the_handshake_gets_a_repair_stage() {
     let l = LinkConfig::default().with_delay(Duration::from_millis(126));
     let mut p = Pair::builder(8).link(l).build();
     let (c, _) = p.connect(&[ChannelKind::Unreliable]).expect("connects");
-    let st = p.client.endpoint.connection_stats(c).unwrap();
+    let st = p.client().endpoint().connection_stats(c).unwrap();
     assert!(st.path.rttvar * 4 > st.path.srtt, "{st:?}");
     let stage = st.path.srtt + st.path.srtt / 4;
-    p.client.log_sent = true;
+    p.client_mut().set_log_sent(true);
     drop_first_shard_once(&mut p);
-    let t0 = p.time;
-    p.client
-        .endpoint
+    let t0 = p.now();
+    p.client_mut()
+        .endpoint_mut()
         .send(
             t0,
             c,
@@ -400,8 +409,8 @@ fn first_message_after_the_handshake_gets_a_repair_stage() {
         .unwrap();
     p.run_for(Duration::from_millis(600));
     let shard_times: Vec<Duration> = p
-        .client
-        .sent_log
+        .client()
+        .sent_log()
         .iter()
         .filter(|(_, d)| d.len() > 500)
         .map(|(t, _)| *t - t0)

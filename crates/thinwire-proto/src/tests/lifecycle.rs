@@ -130,14 +130,16 @@ fn garbage_is_dropped_counted_and_harmless() {
         if i % 5 == 0 && !d.is_empty() {
             d[0] = 0xc0 | (i as u8 % 8); // looks like a long header
         }
-        pair.server
-            .endpoint
-            .handle_datagram(pair.time, junk_from, &d);
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .handle_datagram(now, junk_from, &d);
         if i % 100 == 0 {
-            pair.client
-                .endpoint
+            let now = pair.now();
+            pair.client_mut()
+                .endpoint_mut()
                 .send(
-                    pair.time,
+                    now,
                     c,
                     0,
                     Bytes::from(i.to_be_bytes().to_vec()),
@@ -149,14 +151,14 @@ fn garbage_is_dropped_counted_and_harmless() {
         }
     }
     pair.run_for(Duration::from_secs(1));
-    assert_eq!(pair.server.take_messages(0).len(), sent);
-    let st = pair.server.endpoint.stats();
+    assert_eq!(pair.server_mut().take_messages(0).len(), sent);
+    let st = pair.server().endpoint().stats();
     assert!(
         st.dropped_malformed + st.dropped_unknown_connection + st.dropped_unexpected > 1500,
         "{st:?}"
     );
-    assert_eq!(pair.server.endpoint.connection_count(), 1);
-    assert!(pair.server.disconnected().is_none());
+    assert_eq!(pair.server().endpoint().connection_count(), 1);
+    assert!(pair.server().disconnected().is_none());
 }
 
 #[test]
@@ -167,62 +169,54 @@ fn corruption_never_panics_and_connection_survives() {
         .connect(&[ChannelKind::ReliableUnordered, ChannelKind::Unreliable])
         .unwrap();
     for i in 0..300u32 {
-        pair.client
-            .endpoint
-            .send(
-                pair.time,
-                c,
-                0,
-                Bytes::from(vec![i as u8; 40]),
-                SendMode::Plain,
-            )
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, Bytes::from(vec![i as u8; 40]), SendMode::Plain)
             .unwrap();
-        pair.client
-            .endpoint
-            .send(
-                pair.time,
-                c,
-                1,
-                Bytes::from(vec![i as u8; 40]),
-                SendMode::Plain,
-            )
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, c, 1, Bytes::from(vec![i as u8; 40]), SendMode::Plain)
             .unwrap();
         pair.run_for(Duration::from_millis(20));
     }
     pair.run_for(Duration::from_secs(2));
     // Every corrupted datagram fails the AEAD tag and is dropped whole (none is taken at face
     // value, as UDP's checksum alone would allow): no panic, no disconnect, each one counted.
-    assert!(pair.client.disconnected().is_none() && pair.server.disconnected().is_none());
-    let cs = pair.client.endpoint.connection_stats(c).unwrap();
+    assert!(pair.client().disconnected().is_none() && pair.server().disconnected().is_none());
+    let cs = pair.client().endpoint().connection_stats(c).unwrap();
     let ss = pair
-        .server
-        .endpoint
+        .server()
+        .endpoint()
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
     assert!(cs.security.unauthenticated_packets + ss.security.unauthenticated_packets > 0);
     assert_eq!(cs.udp.malformed_packets + ss.udp.malformed_packets, 0);
-    assert!(!pair.server.take_messages(0).is_empty());
+    assert!(!pair.server_mut().take_messages(0).is_empty());
 }
 
 #[test]
 fn idle_timeout_ends_a_silent_connection() {
     let mut pair = Pair::builder(7).link(link()).build();
     let (_c, _s) = pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
-    pair.client.filter = Some(Box::new(|_, _, _| Verdict::Drop));
-    pair.server.filter = Some(Box::new(|_, _, _| Verdict::Drop));
-    let start = pair.time;
+    pair.client_mut()
+        .set_filter(Some(Box::new(|_, _, _| Verdict::Drop)));
+    pair.server_mut()
+        .set_filter(Some(Box::new(|_, _, _| Verdict::Drop)));
+    let start = pair.now();
     pair.run_while(Duration::from_secs(30), |p| {
-        p.client.disconnected().is_some() && p.server.disconnected().is_some()
+        p.client().disconnected().is_some() && p.server().disconnected().is_some()
     });
     assert_eq!(
-        pair.client.disconnected(),
+        pair.client().disconnected(),
         Some(&DisconnectReason::TimedOut)
     );
     assert_eq!(
-        pair.server.disconnected(),
+        pair.server().disconnected(),
         Some(&DisconnectReason::TimedOut)
     );
-    let took = pair.time - start;
+    let took = pair.now() - start;
     assert!(
         took >= Duration::from_secs(10) && took < Duration::from_secs(11),
         "{took:?}"
@@ -234,7 +228,7 @@ fn keepalive_holds_an_idle_connection_open() {
     let mut pair = Pair::builder(8).link(link()).build();
     pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
     pair.run_for(Duration::from_secs(60));
-    assert!(pair.client.disconnected().is_none() && pair.server.disconnected().is_none());
+    assert!(pair.client().disconnected().is_none() && pair.server().disconnected().is_none());
 }
 
 #[test]
@@ -243,26 +237,27 @@ fn server_restart_is_detected_by_the_client() {
     let (c, _) = pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
     pair.run_for(Duration::from_millis(100));
     pair.restart_server(12345);
-    pair.client
-        .endpoint
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
         .send(
-            pair.time,
+            now,
             c,
             0,
             Bytes::from_static(b"are you there?"),
             SendMode::Plain,
         )
         .unwrap();
-    let start = pair.time;
+    let start = pair.now();
     pair.run_while(Duration::from_secs(5), |p| {
-        p.client.disconnected().is_some()
+        p.client().disconnected().is_some()
     });
     assert_eq!(
-        pair.client.disconnected(),
+        pair.client().disconnected(),
         Some(&DisconnectReason::PeerReset)
     );
-    assert!(pair.time - start < Duration::from_millis(100));
-    assert!(pair.server.endpoint.stats().resets_sent >= 1);
+    assert!(pair.now() - start < Duration::from_millis(100));
+    assert!(pair.server().endpoint().stats().resets_sent >= 1);
     // the restarted server accepts a new connection at once
     assert!(pair.connect(&[ChannelKind::ReliableOrdered]).is_some());
 }
@@ -273,10 +268,10 @@ fn idle_client_learns_of_restart_through_keepalive() {
     pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
     pair.restart_server(777);
     pair.run_while(Duration::from_secs(5), |p| {
-        p.client.disconnected().is_some()
+        p.client().disconnected().is_some()
     });
     assert_eq!(
-        pair.client.disconnected(),
+        pair.client().disconnected(),
         Some(&DisconnectReason::PeerReset)
     );
 }
@@ -285,50 +280,35 @@ fn idle_client_learns_of_restart_through_keepalive() {
 fn nat_rebinding_keeps_the_connection() {
     let mut pair = Pair::builder(11).link(link()).build();
     let (c, s) = pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
-    pair.client
-        .endpoint
-        .send(
-            pair.time,
-            c,
-            0,
-            Bytes::from_static(b"before"),
-            SendMode::Plain,
-        )
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"before"), SendMode::Plain)
         .unwrap();
     pair.run_for(Duration::from_millis(100));
     let new_addr: SocketAddr = "127.0.0.1:50123".parse().unwrap();
-    pair.client.addr = new_addr;
-    pair.client
-        .endpoint
-        .send(
-            pair.time,
-            c,
-            0,
-            Bytes::from_static(b"after"),
-            SendMode::Plain,
-        )
+    pair.client_mut().set_addr(new_addr);
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"after"), SendMode::Plain)
         .unwrap();
     pair.run_for(Duration::from_millis(100));
-    assert_eq!(pair.server.endpoint.remote_address(s), Some(new_addr));
-    pair.server
-        .endpoint
-        .send(
-            pair.time,
-            s,
-            0,
-            Bytes::from_static(b"reply"),
-            SendMode::Plain,
-        )
+    assert_eq!(pair.server().endpoint().remote_address(s), Some(new_addr));
+    let now = pair.now();
+    pair.server_mut()
+        .endpoint_mut()
+        .send(now, s, 0, Bytes::from_static(b"reply"), SendMode::Plain)
         .unwrap();
     pair.run_for(Duration::from_millis(100));
-    assert_eq!(pair.server.take_messages(0).len(), 2);
+    assert_eq!(pair.server_mut().take_messages(0).len(), 2);
     assert_eq!(
-        pair.client.take_messages(0)[0].data,
+        pair.client_mut().take_messages(0)[0].data,
         Bytes::from_static(b"reply")
     );
     assert_eq!(
-        pair.server
-            .endpoint
+        pair.server()
+            .endpoint()
             .connection_stats(s)
             .unwrap()
             .security
@@ -345,24 +325,26 @@ fn handshake_survives_loss_and_times_out_without_server() {
     assert!(pair.connect(&[ChannelKind::ReliableOrdered]).is_some());
     let mut pair = Pair::builder(13).link(link()).build();
     let key = pair.server_key();
-    pair.client.filter = Some(Box::new(|_, _, _| Verdict::Drop));
+    pair.client_mut()
+        .set_filter(Some(Box::new(|_, _, _| Verdict::Drop)));
+    let now = pair.now();
+    let server_addr = pair.server().addr();
     let c = pair
-        .client
-        .endpoint
-        .connect(
-            pair.time,
-            pair.server.addr,
-            &key,
-            &[ChannelKind::Unreliable],
-        )
+        .client_mut()
+        .endpoint_mut()
+        .connect(now, server_addr, &key, &[ChannelKind::Unreliable])
         .unwrap();
     pair.run_for(Duration::from_secs(6));
     assert_eq!(
-        pair.client.disconnected(),
+        pair.client().disconnected(),
         Some(&DisconnectReason::HandshakeTimedOut)
     );
     assert_eq!(
-        pair.client.events.iter().filter(|(h, _)| *h == c).count(),
+        pair.client()
+            .events()
+            .iter()
+            .filter(|(h, _)| *h == c)
+            .count(),
         1
     );
 }
@@ -376,9 +358,10 @@ fn api_misuse_is_reported_and_harmless() {
         ChannelKind::LatestReliable,
     ];
     let (c, _) = pair.connect(&chans).unwrap();
-    let t = pair.time;
+    let t = pair.now();
     let key = pair.server_key();
-    let ep = &mut pair.client.endpoint;
+    let server_addr = pair.server().addr();
+    let ep = pair.client_mut().endpoint_mut();
     assert_eq!(
         ep.send(t, c, 9, Bytes::new(), SendMode::Plain),
         Err(SendError::UnknownChannel(9))
@@ -417,14 +400,16 @@ fn api_misuse_is_reported_and_harmless() {
         Err(SendError::UnknownConnection)
     );
     assert!(matches!(
-        ep.connect(t, pair.server.addr, &key, &[]),
+        ep.connect(t, server_addr, &key, &[]),
         Err(crate::ConnectError::ChannelCount(0))
     ));
-    pair.client.endpoint.close(pair.time, c, 0, b"");
+    let now = pair.now();
+    pair.client_mut().endpoint_mut().close(now, c, 0, b"");
+    let now = pair.now();
     assert_eq!(
-        pair.client
-            .endpoint
-            .send(pair.time, c, 0, Bytes::new(), SendMode::Plain),
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, Bytes::new(), SendMode::Plain),
         Err(SendError::ConnectionClosed)
     );
 }
@@ -438,37 +423,34 @@ fn one_mebibyte_message_arrives_through_loss() {
         .connect(&[ChannelKind::ReliableOrdered, ChannelKind::ReliableOrdered])
         .unwrap();
     let big: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 253) as u8).collect();
-    pair.client
-        .endpoint
-        .send(pair.time, c, 0, Bytes::from(big.clone()), SendMode::Plain)
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from(big.clone()), SendMode::Plain)
         .unwrap();
-    pair.client
-        .endpoint
-        .send(
-            pair.time,
-            c,
-            0,
-            Bytes::from_static(b"after"),
-            SendMode::Plain,
-        )
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"after"), SendMode::Plain)
         .unwrap();
-    pair.client
-        .endpoint
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
         .send(
-            pair.time,
+            now,
             c,
             1,
             Bytes::from_static(b"independent"),
             SendMode::Plain,
         )
         .unwrap();
-    pair.run_while(Duration::from_secs(60), |p| p.server.events.len() >= 3);
-    let m0 = pair.server.take_messages(0);
+    pair.run_while(Duration::from_secs(60), |p| p.server().events().len() >= 3);
+    let m0 = pair.server_mut().take_messages(0);
     assert_eq!(m0.len(), 2);
     assert_eq!(m0[0].data.len(), big.len());
     assert!(m0[0].data == big);
     // the other channel is an independent ordering domain: it did not wait for the big message
-    let st = pair.client.endpoint.connection_stats(c).unwrap();
+    let st = pair.client().endpoint().connection_stats(c).unwrap();
     assert!(st.recovery.packets_lost > 0);
     assert!(st.path.cwnd >= 4);
 }
@@ -489,17 +471,17 @@ fn independent_channels_do_not_block_each_other() {
         .connect(&[ChannelKind::ReliableOrdered, ChannelKind::ReliableOrdered])
         .unwrap();
     let mut first = true;
-    pair.client.filter = Some(Box::new(move |_, _, d| {
+    pair.client_mut().set_filter(Some(Box::new(move |_, _, d| {
         if first && d.windows(4).any(|w| w == b"LOST") {
             first = false;
             Verdict::Drop
         } else {
             Verdict::Pass
         }
-    }));
-    let t0 = pair.time;
-    pair.client
-        .endpoint
+    })));
+    let t0 = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
         .send(
             t0,
             c,
@@ -509,10 +491,11 @@ fn independent_channels_do_not_block_each_other() {
         )
         .unwrap();
     pair.run_for(Duration::from_millis(1));
-    pair.client
-        .endpoint
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
         .send(
-            pair.time,
+            now,
             c,
             1,
             Bytes::from_static(b"channel 1 message"),
@@ -521,10 +504,10 @@ fn independent_channels_do_not_block_each_other() {
         .unwrap();
     pair.run_for(Duration::from_millis(60));
     // channel 1's message arrived after one way, while channel 0's is still being recovered
-    assert_eq!(pair.server.take_messages(1).len(), 1);
-    assert!(pair.server.take_messages(0).is_empty());
+    assert_eq!(pair.server_mut().take_messages(1).len(), 1);
+    assert!(pair.server_mut().take_messages(0).is_empty());
     pair.run_for(Duration::from_millis(200));
-    assert_eq!(pair.server.take_messages(0).len(), 1);
+    assert_eq!(pair.server_mut().take_messages(0).len(), 1);
 }
 
 #[test]
@@ -538,8 +521,9 @@ fn congestion_window_bounds_a_thick_connection_under_loss() {
     let mut max_cwnd = 0;
     for _ in 0..200 {
         for _ in 0..20 {
-            let _ = pair.client.endpoint.send(
-                pair.time,
+            let now = pair.now();
+            let _ = pair.client_mut().endpoint_mut().send(
+                now,
                 c,
                 0,
                 Bytes::from(vec![7u8; 1000]),
@@ -547,7 +531,7 @@ fn congestion_window_bounds_a_thick_connection_under_loss() {
             );
         }
         pair.run_for(Duration::from_millis(10));
-        let st = pair.client.endpoint.connection_stats(c).unwrap();
+        let st = pair.client().endpoint().connection_stats(c).unwrap();
         max_cwnd = max_cwnd.max(st.path.cwnd);
         // never more in flight than the largest window so far (just after a reduction the
         // window may be below what is already in flight; nothing new goes out until it drains)
@@ -559,7 +543,7 @@ fn congestion_window_bounds_a_thick_connection_under_loss() {
         );
         max_in_flight = max_in_flight.max(st.path.in_flight);
     }
-    let st = pair.client.endpoint.connection_stats(c).unwrap();
+    let st = pair.client().endpoint().connection_stats(c).unwrap();
     assert!(!st.path.thin);
     assert!(st.recovery.packets_lost > 10);
     assert!(
@@ -584,18 +568,21 @@ fn keys_update_in_a_lossy_jittery_session_without_losing_a_message() {
     let (c, s) = pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
     for i in 0..400u32 {
         let data = Bytes::from(i.to_be_bytes().to_vec());
-        pair.client
-            .endpoint
-            .send(pair.time, c, 0, data.clone(), SendMode::Plain)
+        let now = pair.now();
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, data.clone(), SendMode::Plain)
             .unwrap();
-        pair.server
-            .endpoint
-            .send(pair.time, s, 0, data, SendMode::Plain)
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .send(now, s, 0, data, SendMode::Plain)
             .unwrap();
         pair.run_for(Duration::from_millis(7));
     }
     pair.run_for(Duration::from_secs(3));
-    for side in [&mut pair.client, &mut pair.server] {
+    for side in [Pair::client_mut, Pair::server_mut] {
+        let side = side(&mut pair);
         let got: Vec<u32> = side
             .take_messages(0)
             .iter()
@@ -603,8 +590,8 @@ fn keys_update_in_a_lossy_jittery_session_without_losing_a_message() {
             .collect();
         assert_eq!(got, (0..400).collect::<Vec<_>>());
     }
-    let cs = pair.client.endpoint.connection_stats(c).unwrap();
-    let ss = pair.server.endpoint.connection_stats(s).unwrap();
+    let cs = pair.client().endpoint().connection_stats(c).unwrap();
+    let ss = pair.server().endpoint().connection_stats(s).unwrap();
     assert!(
         cs.security.key_updates_sent >= 10,
         "{}",

@@ -17,14 +17,15 @@ fn ms(n: u64) -> Duration {
 /// The header of a packet from the client: it carries the server's connection id, which a
 /// hostile client (holding its keys, in cleartext here) puts in the packets it writes itself.
 fn server_id_header(pair: &mut Pair, c: crate::ConnectionHandle) -> ShortHeader {
-    pair.client.log_sent = true;
-    let _ = pair
-        .client
-        .endpoint
-        .send(pair.time, c, 0, Bytes::from_static(b"x"), SendMode::Plain);
+    pair.client_mut().set_log_sent(true);
+    let now = pair.now();
+    let _ =
+        pair.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, Bytes::from_static(b"x"), SendMode::Plain);
     pair.run_for(ms(50));
-    pair.client
-        .sent_log
+    pair.client()
+        .sent_log()
         .iter()
         .find_map(|(_, d)| ShortHeader::decode(d, 8).ok())
         .map(|(h, _)| h)
@@ -45,15 +46,16 @@ fn pinging_client(seed: u64) -> (Pair, crate::ConnectionHandle, crate::Connectio
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     let cid_len = 8;
-    pair.client.filter = Some(Box::new(move |_, _, d: &mut Vec<u8>| {
-        if !wire::is_long_header(d) {
-            if let Ok((_, offset)) = ShortHeader::decode(d, cid_len) {
-                d.truncate(offset);
-                wire::encode_ping(d);
+    pair.client_mut()
+        .set_filter(Some(Box::new(move |_, _, d: &mut Vec<u8>| {
+            if !wire::is_long_header(d) {
+                if let Ok((_, offset)) = ShortHeader::decode(d, cid_len) {
+                    d.truncate(offset);
+                    wire::encode_ping(d);
+                }
             }
-        }
-        Verdict::Pass
-    }));
+            Verdict::Pass
+        })));
     (pair, c, s)
 }
 
@@ -66,13 +68,14 @@ fn pinging_client(seed: u64) -> (Pair, crate::ConnectionHandle, crate::Connectio
 #[test]
 fn a_peer_that_pings_but_never_acknowledges_is_probed_sparingly() {
     let (mut pair, _c, s) = pinging_client(11);
-    let sent_before = pair.server.endpoint.stats().datagrams_sent;
+    let sent_before = pair.server().endpoint().stats().datagrams_sent;
     let mut most_tracked = 0;
     for i in 0..600 {
         if i % 10 == 0 {
             // one reliable update a second: few packets in flight, so the stream counts as thin
-            let _ = pair.server.endpoint.send(
-                pair.time,
+            let now = pair.now();
+            let _ = pair.server_mut().endpoint_mut().send(
+                now,
                 s,
                 0,
                 Bytes::from_static(b"update"),
@@ -81,13 +84,13 @@ fn a_peer_that_pings_but_never_acknowledges_is_probed_sparingly() {
         }
         pair.run_for(ms(100));
         let conn = pair
-            .server
-            .endpoint
+            .server()
+            .endpoint()
             .connection(s)
             .expect("the client keeps it alive");
         most_tracked = most_tracked.max(conn.sent_tracked());
     }
-    let sent = pair.server.endpoint.stats().datagrams_sent - sent_before;
+    let sent = pair.server().endpoint().stats().datagrams_sent - sent_before;
     // measured: 180 datagrams and at most 25 packets remembered; before the fix 326 and 172,
     // growing with the length of the run (nothing was ever forgotten)
     assert!(
@@ -121,7 +124,7 @@ fn a_fragment_bomb_stays_within_the_receive_budget() {
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     let hdr = server_id_header(&mut pair, _c);
-    let from = pair.client.addr;
+    let from = pair.client().addr();
     let mut seq = 10u64;
     for i in 0..200u64 {
         // 60 empty first fragments of distinct messages per datagram (a packet may carry 64
@@ -143,14 +146,17 @@ fn a_fragment_bomb_stays_within_the_receive_budget() {
             wire::encode_message(&header, &[], &mut d);
             seq += 1;
         }
-        pair.server.endpoint.handle_datagram(pair.time, from, &d);
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .handle_datagram(now, from, &d);
     }
     let stats = pair
-        .server
-        .endpoint
+        .server()
+        .endpoint()
         .connection_stats(s)
         .expect("connection");
-    let conn = pair.server.endpoint.connection(s).expect("connection");
+    let conn = pair.server().endpoint().connection(s).expect("connection");
     let accounted = stats.channels[0].recv_buffered_bytes;
     let held = conn.reassembly_held_bytes();
     assert!(
@@ -187,7 +193,7 @@ fn partial_messages_are_capped_per_connection() {
         .connect(&[ChannelKind::ReliableUnordered, ChannelKind::ReliableOrdered])
         .expect("connects");
     let hdr = server_id_header(&mut pair, c);
-    let from = pair.client.addr;
+    let from = pair.client().addr();
     let mut seq = 10u64;
     for i in 0..40u64 {
         let mut d = Vec::new();
@@ -205,32 +211,30 @@ fn partial_messages_are_capped_per_connection() {
             wire::encode_message(&header, &[], &mut d);
             seq += 1;
         }
-        pair.server.endpoint.handle_datagram(pair.time, from, &d);
+        let now = pair.now();
+        pair.server_mut()
+            .endpoint_mut()
+            .handle_datagram(now, from, &d);
     }
-    let conn = pair.server.endpoint.connection(s).expect("connection");
+    let conn = pair.server().endpoint().connection(s).expect("connection");
     let partial = conn.partial_messages();
     assert!(partial <= 300, "{partial} messages under reassembly");
     assert!(
         partial >= 250,
         "{partial}: the cap, not something else, stopped them"
     );
-    let st = pair.server.endpoint.connection_stats(s).expect("stats");
+    let st = pair.server().endpoint().connection_stats(s).expect("stats");
     assert!(st.udp.dropped_buffer_full > 0);
     // whole messages, which free what they take at once, still get through (the peer only
     // blocked its own fragmented messages)
-    pair.client
-        .endpoint
-        .send(
-            pair.time,
-            c,
-            0,
-            Bytes::from(vec![5u8; 500]),
-            SendMode::Plain,
-        )
+    let now = pair.now();
+    pair.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from(vec![5u8; 500]), SendMode::Plain)
         .expect("send");
     pair.run_for(ms(200));
     assert!(pair
-        .server
+        .server_mut()
         .take_messages(0)
         .iter()
         .any(|m| m.data.len() == 500));
@@ -243,26 +247,31 @@ fn partial_messages_are_capped_per_connection() {
 #[test]
 fn acknowledging_a_busy_peer_does_not_grow_the_sent_ledger() {
     let (mut pair, c, s) = pinging_client(12);
-    let _ = pair.server.endpoint.send(
-        pair.time,
+    let now = pair.now();
+    let _ = pair.server_mut().endpoint_mut().send(
+        now,
         s,
         0,
         Bytes::from_static(b"update"),
         SendMode::Plain,
     );
-    let acks_before = pair.server.endpoint.stats().datagrams_sent;
+    let acks_before = pair.server().endpoint().stats().datagrams_sent;
     let mut most_held = 0;
     for _ in 0..2500 {
         // anything the client sends reaches the server as a PING
-        let _ =
-            pair.client
-                .endpoint
-                .send(pair.time, c, 0, Bytes::from_static(b"x"), SendMode::Plain);
+        let now = pair.now();
+        let _ = pair.client_mut().endpoint_mut().send(
+            now,
+            c,
+            0,
+            Bytes::from_static(b"x"),
+            SendMode::Plain,
+        );
         pair.run_for(ms(2));
-        let conn = pair.server.endpoint.connection(s).expect("kept alive");
+        let conn = pair.server().endpoint().connection(s).expect("kept alive");
         most_held = most_held.max(conn.sent_tracked());
     }
-    let sent = pair.server.endpoint.stats().datagrams_sent - acks_before;
+    let sent = pair.server().endpoint().stats().datagrams_sent - acks_before;
     assert!(sent > 1000, "the server acknowledged only {sent} times");
     assert!(
         most_held < 40,

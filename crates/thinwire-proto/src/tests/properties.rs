@@ -101,7 +101,7 @@ fn id_of(data: &[u8]) -> u64 {
 }
 
 fn link_mean_loss(pair: &Pair) -> f64 {
-    pair.client.outbound.config().loss.mean_loss()
+    pair.client().outbound().config().loss.mean_loss()
 }
 
 fn run_case(
@@ -118,7 +118,11 @@ fn run_case(
         prop_assert!(mean_loss > 0.3, "handshake failed at loss {mean_loss}");
         return Ok(());
     };
-    let max_unreliable = pair.client.endpoint.transport_config().max_unfragmented();
+    let max_unreliable = pair
+        .client()
+        .endpoint()
+        .transport_config()
+        .max_unfragmented();
     // what was sent, per channel: (id, key)
     let mut sent: Vec<Vec<(u64, u64)>> = vec![Vec::new(); 5];
     for (id, op) in sends.iter().enumerate() {
@@ -136,16 +140,17 @@ fn run_case(
         } else {
             SendMode::Plain
         };
+        let now = pair.now();
         let r = pair
-            .client
-            .endpoint
-            .send(pair.time, c, op.channel, data, mode);
+            .client_mut()
+            .endpoint_mut()
+            .send(now, c, op.channel, data, mode);
         prop_assert!(r.is_ok(), "send failed: {r:?}");
         sent[op.channel as usize].push((id, op.key));
     }
     // let recovery finish: every reliable message acknowledged
     let done = pair.run_while(Duration::from_secs(120), |p| {
-        p.client.endpoint.connection_stats(c).is_some_and(|st| {
+        p.client().endpoint().connection_stats(c).is_some_and(|st| {
             st.channels
                 .iter()
                 .all(|ch| !ch.kind.is_reliable() || ch.send_queue_messages == 0)
@@ -153,19 +158,19 @@ fn run_case(
     });
     prop_assert!(done, "reliable data not acknowledged in time");
     prop_assert!(
-        pair.client.disconnected().is_none(),
+        pair.client().disconnected().is_none(),
         "client disconnected: {:?}",
-        pair.client.disconnected()
+        pair.client().disconnected()
     );
     prop_assert!(
-        pair.server.disconnected().is_none(),
+        pair.server().disconnected().is_none(),
         "server disconnected: {:?}",
-        pair.server.disconnected()
+        pair.server().disconnected()
     );
 
     // ReliableOrdered: exactly the sent ids, in order
     let got: Vec<u64> = pair
-        .server
+        .server_mut()
         .take_messages(0)
         .iter()
         .map(|m| id_of(&m.data))
@@ -175,7 +180,7 @@ fn run_case(
 
     // ReliableUnordered: exactly once each
     let mut got: Vec<u64> = pair
-        .server
+        .server_mut()
         .take_messages(1)
         .iter()
         .map(|m| id_of(&m.data))
@@ -186,7 +191,7 @@ fn run_case(
 
     // Unreliable: a subset, never duplicated
     let got: Vec<u64> = pair
-        .server
+        .server_mut()
         .take_messages(2)
         .iter()
         .map(|m| id_of(&m.data))
@@ -198,7 +203,7 @@ fn run_case(
 
     // UnreliableSequenced: a subset, strictly increasing
     let got: Vec<u64> = pair
-        .server
+        .server_mut()
         .take_messages(3)
         .iter()
         .map(|m| id_of(&m.data))
@@ -211,7 +216,7 @@ fn run_case(
     prop_assert!(got.iter().all(|id| allowed.contains(id)));
 
     // LatestReliable: per key never backwards, and ends with the latest value
-    let got = pair.server.take_messages(4);
+    let got = pair.server_mut().take_messages(4);
     let mut last: HashMap<u64, u64> = HashMap::new();
     for m in &got {
         let key = m.key.expect("latest messages carry their key");
@@ -227,10 +232,11 @@ fn run_case(
     prop_assert_eq!(last, latest_sent);
 
     // and the connection still closes cleanly
-    pair.client.endpoint.close(pair.time, c, 0, b"");
+    let now = pair.now();
+    pair.client_mut().endpoint_mut().close(now, c, 0, b"");
     let _ = s;
     let closed = pair.run_while(Duration::from_secs(60), |p| {
-        p.client.disconnected().is_some()
+        p.client().disconnected().is_some()
     });
     prop_assert!(closed, "close did not complete");
     Ok(())

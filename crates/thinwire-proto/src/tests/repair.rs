@@ -24,8 +24,8 @@ struct Outcome {
 
 /// Records the arrival time of every message the server delivered since the last call.
 fn drain(p: &mut Pair, arrived: &mut HashMap<u32, Instant>) {
-    let now = p.time;
-    for (_, e) in p.server.events.drain(..) {
+    let now = p.now();
+    for (_, e) in p.server_mut().events_mut().drain(..) {
         if let Event::Message(m) = e {
             let id = u32::from_be_bytes(m.data[..4].try_into().unwrap());
             arrived.entry(id).or_insert(now);
@@ -49,10 +49,11 @@ fn thin_stream(transport: TransportConfig, loss: f64, count: usize, seed: u64) -
     for i in 0..count as u32 {
         let mut data = vec![0u8; 100];
         data[..4].copy_from_slice(&i.to_be_bytes());
-        sent_at.insert(i, p.time);
-        p.client
-            .endpoint
-            .send(p.time, c, 0, Bytes::from(data), SendMode::Plain)
+        sent_at.insert(i, p.now());
+        let now = p.now();
+        p.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, Bytes::from(data), SendMode::Plain)
             .unwrap();
         for _ in 0..100 {
             p.run_for(step);
@@ -70,8 +71,8 @@ fn thin_stream(transport: TransportConfig, loss: f64, count: usize, seed: u64) -
         .filter(|(id, at)| at.saturating_duration_since(sent_at[id]) > bound)
         .count();
     Outcome {
-        client: p.client.endpoint.connection_stats(c).unwrap(),
-        server: p.server.endpoint.connection_stats(s).unwrap(),
+        client: p.client().endpoint().connection_stats(c).unwrap(),
+        server: p.server().endpoint().connection_stats(s).unwrap(),
         late,
         delivered: arrived.len(),
     }
@@ -149,21 +150,16 @@ fn a_lost_ack_is_a_spurious_loss_not_a_late_one() {
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     p.warm_up(c, 10, Duration::from_millis(150));
-    let before = p.client.endpoint.connection_stats(c).unwrap();
+    let before = p.client().endpoint().connection_stats(c).unwrap();
     // the server's next datagram (the ACK of the message below) is lost
-    p.server.filter = Some(drop_next());
-    p.client
-        .endpoint
-        .send(
-            p.time,
-            c,
-            0,
-            Bytes::from_static(b"lost-ack"),
-            SendMode::Plain,
-        )
+    p.server_mut().set_filter(Some(drop_next()));
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"lost-ack"), SendMode::Plain)
         .unwrap();
     p.run_for(Duration::from_millis(600));
-    let after = p.client.endpoint.connection_stats(c).unwrap();
+    let after = p.client().endpoint().connection_stats(c).unwrap();
     assert_eq!(
         after.recovery.rto_expirations - before.recovery.rto_expirations,
         1

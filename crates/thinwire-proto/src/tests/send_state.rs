@@ -16,7 +16,7 @@ fn ms(v: u64) -> Duration {
 
 /// Messages the client still holds on channel 0.
 fn held(p: &Pair, c: crate::ConnectionHandle) -> usize {
-    p.client.endpoint.connection_stats(c).unwrap().channels[0].send_queue_messages
+    p.client().endpoint().connection_stats(c).unwrap().channels[0].send_queue_messages
 }
 
 /// The ACK of a message is lost; the timeout retransmits it; the ACK of the next packet (sent
@@ -35,22 +35,24 @@ fn a_late_ack_of_a_packet_declared_lost_acknowledges_its_data() {
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     p.warm_up(c, 10, ms(150));
-    let before = p.client.endpoint.connection_stats(c).unwrap();
-    p.server.filter = Some(drop_next());
-    let start = p.time;
-    p.client
-        .endpoint
-        .send(p.time, c, 0, Bytes::from_static(b"first"), SendMode::Plain)
+    let before = p.client().endpoint().connection_stats(c).unwrap();
+    p.server_mut().set_filter(Some(drop_next()));
+    let start = p.now();
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"first"), SendMode::Plain)
         .unwrap();
     p.run_for(ms(30));
-    p.client
-        .endpoint
-        .send(p.time, c, 0, Bytes::from_static(b"second"), SendMode::Plain)
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"second"), SendMode::Plain)
         .unwrap();
     // the timeout fires near 100 ms and the retransmission's ACK comes 100 ms later; the
     // second packet's ACK, which covers the first, comes at 130 ms
     p.run_until(start + ms(150));
-    let mid = p.client.endpoint.connection_stats(c).unwrap();
+    let mid = p.client().endpoint().connection_stats(c).unwrap();
     assert_eq!(
         mid.recovery.rto_expirations - before.recovery.rto_expirations,
         1,
@@ -63,7 +65,7 @@ fn a_late_ack_of_a_packet_declared_lost_acknowledges_its_data() {
     );
     assert_eq!(held(&p, c), 0, "nothing is owed once the late ACK came");
     p.run_for(ms(300));
-    assert_eq!(p.server.take_messages(0).len(), 2);
+    assert_eq!(p.server_mut().take_messages(0).len(), 2);
 }
 
 /// `repair_due` is true from the moment the timeout queues a retransmission until the datagram
@@ -77,34 +79,45 @@ fn repair_due_covers_a_queued_retransmission() {
         .expect("connects");
     p.warm_up(c, 10, ms(150));
     // every datagram from the server is lost: nothing is acknowledged
-    p.server.filter = Some(Box::new(|_, _, _| Verdict::Drop));
-    p.client
-        .endpoint
-        .send(p.time, c, 0, Bytes::from_static(b"owed"), SendMode::Plain)
+    p.server_mut()
+        .set_filter(Some(Box::new(|_, _, _| Verdict::Drop)));
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(b"owed"), SendMode::Plain)
         .unwrap();
     p.flush();
     assert!(
-        !p.client.endpoint.repair_due(c, p.time),
+        !p.client().endpoint().repair_due(c, p.now()),
         "first transmission"
     );
-    let rto = p.client.endpoint.poll_timeout().expect("the RTO is armed");
-    assert!(rto > p.time + ms(90), "{:?}", rto - p.time);
-    assert!(!p.client.endpoint.repair_due(c, rto - ms(1)));
-    p.client.endpoint.handle_timeout(rto);
+    let rto = p
+        .client()
+        .endpoint()
+        .poll_timeout()
+        .expect("the RTO is armed");
+    assert!(rto > p.now() + ms(90), "{:?}", rto - p.now());
+    assert!(!p.client().endpoint().repair_due(c, rto - ms(1)));
+    p.client_mut().endpoint_mut().handle_timeout(rto);
     assert!(
-        p.client.endpoint.repair_due(c, rto),
+        p.client().endpoint().repair_due(c, rto),
         "retransmission queued"
     );
     let mut buf = Vec::new();
     let mut sent = 0;
-    while p.client.endpoint.poll_transmit(rto, &mut buf).is_some() {
+    while p
+        .client_mut()
+        .endpoint_mut()
+        .poll_transmit(rto, &mut buf)
+        .is_some()
+    {
         sent += 1;
     }
     assert!(sent >= 1);
-    assert!(!p.client.endpoint.repair_due(c, rto), "it went");
+    assert!(!p.client().endpoint().repair_due(c, rto), "it went");
     assert!(!p
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .repair_due(crate::ConnectionHandle(99), rto));
 }
 
@@ -117,24 +130,26 @@ fn send_window_spans_the_unacknowledged_messages() {
     let (c, _) = p
         .connect(&[ChannelKind::ReliableUnordered, ChannelKind::Unreliable])
         .expect("connects");
-    assert_eq!(p.client.endpoint.send_window(c, 0), Some(0..0));
-    assert_eq!(p.client.endpoint.send_window(c, 2), None);
+    assert_eq!(p.client().endpoint().send_window(c, 0), Some(0..0));
+    assert_eq!(p.client().endpoint().send_window(c, 2), None);
     for i in 0..3u8 {
-        p.client
-            .endpoint
-            .send(p.time, c, 0, Bytes::from(vec![i; 10]), SendMode::Plain)
+        let now = p.now();
+        p.client_mut()
+            .endpoint_mut()
+            .send(now, c, 0, Bytes::from(vec![i; 10]), SendMode::Plain)
             .unwrap();
     }
     p.flush();
-    assert_eq!(p.client.endpoint.send_window(c, 0), Some(0..3));
+    assert_eq!(p.client().endpoint().send_window(c, 0), Some(0..3));
     p.run_for(ms(150));
-    assert_eq!(p.client.endpoint.send_window(c, 0), Some(3..3));
+    assert_eq!(p.client().endpoint().send_window(c, 0), Some(3..3));
     // unreliable: a message leaves the window when it is sent
-    p.client
-        .endpoint
-        .send(p.time, c, 1, Bytes::from_static(b"u"), SendMode::Plain)
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 1, Bytes::from_static(b"u"), SendMode::Plain)
         .unwrap();
-    assert_eq!(p.client.endpoint.send_window(c, 1), Some(0..1));
+    assert_eq!(p.client().endpoint().send_window(c, 1), Some(0..1));
     p.flush();
-    assert_eq!(p.client.endpoint.send_window(c, 1), Some(1..1));
+    assert_eq!(p.client().endpoint().send_window(c, 1), Some(1..1));
 }

@@ -33,29 +33,30 @@ fn retransmission_times(transport: TransportConfig, count: usize) -> Vec<Instant
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     p.warm_up(c, 10, Duration::from_millis(150));
-    p.client.log_sent = true;
-    p.client.sent_log.clear();
-    p.client.filter = Some(Box::new(|_, _, d| {
+    p.client_mut().set_log_sent(true);
+    p.client_mut().clear_sent_log();
+    p.client_mut().set_filter(Some(Box::new(|_, _, d| {
         if contains(d, MARK_A) {
             Verdict::Drop
         } else {
             Verdict::Pass
         }
-    }));
-    p.client
-        .endpoint
-        .send(p.time, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
+    })));
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
         .unwrap();
     p.run_while(Duration::from_secs(60), |p| {
-        p.client
-            .sent_log
+        p.client()
+            .sent_log()
             .iter()
             .filter(|(_, d)| contains(d, MARK_A))
             .count()
             >= count
     });
-    p.client
-        .sent_log
+    p.client()
+        .sent_log()
         .iter()
         .filter(|(_, d)| contains(d, MARK_A))
         .map(|(t, _)| *t)
@@ -104,37 +105,39 @@ fn one_loss_then_indication(transport: TransportConfig) -> (Pair, Instant, Insta
         .expect("connects");
     p.warm_up(c, 10, Duration::from_millis(150));
     let mut dropped = false;
-    p.client.filter = Some(Box::new(move |_, _, d| {
+    p.client_mut().set_filter(Some(Box::new(move |_, _, d| {
         if !dropped && contains(d, MARK_A) {
             dropped = true;
             Verdict::Drop
         } else {
             Verdict::Pass
         }
-    }));
-    let sent_a = p.time;
-    p.client
-        .endpoint
-        .send(p.time, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
+    })));
+    let sent_a = p.now();
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
         .unwrap();
     p.run_for(Duration::from_millis(5));
-    p.client
-        .endpoint
-        .send(p.time, c, 0, Bytes::from_static(MARK_B), SendMode::Plain)
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(MARK_B), SendMode::Plain)
         .unwrap();
     let mut arrived = None;
     p.run_while(Duration::from_secs(10), |p| {
-        p.server
-            .events
+        p.server()
+            .events()
             .iter()
             .any(|(_, e)| matches!(e, crate::Event::Message(m) if m.data == MARK_A))
     });
-    if p.server
-        .events
+    if p.server()
+        .events()
         .iter()
         .any(|(_, e)| matches!(e, crate::Event::Message(m) if m.data == MARK_A))
     {
-        arrived = Some(p.time);
+        arrived = Some(p.now());
     }
     (p, sent_a, arrived.expect("A arrives"))
 }
@@ -147,8 +150,8 @@ fn one_loss_indication_triggers_retransmission_before_timeout() {
     };
     let (p, sent_a, arrived) = one_loss_then_indication(cfg);
     let c = p
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
     assert_eq!(
@@ -169,8 +172,8 @@ fn standard_mode_waits_for_timeout_with_one_indication() {
     cfg.min_rto = Duration::from_millis(5);
     let (p, sent_a, arrived) = one_loss_then_indication(cfg);
     let c = p
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
     // a single indication is not enough in standard mode: only the RTO recovers A
@@ -192,8 +195,8 @@ fn bundling_repairs_a_single_loss_without_retransmission() {
     };
     let (p, sent_a, arrived) = one_loss_then_indication(cfg);
     let c = p
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
     assert_eq!(c.frames.retransmitted, 0);
@@ -202,8 +205,8 @@ fn bundling_repairs_a_single_loss_without_retransmission() {
     // A rides in B's packet: it arrives one-way (50 ms) after B was sent (+5 ms)
     assert_eq!(arrived - sent_a, Duration::from_millis(55));
     let s = p
-        .server
-        .endpoint
+        .server()
+        .endpoint()
         .connection_stats(crate::ConnectionHandle(0))
         .unwrap();
     assert!(s.frames.duplicate <= c.frames.bundled);
@@ -217,7 +220,7 @@ fn settled_rto(cfg: TransportConfig) -> (Duration, bool) {
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     p.warm_up(c, 20, Duration::from_millis(100));
-    let st = p.client.endpoint.connection_stats(c).unwrap();
+    let st = p.client().endpoint().connection_stats(c).unwrap();
     (st.path.rto, st.path.thin)
 }
 
@@ -241,41 +244,46 @@ fn busy_retransmissions(weight: u32) -> (bool, Vec<Duration>) {
     let (c, _) = p
         .connect(&[ChannelKind::ReliableUnordered])
         .expect("connects");
-    p.client.endpoint.set_congestion_weight(c, weight).unwrap();
+    p.client_mut()
+        .endpoint_mut()
+        .set_congestion_weight(c, weight)
+        .unwrap();
     let filler = |p: &mut Pair, ms: u64| {
         for _ in 0..ms / 5 {
-            p.client
-                .endpoint
-                .send(p.time, c, 0, Bytes::from_static(b"filler"), SendMode::Plain)
+            let now = p.now();
+            p.client_mut()
+                .endpoint_mut()
+                .send(now, c, 0, Bytes::from_static(b"filler"), SendMode::Plain)
                 .unwrap();
             p.run_for(Duration::from_millis(5));
         }
     };
     filler(&mut p, 500);
     let thin = p
-        .client
-        .endpoint
+        .client()
+        .endpoint()
         .connection_stats(c)
         .expect("open")
         .path
         .thin;
-    p.client.log_sent = true;
-    p.client.sent_log.clear();
-    p.client.filter = Some(Box::new(|_, _, d| {
+    p.client_mut().set_log_sent(true);
+    p.client_mut().clear_sent_log();
+    p.client_mut().set_filter(Some(Box::new(|_, _, d| {
         if contains(d, MARK_A) {
             Verdict::Drop
         } else {
             Verdict::Pass
         }
-    }));
-    p.client
-        .endpoint
-        .send(p.time, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
+    })));
+    let now = p.now();
+    p.client_mut()
+        .endpoint_mut()
+        .send(now, c, 0, Bytes::from_static(MARK_A), SendMode::Plain)
         .unwrap();
     filler(&mut p, 1500);
     let times: Vec<Instant> = p
-        .client
-        .sent_log
+        .client()
+        .sent_log()
         .iter()
         .filter(|(_, d)| contains(d, MARK_A))
         .map(|(t, _)| *t)
