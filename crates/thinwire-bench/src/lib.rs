@@ -78,6 +78,9 @@ pub struct BenchOptions {
     /// the program must pass SPEC to [`child_main`]. For `thinwire`: the executable and
     /// `bench`.
     pub child_command: Vec<OsString>,
+    /// Where a line of progress goes (a measurement's result as it comes, or its failure);
+    /// the library prints nothing itself. Default: nowhere. `thinwire bench`: stderr.
+    pub progress: fn(&str),
 }
 
 impl Default for BenchOptions {
@@ -93,6 +96,7 @@ impl Default for BenchOptions {
             insecure_cleartext: false,
             sections: Vec::new(),
             child_command: Vec::new(),
+            progress: |_| {},
         }
     }
 }
@@ -155,6 +159,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResults, String> {
         sweep: o.sweep.clone(),
         gateway_players: if o.quick { 20 } else { 200 },
         child: o.child_command.clone(),
+        progress: o.progress,
     };
     let wanted = |s: &str| o.sections.is_empty() || o.sections.iter().any(|x| x == s);
     let mut sections = Vec::new();

@@ -32,6 +32,8 @@ pub(crate) struct Ctx {
     /// The command that runs this program as a bench child (`thinwire bench`); the child's
     /// arguments are appended.
     pub(crate) child: Vec<OsString>,
+    /// Where progress lines go ([`BenchOptions::progress`](crate::BenchOptions::progress)).
+    pub(crate) progress: fn(&str),
 }
 
 /// One transport's runs of one measurement.
@@ -47,7 +49,7 @@ pub(crate) enum Outcome<T> {
 
 impl Ctx {
     /// Runs `f` once per repetition for every transport `na` does not exclude, interleaved,
-    /// printing each result (`show`) to stderr as it comes.
+    /// reporting each result (`show`) to [`progress`](Self::progress) as it comes.
     pub(crate) fn interleave<T>(
         &self,
         what: &str,
@@ -73,11 +75,11 @@ impl Ctx {
                 let head = format!("{what} [{}/{}] {}", rep, self.reps, p.label());
                 match f(p) {
                     Ok(t) => {
-                        eprintln!("{head}: {}", show(&t));
+                        (self.progress)(&format!("{head}: {}", show(&t)));
                         done.push(t);
                     }
                     Err(e) => {
-                        eprintln!("{head}: FAILED: {e}");
+                        (self.progress)(&format!("{head}: FAILED: {e}"));
                         out.insert(p, Outcome::Failed(e));
                     }
                 }

@@ -55,6 +55,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         insecure_cleartext: args.insecure_cleartext,
         sections: args.only,
         child_command: vec![exe.into(), "bench".into()],
+        progress: |line| eprintln!("{line}"),
         ..BenchOptions::default()
     };
     let t0 = Instant::now();

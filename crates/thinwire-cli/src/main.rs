@@ -150,7 +150,8 @@ fn run(args: RunArgs) -> Result<(), String> {
             peers: args.peers,
         };
         let summary =
-            thinwire_emu::run_and_write(&scn, &args.out, &opts).map_err(|e| e.to_string())?;
+            thinwire_emu::run_and_write(&scn, &args.out, &opts, &|line| eprintln!("{line}"))
+                .map_err(|e| e.to_string())?;
         print!("{summary}");
         return Ok(());
     }

@@ -30,20 +30,28 @@ pub struct LabRunOptions {
 /// Runs `scn` in the emulator and writes `results.json` and `report.html`
 /// into `out` (with [`LabRunOptions::compare_sim`] also `compare.txt` and
 /// `compare.json`), as `thinwire lab run SCENARIO --emulate` does. Progress
-/// lines go to stderr (the command's progress reporting); the summary (the
+/// lines (which stage runs) go to `progress`; the summary (the
 /// results table, the comparison and the files written) is returned, for
 /// the command to print to stdout.
 ///
 /// Unknown peer names are refused before anything is created, so that
 /// check needs no root.
-pub fn run_and_write(scn: &Scenario, out: &Path, opts: &LabRunOptions) -> Result<String, EmuError> {
+pub fn run_and_write(
+    scn: &Scenario,
+    out: &Path,
+    opts: &LabRunOptions,
+    progress: &dyn Fn(&str),
+) -> Result<String, EmuError> {
     let emu = EmuOptions {
         peers: select_peers(scn, &opts.peers)?,
         seed: opts.seed,
         duration: opts.duration,
         serial: opts.serial_peers,
     };
-    eprintln!("emulating {} (real stacks, real time)...", scn.name);
+    progress(&format!(
+        "emulating {} (real stacks, real time)...",
+        scn.name
+    ));
     let run = run_emulated(scn, &emu)?;
     let mut params = scn.params();
     params.push(("engine".to_owned(), "real-kernel emulator".to_owned()));
@@ -53,7 +61,7 @@ pub fn run_and_write(scn: &Scenario, out: &Path, opts: &LabRunOptions) -> Result
         }
     }
     let simulated = if opts.compare_sim {
-        eprintln!("simulating {} for the comparison...", scn.name);
+        progress(&format!("simulating {} for the comparison...", scn.name));
         let sim = run_scenario(
             scn,
             &RunOptions {
