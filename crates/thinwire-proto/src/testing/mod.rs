@@ -329,6 +329,21 @@ impl Pair {
         self.server.events_mut().clear();
     }
 
+    /// Sends from the client on `conn` at the pair's current time: the client endpoint's
+    /// [`send`](Endpoint::send) without the borrow of [`now`](Self::now) around it.
+    pub fn client_send(
+        &mut self,
+        conn: ConnectionHandle,
+        channel: u8,
+        data: bytes::Bytes,
+        mode: crate::SendMode,
+    ) -> Result<(), crate::SendError> {
+        let now = self.now();
+        self.client_mut()
+            .endpoint_mut()
+            .send(now, conn, channel, data, mode)
+    }
+
     /// The server's static public key (what a client must know to connect).
     pub fn server_key(&self) -> crate::PublicKey {
         self.server

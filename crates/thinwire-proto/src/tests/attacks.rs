@@ -543,17 +543,13 @@ fn an_impostor_cannot_complete_the_handshake() {
 fn payloads_and_channel_tables_are_not_on_the_wire() {
     let (mut pair, c, s) = connected(9, &ChannelKind::ALL);
     for ch in [0u8, 1, 2, 3] {
-        let now = pair.now();
-        pair.client_mut()
-            .endpoint_mut()
-            .send(
-                now,
-                c,
-                ch,
-                Bytes::from_static(b"SECRET-PAYLOAD"),
-                SendMode::Plain,
-            )
-            .expect("send");
+        pair.client_send(
+            c,
+            ch,
+            Bytes::from_static(b"SECRET-PAYLOAD"),
+            SendMode::Plain,
+        )
+        .expect("send");
     }
     let now = pair.now();
     pair.server_mut()

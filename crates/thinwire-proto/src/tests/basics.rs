@@ -92,16 +92,7 @@ fn lossless_reliable_burst_arrives_in_order() {
         .connect(&[ChannelKind::ReliableOrdered])
         .expect("connects");
     for i in 0..100u32 {
-        let now = pair.now();
-        pair.client_mut()
-            .endpoint_mut()
-            .send(
-                now,
-                c,
-                0,
-                Bytes::from(i.to_be_bytes().to_vec()),
-                SendMode::Plain,
-            )
+        pair.client_send(c, 0, Bytes::from(i.to_be_bytes().to_vec()), SendMode::Plain)
             .unwrap();
     }
     pair.run_for(Duration::from_secs(1));
@@ -173,17 +164,13 @@ fn transcript(seed: u64) -> Vec<String> {
     let (c, _) = pair.connect(&ALL).unwrap();
     for i in 0..200u32 {
         let ch = (i % 4) as u8;
-        let now = pair.now();
-        pair.client_mut()
-            .endpoint_mut()
-            .send(
-                now,
-                c,
-                ch,
-                Bytes::from(i.to_be_bytes().to_vec()),
-                SendMode::Plain,
-            )
-            .unwrap();
+        pair.client_send(
+            c,
+            ch,
+            Bytes::from(i.to_be_bytes().to_vec()),
+            SendMode::Plain,
+        )
+        .unwrap();
         pair.run_for(Duration::from_millis(7));
     }
     pair.run_for(Duration::from_secs(2));

@@ -66,17 +66,13 @@ fn two_kilobyte_message_travels_as_four_shards() {
     let (mut p, c) = pair(125, 0.0, 1);
     p.client_mut().set_log_sent(true);
     let data = msg(2048, 1);
-    let t0 = p.now();
-    p.client_mut()
-        .endpoint_mut()
-        .send(
-            t0,
-            c,
-            0,
-            data.clone(),
-            SendMode::Deadline(opts(ParityMode::None)),
-        )
-        .unwrap();
+    p.client_send(
+        c,
+        0,
+        data.clone(),
+        SendMode::Deadline(opts(ParityMode::None)),
+    )
+    .unwrap();
     p.run_for(Duration::from_millis(400));
     let got = deadline_msgs(&mut p);
     assert_eq!(got.len(), 1);
@@ -104,17 +100,13 @@ fn parity_repairs_a_lost_data_shard_within_the_stage() {
     let (mut p, c) = pair(125, 0.0, 2);
     drop_first_shard_once(&mut p);
     let data = msg(2000, 2);
-    let t0 = p.now();
-    p.client_mut()
-        .endpoint_mut()
-        .send(
-            t0,
-            c,
-            0,
-            data.clone(),
-            SendMode::Deadline(opts(ParityMode::Fixed(1))),
-        )
-        .unwrap();
+    p.client_send(
+        c,
+        0,
+        data.clone(),
+        SendMode::Deadline(opts(ParityMode::Fixed(1))),
+    )
+    .unwrap();
     p.run_for(Duration::from_millis(200));
     let got = deadline_msgs(&mut p);
     assert_eq!(
@@ -140,16 +132,13 @@ fn retransmission_only_repairs_in_the_next_stage() {
     drop_first_shard_once(&mut p);
     let data = msg(2048, 3);
     let t0 = p.now();
-    p.client_mut()
-        .endpoint_mut()
-        .send(
-            t0,
-            c,
-            0,
-            data.clone(),
-            SendMode::Deadline(opts(ParityMode::None)),
-        )
-        .unwrap();
+    p.client_send(
+        c,
+        0,
+        data.clone(),
+        SendMode::Deadline(opts(ParityMode::None)),
+    )
+    .unwrap();
     p.run_while(Duration::from_secs(2), |p| {
         p.server()
             .events()
@@ -397,16 +386,13 @@ fn first_message_after_the_handshake_gets_a_repair_stage() {
     p.client_mut().set_log_sent(true);
     drop_first_shard_once(&mut p);
     let t0 = p.now();
-    p.client_mut()
-        .endpoint_mut()
-        .send(
-            t0,
-            c,
-            0,
-            msg(2048, 3),
-            SendMode::Deadline(opts(ParityMode::None)),
-        )
-        .unwrap();
+    p.client_send(
+        c,
+        0,
+        msg(2048, 3),
+        SendMode::Deadline(opts(ParityMode::None)),
+    )
+    .unwrap();
     p.run_for(Duration::from_millis(600));
     let shard_times: Vec<Duration> = p
         .client()

@@ -135,16 +135,7 @@ fn garbage_is_dropped_counted_and_harmless() {
             .endpoint_mut()
             .handle_datagram(now, junk_from, &d);
         if i % 100 == 0 {
-            let now = pair.now();
-            pair.client_mut()
-                .endpoint_mut()
-                .send(
-                    now,
-                    c,
-                    0,
-                    Bytes::from(i.to_be_bytes().to_vec()),
-                    SendMode::Plain,
-                )
+            pair.client_send(c, 0, Bytes::from(i.to_be_bytes().to_vec()), SendMode::Plain)
                 .unwrap();
             sent += 1;
             pair.run_for(Duration::from_millis(30));
@@ -237,16 +228,7 @@ fn server_restart_is_detected_by_the_client() {
     let (c, _) = pair.connect(&[ChannelKind::ReliableOrdered]).unwrap();
     pair.run_for(Duration::from_millis(100));
     pair.restart_server(12345);
-    let now = pair.now();
-    pair.client_mut()
-        .endpoint_mut()
-        .send(
-            now,
-            c,
-            0,
-            Bytes::from_static(b"are you there?"),
-            SendMode::Plain,
-        )
+    pair.client_send(c, 0, Bytes::from_static(b"are you there?"), SendMode::Plain)
         .unwrap();
     let start = pair.now();
     pair.run_while(Duration::from_secs(5), |p| {
@@ -433,16 +415,7 @@ fn one_mebibyte_message_arrives_through_loss() {
         .endpoint_mut()
         .send(now, c, 0, Bytes::from_static(b"after"), SendMode::Plain)
         .unwrap();
-    let now = pair.now();
-    pair.client_mut()
-        .endpoint_mut()
-        .send(
-            now,
-            c,
-            1,
-            Bytes::from_static(b"independent"),
-            SendMode::Plain,
-        )
+    pair.client_send(c, 1, Bytes::from_static(b"independent"), SendMode::Plain)
         .unwrap();
     pair.run_while(Duration::from_secs(60), |p| p.server().events().len() >= 3);
     let m0 = pair.server_mut().take_messages(0);
@@ -491,17 +464,13 @@ fn independent_channels_do_not_block_each_other() {
         )
         .unwrap();
     pair.run_for(Duration::from_millis(1));
-    let now = pair.now();
-    pair.client_mut()
-        .endpoint_mut()
-        .send(
-            now,
-            c,
-            1,
-            Bytes::from_static(b"channel 1 message"),
-            SendMode::Plain,
-        )
-        .unwrap();
+    pair.client_send(
+        c,
+        1,
+        Bytes::from_static(b"channel 1 message"),
+        SendMode::Plain,
+    )
+    .unwrap();
     pair.run_for(Duration::from_millis(60));
     // channel 1's message arrived after one way, while channel 0's is still being recovered
     assert_eq!(pair.server_mut().take_messages(1).len(), 1);
