@@ -164,6 +164,20 @@ pub enum DisconnectReason {
     Peer(#[from] PeerError),
 }
 
+impl DisconnectReason {
+    /// Who ended the connection, for logs: `local` (this side closed it, or gave up on a
+    /// misbehaving peer), `peer` (a CLOSE, Reset or Refuse) or `timeout`.
+    pub(crate) fn closed_by(&self) -> &'static str {
+        match self {
+            DisconnectReason::LocallyClosed | DisconnectReason::Peer(_) => "local",
+            DisconnectReason::ClosedByPeer { .. }
+            | DisconnectReason::PeerReset
+            | DisconnectReason::Refused(_) => "peer",
+            DisconnectReason::TimedOut | DisconnectReason::HandshakeTimedOut => "timeout",
+        }
+    }
+}
+
 /// Why a server refused a connection (carried in a Refuse packet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum RefuseReason {

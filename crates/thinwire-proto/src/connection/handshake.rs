@@ -5,6 +5,8 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use tracing::debug;
+
 use super::{Connection, State};
 use crate::crypto::{self, CipherSuite, Initiator, PacketKeys};
 use crate::error::{DisconnectReason, PeerError, RefuseReason};
@@ -36,6 +38,7 @@ impl Connection {
         let Some(connect) = self.write_connect(cookie) else {
             return false;
         };
+        debug!(remote = %from, cid = %self.local_cid, "Challenge received: Connect sent");
         self.handshake_rtt_sample(now);
         self.state = State::AwaitingAccept;
         self.handshake_due = true;
@@ -101,18 +104,25 @@ impl Connection {
             return false;
         };
         let Some((payload, keys)) = initiator.finish(handshake) else {
+            debug!(
+                remote = %from,
+                cid = %self.local_cid,
+                "Accept dropped: it did not authenticate (not from the holder of the server key)"
+            );
             return false;
         };
         // authenticated by the server's key from here on: a bad payload is a broken server
         let params = match AcceptParams::decode(&payload) {
             Ok(p) => p,
             Err(_) => {
+                debug!(remote = %from, "Accept malformed: handshake failed");
                 self.finish(PeerError::BadHandshake.into());
                 return true;
             }
         };
         let suite = CipherSuite::from_code(params.suite).filter(|s| client.suites.contains(s));
         let Some(suite) = suite else {
+            debug!(remote = %from, suite = params.suite, "Accept picks a suite not offered");
             self.finish(PeerError::BadHandshake.into());
             return true;
         };
@@ -129,6 +139,13 @@ impl Connection {
         self.handshake_due = false;
         self.last_rx = now;
         self.last_tx = now;
+        debug!(
+            remote = %self.remote,
+            cid = %self.local_cid,
+            server_cid = %params.server_cid,
+            suite = ?suite,
+            "Accept received: connection established"
+        );
         self.events.push(Event::Connected {
             remote: self.remote,
             incoming: false,
@@ -145,7 +162,9 @@ impl Connection {
         {
             return false;
         }
-        self.finish(DisconnectReason::Refused(RefuseReason::from_code(reason)));
+        let reason = RefuseReason::from_code(reason);
+        debug!(remote = %from, reason = ?reason, "Refuse received");
+        self.finish(DisconnectReason::Refused(reason));
         true
     }
 
@@ -155,6 +174,7 @@ impl Connection {
             && from == self.remote
             && !supported.contains(&wire::VERSION)
         {
+            debug!(remote = %from, ?supported, "version negotiation: no common version");
             self.finish(PeerError::VersionMismatch(supported).into());
         }
     }

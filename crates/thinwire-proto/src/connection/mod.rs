@@ -510,8 +510,9 @@ impl Connection {
             .min(self.config.max_rto)
     }
 
-    pub(crate) fn stats(&self) -> ConnectionStats {
-        let mut s = self.stats.clone();
+    /// The counters of [`stats`](Self::stats), without the gauges and channels.
+    pub(crate) fn counters(&self) -> ConnectionCounters {
+        let mut s = self.stats.counters();
         if let Some(d) = &self.deadline {
             let d = &d.tx.stats;
             s.deadline.messages_sent = d.messages;
@@ -526,6 +527,12 @@ impl Connection {
             s.security.key_updates_sent = k.updates_sent;
             s.security.key_updates_received = k.updates_received;
         }
+        s
+    }
+
+    pub(crate) fn stats(&self) -> ConnectionStats {
+        let mut s = ConnectionStats::default();
+        s.set_counters(self.counters());
         s.path = PathStats {
             srtt: self.rtt.srtt(),
             rttvar: self.rtt.rttvar(),

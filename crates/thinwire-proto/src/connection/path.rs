@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
+use tracing::debug;
 
 use super::Connection;
 use crate::wire::{self, PATH_DATA_LEN};
@@ -60,6 +61,7 @@ impl Connection {
             return;
         }
         self.path.challenges += 1;
+        debug!(cid = %self.local_cid, from = %self.remote, to = %from, "path validation started");
         let mut h = Sha256::new();
         h.update(b"thinwire path challenge");
         h.update(self.seed);
@@ -84,6 +86,7 @@ impl Connection {
     /// A PATH_RESPONSE arrived: if it echoes our challenge, the probed address is the peer's.
     pub(super) fn on_path_response(&mut self, data: [u8; PATH_DATA_LEN]) {
         if let Some(p) = self.path.probe.take_if(|p| p.data == data) {
+            debug!(cid = %self.local_cid, from = %self.remote, to = %p.addr, "path validated: peer migrated");
             self.remote = p.addr;
             self.stats.security.migrations += 1;
         }
@@ -99,6 +102,7 @@ impl Connection {
     pub(super) fn on_path_timeout(&mut self) {
         if let Some(p) = self.path.probe.as_mut() {
             if p.tries >= MAX_TRIES {
+                debug!(cid = %self.local_cid, to = %p.addr, "path validation failed: address given up");
                 self.path.probe = None;
             } else {
                 p.sent_at = None;

@@ -98,6 +98,11 @@ macro_rules! counters {
             pub fn counters(&self) -> ConnectionCounters {
                 ConnectionCounters { $($part: self.$part,)* }
             }
+
+            /// Replaces every counter part with those of `c`.
+            pub(crate) fn set_counters(&mut self, c: ConnectionCounters) {
+                $(self.$part = c.$part;)*
+            }
         }
     };
 }

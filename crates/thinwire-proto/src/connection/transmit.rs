@@ -61,18 +61,22 @@ impl Connection {
         }
         let hs = &self.handshake;
         match &self.state {
-            State::AwaitingChallenge => LongPacket::Hello {
-                version: wire::VERSION,
-                src_cid: self.local_cid,
-                instance: hs.instance,
-                nonce: hs.nonce,
+            State::AwaitingChallenge => {
+                LongPacket::Hello {
+                    version: wire::VERSION,
+                    src_cid: self.local_cid,
+                    instance: hs.instance,
+                    nonce: hs.nonce,
+                }
+                .encode(buf);
+                tracing::trace!(remote = %self.remote, cid = %self.local_cid, "Hello sent");
             }
-            .encode(buf),
             State::AwaitingAccept => {
                 let Some(connect) = hs.client.as_ref().and_then(|c| c.connect.as_ref()) else {
                     return false;
                 };
                 buf.extend_from_slice(connect);
+                tracing::trace!(remote = %self.remote, cid = %self.local_cid, "Connect sent");
             }
             _ => return false,
         }

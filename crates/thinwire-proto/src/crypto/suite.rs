@@ -246,6 +246,7 @@ impl PacketKeys {
             self.tx_phase = !self.tx_phase;
             self.tx_sealed = 0;
             self.updates_sent += 1;
+            tracing::debug!(updates = self.updates_sent, "key update: sealing under new keys");
         }
         if self.tx_phase {
             buf[0] |= KEY_PHASE_BIT;
@@ -313,6 +314,7 @@ impl PacketKeys {
         self.rx_opened = 1;
         self.rx_since = Some(now);
         self.updates_received += 1;
+        tracing::debug!(updates = self.updates_received, "key update: the peer's new keys in use");
         Some(len)
     }
 }

@@ -8,6 +8,8 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use tracing::{debug, trace};
+
 use super::limits::Source;
 use super::queue::{Client, PendingConnect};
 use super::{ConnectionHandle, Endpoint};
@@ -45,6 +47,7 @@ impl Endpoint {
             if now_ms.saturating_sub(p.issued_ms) > lifetime {
                 // waited past its cookie: its client has sent a new Hello by now
                 self.stats.dropped_handshake_queue += 1;
+                trace!(remote = %p.from, "queued Connect dropped: it waited past its cookie");
                 continue;
             }
             // the table may have filled while it waited
@@ -88,6 +91,11 @@ impl Endpoint {
             }
             Err(None) => {
                 self.stats.dropped_bad_handshake += 1;
+                debug!(
+                    remote = %p.from,
+                    "Connect dropped: its handshake message is not written to this server's key \
+                     (or its parameters do not parse)"
+                );
                 if !self.is_trusted(&p.from) {
                     self.limits.penalise(&Source::of(&p.from));
                 }
@@ -174,6 +182,7 @@ impl Endpoint {
         accept_params.encode(&mut payload);
         let Ok((msg, keys)) = responder.finish(&payload) else {
             self.stats.dropped_bad_handshake += 1;
+            debug!(remote = %from, "Connect dropped: the Noise answer could not be written");
             return;
         };
         let mut accept = Vec::new();
@@ -197,6 +206,7 @@ impl Endpoint {
         self.register_incoming(h, from, &client, claims);
         self.by_cid.insert(cid, h);
         self.stats.connections_accepted += 1;
+        debug!(conn = %h, remote = %from, cid = %cid, suite = ?suite, "connection accepted: Accept sent");
         self.touched(h);
     }
 

@@ -208,6 +208,11 @@ impl MemoryLedger {
     /// Makes a sweep due at `now` if memory is over budget and none is pending.
     pub(super) fn want_sweep(&mut self, now: Instant) {
         if self.sweep_at.is_none() && self.over_budget() {
+            tracing::debug!(
+                held = self.total,
+                budget = self.budget.total,
+                "memory over budget: connections above their fair share will be swept"
+            );
             self.sweep_at = Some(now);
         }
     }
@@ -305,6 +310,12 @@ impl Endpoint {
             .sweep(now, self.conns.iter_received(), &mut close);
         for v in close {
             if let Some(c) = self.conns.get_mut(v.handle) {
+                tracing::debug!(
+                    conn = %v.handle,
+                    held = v.held,
+                    share = v.share,
+                    "closing a connection over its share of the memory budget"
+                );
                 c.close_over_budget(now, v.held, v.share);
                 self.stats.closed_over_budget += 1;
             }

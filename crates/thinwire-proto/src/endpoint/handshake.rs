@@ -7,6 +7,8 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use tracing::{debug, trace};
+
 use super::limits::Source;
 use super::queue::{Client, PendingConnect, Queued};
 use super::Endpoint;
@@ -79,6 +81,7 @@ impl Endpoint {
         let ok = self.limits.allow_handshake(&Source::of(from), now_ms);
         if !ok {
             self.stats.dropped_rate_limited += 1;
+            trace!(remote = %from, "Connect dropped: its source spent its handshake budget");
         }
         ok
     }
@@ -100,6 +103,7 @@ impl Endpoint {
         let ok = self.limits.allow_stateless(now_ms);
         if !ok {
             self.stats.dropped_rate_limited += 1;
+            trace!("stateless reply dropped: the endpoint's reply budget is spent");
         }
         ok
     }
@@ -115,6 +119,7 @@ impl Endpoint {
         .encode(&mut out);
         if self.queue_reply(to, out) {
             self.stats.refusals_sent += 1;
+            debug!(remote = %to, reason = ?reason, "connection refused: Refuse sent");
         }
     }
 
@@ -176,6 +181,7 @@ impl Endpoint {
                 let ok = self.with_conn(dst_cid, |c| c.on_challenge(now, from, nonce, cookie));
                 if !ok {
                     self.stats.dropped_unexpected += 1;
+                    trace!(remote = %from, "Challenge dropped: unexpected");
                 }
             }
             LongPacket::Accept {
@@ -195,7 +201,10 @@ impl Endpoint {
                         self.by_remote.insert((from, sc), h);
                     }
                     (true, ..) => {}
-                    (false, ..) => self.stats.dropped_unexpected += 1,
+                    (false, ..) => {
+                        self.stats.dropped_unexpected += 1;
+                        trace!(remote = %from, "Accept dropped: unexpected or not authentic");
+                    }
                 }
             }
             LongPacket::Refuse {
@@ -206,6 +215,7 @@ impl Endpoint {
             } => {
                 if !self.with_conn(dst_cid, |c| c.on_refuse(from, nonce, reason)) {
                     self.stats.dropped_unexpected += 1;
+                    trace!(remote = %from, "Refuse dropped: unexpected");
                 }
             }
             LongPacket::Reset { cid, token, .. } => {
@@ -219,6 +229,7 @@ impl Endpoint {
                 };
                 if !believed {
                     self.stats.dropped_bad_reset += 1;
+                    trace!(remote = %from, "Reset dropped: unknown connection or wrong token");
                 }
             }
             LongPacket::VersionNegotiation { dst_cid, supported } => {
@@ -251,6 +262,7 @@ impl Endpoint {
         }
         if version != wire::VERSION {
             self.stats.dropped_version += 1;
+            trace!(remote = %from, version, "Hello of another version: version negotiation");
             let mut out = Vec::new();
             LongPacket::VersionNegotiation {
                 dst_cid: client.cid,
@@ -277,6 +289,7 @@ impl Endpoint {
         .encode(&mut out);
         if out.len() <= len && self.queue_reply(from, out) {
             self.stats.challenges_sent += 1;
+            trace!(remote = %from, "Hello received: Challenge sent");
         }
     }
 
@@ -313,11 +326,13 @@ impl Endpoint {
         let input = client.cookie_input(from);
         if cookie::verify(&self.cookie_key, &input, &req.cookie, now_ms, lifetime).is_err() {
             self.stats.dropped_bad_cookie += 1;
+            trace!(remote = %from, "Connect dropped: bad or expired cookie");
             return;
         }
         // the address is proven from here on: refusals cannot be aimed at a victim
         if let Some(&h) = self.handshakes.get(&(from, client.instance, client.nonce)) {
             // our Accept was lost: say it again, unchanged
+            trace!(remote = %from, conn = %h, "Connect repeated: Accept sent again");
             if let Some(c) = self.conns.get_mut(h) {
                 c.resend_accept();
             }
@@ -355,6 +370,7 @@ impl Endpoint {
         } else {
             self.queue.push(Source::of(&from), pending)
         };
+        trace!(remote = %from, outcome = ?queued, "Connect received: queued for its Noise read");
         match queued {
             Queued::Waiting => self.stats.handshakes_queued += 1,
             Queued::Evicted => {

@@ -29,7 +29,9 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::{EndpointConfig, ServerConfig, TransportConfig};
-use crate::connection::{ClientHandshake, Connection, ConnectionStats, IncomingPacket, Setup};
+use crate::connection::{
+    ClientHandshake, Connection, ConnectionCounters, ConnectionStats, IncomingPacket, Setup,
+};
 use crate::crypto::{CipherSuite, ConnectToken, PublicKey, ResetKeys, ServerKey, TokenClaims};
 use crate::error::{ConfigError, ConnectError};
 use crate::event::Event;
@@ -109,6 +111,8 @@ pub struct Endpoint {
     replies: VecDeque<(SocketAddr, Vec<u8>)>,
     events: VecDeque<(ConnectionHandle, Event)>,
     stats: EndpointStats,
+    /// The counters of the connections already forgotten, summed.
+    closed_counters: ConnectionCounters,
     /// Connects waiting for their Noise read, the read budget, the spent cookies.
     queue: HandshakeQueue,
     /// What the connections hold of the memory budget, in total and per source.
@@ -167,6 +171,7 @@ impl Endpoint {
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
+            closed_counters: ConnectionCounters::default(),
             memory: MemoryLedger::new(memory),
             clock: now,
         })
@@ -191,6 +196,18 @@ impl Endpoint {
     /// Statistics of one connection.
     pub fn connection_stats(&self, conn: ConnectionHandle) -> Option<ConnectionStats> {
         self.conns.get(conn).map(Connection::stats)
+    }
+
+    /// Every connection's counters summed: those held now and those already forgotten, so
+    /// that each counter only grows (what a metrics export wants). Visits every connection.
+    pub fn connection_counters(&self) -> ConnectionCounters {
+        let mut sum = self.closed_counters;
+        for h in self.conns.handles() {
+            if let Some(c) = self.conns.get(h) {
+                sum += c.counters();
+            }
+        }
+        sum
     }
 
     /// Whether the connection sends message data at its next [`poll_transmit`](Self::poll_transmit)
@@ -523,7 +540,12 @@ impl Endpoint {
         let Some(conn) = self.conns.get_mut(h) else {
             return;
         };
-        conn.drain_events(|e| self.events.push_back((h, e)));
+        conn.drain_events(|e| {
+            if let Event::Disconnected { reason } = &e {
+                tracing::debug!(conn = %h, by = reason.closed_by(), %reason, "connection closed");
+            }
+            self.events.push_back((h, e));
+        });
         if conn.is_closed() {
             self.remove(h);
             return;
@@ -542,6 +564,7 @@ impl Endpoint {
         }
         let (held, source) = self.conns.held(h).unwrap_or_default();
         if let Some(conn) = self.conns.remove(h) {
+            self.closed_counters += conn.counters();
             self.memory.remove_connection(h, source, held);
             self.stats.memory_held = self.memory.total() as u64;
             self.by_cid.remove(&conn.local_cid());

@@ -85,6 +85,7 @@ impl Endpoint {
     /// timeout), then the peer is told. [`Event::Disconnected`](crate::Event::Disconnected) follows.
     pub fn close(&mut self, now: Instant, conn: ConnectionHandle, code: u64, reason: &[u8]) {
         if let Some(c) = self.conns.get_mut(conn) {
+            tracing::debug!(conn = %conn, code, "closing (local)");
             c.close(now, code, reason.to_vec());
             self.touched(conn);
         }

@@ -8,6 +8,7 @@ mod budget;
 mod deadline;
 mod fuzz_replay;
 mod lifecycle;
+mod logs;
 mod memory;
 mod net;
 mod properties;
