@@ -82,6 +82,7 @@ impl<A, B: Corruptible> Corruptible for (A, B) {
 
 /// Counters of a [`Link`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LinkStats {
     /// Packets handed to [`Link::send`].
     pub sent: u64,

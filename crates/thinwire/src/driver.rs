@@ -48,9 +48,16 @@ impl Drop for DriverGuard {
     fn drop(&mut self) {
         let shared = &self.shared;
         let mut st = shared.lock();
+        let local = shared.local_addr;
         st.stopped = Some(match self.result.take() {
-            Some(Err(e)) => ConnectionError::EndpointFailed(Arc::new(e)),
-            Some(Ok(())) | None => ConnectionError::EndpointClosed,
+            Some(Err(e)) => {
+                tracing::error!(%local, error = %e, "endpoint stopped: its socket failed");
+                ConnectionError::EndpointFailed(Arc::new(e))
+            }
+            Some(Ok(())) | None => {
+                tracing::debug!(%local, "endpoint stopped");
+                ConnectionError::EndpointClosed
+            }
         });
         for s in st.conns.values() {
             s.notify.notify_waiters();
@@ -115,6 +122,7 @@ fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<()
             Err(e) => {
                 shared.lock().engine.io.recv_errors += 1;
                 *errors += 1;
+                tracing::debug!(error = %e, consecutive = *errors, "receive failed");
                 if *errors >= MAX_RECV_ERRORS {
                     return Err(e);
                 }

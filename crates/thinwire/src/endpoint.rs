@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use thinwire_proto::{ChannelKind, ConnectToken, ConnectionHandle, PublicKey};
+use thinwire_proto::{ChannelKind, ConnectToken, ConnectionCounters, ConnectionHandle, PublicKey};
 use tokio::sync::Notify;
 
 use crate::config::Config;
@@ -234,6 +234,12 @@ impl Endpoint {
         stats.io.gso_segments = shared.udp.max_gso_segments();
         stats.io.gro_segments = shared.udp.gro_segments();
         stats
+    }
+
+    /// Every connection's counters summed, those already closed included: each only grows
+    /// (what a metrics export wants; see [`ConnectionCounters`]).
+    pub fn connection_counters(&self) -> ConnectionCounters {
+        self.shared().lock().engine.core.connection_counters()
     }
 
     /// Connections held now, in any state (handshaking, open, closing, draining).

@@ -71,6 +71,12 @@ impl Engine {
         if let Ok(unix) = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH) {
             core.set_unix_time(now, unix);
         }
+        tracing::debug!(
+            %local,
+            server = config.server.is_some(),
+            faults = config.faults.is_some(),
+            "endpoint bound"
+        );
         let faults = match &config.faults {
             Some(f) => Some(Self::faults(f, os.random())?),
             None => None,

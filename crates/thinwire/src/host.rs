@@ -333,9 +333,10 @@ impl Host {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
+                Err(e) => {
                     // a failed read loses at most that datagram; report it in the stats
                     self.engine.io.recv_errors += 1;
+                    tracing::debug!(error = %e, "receive failed");
                     return Ok(());
                 }
             }

@@ -62,6 +62,8 @@ mod engine;
 mod error;
 mod host;
 mod io;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod shared;
 mod stats;
 
@@ -75,7 +77,8 @@ pub use stats::{EndpointStats, FaultStats, IoStats};
 
 pub use thinwire_netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
-    ChannelKind, ChannelStats, CipherSuite, ConnectToken, ConnectionHandle, ConnectionStats,
+    ChannelKind, ChannelStats, CipherSuite, ConnectToken, ConnectionCounters, ConnectionHandle,
+    ConnectionStats,
     DeadlineOptions, DeadlineStatus, DisconnectReason, KeyParseError, MemoryBudget, Message,
     ParityMode, PeerError, PublicKey, RefuseReason, RepairTarget, SendMode, ServerConfig,
     ServerKey, TokenClaims, TokenError, TokenKey, TokenPolicy, TransportConfig,

@@ -6,6 +6,7 @@ use thinwire_netmodel::LinkStats;
 /// A snapshot of an endpoint's counters, from [`Endpoint::stats`](crate::Endpoint::stats) or
 /// [`Host::stats`](crate::Host::stats).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct EndpointStats {
     /// The protocol core's counters: datagrams it dropped, by reason (malformed, unknown
     /// connection, bad cookie, wrong version, unexpected, connection limit, rate limited, bad
@@ -22,6 +23,7 @@ pub struct EndpointStats {
 
 /// Socket I/O counters of one endpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct IoStats {
     /// Receive system calls that returned data (each may carry a batch).
     pub recv_calls: u64,
@@ -56,6 +58,7 @@ pub struct IoStats {
 
 /// Counters of the fault-injection links.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct FaultStats {
     /// Datagrams this endpoint sent: how many were dropped, delayed, duplicated.
     pub outbound: LinkStats,

@@ -39,6 +39,10 @@ macro_rules! counters {
                 /// The counters' names, in declaration order.
                 pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
 
+                /// The counters' doc comments (each line after a space), in the order of
+                /// [`Self::NAMES`]: help texts for an export.
+                pub const DOCS: &'static [&'static str] = &[$(concat!($($doc),*)),*];
+
                 /// Calls `f` with every counter's name and value, in the order of
                 /// [`Self::NAMES`].
                 pub fn for_each(&self, mut f: impl FnMut(&'static str, u64)) {
@@ -66,6 +70,10 @@ macro_rules! counters {
             /// Every counter's name, `part.counter`, in declaration order.
             pub const NAMES: &'static [&'static str] =
                 &[$($(concat!(stringify!($part), ".", stringify!($field)),)*)*];
+
+            /// Every counter's doc comment (each line after a space), in the order of
+            /// [`Self::NAMES`]: help texts for an export.
+            pub const DOCS: &'static [&'static str] = &[$($(concat!($($doc),*),)*)*];
 
             /// Calls `f` with every counter's name (`part.counter`) and value, in the order of
             /// [`Self::NAMES`].
@@ -308,6 +316,11 @@ mod tests {
             + DeadlineStats::NAMES.len()
             + SecurityStats::NAMES.len();
         assert_eq!(parts, names.len());
+        assert_eq!(ConnectionCounters::DOCS.len(), names.len());
+        assert_eq!(
+            ConnectionCounters::DOCS[0],
+            " Datagrams sent (handshake included)."
+        );
     }
 
     #[test]

@@ -20,6 +20,10 @@ macro_rules! endpoint_stats {
             /// The counters' names (every field but the gauges), in declaration order.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
 
+            /// The counters' doc comments (each line after a space), in the order of
+            /// [`Self::NAMES`]: help texts for an export.
+            pub const DOCS: &'static [&'static str] = &[$(concat!($($doc),*)),*];
+
             /// Calls `f` with every counter's name and value (not the gauges, which go up and
             /// down), in the order of [`Self::NAMES`].
             pub fn for_each(&self, mut f: impl FnMut(&'static str, u64)) {
@@ -115,5 +119,10 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), names.len());
+        assert_eq!(EndpointStats::DOCS.len(), names.len());
+        assert_eq!(
+            EndpointStats::DOCS[0],
+            " Datagrams handed to `handle_datagram`."
+        );
     }
 }
