@@ -13,6 +13,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use thinwire_lab::runner::RunOptions;
 use thinwire_lab::scenario::Scenario;
+use tracing_subscriber::EnvFilter;
 
 /// thinwire: a UDP transport for online-game thin streams; its lab (simulator, real-kernel
 /// emulator, reports) and deadline policy tables.
@@ -158,8 +159,23 @@ fn run(args: RunArgs) -> Result<(), String> {
     lab::simulate(&scn, &args.out, &opts)
 }
 
+/// Sends `tracing` events to stderr, filtered by `RUST_LOG` (e.g. `thinwire=debug`: every
+/// target starting with `thinwire`, the runtime's, the core's and the gateway's). Without it
+/// (or with one that does not parse): `info` for the gateway processes, whose trunk and flow
+/// lines are what their operators read, and `warn` for the other commands, whose own output
+/// stays as it is.
+fn init_logs(gateway: bool) {
+    let default = if gateway { "info" } else { "warn" };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logs(matches!(cli.command, Command::Gateway { .. }));
     let result = match cli.command {
         Command::Lab { command } => match command {
             LabCommand::Run(args) => run(args),

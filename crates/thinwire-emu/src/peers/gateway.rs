@@ -440,7 +440,7 @@ async fn run_plan(
     };
     if std::time::Instant::now() > book.t0 {
         let late = std::time::Instant::now() - book.t0;
-        eprintln!("thinwire-gateway: connections took {late:?} longer than the setup time");
+        tracing::warn!(?late, "gateway peer: connections took longer than the setup time");
     }
     for id in ids {
         let ev = plan.events[id];
@@ -482,7 +482,7 @@ pub(crate) fn gateway_host(
         Some(edge) if edge < plan.gateway_edges.max(1) => {
             let r = runtime()?.block_on(players_side(t, edge, plan, book));
             if let Err(e) = &r {
-                eprintln!("thinwire-gateway: edge {}: {e}", edge + 1);
+                tracing::warn!(edge = edge + 1, error = %e, "gateway peer: edge failed");
             }
             r
         }

@@ -161,7 +161,7 @@ pub(crate) async fn drive_with<M: Machine, X: Input<M>>(
         flush(m, s, &mut out).await;
         while let Some(ev) = m.poll_event() {
             if let Some(line) = ev.log_line() {
-                eprintln!("{line}");
+                tracing::info!("{line}");
             }
             x.handle_event(m, Instant::now(), ev);
         }

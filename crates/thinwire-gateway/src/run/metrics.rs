@@ -10,9 +10,10 @@
 //! texts ([`GATEWAY_METRICS`], [`TCM_METRICS`]) say what each one counts.
 //!
 //! Formatting is the Prometheus project's own Rust client (`prometheus-client`, its
-//! `Collector` for values read at scrape time); the HTTP side is a minimal responder on tokio
-//! (one request per connection, bounded size, time and concurrency), enough for a scraper on
-//! loopback or a management network. Bind it to a private address: it has no authentication.
+//! `Collector` for values read at scrape time); the HTTP side is the runtime's minimal
+//! responder ([`thinwire::metrics::serve`]: one request per connection, bounded size, time and
+//! concurrency), enough for a scraper on loopback or a management network. Bind it to a
+//! private address: it has no authentication.
 
 use std::io;
 use std::net::SocketAddr;
@@ -24,9 +25,8 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
 
 use super::tcm::TcmProcessStats;
 use crate::trunk::GatewayStats;
@@ -35,7 +35,7 @@ use crate::trunk::GatewayStats;
 pub const REFRESH: Duration = Duration::from_millis(500);
 
 /// The `Content-Type` of the answer (the Prometheus text format 0.0.4).
-pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+pub use thinwire::metrics::CONTENT_TYPE;
 
 /// A counter or a gauge, and how to read it.
 #[derive(Clone, Copy)]
@@ -232,21 +232,12 @@ impl Metrics {
 
     /// The snapshot in the Prometheus text format (version 0.0.4).
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        // writing into a String cannot fail, nor can the collector
-        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);
-        out
+        thinwire::metrics::render(&self.registry)
     }
 }
 
-/// Largest request head read (a scraper's GET is a few hundred bytes).
-const MAX_REQUEST: usize = 8 << 10;
-/// Connections answered at once; more wait in the kernel's backlog.
-const MAX_CONNECTIONS: usize = 16;
-/// Time a client has to send its request.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// A bound HTTP endpoint serving a [`Metrics`] at `GET /metrics`.
+/// A bound HTTP endpoint serving a [`Metrics`] at `GET /metrics` (the runtime's
+/// [`thinwire::metrics::serve`]).
 #[derive(Debug)]
 pub struct MetricsServer {
     listener: TcpListener,
@@ -267,84 +258,17 @@ impl MetricsServer {
 
     /// Answers scrapes of `metrics` until `stop` turns true (or its sender is dropped).
     pub async fn serve(self, metrics: Metrics, mut stop: watch::Receiver<bool>) {
-        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-        while !*stop.borrow() {
-            tokio::select! {
-                r = self.listener.accept() => {
-                    let Ok((conn, _)) = r else { continue };
-                    let Ok(slot) = slots.clone().acquire_owned().await else { return };
-                    let m = metrics.clone();
-                    tokio::spawn(async move {
-                        let _ = tokio::time::timeout(REQUEST_TIMEOUT, answer(conn, &m)).await;
-                        drop(slot);
-                    });
+        let stopped = async move {
+            while !*stop.borrow() {
+                if stop.changed().await.is_err() {
+                    return;
                 }
-                r = stop.changed() => if r.is_err() { return },
             }
+        };
+        if let Err(e) = thinwire::metrics::serve(self.listener, metrics.registry, stopped).await {
+            tracing::warn!(error = %e, "metrics endpoint stopped");
         }
     }
-}
-
-/// Reads one request head and answers it; the connection closes after.
-async fn answer(mut conn: TcpStream, metrics: &Metrics) -> io::Result<()> {
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = conn.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        head.extend_from_slice(&buf[..n]);
-        if head.len() > MAX_REQUEST {
-            return respond(&mut conn, "431 Request Header Fields Too Large", "", "").await;
-        }
-    }
-    match route(&head) {
-        Route::Metrics => {
-            let body = metrics.render();
-            respond(&mut conn, "200 OK", CONTENT_TYPE, &body).await
-        }
-        Route::NotFound => respond(&mut conn, "404 Not Found", "", "").await,
-        Route::BadMethod => respond(&mut conn, "405 Method Not Allowed", "", "").await,
-    }
-}
-
-/// What a request asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Route {
-    /// `GET /metrics` (any query string).
-    Metrics,
-    /// A GET of anything else.
-    NotFound,
-    /// Any other method, or no request line.
-    BadMethod,
-}
-
-/// Reads the request line of a request head (bytes from anyone: never fails).
-fn route(head: &[u8]) -> Route {
-    let line = head
-        .split(|&b| b == b'\r' || b == b'\n')
-        .next()
-        .unwrap_or_default();
-    let mut parts = line.split(|&b| b == b' ');
-    let (method, target) = (parts.next(), parts.next().unwrap_or_default());
-    let path = target.split(|&b| b == b'?').next().unwrap_or_default();
-    match (method, path) {
-        (Some(b"GET"), b"/metrics") => Route::Metrics,
-        (Some(b"GET"), _) => Route::NotFound,
-        _ => Route::BadMethod,
-    }
-}
-
-async fn respond(conn: &mut TcpStream, status: &str, kind: &str, body: &str) -> io::Result<()> {
-    let kind = if kind.is_empty() { "text/plain" } else { kind };
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    conn.write_all(head.as_bytes()).await?;
-    conn.write_all(body.as_bytes()).await?;
-    conn.shutdown().await
 }
 
 #[cfg(test)]

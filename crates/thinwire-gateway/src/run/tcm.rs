@@ -359,9 +359,9 @@ impl TcmRunner<ServerGateway> {
             }
         }
         if p.accept_any_source {
-            eprintln!(
-                "warning: tcm-remote accepts any source address from its peers: a tcm-local \
-                 can inject packets from any address into the TUN device"
+            tracing::warn!(
+                "tcm-remote accepts any source address from its peers: a tcm-local can inject \
+                 packets from any address into the TUN device"
             );
         }
         let prefixes = p.peers.iter().map(|q| (q.id, q.prefixes.clone())).collect();
