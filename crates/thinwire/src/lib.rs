@@ -78,10 +78,9 @@ pub use stats::{EndpointStats, FaultStats, IoStats};
 pub use thinwire_netmodel::{LinkConfig, LinkStats, LossModel};
 pub use thinwire_proto::{
     ChannelKind, ChannelStats, CipherSuite, ConnectToken, ConnectionCounters, ConnectionHandle,
-    ConnectionStats,
-    DeadlineOptions, DeadlineStatus, DisconnectReason, KeyParseError, MemoryBudget, Message,
-    ParityMode, PeerError, PublicKey, RefuseReason, RepairTarget, SendMode, ServerConfig,
-    ServerKey, TokenClaims, TokenError, TokenKey, TokenPolicy, TransportConfig,
+    ConnectionStats, DeadlineOptions, DeadlineStatus, DisconnectReason, KeyParseError,
+    MemoryBudget, Message, ParityMode, PeerError, PublicKey, RefuseReason, RepairTarget, SendMode,
+    ServerConfig, ServerKey, TokenClaims, TokenError, TokenKey, TokenPolicy, TransportConfig,
     CLOSE_MEMORY_BUDGET,
 };
 

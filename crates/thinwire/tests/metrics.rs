@@ -32,9 +32,12 @@ fn sample(text: &str, name: &str) -> Option<f64> {
 
 #[tokio::test]
 async fn a_scrape_of_the_example_server_finds_connection_counters() {
-    let server = example::start("127.0.0.1:0".parse().unwrap(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .expect("starts");
+    let server = example::start(
+        "127.0.0.1:0".parse().unwrap(),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .expect("starts");
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).expect("binds");
     let conn = client
         .connect(
@@ -71,13 +74,15 @@ async fn a_scrape_of_the_example_server_finds_connection_counters() {
         assert!(v > 0.0, "{name} is {v}");
     }
     assert!(
-        body.contains("# HELP thinwire_connection_recovery_packets_lost_total Packets declared lost."),
+        body.contains(
+            "# HELP thinwire_connection_recovery_packets_lost_total Packets declared lost."
+        ),
         "{body}"
     );
     // every counter of the core is there, each once
     let types = body.lines().filter(|l| l.starts_with("# TYPE ")).count();
-    let counters = thinwire::proto::EndpointStats::NAMES.len()
-        + thinwire::ConnectionCounters::NAMES.len();
+    let counters =
+        thinwire::proto::EndpointStats::NAMES.len() + thinwire::ConnectionCounters::NAMES.len();
     assert_eq!(types, counters + 2, "{body}");
     let missing = tokio::task::spawn_blocking(move || get(addr, "/other"))
         .await
@@ -87,9 +92,12 @@ async fn a_scrape_of_the_example_server_finds_connection_counters() {
 
 #[tokio::test]
 async fn closed_connections_still_count() {
-    let server = example::start("127.0.0.1:0".parse().unwrap(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .expect("starts");
+    let server = example::start(
+        "127.0.0.1:0".parse().unwrap(),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .expect("starts");
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).expect("binds");
     let conn = client
         .connect(

@@ -18,7 +18,10 @@ async fn endpoint_and_connection_stats_serialise_to_json() {
     let stats = incoming.stats().expect("open");
     let json = serde_json::to_value(&stats).expect("serialises");
     assert_eq!(json["frames"]["messages_delivered"], 1);
-    assert!(json["udp"]["packets_received"].as_u64().unwrap() >= 1, "{json}");
+    assert!(
+        json["udp"]["packets_received"].as_u64().unwrap() >= 1,
+        "{json}"
+    );
     assert_eq!(json["channels"][0]["kind"], "ReliableOrdered", "{json}");
     let back: thinwire::ConnectionStats = serde_json::from_value(json).expect("parses back");
     assert_eq!(back, stats);
@@ -27,7 +30,13 @@ async fn endpoint_and_connection_stats_serialise_to_json() {
     let json = serde_json::to_value(&ep).expect("serialises");
     assert_eq!(json["protocol"]["connections_accepted"], 1, "{json}");
     assert_eq!(json["connections"], 1, "{json}");
-    assert!(json["io"]["datagrams_received"].as_u64().unwrap() >= 2, "{json}");
+    assert!(
+        json["io"]["datagrams_received"].as_u64().unwrap() >= 2,
+        "{json}"
+    );
     let counters = serde_json::to_value(client.connection_counters()).expect("serialises");
-    assert!(counters["udp"]["packets_sent"].as_u64().unwrap() >= 2, "{counters}");
+    assert!(
+        counters["udp"]["packets_sent"].as_u64().unwrap() >= 2,
+        "{counters}"
+    );
 }

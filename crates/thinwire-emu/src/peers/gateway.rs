@@ -440,7 +440,10 @@ async fn run_plan(
     };
     if std::time::Instant::now() > book.t0 {
         let late = std::time::Instant::now() - book.t0;
-        tracing::warn!(?late, "gateway peer: connections took longer than the setup time");
+        tracing::warn!(
+            ?late,
+            "gateway peer: connections took longer than the setup time"
+        );
     }
     for id in ids {
         let ev = plan.events[id];

@@ -246,7 +246,10 @@ impl PacketKeys {
             self.tx_phase = !self.tx_phase;
             self.tx_sealed = 0;
             self.updates_sent += 1;
-            tracing::debug!(updates = self.updates_sent, "key update: sealing under new keys");
+            tracing::debug!(
+                updates = self.updates_sent,
+                "key update: sealing under new keys"
+            );
         }
         if self.tx_phase {
             buf[0] |= KEY_PHASE_BIT;
@@ -314,7 +317,10 @@ impl PacketKeys {
         self.rx_opened = 1;
         self.rx_since = Some(now);
         self.updates_received += 1;
-        tracing::debug!(updates = self.updates_received, "key update: the peer's new keys in use");
+        tracing::debug!(
+            updates = self.updates_received,
+            "key update: the peer's new keys in use"
+        );
         Some(len)
     }
 }

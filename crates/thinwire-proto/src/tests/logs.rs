@@ -140,7 +140,10 @@ fn refusals_name_their_limit_and_closes_who_closed() {
         has(&lines, &["connection refused", "reason=ServerFull"]),
         "{lines:#?}"
     );
-    assert!(has(&lines, &["Refuse received", "ServerFull"]), "{lines:#?}");
+    assert!(
+        has(&lines, &["Refuse received", "ServerFull"]),
+        "{lines:#?}"
+    );
     assert!(has(&lines, &["closing (local)", "code=7"]), "{lines:#?}");
     assert!(
         has(&lines, &["connection closed", "by=\"peer\"", "code 7"]),

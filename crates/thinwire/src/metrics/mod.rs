@@ -86,7 +86,11 @@ impl Collector for EndpointCollector {
     fn encode(&self, mut e: DescriptorEncoder) -> fmt::Result {
         let stats = self.endpoint.stats();
         let counters = self.endpoint.connection_counters();
-        let held = ("thinwire_connections", "Connections held now, in any state.", None);
+        let held = (
+            "thinwire_connections",
+            "Connections held now, in any state.",
+            None,
+        );
         gauge(&mut e, held, stats.connections as u64)?;
         let memory = (
             "thinwire_memory_held",
@@ -122,4 +126,3 @@ pub fn registry(endpoint: &Endpoint) -> Registry {
     registry.register_collector(Box::new(EndpointCollector::new(endpoint)));
     registry
 }
-
