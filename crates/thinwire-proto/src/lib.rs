@@ -36,6 +36,11 @@
 //! - [`codec`]: the QUIC varints and bounds-checked reader the wire format is made of, for
 //!   protocols built on thinwire (the gateway's trunk frames).
 //!
+//! The core emits `tracing` events under `thinwire_proto::…` targets: handshake steps (at
+//! `trace` for each datagram), handshake failures with their reason, refusals with the limit
+//! that refused, closes with who closed (`local`, `peer`, `timeout`), path validation, key
+//! updates and memory-budget closes (at `debug`). Nothing is logged per packet above `trace`.
+//!
 //! Three cargo features open more: `testing` (the `testing::Pair` harness in simulated time, for
 //! tests and benchmarks), `fuzzing` (the `wire` codec, for the fuzz targets and the wire
 //! benchmark) and `serde` (`Serialize` and `Deserialize` for the statistics).

@@ -24,6 +24,12 @@
 //! counts them). Fault injection ([`FaultConfig`]: drop, delay, jitter, duplicate) can be
 //! turned on per endpoint to test a game under a bad network.
 //!
+//! Operators see what happens through `tracing` events (targets `thinwire::…` here,
+//! `thinwire_proto::…` in the core; `RUST_LOG=thinwire=debug` selects both): handshake steps
+//! and failures with their reason, refusals and the limit that refused, closes and who closed,
+//! path validation, key updates. Two features open more: `serde` (the statistics serialise)
+//! and `metrics` (`metrics`: every counter for Prometheus, and a `/metrics` responder).
+//!
 //! Channel classes ([`ChannelKind`]), chosen per channel when connecting:
 //!
 //! | class | use it for |

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use thinwire::{ChannelKind, Config, Endpoint, SendMode};
+use thinwire::{ChannelKind, Config, Connection, Endpoint, SendMode};
 
 #[path = "../examples/metrics_server.rs"]
 #[allow(dead_code)]
@@ -30,8 +30,9 @@ fn sample(text: &str, name: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
-#[tokio::test]
-async fn a_scrape_of_the_example_server_finds_connection_counters() {
+/// The example server on loopback, and a client endpoint connected to it (one reliable
+/// channel).
+async fn connected() -> (example::Running, Endpoint, Connection) {
     let server = example::start(
         "127.0.0.1:0".parse().unwrap(),
         "127.0.0.1:0".parse().unwrap(),
@@ -47,6 +48,12 @@ async fn a_scrape_of_the_example_server_finds_connection_counters() {
         )
         .await
         .expect("connects");
+    (server, client, conn)
+}
+
+#[tokio::test]
+async fn a_scrape_of_the_example_server_finds_connection_counters() {
+    let (server, _client, conn) = connected().await;
     for i in 0..20u32 {
         conn.send(0, i.to_be_bytes().to_vec(), SendMode::Plain)
             .expect("sends");
@@ -92,21 +99,7 @@ async fn a_scrape_of_the_example_server_finds_connection_counters() {
 
 #[tokio::test]
 async fn closed_connections_still_count() {
-    let server = example::start(
-        "127.0.0.1:0".parse().unwrap(),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .expect("starts");
-    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), Config::client()).expect("binds");
-    let conn = client
-        .connect(
-            server.endpoint.local_addr(),
-            server.key,
-            &[ChannelKind::ReliableOrdered],
-        )
-        .await
-        .expect("connects");
+    let (server, client, conn) = connected().await;
     conn.send(0, &b"hi"[..], SendMode::Plain).expect("sends");
     conn.recv().await.expect("echoed");
     let before = server.endpoint.connection_counters();
