@@ -12,8 +12,8 @@
 //! - 2 `CHAT`, ReliableOrdered: chat and trades, in order (the server relays chat to everyone).
 //! - 3 `WORLD`, ReliableOrdered with a deadline default on the server's side: every world event
 //!   (a boss spawns, the zone closes) reaches every player within 500 ms. The first deadline
-//!   send of a process solves the policy for its target (milliseconds in a release build, about
-//!   half a second in a debug one), so a debug run may flag the first bot's message late.
+//!   send of a process solves the policy for its target (50-300 ms in a release build on a busy
+//!   2-core machine, about 500 ms in a debug one), so the first bot's message may come late.
 //!
 //! Run it with `cargo run -p thinwire --example mmo`.
 

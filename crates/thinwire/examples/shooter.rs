@@ -12,8 +12,8 @@
 //! - 3 `MATCH`, ReliableOrdered: round start, round result, chat: in order. The start and the
 //!   result are sent with `SendMode::Deadline`, so every player learns them within 300 ms.
 //!
-//! The first deadline send of a process solves the policy for its target (milliseconds in a
-//! release build, about half a second in a debug one): a debug run may flag one start late.
+//! The first deadline send of a process solves the policy for its target (50-300 ms in a
+//! release build on a busy 2-core machine, about 500 ms in a debug one): one start may be late.
 //!
 //! Run it with `cargo run -p thinwire --example shooter`.
 
