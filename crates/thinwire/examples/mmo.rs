@@ -10,9 +10,9 @@
 //! - 1 `COMBAT`, ReliableUnordered: attacks, relayed to their target. None may be lost, none
 //!   should wait behind another one that was.
 //! - 2 `CHAT`, ReliableOrdered: chat and trades, in order (the server relays chat to everyone).
-//! - 3 `WORLD`, ReliableOrdered with a deadline default on the server's side: every world event
-//!   (a boss spawns, the zone closes) reaches every player within 500 ms. The first deadline
-//!   send of a process solves the policy for its target (50-300 ms in a release build on a busy
+//! - 3 `WORLD`, with a deadline default on the server's side: every world event (a boss spawns,
+//!   the zone closes) reaches every player within 500 ms, as soon as it can be rebuilt
+//!   (deadline messages skip the channel's order). The first deadline send of a process solves the policy for its target (50-300 ms in a release build on a busy
 //!   2-core machine, about 500 ms in a debug one), so the first bot's message may come late.
 //!
 //! Run it with `cargo run -p thinwire --example mmo`.

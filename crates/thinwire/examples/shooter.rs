@@ -9,8 +9,8 @@
 //! - 1 `SNAPSHOT`, UnreliableSequenced: the server's world state every tick, for the same reasons.
 //! - 2 `EVENTS`, ReliableUnordered: shots (client to server), hits (server to client). None may
 //!   be lost, none should wait behind another one that was.
-//! - 3 `MATCH`, ReliableOrdered: round start, round result, chat: in order. The start and the
-//!   result are sent with `SendMode::Deadline`, so every player learns them within 300 ms.
+//! - 3 `MATCH`, ReliableOrdered: chat and match flow, in order; the round's start and result are
+//!   deadline messages (every player has them within 300 ms), which skip the channel's order.
 //!
 //! The first deadline send of a process solves the policy for its target (50-300 ms in a
 //! release build on a busy 2-core machine, about 500 ms in a debug one): one start may be late.
