@@ -8,7 +8,9 @@
 // Layout: every struct is [StructLayout(LayoutKind.Sequential)] with C `bool` marshalled as one
 // byte (UnmanagedType.U1), fixed arrays as ByValArray, pointers as IntPtr and size_t as UIntPtr.
 // tests/layout.c prints the C sizes and offsets; tests/ThinwireTests.cs compares them with
-// Marshal.SizeOf and Marshal.OffsetOf.
+// Marshal.SizeOf and Marshal.OffsetOf. The two pointers the C API lets be null for a default
+// (thinwire_host_create's config, thinwire_send_with's opts) are declared `ref`: pass
+// thinwire_config_default(false) or zeroed options (plain) instead.
 //
 // No callbacks cross the boundary (the host is polled), so nothing here needs reverse P/Invoke
 // and the file works under Mono, .NET and IL2CPP (AOT) alike.
