@@ -540,10 +540,9 @@ typedef struct thinwire_token_params {
    */
   const uint8_t *nonce;
   /**
-   * The server's addresses, in the order the client tries them (the client connects to
-   * the first): `server_address_count` NUL-terminated strings like `server_address`.
-   * Used instead of `server_address` when `server_address_count` is above 0; may be null
-   * when it is 0.
+   * The server's addresses, `server_address_count` NUL-terminated strings like
+   * `server_address`; the client connects to the first. Used instead of `server_address`
+   * when `server_address_count` is above 0; may be null when it is 0.
    */
   const char *const *server_addresses;
   /**
@@ -857,9 +856,9 @@ enum thinwire_status thinwire_connection_token_claims(struct thinwire_host *host
  * or point to 32 readable bytes, whose `nonce` is null or points to 24 readable bytes, whose
  * `user_data` is null (only with `user_data_len` 0) or points to `user_data_len` readable
  * bytes, whose `server_address` is null or NUL-terminated, and whose `server_addresses` is
- * null or points to `server_address_count` pointers each null or NUL-terminated (only read
- * when `server_address_count` is at most `THINWIRE_TOKEN_MAX_ADDRESSES`); `inout_len` is null or
- * readable and writable; `out` is null (only with `*inout_len` 0) or points to `*inout_len`
+ * null or points to `server_address_count` pointers each null or NUL-terminated (read only
+ * when `server_address_count` is at most `THINWIRE_TOKEN_MAX_ADDRESSES`); `inout_len` is
+ * null or readable and writable; `out` is null (only with `*inout_len` 0) or points to `*inout_len`
  * writable bytes.
  */
 enum thinwire_status thinwire_token_mint(const struct thinwire_token_params *params,
