@@ -163,6 +163,9 @@ namespace Thinwire
         /// <summary><c>THINWIRE_TOKEN_MAX_LEN</c>: a buffer this large holds any connect token.</summary>
         public const int THINWIRE_TOKEN_MAX_LEN = 507;
 
+        /// <summary><c>THINWIRE_TOKEN_MAX_ADDRESSES</c>: the most server addresses one connect token holds.</summary>
+        public const int THINWIRE_TOKEN_MAX_ADDRESSES = 8;
+
         /// <summary><c>THINWIRE_TOKEN_MAX_USER_DATA</c>: a buffer this large holds any token's user data.</summary>
         public const int THINWIRE_TOKEN_MAX_USER_DATA = 256;
 
@@ -298,6 +301,13 @@ namespace Thinwire
             public ulong expires_unix_s;
             /// <summary><c>const uint8_t *</c>: 24 fresh random bytes.</summary>
             public IntPtr nonce;
+            /// <summary><c>const char *const *</c>: <see cref="server_address_count"/> NUL-terminated
+            /// addresses, used instead of <see cref="server_address"/> when the count is above 0
+            /// (the client connects to the first); may be null when it is 0.</summary>
+            public IntPtr server_addresses;
+            /// <summary><c>size_t</c>: 0 (the one <see cref="server_address"/>) or 1 to
+            /// <see cref="THINWIRE_TOKEN_MAX_ADDRESSES"/>.</summary>
+            public UIntPtr server_address_count;
         }
 
         /// <summary><c>const char *thinwire_error_string(int32_t)</c>: a static string (never

@@ -18,7 +18,7 @@ HERE="$ROOT/bindings/csharp"
 
 # The Rust echo server: an example of crate thinwire that prints "echo server on ADDR" and
 # "server key: HEX" and echoes every message on its channel.
-ECHO_SERVER=echo
+ECHO_SERVER=echo_server
 case "$ECHO_SERVER" in
     echo) ECHO_ARGS=(--serve 127.0.0.1:0) ;;
     *) ECHO_ARGS=(--listen 127.0.0.1:0) ;;

@@ -69,5 +69,7 @@ int main(void) {
     FIELD(thinwire_token_params, server_address);
     FIELD(thinwire_token_params, expires_unix_s);
     FIELD(thinwire_token_params, nonce);
+    FIELD(thinwire_token_params, server_addresses);
+    FIELD(thinwire_token_params, server_address_count);
     return 0;
 }
