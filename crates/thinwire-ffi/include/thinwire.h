@@ -222,7 +222,7 @@ typedef enum thinwire_refuse_reason {
   THINWIRE_REFUSE_REASON_BUSY_NETWORK = 6,
   /**
    * The server could not read the handshake: it was written to another server's key (a
-   * wrong or outdated key for this address). Not authenticated (`docs/PROTOCOL.md` §11).
+   * wrong or outdated key for this address). Not authenticated (`docs/PROTOCOL.md` §11.6).
    */
   THINWIRE_REFUSE_REASON_UNKNOWN_SERVER_KEY = 7,
   /**

@@ -206,7 +206,7 @@ pub enum thinwire_refuse_reason {
     /// connections than most.
     BusyNetwork = 6,
     /// The server could not read the handshake: it was written to another server's key (a
-    /// wrong or outdated key for this address). Not authenticated (`docs/PROTOCOL.md` §11).
+    /// wrong or outdated key for this address). Not authenticated (`docs/PROTOCOL.md` §11.6).
     UnknownServerKey = 7,
     /// A reason this version does not know.
     Other = 255,

@@ -194,7 +194,7 @@ pub enum RefuseReason {
     BusyNetwork,
     /// The server could not read the handshake: it was written to another server's key (the
     /// client holds a wrong or outdated key for this address). Not authenticated: see
-    /// `docs/PROTOCOL.md` §11.
+    /// `docs/PROTOCOL.md` §11.6.
     #[error("the server did not accept this server key (wrong key for this address?)")]
     UnknownServerKey,
 }
