@@ -221,6 +221,11 @@ typedef enum thinwire_refuse_reason {
    */
   THINWIRE_REFUSE_REASON_BUSY_NETWORK = 6,
   /**
+   * The server could not read the handshake: it was written to another server's key (a
+   * wrong or outdated key for this address). Not authenticated (`docs/PROTOCOL.md` §11.6).
+   */
+  THINWIRE_REFUSE_REASON_UNKNOWN_SERVER_KEY = 7,
+  /**
    * A reason this version does not know.
    */
   THINWIRE_REFUSE_REASON_OTHER = 255,
@@ -618,7 +623,7 @@ enum thinwire_status thinwire_host_port(struct thinwire_host *host, uint16_t *ou
  * `THINWIRE_EVENT_TYPE_CONNECTED` or `..._DISCONNECTED` event follows from
  * `thinwire_host_service`; messages may be queued at once. Only the holder of the key's
  * secret half can complete the handshake: with a wrong key the connection ends with
- * `THINWIRE_DISCONNECT_REASON_HANDSHAKE_TIMED_OUT`.
+ * `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_UNKNOWN_SERVER_KEY`.
  *
  * # Safety
  * `host` is null or a live host; `address` is null or NUL-terminated; `server_key` is null or

@@ -12,8 +12,8 @@ use thinwire_proto::{CipherSuite, MemoryBudget, ServerConfig, ServerKey, Transpo
 /// Every connection is encrypted: a Noise NK handshake authenticates the server by its static
 /// key, and every data packet is sealed with an AEAD (ChaCha20-Poly1305 or AES-256-GCM). A
 /// server without a configured key ([`ServerConfig::key`] `None`) draws a fresh one at every
-/// start; a real server keeps its key ([`Config::with_server_key`]) so that its clients can
-/// pin it.
+/// start; a real server keeps its key ([`Config::with_server_key`], e.g. with
+/// [`keys::read_server_key`](crate::keys::read_server_key)) so that its clients can pin it.
 ///
 /// ```
 /// use thinwire::{Config, FaultConfig, ServerKey};
