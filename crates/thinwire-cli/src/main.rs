@@ -3,6 +3,7 @@
 
 mod bench;
 mod gateway;
+mod keygen;
 mod lab;
 mod policy;
 
@@ -45,6 +46,10 @@ enum Command {
     /// cost; `thinwire policy repair` prints the repair policy of reliable thin streams (copies
     /// per retransmission round).
     Policy(policy::PolicyArgs),
+    /// Write a new server key pair from the operating system's randomness: the secret to
+    /// `--out` (mode 0600) and the public key to the same name with `.pub`; print the public
+    /// key. Never overwrites a file.
+    Keygen(keygen::KeygenArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,6 +194,7 @@ fn main() -> ExitCode {
         Command::Gateway { command } => gateway::run(command),
         Command::Bench(args) => bench::run(args),
         Command::Policy(args) => policy::run(args),
+        Command::Keygen(args) => keygen::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -54,8 +54,9 @@ endpoint_stats! {
         /// Dropped unanswered: the endpoint's budget of stateless replies was spent (a Hello or a
         /// stray packet went unanswered), or a Connect's source spent its own budget.
         dropped_rate_limited,
-        /// Dropped: a Connect whose Noise message was not written to this server's key, or whose
-        /// parameters do not parse.
+        /// Unusable message 1: a Connect whose Noise message was not written to this server's key
+        /// (refused `UnknownServerKey`, also counted in `refusals_sent`), or whose parameters do
+        /// not parse (dropped).
         dropped_bad_handshake,
         /// Dropped: a short-header packet for a live connection that did not authenticate
         /// (answered like one for an unknown id).
@@ -68,7 +69,8 @@ endpoint_stats! {
         challenges_sent,
         /// Resets sent (for unknown connection ids, and decoys for unauthenticated packets).
         resets_sent,
-        /// Refusals sent (server full, source over its cap, bad token).
+        /// Refusals sent (server full, source over its cap, bad token, not this server's key, ...),
+        /// first ones and repeats from the spent-cookie table.
         refusals_sent,
         /// Connections accepted.
         connections_accepted,

@@ -10,7 +10,7 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
 
 use crate::testing::Pair;
-use crate::{ChannelKind, DisconnectReason, ServerConfig};
+use crate::{ChannelKind, DisconnectReason, RefuseReason, ServerConfig};
 
 /// What the subscriber wrote, shared with the test.
 #[derive(Clone, Default)]
@@ -70,7 +70,7 @@ fn wrong_key_attempt() {
     pair.run_for(Duration::from_secs(6));
     assert_eq!(
         pair.client().disconnected(),
-        Some(&DisconnectReason::HandshakeTimedOut)
+        Some(&DisconnectReason::Refused(RefuseReason::UnknownServerKey))
     );
 }
 
@@ -89,10 +89,16 @@ fn a_wrong_server_key_is_logged_with_why() {
         "{lines:#?}"
     );
     assert!(
-        has(
-            &lines,
-            &["connection closed", "by=\"timeout\"", "handshake timed out"]
-        ),
+        has(&lines, &["Refuse sent", "reason=UnknownServerKey"]),
+        "{lines:#?}"
+    );
+    // the client's side: why it ended
+    assert!(
+        has(&lines, &["Refuse received", "reason=UnknownServerKey"]),
+        "{lines:#?}"
+    );
+    assert!(
+        has(&lines, &["connection closed", "by=\"peer\"", "refused"]),
         "{lines:#?}"
     );
     // per-datagram steps are at trace only
