@@ -219,9 +219,9 @@ fn sample_report_has_one_svg_per_plot_and_is_written() {
     assert!(html.contains("<td>link</td><td>100 ms one-way &lt;bottleneck&gt; &amp; 2% loss</td>"));
     assert!(html.contains("<td>workload</td>"));
     // Models are labelled as models, in the tables and in the plots.
-    assert!(html.contains("tcp <span class=\"badge\">model</span>"));
+    assert!(html.contains("<span class=\"nowrap\">tcp</span> <span class=\"badge\">model</span>"));
     assert!(html.contains("tcp (model)"));
-    assert!(!html.contains("thinwire-content <span class=\"badge\">"));
+    assert!(html.contains("<span class=\"nowrap\">thinwire-content</span></td>"));
     // Every protocol appears in the summary, GSI and wire tables.
     for p in ["tcp", "udp", "thinwire-ordered", "thinwire-content"] {
         assert!(html.matches(p).count() >= 4, "{p}");
