@@ -194,8 +194,8 @@ fn figure<'a>(html: &'a str, id: &str) -> Option<&'a str> {
 }
 
 const FIGURES: [&str; 6] = [
-    "plot-cdf",
     "plot-tail",
+    "plot-cdf",
     "plot-redundancy",
     "plot-classes",
     "plot-deadline",
@@ -219,9 +219,9 @@ fn sample_report_has_one_svg_per_plot_and_is_written() {
     assert!(html.contains("<td>link</td><td>100 ms one-way &lt;bottleneck&gt; &amp; 2% loss</td>"));
     assert!(html.contains("<td>workload</td>"));
     // Models are labelled as models, in the tables and in the plots.
-    assert!(html.contains("tcp <span class=\"badge\">model</span>"));
+    assert!(html.contains("<span class=\"nowrap\">tcp</span> <span class=\"badge\">model</span>"));
     assert!(html.contains("tcp (model)"));
-    assert!(!html.contains("thinwire-content <span class=\"badge\">"));
+    assert!(html.contains("<span class=\"nowrap\">thinwire-content</span></td>"));
     // Every protocol appears in the summary, GSI and wire tables.
     for p in ["tcp", "udp", "thinwire-ordered", "thinwire-content"] {
         assert!(html.matches(p).count() >= 4, "{p}");
@@ -388,4 +388,38 @@ fn sweep_report_draws_one_panel_per_point_in_one_svg() {
         assert_eq!(ratios.get(&key, None).unwrap().ratio, Some(1.0));
     }
     std::fs::write(std::env::temp_dir().join("report-sweep-sample.html"), &html).unwrap();
+}
+
+#[test]
+fn the_lead_figure_is_the_latency_tail_on_a_log_axis() {
+    let (res, samples) = synthetic(true);
+    let html = render_report(&res, &samples, &params());
+    // Figures come in the order of FIGURES: the tail first.
+    let starts: Vec<usize> = FIGURES
+        .iter()
+        .map(|id| html.find(&format!("<figure id=\"{id}\">")).unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+    assert_eq!(html.find("<figure"), html.find("<figure id=\"plot-tail\">"));
+    let tail = figure(&html, "plot-tail").unwrap();
+    assert!(tail.contains("fraction of messages later than x"));
+    // A log axis: decades down to the samples' resolution (one in N), guides from p99 on.
+    let n = samples
+        .get(&res.protocol_runs().next().unwrap().key, None)
+        .unwrap()
+        .latencies_us
+        .len();
+    assert!(n >= 1000, "{n}");
+    for tick in [
+        ">1</text>",
+        ">0.1</text>",
+        ">0.01</text>",
+        ">1e-3</text>",
+        ">p99</text>",
+    ] {
+        assert!(
+            tail.replace(char::is_whitespace, "").contains(tick),
+            "{tick}"
+        );
+    }
 }

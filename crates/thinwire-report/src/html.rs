@@ -22,6 +22,11 @@ pub fn escape(s: &str) -> String {
 }
 
 /// The style sheet of every report.
+///
+/// Tables fit a 1,400 px window: header cells and text cells (a protocol with its sweep
+/// point) wrap where they must, numbers never, so a wide table of counters narrows its
+/// columns to their longest word; the wrapper's horizontal scroll is the last resort.
+/// `tools/check-report-width.sh` measures it in headless Chromium.
 const CSS: &str = r#"
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
@@ -34,8 +39,7 @@ h2 { margin: 36px 0 10px; font-size: 21px; border-bottom: 1px solid #dde1e8; pad
 .note { color: #4a5468; font-size: 14px; }
 table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
 th, td { border: 1px solid #dde1e8; padding: 3px 6px; }
-td.proto { white-space: nowrap; }
-th { background: #eef1f5; text-align: left; white-space: nowrap; }
+th { background: #eef1f5; text-align: left; vertical-align: bottom; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.class-row td { color: #3a4356; background: #fbfcfd; }
 tr.first-class-row td { border-top: 2px solid #b8c0cc; }
@@ -43,6 +47,7 @@ tr.first-class-row td { border-top: 2px solid #b8c0cc; }
          background: #fff1d6; color: #7a4b00; border: 1px solid #e9c77d; vertical-align: 1px; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; }
 .wide { overflow-x: auto; }
+.nowrap { white-space: nowrap; }
 figure { margin: 16px 0 28px; }
 figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #e4e7ec; }
 figcaption { font-size: 14px; color: #4a5468; margin-top: 6px; }
@@ -98,6 +103,12 @@ pub fn figure(html: &mut String, id: &str, svg: Result<String, String>, caption:
     let _ = writeln!(html, "<figcaption>{caption}</figcaption>\n</figure>");
 }
 
+/// `text`, escaped, kept on one line: `<span class="nowrap">text</span>` (e.g. a protocol
+/// name, which would otherwise break at its hyphens when its table column narrows).
+pub fn nowrap(text: &str) -> String {
+    format!("<span class=\"nowrap\">{}</span>", escape(text))
+}
+
 /// A badge after a name: `<span class="badge">label</span>` (e.g. "model", "DISAGREE").
 pub fn badge(label: &str) -> String {
     format!("<span class=\"badge\">{}</span>", escape(label))
@@ -136,5 +147,6 @@ mod tests {
         figure(&mut h, "g", Err("no <data>".into()), "c");
         assert!(h.contains("<p class=\"error\">no &lt;data&gt;</p>"));
         assert_eq!(badge("model"), "<span class=\"badge\">model</span>");
+        assert_eq!(nowrap("a-b"), "<span class=\"nowrap\">a-b</span>");
     }
 }

@@ -9,11 +9,13 @@
 //!   HTML [`escape`], figures ([`html::figure`]) and badges;
 //! * [`table`]: table markup (the scrolling wrapper, header rows, text and number cells);
 //! * [`plot`]: figures drawn with plotters into SVG strings in one look ([`plot::style`]),
-//!   framed by a legend column and one panel or a grid of panels ([`plot::frame`]), in three
+//!   framed by a legend column and one panel or a grid of panels ([`plot::frame`]), in four
 //!   families: [`plot::lines`] (lines and step curves with markers, whiskers and guide
-//!   levels, linear or log y), [`plot::bars`] (grouped bars with light bars behind and
-//!   whiskers; horizontal bars) and [`plot::points`] (labelled points whose labels do not
-//!   overlap).
+//!   levels, linear or log y), [`plot::distribution`] (a measure's distribution per series:
+//!   the tail, the fraction above x on a log axis down to the data's resolution, for a
+//!   report's lead latency figure; the CDF), [`plot::bars`] (grouped bars with light bars
+//!   behind and whiskers; horizontal bars) and [`plot::points`] (labelled points whose labels
+//!   do not overlap).
 //!
 //! Data flow: a report turns its results into the kit's plain series (numbers, labels,
 //! colors), asks a family for an SVG (a [`plot::PlotResult`]: an error becomes a message in

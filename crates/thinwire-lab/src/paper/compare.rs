@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{point_matches, Metric, PaperInfo, PaperSpec, Published, PublishedOrder};
+use super::{
+    point_matches, Metric, PaperInfo, PaperSpec, Published, PublishedOrder, SetupOverride,
+};
 use crate::metrics::{confidence_interval, Estimate, RunKey};
 
 /// Which entry of the paper tables a value belongs to.
@@ -116,6 +118,9 @@ pub struct PaperOutcome {
     pub comparisons: Vec<Comparison>,
     /// Published rankings against ours.
     pub orders: Vec<OrderComparison>,
+    /// The settings of the paper's setup that the run's options replaced (none: the run
+    /// is at the paper's setup).
+    pub overrides: Vec<SetupOverride>,
 }
 
 /// Values keyed by (entry, protocol and point), one per run.

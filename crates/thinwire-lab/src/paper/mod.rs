@@ -10,9 +10,12 @@
 //! * [`Comparison`]: published against ours over every run (mean and a 95%
 //!   confidence interval over independent seeds), with a verdict; rendered in
 //!   the report's "paper vs thinwire lab" section.
+//! * [`SetupOverride`]: a setting of the paper's setup that a run's options replaced (a
+//!   report says "at the paper's setup" only without one).
 
 mod compare;
 mod measure;
+mod setup;
 mod text;
 mod toml;
 
@@ -22,6 +25,7 @@ pub use compare::{
     Verdict,
 };
 pub use measure::{measure, ClassFacts, JobFacts, Measured};
+pub use setup::SetupOverride;
 pub use text::{comparison_table, FigureJson, OrderJson, PaperJson};
 pub(crate) use toml::{parse_paper, PaperToml, PublishedOrderToml, PublishedToml};
 

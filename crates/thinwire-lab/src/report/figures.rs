@@ -134,28 +134,31 @@ pub(super) fn figure_sections(html: &mut String, results: &Results, samples: &Sa
     wire_table(html, &panels);
 }
 
-/// The latency CDF and its tail.
+/// The latency tail (the lead figure: where protocols differ) and the CDF (the body).
 fn latency_section(html: &mut String, panels: &[Panel<'_>], sweep_note: &str) {
     html.push_str("<h2 id=\"latency\">Latency distribution</h2>\n");
-    figure(
-        html,
-        "plot-cdf",
-        plots::latency_cdf(panels),
-        &format!(
-            "Empirical CDF of message latency per protocol, all classes, over delivered \
-             messages. The x axis ends just past the largest p99; the tail beyond is in the \
-             next figure. Models are dashed.{sweep_note}"
-        ),
-    );
     figure(
         html,
         "plot-tail",
         plots::latency_tail(panels),
         &format!(
-            "Complementary CDF, P(latency &gt; x), on a log scale down to 10<sup>−4</sup>: \
-             where a curve crosses the p99 (10<sup>−2</sup>) and p99.9 (10<sup>−3</sup>) lines \
-             is that protocol's p99 and p99.9. A curve ends with a drop at its largest latency \
-             (or where it falls below 10<sup>−4</sup>).{sweep_note}"
+            "The tail: per protocol, the fraction of messages (all classes, delivered ones) \
+             later than x, on a log scale that gives each decade the same height, down to the \
+             smallest fraction the samples can show (one message in N). Where a curve crosses \
+             the p99 line (1 message in 100 later) is that protocol's p99, the p99.9 line its \
+             p99.9, and so on. A curve ends with a drop at its largest latency. Models are \
+             dashed.{sweep_note}"
+        ),
+    );
+    figure(
+        html,
+        "plot-cdf",
+        plots::latency_cdf(panels),
+        &format!(
+            "The body: empirical CDF of message latency per protocol, all classes, over \
+             delivered messages (the fraction delivered by x), linear axes. The x axis ends \
+             just past the largest p99; the tail beyond is in the figure above. Models are \
+             dashed.{sweep_note}"
         ),
     );
 }

@@ -3,15 +3,21 @@
 
 use std::fmt::Write as _;
 
-use thinwire_report::html::badge;
+use thinwire_report::html::{badge, nowrap};
 use thinwire_report::{escape, table};
 
-/// The protocol cell: name, with a "model" badge for models.
+/// The protocol cell: name, with a "model" badge for models. The protocol stays on one
+/// line; a sweep point after it (`name [point]`) and the badge may wrap to the next.
 pub(super) fn protocol_cell(name: &str, model: bool) -> String {
+    let (protocol, point) = match name.split_once(" [") {
+        Some((p, rest)) => (p, format!(" [{}", escape(rest))),
+        None => (name, String::new()),
+    };
+    let cell = format!("{}{point}", nowrap(protocol));
     if model {
-        format!("{} {}", escape(name), badge("model"))
+        format!("{cell} {}", badge("model"))
     } else {
-        escape(name)
+        cell
     }
 }
 

@@ -6,8 +6,11 @@
 //! the game-satisfaction index per protocol; and these figures, each in a
 //! `<figure id="...">` holding one `<svg>`:
 //!
-//! * `plot-cdf`: latency CDF per protocol (all classes), linear axes;
-//! * `plot-tail`: the complementary CDF on a log scale down to 1e-4 (p99 / p99.9 tail);
+//! * `plot-tail`, the lead figure: the fraction of messages later than x per protocol (all
+//!   classes) on a log scale down to the samples' resolution, with p99, p99.9… guides (the
+//!   kit's [`thinwire_report::plot::distribution::tail_chart`]);
+//! * `plot-cdf`: latency CDF per protocol (all classes), linear axes, up to just past the
+//!   largest p99;
 //! * `plot-redundancy`: p99.9 latency versus redundancy, one labelled point per protocol;
 //! * `plot-classes`: p99 and p99.9 per message class and protocol (grouped bars);
 //! * `plot-deadline`: deadline miss rate per protocol and class, present only when some

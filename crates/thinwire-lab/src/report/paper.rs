@@ -9,7 +9,7 @@ use thinwire_report::html::{figure, page_end, page_start};
 
 use super::plots::{order_curves, published_ratios};
 use crate::metrics::{Estimate, Repetitions};
-use crate::paper::{Comparison, PaperOutcome, Verdict};
+use crate::paper::{Comparison, PaperOutcome, SetupOverride, Verdict};
 
 /// Decimals that suit a value's size.
 fn digits(v: f64) -> usize {
@@ -110,6 +110,15 @@ pub(super) fn paper_section(html: &mut String, outcome: &PaperOutcome, runs: u32
             } else {
                 format!(": {}", escape(&info.experiment))
             }
+        );
+    }
+    if !outcome.overrides.is_empty() {
+        let what: Vec<String> = outcome.overrides.iter().map(|o| o.to_string()).collect();
+        let _ = writeln!(
+            html,
+            "<p class=\"note\"><b>Not the paper's setup</b>: {}. The verdicts below compare \
+             this run with the paper's figures.</p>",
+            escape(&what.join("; "))
         );
     }
     let (ok, measured) = score(&outcome.comparisons);
@@ -261,16 +270,51 @@ pub struct LinkedReport {
     pub href: String,
 }
 
+/// How the papers' experiments were run, after "Every paper's experiment": " at the
+/// paper's setup, simulated" when no run's options replaced a setting of it, otherwise
+/// which options did, e.g. ", simulated, shortened with --duration 30 s: not the paper's
+/// setup".
+fn setup_phrase(papers: &[PaperRun<'_>]) -> String {
+    let overrides: Vec<SetupOverride> = papers
+        .iter()
+        .filter_map(|p| p.paper)
+        .flat_map(|o| o.overrides.iter().copied())
+        .collect();
+    if overrides.is_empty() {
+        return " at the paper's setup, simulated".to_owned();
+    }
+    let mut options: Vec<String> = Vec::new();
+    for o in &overrides {
+        let option = o.option();
+        if !options.contains(&option) {
+            options.push(option);
+        }
+    }
+    let verb = if overrides.iter().all(SetupOverride::shortens) {
+        "shortened"
+    } else if overrides.iter().any(SetupOverride::shortens) {
+        "changed"
+    } else {
+        "lengthened"
+    };
+    format!(
+        ", simulated, {verb} with {}: not the paper's setup (each section says by how much)",
+        options.join(", ")
+    )
+}
+
 /// The one-page report of `thinwire lab run papers`: a summary table of every
 /// published figure of every paper, the linked reproductions that have
 /// reports of their own, then a section per paper.
 pub fn render_papers_report(papers: &[PaperRun<'_>], linked: &[LinkedReport]) -> String {
     let mut html = String::with_capacity(256 * 1024);
     page_start(&mut html, "thinwire lab: the papers reproduced");
-    html.push_str(
-        "<h1>The papers reproduced</h1>\n<p>Every paper's experiment at the paper's setup, \
-         simulated; each published figure beside ours. One section per paper below, and each \
-         scenario's full report behind its link.</p>\n",
+    let _ = writeln!(
+        html,
+        "<h1>The papers reproduced</h1>\n<p>Every paper's experiment{}; each published \
+         figure beside ours. One section per paper below, and each scenario's full report \
+         behind its link.</p>",
+        escape(&setup_phrase(papers))
     );
     html.push_str(
         "<section id=\"summary\">\n<h2>Summary</h2>\n<table>\n<tr><th>scenario</th><th>paper</th>\
@@ -338,4 +382,55 @@ pub fn render_papers_report(papers: &[PaperRun<'_>], linked: &[LinkedReport]) ->
     }
     page_end(&mut html);
     html
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::paper::PaperInfo;
+
+    fn outcome(overrides: Vec<SetupOverride>) -> PaperOutcome {
+        PaperOutcome {
+            info: Some(PaperInfo {
+                title: "A paper".into(),
+                ..PaperInfo::default()
+            }),
+            comparisons: Vec::new(),
+            orders: Vec::new(),
+            overrides,
+        }
+    }
+
+    fn render(outcome: &PaperOutcome) -> String {
+        let run = PaperRun {
+            scenario: "a-paper",
+            paper: Some(outcome),
+            repetitions: None,
+            report_href: "a-paper/report.html".into(),
+        };
+        // The text as a reader sees it (apostrophes are escaped in the HTML).
+        render_papers_report(&[run], &[]).replace("&#39;", "'")
+    }
+
+    #[test]
+    fn the_summary_claims_the_papers_setup_only_without_overrides() {
+        let html = render(&outcome(Vec::new()));
+        assert!(html.contains("Every paper's experiment at the paper's setup, simulated"));
+        assert!(!html.contains("Not the paper's setup"));
+
+        let short = SetupOverride::duration(Duration::from_secs(300), Duration::from_secs(30));
+        let html = render(&outcome(short.into_iter().collect()));
+        assert!(!html.contains("at the paper's setup"), "{html}");
+        assert!(html.contains(
+            "Every paper's experiment, simulated, shortened with --duration 30 s: not the \
+             paper's setup (each section says by how much); each published figure"
+        ));
+        // The paper's own section says by how much.
+        assert!(html.contains(
+            "<b>Not the paper's setup</b>: shortened with --duration 30 s (the paper's \
+             setup: 300 s)."
+        ));
+    }
 }

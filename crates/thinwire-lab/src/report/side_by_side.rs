@@ -120,7 +120,7 @@ fn both_engines_figure(
         html,
         "plot-sim-emu",
         plots::latency_tail(&panels),
-        "Complementary CDF of latency, P(latency &gt; x), of each simulated protocol (dashed, \
+        "The fraction of messages later than x (log scale) of each simulated protocol (dashed, \
          \"sim:\") and the real peer paired with it (solid, \"emu:\"), same scenario and seed. \
          Where a pair's curves part, the model and the real stack disagree.",
     );

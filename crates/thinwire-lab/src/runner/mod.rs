@@ -28,7 +28,7 @@ pub use shard::{merge_shards, run_shard, Shard, ShardFile};
 
 use crate::error::LabError;
 use crate::metrics::{Engine, Recorder, Results, RunKey, Samples};
-use crate::paper::compare_published;
+use crate::paper::{compare_published, SetupOverride};
 use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, UdpModel};
 use crate::report::{LabSections, Report, ReportError};
 use crate::scenario::Scenario;
@@ -139,7 +139,12 @@ pub fn run_scenario(
     let plan = plan::JobPlan::new(&scn)?;
     let all: Vec<usize> = (0..plan.len()).collect();
     let jobs = plan.run(&all, opts.jobs, progress)?;
-    Ok(assemble(&scn, &plan, &jobs))
+    Ok(assemble(
+        &scn,
+        &plan,
+        &jobs,
+        setup_overrides(scenario, &scn),
+    ))
 }
 
 /// The scenario with the options' seed, duration and runs.
@@ -165,8 +170,21 @@ fn with_options(scenario: &Scenario, opts: &RunOptions) -> Result<Scenario, LabE
     Ok(scn)
 }
 
-/// Puts the results of every simulation (`jobs`, in job order) together.
-fn assemble(scn: &Scenario, plan: &plan::JobPlan, jobs: &[JobResult]) -> LabRun {
+/// The settings of `scenario` (the paper's setup) that the options replaced in `run`.
+fn setup_overrides(scenario: &Scenario, run: &Scenario) -> Vec<SetupOverride> {
+    SetupOverride::duration(scenario.duration, run.duration)
+        .into_iter()
+        .collect()
+}
+
+/// Puts the results of every simulation (`jobs`, in job order) together; `overrides` are
+/// the settings of the paper's setup that the run's options replaced.
+fn assemble(
+    scn: &Scenario,
+    plan: &plan::JobPlan,
+    jobs: &[JobResult],
+    overrides: Vec<SetupOverride>,
+) -> LabRun {
     let mut recorder = Recorder::new();
     let mut notes = Vec::new();
     for j in jobs.iter().filter(|j| j.run == 0) {
@@ -196,6 +214,7 @@ fn assemble(scn: &Scenario, plan: &plan::JobPlan, jobs: &[JobResult]) -> LabRun 
             info: scn.paper.info.clone(),
             comparisons,
             orders,
+            overrides,
         }
     });
     let repetitions =

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::job::JobResult;
 use super::plan::JobPlan;
-use super::{assemble, with_options, LabRun, Progress, RunOptions};
+use super::{assemble, setup_overrides, with_options, LabRun, Progress, RunOptions};
 use crate::error::LabError;
 use crate::scenario::Scenario;
 
@@ -217,5 +217,10 @@ pub fn merge_shards(mut shards: Vec<ShardFile>) -> Result<LabRun, LabError> {
             "the shards do not hold every simulation of the run exactly once".into(),
         ));
     }
-    Ok(assemble(&scn, &plan, &jobs))
+    Ok(assemble(
+        &scn,
+        &plan,
+        &jobs,
+        setup_overrides(&scenario, &scn),
+    ))
 }

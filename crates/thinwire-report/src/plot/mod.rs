@@ -6,13 +6,15 @@
 //! titled two-column grid of panels sharing their axes' ranges and one legend
 //! ([`frame`]). [`style`] holds the look every figure shares: sizes, fonts, the palette,
 //! tick labels. The families: [`lines`] (lines and step curves; markers, whiskers, guide
-//! levels; linear or log y), [`bars`] (grouped bars, horizontal bars) and [`points`]
-//! (labelled points).
+//! levels; linear or log y), [`distribution`] (the tail on a log axis and the CDF of each
+//! series' samples, drawn as [`lines`]), [`bars`] (grouped bars, horizontal bars) and
+//! [`points`] (labelled points).
 //!
 //! A family draws plain data (numbers, labels, colors): the report that uses it decides what
 //! the numbers are.
 
 pub mod bars;
+pub mod distribution;
 pub mod frame;
 pub mod lines;
 pub mod points;

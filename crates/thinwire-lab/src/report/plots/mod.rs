@@ -7,7 +7,7 @@
 //!
 //! A figure holds one or more [`Panel`]s: one for a plain run, one per sweep point for a
 //! sweep (small multiples sharing their axes' ranges and one legend), all in one SVG.
-//! Figures by family: [`latency`] (CDF and tail: lines), [`scatter`] (tail versus
+//! Figures by family: [`latency`] (tail and CDF: distributions), [`scatter`] (tail versus
 //! redundancy: labelled points), [`bars`] (per class, deadlines: grouped bars; wire bytes:
 //! horizontal bars), [`paper`] (the paper's figures beside ours).
 
