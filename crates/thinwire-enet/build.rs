@@ -26,7 +26,10 @@ fn main() {
         Ok(_) => println!("cargo::rustc-cfg=has_enet"),
         Err(e) => {
             let text = e.to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or_default();
             println!(
                 "cargo::warning=ENet not found by pkg-config ({}): thinwire-enet builds without \
                  ENet (apt-get install libenet-dev)",

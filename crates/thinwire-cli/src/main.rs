@@ -124,7 +124,10 @@ struct RunArgs {
 /// `thinwire lab run`: loads the scenario, checks `--duration`, and hands
 /// over to the emulator (`--emulate`) or the simulator.
 fn run(args: RunArgs) -> Result<(), String> {
-    let name = args.scenario.clone().unwrap_or_else(|| "default".to_owned());
+    let name = args
+        .scenario
+        .clone()
+        .unwrap_or_else(|| "default".to_owned());
     let duration = match args.duration {
         None => None,
         Some(d) if d.is_finite() && d > 0.0 && d < 1e7 => Some(Duration::from_secs_f64(d)),
