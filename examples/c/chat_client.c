@@ -5,7 +5,8 @@
  *
  * KEY is the server's public key, 64 hex digits (echo_server prints it): only that server can
  * complete the handshake. Exits 0 when all COUNT echoes arrived in order within 10 s, 1
- * otherwise (with a wrong key: after the handshake timeout, "disconnected (reason 4)"). */
+ * otherwise (with a wrong key: at once, "disconnected (reason 7, refuse reason 7)": refused,
+ * THINWIRE_REFUSE_REASON_UNKNOWN_SERVER_KEY). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -224,6 +224,15 @@ int main(void) {
     check("mint: null out", thinwire_token_mint(&params, NULL, &token_len), THINWIRE_STATUS_NULL_POINTER);
     p = params; p.server_address = "nowhere";
     check("mint: not an address", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
+    /* several addresses: the client goes to the first (here the server), the others are
+     * the server's further addresses (another site, IPv6, ...) */
+    const char *two[] = {taddr, "[2001:db8::5]:7777"};
+    p = params; p.server_addresses = two; p.server_address_count = 2;
+    check("mint: an address and a list", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
+    p = params; p.server_address = NULL; p.server_address_count = 2;
+    check("mint: null address list", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_NULL_POINTER);
+    p = params; p.server_address = NULL; p.server_addresses = two; p.server_address_count = THINWIRE_TOKEN_MAX_ADDRESSES + 1;
+    check("mint: too many addresses", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
     uint8_t too_much[THINWIRE_TOKEN_MAX_USER_DATA + 1] = {0};
     p = params; p.user_data = too_much; p.user_data_len = sizeof too_much;
     check("mint: user data too large", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_INVALID_ARGUMENT);
@@ -237,6 +246,11 @@ int main(void) {
     check_true("mint: too small, length needed", small_len == need);
     check("mint", thinwire_token_mint(&params, token, &token_len), THINWIRE_STATUS_OK);
     check_true("mint: length", token_len == need);
+    /* the client connects below with a token for two addresses */
+    p = params; p.server_address = NULL; p.server_addresses = two; p.server_address_count = 2;
+    token_len = sizeof token;
+    check("mint: two addresses", thinwire_token_mint(&p, token, &token_len), THINWIRE_STATUS_OK);
+    check_true("mint: two addresses, a longer token", token_len > need);
     /* the same claims under another backend's key: the server refuses it */
     uint8_t other_secret[32], foreign[THINWIRE_TOKEN_MAX_LEN];
     memset(other_secret, 8, sizeof other_secret);

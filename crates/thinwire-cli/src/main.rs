@@ -5,6 +5,7 @@
 mod bench;
 #[cfg(feature = "gateway")]
 mod gateway;
+mod keygen;
 mod lab;
 #[cfg(not(all(feature = "emulator", feature = "bench", feature = "gateway")))]
 mod not_built;
@@ -56,6 +57,10 @@ enum Command {
     /// cost; `thinwire policy repair` prints the repair policy of reliable thin streams (copies
     /// per retransmission round).
     Policy(policy::PolicyArgs),
+    /// Write a new server key pair from the operating system's randomness: the secret to
+    /// `--out` (mode 0600) and the public key to the same name with `.pub`; print the public
+    /// key. Never overwrites a file.
+    Keygen(keygen::KeygenArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -206,6 +211,7 @@ fn main() -> ExitCode {
         #[cfg(not(feature = "bench"))]
         Command::Bench(_) => Err(not_built::error("bench", "bench")),
         Command::Policy(args) => policy::run(args),
+        Command::Keygen(args) => keygen::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,6 +24,12 @@
 #define THINWIRE_TOKEN_MAX_LEN 507
 
 /**
+ * The most server addresses a connect token carries (`thinwire_token_params`'s
+ * `server_address_count`).
+ */
+#define THINWIRE_TOKEN_MAX_ADDRESSES 8
+
+/**
  * The most user data a connect token carries, in bytes: a buffer this large holds any
  * token's user data (`thinwire_connection_token_claims`).
  */
@@ -214,6 +220,11 @@ typedef enum thinwire_refuse_reason {
    * connections than most.
    */
   THINWIRE_REFUSE_REASON_BUSY_NETWORK = 6,
+  /**
+   * The server could not read the handshake: it was written to another server's key (a
+   * wrong or outdated key for this address). Not authenticated (`docs/PROTOCOL.md` §11.6).
+   */
+  THINWIRE_REFUSE_REASON_UNKNOWN_SERVER_KEY = 7,
   /**
    * A reason this version does not know.
    */
@@ -519,7 +530,8 @@ typedef struct thinwire_token_params {
   const uint8_t *server_key;
   /**
    * Where the client connects, a NUL-terminated string, e.g. `"203.0.113.5:7777"` or
-   * `"[2001:db8::5]:7777"`.
+   * `"[2001:db8::5]:7777"`, when `server_address_count` is 0; null when the addresses are
+   * in `server_addresses`.
    */
   const char *server_address;
   /**
@@ -532,6 +544,17 @@ typedef struct thinwire_token_params {
    * (a fixed nonce is for tests only).
    */
   const uint8_t *nonce;
+  /**
+   * The server's addresses, `server_address_count` NUL-terminated strings like
+   * `server_address`; the client connects to the first. Used instead of `server_address`
+   * when `server_address_count` is above 0; may be null when it is 0.
+   */
+  const char *const *server_addresses;
+  /**
+   * The number of strings in `server_addresses`: 0 (the one `server_address`) or 1 to
+   * `THINWIRE_TOKEN_MAX_ADDRESSES`.
+   */
+  size_t server_address_count;
 } thinwire_token_params;
 
 #ifdef __cplusplus
@@ -600,7 +623,7 @@ enum thinwire_status thinwire_host_port(struct thinwire_host *host, uint16_t *ou
  * `THINWIRE_EVENT_TYPE_CONNECTED` or `..._DISCONNECTED` event follows from
  * `thinwire_host_service`; messages may be queued at once. Only the holder of the key's
  * secret half can complete the handshake: with a wrong key the connection ends with
- * `THINWIRE_DISCONNECT_REASON_HANDSHAKE_TIMED_OUT`.
+ * `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_UNKNOWN_SERVER_KEY`.
  *
  * # Safety
  * `host` is null or a live host; `address` is null or NUL-terminated; `server_key` is null or
@@ -819,12 +842,16 @@ enum thinwire_status thinwire_connection_token_claims(struct thinwire_host *host
  * Mints a connect token from `*params`, as a matchmaking backend does, and writes its bytes
  * into `out`, whose capacity the caller passes in `*inout_len`; `*inout_len` is set to the
  * token's length (`THINWIRE_TOKEN_MAX_LEN` bytes always fit). The client passes the bytes to
- * `thinwire_connect_with_token`.
+ * `thinwire_connect_with_token`. The token holds one server address (`server_address`) or
+ * up to `THINWIRE_TOKEN_MAX_ADDRESSES` (`server_addresses` and `server_address_count`).
  *
  * `THINWIRE_STATUS_NULL_POINTER` for a null `params`, a null pointer in it (`user_data` may
- * be null when `user_data_len` is 0), a null `inout_len`, or a null `out` with `*inout_len`
- * above 0; `THINWIRE_STATUS_INVALID_ARGUMENT` for more than
- * `THINWIRE_TOKEN_MAX_USER_DATA` bytes of user data or an unparsable address;
+ * be null when `user_data_len` is 0; `server_address` is null exactly when
+ * `server_address_count` is above 0, and `server_addresses` may be null when it is 0), a
+ * null `inout_len`, or a null `out` with `*inout_len` above 0;
+ * `THINWIRE_STATUS_INVALID_ARGUMENT` for more than `THINWIRE_TOKEN_MAX_USER_DATA` bytes of
+ * user data, an unparsable address, more than `THINWIRE_TOKEN_MAX_ADDRESSES` addresses, or
+ * both `server_address` and `server_addresses` given;
  * `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the token does not fit `out` (then `*inout_len` is
  * set to the length needed and nothing else is written; `out` may be null with `*inout_len`
  * 0 to ask for the length). Any thread.
@@ -833,8 +860,10 @@ enum thinwire_status thinwire_connection_token_claims(struct thinwire_host *host
  * `params` is null or points to a `thinwire_token_params` whose `key`, `server_key` are null
  * or point to 32 readable bytes, whose `nonce` is null or points to 24 readable bytes, whose
  * `user_data` is null (only with `user_data_len` 0) or points to `user_data_len` readable
- * bytes, and whose `server_address` is null or NUL-terminated; `inout_len` is null or
- * readable and writable; `out` is null (only with `*inout_len` 0) or points to `*inout_len`
+ * bytes, whose `server_address` is null or NUL-terminated, and whose `server_addresses` is
+ * null or points to `server_address_count` pointers each null or NUL-terminated (read only
+ * when `server_address_count` is at most `THINWIRE_TOKEN_MAX_ADDRESSES`); `inout_len` is
+ * null or readable and writable; `out` is null (only with `*inout_len` 0) or points to `*inout_len`
  * writable bytes.
  */
 enum thinwire_status thinwire_token_mint(const struct thinwire_token_params *params,

@@ -256,7 +256,7 @@ pub(crate) unsafe fn server_key(key: *const u8) -> Result<PublicKey, thinwire_st
 /// `THINWIRE_EVENT_TYPE_CONNECTED` or `..._DISCONNECTED` event follows from
 /// `thinwire_host_service`; messages may be queued at once. Only the holder of the key's
 /// secret half can complete the handshake: with a wrong key the connection ends with
-/// `THINWIRE_DISCONNECT_REASON_HANDSHAKE_TIMED_OUT`.
+/// `THINWIRE_DISCONNECT_REASON_REFUSED` and `THINWIRE_REFUSE_REASON_UNKNOWN_SERVER_KEY`.
 ///
 /// # Safety
 /// `host` is null or a live host; `address` is null or NUL-terminated; `server_key` is null or

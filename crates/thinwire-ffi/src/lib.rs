@@ -52,7 +52,8 @@ pub use send::{thinwire_deadline, thinwire_send_mode, thinwire_send_options, thi
 pub use send::{thinwire_send, thinwire_send_deadline, thinwire_send_latest};
 pub use token::{
     thinwire_connect_with_token, thinwire_connection_token_claims, thinwire_token_mint,
-    thinwire_token_params, THINWIRE_TOKEN_MAX_LEN, THINWIRE_TOKEN_MAX_USER_DATA,
+    thinwire_token_params, THINWIRE_TOKEN_MAX_ADDRESSES, THINWIRE_TOKEN_MAX_LEN,
+    THINWIRE_TOKEN_MAX_USER_DATA,
 };
 pub use types::{
     thinwire_channel_kind, thinwire_config, thinwire_connection_stats, thinwire_disconnect_reason,

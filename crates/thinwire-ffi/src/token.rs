@@ -3,6 +3,7 @@
 //! needs.
 
 use std::ffi::c_char;
+use std::net::SocketAddr;
 
 use thinwire::proto::ConnectionHandle;
 use thinwire::{ConnectToken, TokenClaims, TokenKey};
@@ -15,12 +16,17 @@ use crate::types::thinwire_status;
 /// (`thinwire_token_mint` writes at most 374, for an IPv6 address and the largest user data).
 pub const THINWIRE_TOKEN_MAX_LEN: usize = 507;
 
+/// The most server addresses a connect token carries (`thinwire_token_params`'s
+/// `server_address_count`).
+pub const THINWIRE_TOKEN_MAX_ADDRESSES: usize = 8;
+
 /// The most user data a connect token carries, in bytes: a buffer this large holds any
 /// token's user data (`thinwire_connection_token_claims`).
 pub const THINWIRE_TOKEN_MAX_USER_DATA: usize = 256;
 
 // The C constants are the Rust API's bounds.
 const _: () = assert!(THINWIRE_TOKEN_MAX_USER_DATA == thinwire::proto::MAX_USER_DATA);
+const _: () = assert!(THINWIRE_TOKEN_MAX_ADDRESSES == thinwire::proto::MAX_TOKEN_ADDRESSES);
 
 /// Starts a connection with a connect token: the `token_len` bytes at `token`, as the
 /// matchmaking backend handed them over (or as `thinwire_token_mint` wrote them). The
@@ -151,7 +157,8 @@ pub struct thinwire_token_params {
     /// authenticates the server by it, and only that server accepts the token.
     pub server_key: *const u8,
     /// Where the client connects, a NUL-terminated string, e.g. `"203.0.113.5:7777"` or
-    /// `"[2001:db8::5]:7777"`.
+    /// `"[2001:db8::5]:7777"`, when `server_address_count` is 0; null when the addresses are
+    /// in `server_addresses`.
     pub server_address: *const c_char,
     /// Unix time (seconds) from which the server refuses the token. Tokens are bearer
     /// credentials until then: keep lifetimes short (tens of seconds).
@@ -159,17 +166,50 @@ pub struct thinwire_token_params {
     /// 24 fresh bytes from a cryptographic random source, never reused with the same `key`
     /// (a fixed nonce is for tests only).
     pub nonce: *const u8,
+    /// The server's addresses, `server_address_count` NUL-terminated strings like
+    /// `server_address`; the client connects to the first. Used instead of `server_address`
+    /// when `server_address_count` is above 0; may be null when it is 0.
+    pub server_addresses: *const *const c_char,
+    /// The number of strings in `server_addresses`: 0 (the one `server_address`) or 1 to
+    /// `THINWIRE_TOKEN_MAX_ADDRESSES`.
+    pub server_address_count: usize,
+}
+
+/// The server addresses `p` names: the one `server_address`, or the `server_addresses`
+/// array when `server_address_count` is above 0 (then `server_address` must be null).
+///
+/// # Safety
+/// As for `thinwire_token_mint`'s `params`.
+unsafe fn server_addresses(p: &thinwire_token_params) -> Result<Vec<SocketAddr>, thinwire_status> {
+    if p.server_address_count == 0 {
+        // SAFETY: null or NUL-terminated by the caller's contract.
+        return Ok(vec![unsafe { parse_address(p.server_address) }?]);
+    }
+    if !p.server_address.is_null() || p.server_address_count > THINWIRE_TOKEN_MAX_ADDRESSES {
+        return Err(thinwire_status::InvalidArgument);
+    }
+    if p.server_addresses.is_null() {
+        return Err(thinwire_status::NullPointer);
+    }
+    // SAFETY: non-null and `server_address_count` readable pointers by the caller's contract.
+    let list = unsafe { std::slice::from_raw_parts(p.server_addresses, p.server_address_count) };
+    // SAFETY: each is null or NUL-terminated by the caller's contract.
+    list.iter().map(|&a| unsafe { parse_address(a) }).collect()
 }
 
 /// Mints a connect token from `*params`, as a matchmaking backend does, and writes its bytes
 /// into `out`, whose capacity the caller passes in `*inout_len`; `*inout_len` is set to the
 /// token's length (`THINWIRE_TOKEN_MAX_LEN` bytes always fit). The client passes the bytes to
-/// `thinwire_connect_with_token`.
+/// `thinwire_connect_with_token`. The token holds one server address (`server_address`) or
+/// up to `THINWIRE_TOKEN_MAX_ADDRESSES` (`server_addresses` and `server_address_count`).
 ///
 /// `THINWIRE_STATUS_NULL_POINTER` for a null `params`, a null pointer in it (`user_data` may
-/// be null when `user_data_len` is 0), a null `inout_len`, or a null `out` with `*inout_len`
-/// above 0; `THINWIRE_STATUS_INVALID_ARGUMENT` for more than
-/// `THINWIRE_TOKEN_MAX_USER_DATA` bytes of user data or an unparsable address;
+/// be null when `user_data_len` is 0; `server_address` is null exactly when
+/// `server_address_count` is above 0, and `server_addresses` may be null when it is 0), a
+/// null `inout_len`, or a null `out` with `*inout_len` above 0;
+/// `THINWIRE_STATUS_INVALID_ARGUMENT` for more than `THINWIRE_TOKEN_MAX_USER_DATA` bytes of
+/// user data, an unparsable address, more than `THINWIRE_TOKEN_MAX_ADDRESSES` addresses, or
+/// both `server_address` and `server_addresses` given;
 /// `THINWIRE_STATUS_BUFFER_TOO_SMALL` when the token does not fit `out` (then `*inout_len` is
 /// set to the length needed and nothing else is written; `out` may be null with `*inout_len`
 /// 0 to ask for the length). Any thread.
@@ -178,8 +218,10 @@ pub struct thinwire_token_params {
 /// `params` is null or points to a `thinwire_token_params` whose `key`, `server_key` are null
 /// or point to 32 readable bytes, whose `nonce` is null or points to 24 readable bytes, whose
 /// `user_data` is null (only with `user_data_len` 0) or points to `user_data_len` readable
-/// bytes, and whose `server_address` is null or NUL-terminated; `inout_len` is null or
-/// readable and writable; `out` is null (only with `*inout_len` 0) or points to `*inout_len`
+/// bytes, whose `server_address` is null or NUL-terminated, and whose `server_addresses` is
+/// null or points to `server_address_count` pointers each null or NUL-terminated (read only
+/// when `server_address_count` is at most `THINWIRE_TOKEN_MAX_ADDRESSES`); `inout_len` is
+/// null or readable and writable; `out` is null (only with `*inout_len` 0) or points to `*inout_len`
 /// writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn thinwire_token_mint(
@@ -199,7 +241,7 @@ pub unsafe extern "C" fn thinwire_token_mint(
         // SAFETY: contract of this function.
         let user_data = unsafe { bytes(p.user_data, p.user_data_len) }?;
         // SAFETY: contract of this function.
-        let address = unsafe { parse_address(p.server_address) }?;
+        let addresses = unsafe { server_addresses(p) }?;
         if inout_len.is_null() {
             return Err(thinwire_status::NullPointer);
         }
@@ -219,7 +261,7 @@ pub unsafe extern "C" fn thinwire_token_mint(
             &key,
             &claims,
             server_key,
-            &[address],
+            &addresses,
             p.expires_unix_s,
             nonce,
         )
@@ -277,6 +319,8 @@ mod tests {
                 server_address: address.as_ptr(),
                 expires_unix_s: 1_000,
                 nonce: nonce.as_ptr(),
+                server_addresses: std::ptr::null(),
+                server_address_count: 0,
             };
             // SAFETY: every pointer points to what the function reads or writes.
             unsafe { thinwire_token_mint(&params, out, len) }
@@ -304,6 +348,70 @@ mod tests {
         assert_eq!(
             mint(out.as_mut_ptr(), &mut len, data.len()),
             thinwire_status::InvalidArgument
+        );
+    }
+
+    /// A token for several addresses holds them all, in order; the single address and the
+    /// list exclude each other, and the list is checked before it is read.
+    #[test]
+    fn a_token_holds_several_addresses() {
+        let (key, server_key, nonce) = ([1u8; 32], [2u8; 32], [3u8; 24]);
+        let (v4, v6) = (c"203.0.113.5:7777", c"[2001:db8::5]:7777");
+        let list = [v4.as_ptr(), v6.as_ptr()];
+        let mint = |single: *const c_char, many: *const *const c_char, count: usize| {
+            let params = thinwire_token_params {
+                key: key.as_ptr(),
+                client_id: 42,
+                user_data: std::ptr::null(),
+                user_data_len: 0,
+                server_key: server_key.as_ptr(),
+                server_address: single,
+                expires_unix_s: 1_000,
+                nonce: nonce.as_ptr(),
+                server_addresses: many,
+                server_address_count: count,
+            };
+            let mut out = [0u8; THINWIRE_TOKEN_MAX_LEN];
+            let mut len = out.len();
+            // SAFETY: every pointer is null or points to what the function reads or writes,
+            // `many` to at least `count` pointers when the count is at most 8.
+            let status = unsafe { thinwire_token_mint(&params, out.as_mut_ptr(), &mut len) };
+            (status, ConnectToken::decode(&out[..len]).ok())
+        };
+        let (status, token) = mint(std::ptr::null(), list.as_ptr(), 2);
+        assert_eq!(status, thinwire_status::Ok);
+        let expected: [SocketAddr; 2] = [
+            "203.0.113.5:7777".parse().unwrap(),
+            "[2001:db8::5]:7777".parse().unwrap(),
+        ];
+        assert_eq!(token.unwrap().addresses(), &expected);
+        // only the second, through the list
+        let (status, token) = mint(std::ptr::null(), list[1..].as_ptr(), 1);
+        assert_eq!(status, thinwire_status::Ok);
+        assert_eq!(token.unwrap().addresses(), &expected[1..]);
+
+        let null = std::ptr::null::<c_char>();
+        let with_null = [v4.as_ptr(), null];
+        let bad = [c"nowhere".as_ptr()];
+        let over = THINWIRE_TOKEN_MAX_ADDRESSES + 1;
+        use thinwire_status::{InvalidArgument as Invalid, NullPointer};
+        let refused = [
+            (v4.as_ptr(), list.as_ptr(), 2, Invalid),
+            (null, std::ptr::null(), 2, NullPointer),
+            (null, with_null.as_ptr(), 2, NullPointer),
+            (null, bad.as_ptr(), 1, Invalid),
+            // not read: more than a token holds
+            (null, list.as_ptr(), over, Invalid),
+        ];
+        for (single, many, count, expected) in refused {
+            assert_eq!(mint(single, many, count).0, expected, "{count} addresses");
+        }
+        let eight = [v6.as_ptr(); THINWIRE_TOKEN_MAX_ADDRESSES];
+        let (status, token) = mint(null, eight.as_ptr(), eight.len());
+        assert_eq!(status, thinwire_status::Ok);
+        assert_eq!(
+            token.unwrap().addresses().len(),
+            THINWIRE_TOKEN_MAX_ADDRESSES
         );
     }
 }

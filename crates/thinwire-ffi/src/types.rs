@@ -205,6 +205,9 @@ pub enum thinwire_refuse_reason {
     /// The server is nearly full and this client's network (IPv4 /24, IPv6 /48) holds more
     /// connections than most.
     BusyNetwork = 6,
+    /// The server could not read the handshake: it was written to another server's key (a
+    /// wrong or outdated key for this address). Not authenticated (`docs/PROTOCOL.md` §11.6).
+    UnknownServerKey = 7,
     /// A reason this version does not know.
     Other = 255,
 }
@@ -218,6 +221,7 @@ impl From<RefuseReason> for thinwire_refuse_reason {
             RefuseReason::AlreadyConnected => Self::AlreadyConnected,
             RefuseReason::NoCommonCipherSuite => Self::NoCommonCipherSuite,
             RefuseReason::BusyNetwork => Self::BusyNetwork,
+            RefuseReason::UnknownServerKey => Self::UnknownServerKey,
             RefuseReason::Other(_) => Self::Other,
         }
     }
@@ -404,6 +408,10 @@ mod tests {
             (
                 RefuseReason::BusyNetwork,
                 thinwire_refuse_reason::BusyNetwork,
+            ),
+            (
+                RefuseReason::UnknownServerKey,
+                thinwire_refuse_reason::UnknownServerKey,
             ),
             (RefuseReason::Other(99), thinwire_refuse_reason::Other),
         ] {

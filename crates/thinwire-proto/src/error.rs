@@ -150,13 +150,15 @@ pub enum DisconnectReason {
     /// Nothing was heard from the peer for the idle timeout.
     #[error("timed out")]
     TimedOut,
-    /// The handshake got no answer within the handshake timeout.
-    #[error("handshake timed out")]
+    /// The handshake got no answer within the handshake timeout: nothing listens at the
+    /// address, or the path drops the packets.
+    #[error("the server did not answer (handshake timed out)")]
     HandshakeTimedOut,
     /// The peer no longer knows this connection: it restarted or dropped its state.
     #[error("peer reset the connection (restarted?)")]
     PeerReset,
-    /// The server refused the connection (full, too many from this source, bad token).
+    /// The server refused the connection (full, too many from this source, bad token, not its
+    /// key).
     #[error("refused by the server: {0}")]
     Refused(RefuseReason),
     /// The peer misbehaved.
@@ -190,6 +192,11 @@ pub enum RefuseReason {
     /// more connections than most: the last places are kept for other networks.
     #[error("server nearly full: too many connections from this network")]
     BusyNetwork,
+    /// The server could not read the handshake: it was written to another server's key (the
+    /// client holds a wrong or outdated key for this address). Not authenticated: see
+    /// `docs/PROTOCOL.md` §11.6.
+    #[error("the server did not accept this server key (wrong key for this address?)")]
+    UnknownServerKey,
 }
 
 impl RefuseReason {
@@ -203,6 +210,7 @@ impl RefuseReason {
             RefuseReason::NoCommonCipherSuite => 5,
             RefuseReason::Other(c) => c,
             RefuseReason::BusyNetwork => 6,
+            RefuseReason::UnknownServerKey => 7,
         }
     }
 
@@ -215,6 +223,7 @@ impl RefuseReason {
             4 => RefuseReason::AlreadyConnected,
             5 => RefuseReason::NoCommonCipherSuite,
             6 => RefuseReason::BusyNetwork,
+            7 => RefuseReason::UnknownServerKey,
             c => RefuseReason::Other(c),
         }
     }

@@ -10,8 +10,8 @@
 //! and leaves (with the reason a connection ended). End a client with Ctrl-D.
 //!
 //! The connection is encrypted, and the client knows it talks to the real server: only the
-//! holder of the secret half of KEY can complete the handshake (with the wrong key, the client
-//! gives up after the handshake timeout). The server draws a new key pair at every start and
+//! holder of the secret half of KEY can complete the handshake (with the wrong key, the server
+//! refuses it: "the server did not accept this server key"). The server draws a new key pair at every start and
 //! prints its secret on stderr; `server ADDR --secret SECRET` keeps the key across restarts.
 
 use std::collections::HashMap;

@@ -12,8 +12,8 @@ use thinwire_proto::{CipherSuite, MemoryBudget, ServerConfig, ServerKey, Transpo
 /// Every connection is encrypted: a Noise NK handshake authenticates the server by its static
 /// key, and every data packet is sealed with an AEAD (ChaCha20-Poly1305 or AES-256-GCM). A
 /// server without a configured key ([`ServerConfig::key`] `None`) draws a fresh one at every
-/// start; a real server keeps its key ([`Config::with_server_key`]) so that its clients can
-/// pin it.
+/// start; a real server keeps its key ([`Config::with_server_key`], e.g. with
+/// [`keys::read_server_key`](crate::keys::read_server_key)) so that its clients can pin it.
 ///
 /// ```
 /// use thinwire::{Config, FaultConfig, ServerKey};
@@ -106,7 +106,8 @@ impl Config {
         self
     }
 
-    /// Turns on fault injection.
+    /// Turns on fault injection, on this end's datagrams both ways: set it on one end of a
+    /// connection only (see [`FaultConfig`]).
     pub fn with_faults(mut self, faults: FaultConfig) -> Self {
         self.faults = Some(faults);
         self
@@ -116,6 +117,11 @@ impl Config {
 /// Fault injection for one endpoint, like the "fake lag" settings of game networking
 /// libraries: drop, delay, jitter and duplicate this endpoint's datagrams to test a game under
 /// a bad network on a good one.
+///
+/// Set it on one end of a connection only (the client's, or the server's for all its
+/// clients): it already acts on both directions of that end's traffic, so the same faults on
+/// both ends apply twice (`drop_rate(0.02)` on each end loses about 4% each way, and the
+/// delay adds up too).
 ///
 /// Each direction is a [`thinwire_netmodel::Link`] (the same model the lab's simulator
 /// uses) with its own seeded random generator, so a seed reproduces the same decisions for the

@@ -58,10 +58,11 @@ pub enum ConnectError {
     Rejected(#[from] thinwire_proto::ConnectError),
     /// The handshake did not complete: refused by the server
     /// ([`DisconnectReason::Refused`]: full, too many connections from this address or, when
-    /// nearly full, from this network, bad connect token, no common cipher suite; its text
-    /// says which), no common protocol version, or no answer in
-    /// time ([`DisconnectReason::HandshakeTimedOut`]), which is also what a wrong server key
-    /// gives: the server cannot read a handshake written to another key and stays silent.
+    /// nearly full, from this network, bad connect token, no common cipher suite, or
+    /// [`RefuseReason::UnknownServerKey`](thinwire_proto::RefuseReason::UnknownServerKey):
+    /// the server could not read a handshake written to another key; its text says which), no
+    /// common protocol version, or no answer in time
+    /// ([`DisconnectReason::HandshakeTimedOut`]: "the server did not answer").
     #[error("handshake failed: {0}")]
     Handshake(DisconnectReason),
     /// The endpoint is shut down or failed.

@@ -399,7 +399,8 @@ impl Host {
 fn wait(socket: &UdpSocket, flags: PollFlags, timeout: Duration) -> io::Result<()> {
     let ts = Timespec {
         tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
-        tv_nsec: timeout.subsec_nanos().into(),
+        // below 10^9, so it fits the i32 of Windows' timespec as well as Unix's i64
+        tv_nsec: (timeout.subsec_nanos() as i32).into(),
     };
     let mut fds = [PollFd::new(socket, flags)];
     match poll(&mut fds, Some(&ts)) {

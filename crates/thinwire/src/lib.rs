@@ -16,7 +16,8 @@
 //! holds the static key its clients were given ([`Endpoint::public_key`], or a matchmaking
 //! backend's [`ConnectToken`]), and every packet after it is sealed with an AEAD
 //! (ChaCha20-Poly1305 or AES-256-GCM, 16 bytes per packet). [`Config::insecure_cleartext`]
-//! turns that off for trusted networks and measurements only.
+//! turns that off for trusted networks and measurements only. [`keys`] draws a server's key
+//! from the operating system and keeps it in files (the secret one created 0600).
 //!
 //! Socket I/O is batched on Linux: `recvmmsg` and GRO on receive (through `quinn-udp`), and on
 //! send one `sendmmsg` per flush carrying up to 64 GSO trains to any destinations, so a server
@@ -62,6 +63,7 @@ mod engine;
 mod error;
 mod host;
 mod io;
+pub mod keys;
 mod shared;
 mod stats;
 

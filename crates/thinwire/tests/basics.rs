@@ -204,6 +204,8 @@ async fn connect_to_nobody_times_out() {
         ),
         "{err:?}"
     );
+    let text = err.to_string();
+    assert!(text.contains("the server did not answer"), "{text}");
     assert_eq!(client.connection_count(), 0);
 }
 

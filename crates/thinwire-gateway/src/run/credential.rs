@@ -14,7 +14,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rand::Rng;
 use thinwire_proto::TokenKey;
 
-use super::keys::{load_or_create_secret, parse_secret, write_private, KeyFileError};
+use thinwire::keys::{self, KeyFileError};
+
+use super::keys::load_or_create_token_key;
 use crate::trunk::{CredentialError, TrunkCredential};
 
 /// Why a credential file could not be used.
@@ -50,6 +52,8 @@ pub fn load_credential(path: &Path) -> Result<TrunkCredential, CredentialFileErr
 }
 
 /// Writes a credential file (a new file, mode 0600 on Unix; an existing file is an error).
+/// A credential is a secret like a key, written under the same rules as
+/// [`thinwire::keys::write_server_key`].
 pub fn save_credential(
     path: &Path,
     credential: &TrunkCredential,
@@ -63,23 +67,35 @@ pub fn save_credential(
 /// The operator key in `path` (64 hex digits); when the file does not exist, a new key drawn
 /// from the operating system is written there (mode 0600 on Unix) and returned.
 pub fn load_or_create_operator_key(path: &Path) -> Result<TokenKey, KeyFileError> {
-    load_or_create_secret(path).map(TokenKey::new)
-}
-
-fn token_key(name: &str, text: &str) -> Result<TokenKey, KeyFileError> {
-    parse_secret(text.trim())
-        .map(TokenKey::new)
-        .ok_or_else(|| KeyFileError::Malformed(name.to_string()))
+    load_or_create_token_key(path)
 }
 
 /// The token key in `path` (64 hex digits), e.g. the game backend's or the game server's:
 /// unlike the operator key, never created (a new key would match no one's).
 pub fn load_token_key(path: &Path) -> Result<TokenKey, KeyFileError> {
-    let name = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(text) => token_key(&name, &text),
-        Err(source) => Err(KeyFileError::Io { path: name, source }),
-    }
+    keys::read_token_key(path)
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, text: &str) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    writeln!(f, "{text}")
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, text: &str) -> io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    writeln!(f, "{text}")
 }
 
 /// The unix time (seconds) `valid_for` from now, by the wall clock: a credential's expiry.

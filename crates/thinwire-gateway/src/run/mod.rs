@@ -25,10 +25,11 @@ pub use credential::{
     save_credential, CredentialFileError,
 };
 pub use drive::Report;
-pub use keys::{load_or_create_key, KeyFileError};
+pub use keys::load_or_create_key;
 pub use metrics::{Metrics, MetricsServer};
 pub use process::{EdgeProcess, RunError, Runner, ServerProcess, Stop};
 pub use tcm::{
     tun_mtu, Cidr, TcmLocalProcess, TcmProcessStats, TcmRemoteProcess, TcmReport, TcmRunError,
     TcmRunner, TunCounters, TunSpec,
 };
+pub use thinwire::keys::KeyFileError;

@@ -74,7 +74,9 @@ impl Endpoint {
     }
 
     /// One read: a connection, a refusal (remembered with the spent cookie, to be repeated
-    /// without a read), or a silent drop that costs the source more of its budget.
+    /// without a read), or a silent drop. A message 1 the server cannot read (refused
+    /// `UnknownServerKey`) or whose parameters do not parse (dropped) costs the source more
+    /// of its budget.
     fn read_connect(&mut self, now: Instant, p: PendingConnect) {
         self.stats.handshakes_attempted += 1;
         match self.admit(now, &p.client, &p.handshake) {
@@ -83,20 +85,27 @@ impl Endpoint {
                 self.accept(now, p.from, p.client, admission, rtt);
             }
             Err(Some(reason)) => {
+                if reason == RefuseReason::UnknownServerKey {
+                    self.bad_handshake(&p.from);
+                }
                 self.queue.spent.set_refusal(p.cookie_id, reason.code());
                 self.send_refuse(p.from, &p.client, reason);
             }
-            Err(None) => {
-                self.stats.dropped_bad_handshake += 1;
-                if !self.is_trusted(&p.from) {
-                    self.limits.penalise(&Source::of(&p.from));
-                }
-            }
+            Err(None) => self.bad_handshake(&p.from),
         }
     }
 
-    /// Reads Noise message 1 and checks what it carries. `Err(None)`: not written to this
-    /// server's key (dropped silently); `Err(Some(r))`: understood and refused.
+    /// Counts a message 1 that could not be used and charges its (untrusted) source.
+    fn bad_handshake(&mut self, from: &SocketAddr) {
+        self.stats.dropped_bad_handshake += 1;
+        if !self.is_trusted(from) {
+            self.limits.penalise(&Source::of(from));
+        }
+    }
+
+    /// Reads Noise message 1 and checks what it carries. `Err(None)`: parameters that do not
+    /// parse (dropped silently); `Err(Some(r))`: refused, `UnknownServerKey` when the message
+    /// was not written to this server's key (or was damaged) and does not decrypt.
     fn admit(
         &mut self,
         now: Instant,
@@ -106,7 +115,8 @@ impl Endpoint {
         let server_key = self.server_key.as_ref().ok_or(None)?;
         let prologue = crypto::prologue(wire::VERSION, &client.cid, client.instance, client.nonce);
         let seed: [u8; 32] = rand::Rng::random(&mut self.rng);
-        let (responder, payload) = Responder::read(server_key, &prologue, seed, msg).ok_or(None)?;
+        let (responder, payload) = Responder::read(server_key, &prologue, seed, msg)
+            .ok_or(Some(RefuseReason::UnknownServerKey))?;
         let params = ConnectParams::decode(&payload).map_err(|_| None)?;
         let suite = params
             .suites

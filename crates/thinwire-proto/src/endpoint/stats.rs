@@ -22,8 +22,9 @@ pub struct EndpointStats {
     /// Dropped unanswered: the endpoint's budget of stateless replies was spent (a Hello or a
     /// stray packet went unanswered), or a Connect's source spent its own budget.
     pub dropped_rate_limited: u64,
-    /// Dropped: a Connect whose Noise message was not written to this server's key, or whose
-    /// parameters do not parse.
+    /// Unusable message 1: a Connect whose Noise message was not written to this server's key
+    /// (refused `UnknownServerKey`, also counted in `refusals_sent`), or whose parameters do
+    /// not parse (dropped).
     pub dropped_bad_handshake: u64,
     /// Dropped: a short-header packet for a live connection that did not authenticate
     /// (answered like one for an unknown id).
@@ -36,7 +37,8 @@ pub struct EndpointStats {
     pub challenges_sent: u64,
     /// Resets sent (for unknown connection ids, and decoys for unauthenticated packets).
     pub resets_sent: u64,
-    /// Refusals sent (server full, source over its cap, bad token).
+    /// Refusals sent (server full, source over its cap, bad token, not this server's key, ...),
+    /// first ones and repeats from the spent-cookie table.
     pub refusals_sent: u64,
     /// Connections accepted.
     pub connections_accepted: u64,

@@ -356,9 +356,9 @@ fn handshake_state_bound(s: &ServerConfig) -> usize {
 }
 
 /// A client that gets a cookie, then sends Connects with random message 1: the first is read
-/// (one X25519), and the same cookie with any other message is dropped without a read. A
-/// refused read (a Connect without a token to a server that wants one) is refused again from
-/// memory, without a second read.
+/// (one X25519) and refused (`UnknownServerKey`: not written to this key), and the same cookie
+/// with any other message is refused again from memory, without a read. So is a refused read
+/// of a genuine message 1 (a Connect without a token to a server that wants one).
 #[test]
 fn a_cookie_pays_for_one_read() {
     let now = Instant::now();
@@ -388,6 +388,16 @@ fn a_cookie_pays_for_one_read() {
     };
     let connect =
         |cid, nonce, cookie: &[u8], handshake| connect_datagram((cid, 1, nonce), cookie, handshake);
+    let refusals = |server: &mut Endpoint, buf: &mut Vec<u8>, why: RefuseReason| {
+        let mut n = 0;
+        while server.poll_transmit(now, buf).is_some() {
+            if let Ok(LongPacket::Refuse { reason, .. }) = LongPacket::decode(buf) {
+                assert_eq!(RefuseReason::from_code(reason), why);
+                n += 1;
+            }
+        }
+        n
+    };
     let cid = ConnectionId::new(&[3; 8]).expect("cid");
     let cookie = cookie_for(&mut server, &mut buf, cid, 1);
     server.handle_datagram(
@@ -400,6 +410,8 @@ fn a_cookie_pays_for_one_read() {
     server.handle_timeout(now);
     assert_eq!(server.stats().handshakes_attempted, 1);
     assert_eq!(server.stats().dropped_bad_handshake, 1);
+    let unknown = RefuseReason::UnknownServerKey;
+    assert_eq!(refusals(&mut server, &mut buf, unknown), 1);
     for fill in 0..5u8 {
         server.handle_datagram(
             now + ms(1),
@@ -412,27 +424,23 @@ fn a_cookie_pays_for_one_read() {
     server.handle_timeout(now + ms(2));
     assert_eq!(server.stats().handshakes_attempted, 1, "no second read");
     assert_eq!(server.stats().dropped_cookie_spent, 5);
+    assert_eq!(refusals(&mut server, &mut buf, unknown), 5, "from memory");
 
     // a genuine message 1 without a token: refused once, and again from memory
     let cid = ConnectionId::new(&[4; 8]).expect("cid");
     let cookie = cookie_for(&mut server, &mut buf, cid, 2);
     let msg = message_1(&server.public_key().expect("key"), &cid, 1, 2);
     let datagram = connect(cid, 2, &cookie, msg);
-    let refusals = |server: &mut Endpoint, buf: &mut Vec<u8>| {
-        let mut n = 0;
-        while server.poll_transmit(now, buf).is_some() {
-            if let Ok(LongPacket::Refuse { reason, .. }) = LongPacket::decode(buf) {
-                assert_eq!(RefuseReason::from_code(reason), RefuseReason::InvalidToken);
-                n += 1;
-            }
-        }
-        n
-    };
+    let invalid = RefuseReason::InvalidToken;
     server.handle_datagram(now, from, &datagram);
     server.handle_timeout(now);
-    assert_eq!(refusals(&mut server, &mut buf), 1);
+    assert_eq!(refusals(&mut server, &mut buf, invalid), 1);
     server.handle_datagram(now, from, &datagram);
-    assert_eq!(refusals(&mut server, &mut buf), 1, "the refusal again");
+    assert_eq!(
+        refusals(&mut server, &mut buf, invalid),
+        1,
+        "the refusal again"
+    );
     assert_eq!(server.stats().handshakes_attempted, 2, "one read each");
 }
 

@@ -15,6 +15,7 @@ mod repair;
 mod reset;
 mod send_state;
 mod thin;
+mod wrong_key;
 
 use crate::wire::{self, ConnectionId, LongPacket};
 use crate::{ChannelKind, PublicKey};
