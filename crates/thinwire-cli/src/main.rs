@@ -1,10 +1,14 @@
 //! `thinwire`: the command-line program of the thinwire lab and bench.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "bench")]
 mod bench;
+#[cfg(feature = "gateway")]
 mod gateway;
 mod keygen;
 mod lab;
+#[cfg(not(all(feature = "emulator", feature = "bench", feature = "gateway")))]
+mod not_built;
 mod policy;
 
 use std::path::{Path, PathBuf};
@@ -34,14 +38,22 @@ enum Command {
     },
     /// Run a multiplexing gateway (edge near the players, or server near the game server);
     /// see docs/GATEWAY.md.
+    #[cfg(feature = "gateway")]
     Gateway {
         #[command(subcommand)]
         command: gateway::GatewayCommand,
     },
+    /// Run a multiplexing gateway (not in this build: feature `gateway`).
+    #[cfg(not(feature = "gateway"))]
+    Gateway(not_built::Args),
     /// Measure thinwire, ENet and KCP side by side on loopback (messages per second, round
     /// trips, memory per idle connection, a 30 Hz server sweep) and write results.json and
     /// report.html.
+    #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
+    /// Measure thinwire, ENet and KCP on loopback (not in this build: feature `bench`).
+    #[cfg(not(feature = "bench"))]
+    Bench(not_built::Args),
     /// Print the optimal deadline-delivery policy (packets to send per stage) and its expected
     /// cost; `thinwire policy repair` prints the repair policy of reliable thin streams (copies
     /// per retransmission round).
@@ -96,7 +108,8 @@ struct RunArgs {
     shard: Option<thinwire_lab::runner::Shard>,
     /// Run real stacks (kernel TCP, KCP, QUIC, ENet, thinwire over UDP)
     /// through the real-kernel emulator (network namespaces + TUN relay;
-    /// needs root) instead of the simulator; see docs/EMULATOR.md.
+    /// needs root and a build with `--features emulator`) instead of the
+    /// simulator; see docs/EMULATOR.md.
     #[arg(long)]
     emulate: bool,
     /// With --emulate: also run the simulator on the scenario and put the
@@ -117,7 +130,10 @@ struct RunArgs {
 /// `thinwire lab run`: loads the scenario, checks `--duration`, and hands
 /// over to the emulator (`--emulate`) or the simulator.
 fn run(args: RunArgs) -> Result<(), String> {
-    let name = args.scenario.unwrap_or_else(|| "default".to_owned());
+    let name = args
+        .scenario
+        .clone()
+        .unwrap_or_else(|| "default".to_owned());
     let duration = match args.duration {
         None => None,
         Some(d) if d.is_finite() && d > 0.0 && d < 1e7 => Some(Duration::from_secs_f64(d)),
@@ -148,18 +164,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         return lab::shard(&scn, &args.out, &opts, shard);
     }
     if args.emulate {
-        let opts = thinwire_emu::LabRunOptions {
-            seed: args.seed,
-            duration,
-            compare_sim: args.compare_sim,
-            serial_peers: args.serial_peers,
-            peers: args.peers,
-        };
-        let summary =
-            thinwire_emu::run_and_write(&scn, &args.out, &opts, &|line| eprintln!("{line}"))
-                .map_err(|e| e.to_string())?;
-        print!("{summary}");
-        return Ok(());
+        return emulate(&scn, args, duration);
     }
     lab::simulate(&scn, &args.out, &opts)
 }
@@ -178,6 +183,28 @@ fn init_logs(gateway: bool) {
         .init();
 }
 
+/// `thinwire lab run --emulate`: the scenario through the real-kernel emulator.
+#[cfg(feature = "emulator")]
+fn emulate(scn: &Scenario, args: RunArgs, duration: Option<Duration>) -> Result<(), String> {
+    let opts = thinwire_emu::LabRunOptions {
+        seed: args.seed,
+        duration,
+        compare_sim: args.compare_sim,
+        serial_peers: args.serial_peers,
+        peers: args.peers,
+    };
+    let summary = thinwire_emu::run_and_write(scn, &args.out, &opts, &|line| eprintln!("{line}"))
+        .map_err(|e| e.to_string())?;
+    print!("{summary}");
+    Ok(())
+}
+
+/// `thinwire lab run --emulate` in a build without the emulator.
+#[cfg(not(feature = "emulator"))]
+fn emulate(_: &Scenario, _: RunArgs, _: Option<Duration>) -> Result<(), String> {
+    Err(not_built::error("lab run --emulate", "emulator"))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logs(matches!(cli.command, Command::Gateway { .. }));
@@ -191,8 +218,14 @@ fn main() -> ExitCode {
             LabCommand::Gateway(args) => lab::gateway(args),
             LabCommand::Merge(args) => lab::merge(args),
         },
+        #[cfg(feature = "gateway")]
         Command::Gateway { command } => gateway::run(command),
+        #[cfg(not(feature = "gateway"))]
+        Command::Gateway(_) => Err(not_built::error("gateway", "gateway")),
+        #[cfg(feature = "bench")]
         Command::Bench(args) => bench::run(args),
+        #[cfg(not(feature = "bench"))]
+        Command::Bench(_) => Err(not_built::error("bench", "bench")),
         Command::Policy(args) => policy::run(args),
         Command::Keygen(args) => keygen::run(args),
     };

@@ -15,6 +15,66 @@
 //!             └───────────────────────────────────────────────────────────┘
 //! ```
 //!
+//! Two endpoints in one process, the datagrams handed over in memory (a runtime writes them to
+//! a UDP socket instead, and sleeps until [`Endpoint::poll_timeout`]):
+//!
+//! ```
+//! use std::net::SocketAddr;
+//! use std::time::{Duration, Instant};
+//! use thinwire_proto::{
+//!     ChannelKind, Endpoint, EndpointConfig, Event, SendMode, ServerConfig, ServerKey,
+//! };
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut now = Instant::now();
+//! // Seeds fixed for the example; a runtime draws them (and the server's secret) from the OS.
+//! let key = ServerKey::generate([7; 32]);
+//! let server_public = key.public();
+//! let config = ServerConfig { key: Some(key), ..ServerConfig::default() };
+//! let mut server = Endpoint::new(EndpointConfig::new([1; 32]), Some(config), now)?;
+//! let mut client = Endpoint::new(EndpointConfig::new([2; 32]), None, now)?;
+//! let client_addr: SocketAddr = "192.0.2.1:5000".parse()?;
+//! let server_addr: SocketAddr = "192.0.2.2:7777".parse()?;
+//!
+//! let channels = [ChannelKind::ReliableOrdered];
+//! let conn = client.connect(now, server_addr, &server_public, &channels)?;
+//! client.send(now, conn, 0, "hello".into(), SendMode::Plain)?; // goes out after the handshake
+//!
+//! let mut buf = Vec::new();
+//! let mut received = None;
+//! for _ in 0..100 {
+//!     // Datagrams go both ways until neither side has one to send.
+//!     let mut moved = true;
+//!     while moved {
+//!         moved = false;
+//!         while let Some(t) = client.poll_transmit(now, &mut buf) {
+//!             server.handle_datagram(now, client_addr, &buf[..t.size]);
+//!             moved = true;
+//!         }
+//!         while let Some(t) = server.poll_transmit(now, &mut buf) {
+//!             client.handle_datagram(now, server_addr, &buf[..t.size]);
+//!             moved = true;
+//!         }
+//!     }
+//!     while let Some((_, event)) = server.poll_event() {
+//!         if let Event::Message(msg) = event {
+//!             received = Some(msg.data);
+//!         }
+//!     }
+//!     while client.poll_event().is_some() {}
+//!     if received.is_some() {
+//!         break;
+//!     }
+//!     // Nothing left to move: time passes to the earliest timer.
+//!     let next = [client.poll_timeout(), server.poll_timeout()].into_iter().flatten().min();
+//!     now = next.unwrap_or(now).max(now + Duration::from_millis(1));
+//!     client.handle_timeout(now);
+//!     server.handle_timeout(now);
+//! }
+//! assert_eq!(received.as_deref(), Some(&b"hello"[..]));
+//! # Ok(()) }
+//! ```
+//!
 //! See [`Endpoint`] for the call order, [`ChannelKind`] for the delivery classes,
 //! [`TransportConfig`] for the thin-stream mechanisms, and `docs/PROTOCOL.md` for the wire format,
 //! states and timers.
