@@ -62,6 +62,10 @@ async fn serve(endpoint: Endpoint) {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    // `RUST_LOG=thinwire=debug` shows handshakes, refusals (a wrong key among them) and closes
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
     if let Some(addr) = args.serve {
         let endpoint = Endpoint::bind(addr, Config::server())?;
         println!("echo server on {}", endpoint.local_addr());
