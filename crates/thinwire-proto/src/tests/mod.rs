@@ -8,7 +8,6 @@ mod budget;
 mod deadline;
 mod fuzz_replay;
 mod lifecycle;
-mod logs;
 mod memory;
 mod net;
 mod properties;

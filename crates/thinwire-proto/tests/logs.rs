@@ -1,6 +1,11 @@
 //! The events an operator reads: handshake steps and failures, refusals, closes and who
 //! closed; and what `RUST_LOG=thinwire=debug` selects (the core's targets start with
 //! `thinwire_proto`).
+//!
+//! A binary of its own with one test: `tracing` caches each call site's interest process-wide,
+//! and a call site first reached by another test's thread while a scoped subscriber is being
+//! installed here can keep a stale "never" (seen once in a release run). With no other test
+//! threads in the process, the checks below see every event they look for.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,8 +14,8 @@ use std::time::Duration;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
 
-use crate::testing::Pair;
-use crate::{ChannelKind, DisconnectReason, RefuseReason, ServerConfig};
+use thinwire_proto::testing::Pair;
+use thinwire_proto::{ChannelKind, DisconnectReason, RefuseReason, ServerConfig, ServerKey};
 
 /// What the subscriber wrote, shared with the test.
 #[derive(Clone, Default)]
@@ -61,7 +66,7 @@ fn has(lines: &[String], parts: &[&str]) -> bool {
 
 fn wrong_key_attempt() {
     let mut pair = Pair::builder(8).build();
-    let wrong = crate::ServerKey::generate([99; 32]).public();
+    let wrong = ServerKey::generate([99; 32]).public();
     let (now, server) = (pair.now(), pair.server().addr());
     pair.client_mut()
         .endpoint_mut()
@@ -74,7 +79,6 @@ fn wrong_key_attempt() {
     );
 }
 
-#[test]
 fn a_wrong_server_key_is_logged_with_why() {
     let lines = logs("thinwire=debug", wrong_key_attempt);
     assert!(
@@ -105,7 +109,6 @@ fn a_wrong_server_key_is_logged_with_why() {
     assert!(!has(&lines, &["Hello"]), "{lines:#?}");
 }
 
-#[test]
 fn trace_shows_every_handshake_step() {
     let lines = logs("thinwire_proto=trace", || {
         let mut pair = Pair::builder(3).build();
@@ -125,7 +128,6 @@ fn trace_shows_every_handshake_step() {
     assert!(has(&lines, &["established", "suite="]), "{lines:#?}");
 }
 
-#[test]
 fn refusals_name_their_limit_and_closes_who_closed() {
     let lines = logs("thinwire_proto=debug", || {
         let server = ServerConfig {
@@ -161,11 +163,18 @@ fn refusals_name_their_limit_and_closes_who_closed() {
     );
 }
 
-#[test]
 fn a_filter_on_thinwire_selects_the_core_and_info_hides_it() {
     // `thinwire` is a prefix of the target `thinwire_proto::…`: EnvFilter matches targets by
     // prefix, so `RUST_LOG=thinwire=debug` shows the core and the runtime
     assert!(!logs("thinwire=debug", wrong_key_attempt).is_empty());
     assert!(logs("thinwire=info", wrong_key_attempt).is_empty());
     assert!(logs("other=debug", wrong_key_attempt).is_empty());
+}
+
+#[test]
+fn operators_read_why() {
+    a_wrong_server_key_is_logged_with_why();
+    trace_shows_every_handshake_step();
+    refusals_name_their_limit_and_closes_who_closed();
+    a_filter_on_thinwire_selects_the_core_and_info_hides_it();
 }
