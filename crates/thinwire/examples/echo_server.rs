@@ -20,10 +20,6 @@ use thinwire::{Config, Endpoint, SendMode};
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut listen: SocketAddr = "127.0.0.1:7778".parse()?;
-    // `RUST_LOG=thinwire=debug` shows handshakes, refusals (a wrong key among them) and closes
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .init();
     let mut for_secs = None;
     let mut args = std::env::args().skip(1);
     while let Some(option) = args.next() {
