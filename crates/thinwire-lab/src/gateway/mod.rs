@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::paper::Figure;
 use crate::LabError;
 
 /// Options of `thinwire lab gateway`.
@@ -33,6 +34,17 @@ pub struct GatewayReport {
     pub ao: ao::AoReport,
     /// TCM.
     pub tcm: tcm::TcmReport,
+}
+
+impl GatewayReport {
+    /// The published figures beside ours, by reproduction: `("gateway-ao", ...)` and
+    /// `("gateway-tcm", ...)` (the names stand where a scenario's name would in `paper.json`).
+    pub fn figures(&self) -> Vec<(&'static str, Vec<Figure>)> {
+        vec![
+            ("gateway-ao", ao::figures(&self.ao)),
+            ("gateway-tcm", tcm::figures(&self.tcm)),
+        ]
+    }
 }
 
 /// Runs both reproductions.

@@ -13,7 +13,10 @@
 //! * [`SetupOverride`]: a setting of the paper's setup that a run's options replaced (a
 //!   report says "at the paper's setup" only without one).
 
+use serde::Serialize;
+
 mod compare;
+mod figure;
 mod measure;
 mod setup;
 mod text;
@@ -24,9 +27,10 @@ pub use compare::{
     compare_published, Comparison, EntryId, OrderCheck, OrderComparison, PaperOutcome, Value,
     Verdict,
 };
+pub use figure::{merge_runs, Figure};
 pub use measure::{measure, ClassFacts, JobFacts, Measured};
 pub use setup::SetupOverride;
-pub use text::{comparison_table, FigureJson, OrderJson, PaperJson};
+pub use text::{comparison_table, FigureJson, OrderJson, PaperJson, PaperScore};
 pub(crate) use toml::{parse_paper, PaperToml, PublishedOrderToml, PublishedToml};
 
 /// The paper a scenario reproduces and the choices made where it is silent.
@@ -40,6 +44,36 @@ pub struct PaperInfo {
     pub choices: Vec<String>,
     /// Where this reproduction differs from the paper's setup, and why.
     pub differences: Vec<String>,
+    /// Every calibration: a free parameter of the setup set so that the setup meets a fact
+    /// the paper states about it (a loss rate, a load), with the fact quoted and the value
+    /// found. Never a calibration to a result.
+    pub calibrations: Vec<String>,
+}
+
+/// Whether a figure counts towards the reproduction's score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FigureKind {
+    /// Measured at the paper's setup: counted.
+    #[default]
+    Measured,
+    /// Determined by the configuration itself (e.g. a share that equals one minus the
+    /// configured loss rate): shown, with its verdict, but not counted.
+    FixedBySetup,
+    /// Measured on a population of our own making, constrained by what the paper
+    /// publishes about its population but not the paper's: counted apart.
+    SyntheticPopulation,
+}
+
+impl FigureKind {
+    /// `measured`, `fixed by setup` or `synthetic population`, for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            FigureKind::Measured => "measured",
+            FigureKind::FixedBySetup => "fixed by setup",
+            FigureKind::SyntheticPopulation => "synthetic population",
+        }
+    }
 }
 
 /// How a figure is computed from one simulation of one protocol (at one sweep
@@ -163,6 +197,8 @@ pub struct Published {
     pub source: String,
     /// How close ours must be.
     pub tolerance: Tolerance,
+    /// Whether the figure counts (see [`FigureKind`]).
+    pub kind: FigureKind,
     /// Why ours may differ, or how the published value was read.
     pub note: String,
 }

@@ -174,6 +174,7 @@ fn published(metric: Metric, baseline: Option<&str>, point: &[&str], value: f64)
         value,
         source: "s".into(),
         tolerance: Tolerance::Relative(0.2),
+        kind: FigureKind::Measured,
         note: String::new(),
     }
 }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Comparison, Estimate, OrderComparison};
+use super::{Comparison, Estimate, Figure, FigureKind, OrderComparison, Verdict};
 
 fn cell(e: Option<Estimate>) -> String {
     e.map_or("-".to_owned(), |e| {
@@ -79,6 +79,11 @@ pub struct FigureJson {
     pub runs: usize,
     /// `matches`, `differs` or `missing`.
     pub verdict: String,
+    /// The tolerance (`±15%`, `±3 pts`).
+    pub tolerance: String,
+    /// Whether the figure counts: `measured` figures are counted, `fixed_by_setup` ones are
+    /// not, `synthetic_population` ones are counted apart.
+    pub kind: FigureKind,
 }
 
 /// One ranking of `paper.json`.
@@ -92,6 +97,47 @@ pub struct OrderJson {
     pub holds: usize,
     /// Points checked.
     pub points: usize,
+}
+
+/// How many figures match, by kind ([`PaperJson::score`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PaperScore {
+    /// Counted figures (measured at the paper's setup).
+    pub counted: usize,
+    /// Counted figures within tolerance.
+    pub counted_matches: usize,
+    /// Figures the configuration fixes (not counted).
+    pub fixed: usize,
+    /// Of those, within tolerance.
+    pub fixed_matches: usize,
+    /// Figures on a synthetic population (counted apart).
+    pub synthetic: usize,
+    /// Of those, within tolerance.
+    pub synthetic_matches: usize,
+}
+
+impl PaperScore {
+    /// One line: `38 of 70 counted figures within tolerance; 7 fixed by the setup (not
+    /// counted); synthetic population: 20 of 42`.
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "{} of {} counted figures within tolerance",
+            self.counted_matches, self.counted
+        );
+        if self.fixed > 0 {
+            s.push_str(&format!(
+                "; {} fixed by the setup (not counted, {} within tolerance)",
+                self.fixed, self.fixed_matches
+            ));
+        }
+        if self.synthetic > 0 {
+            s.push_str(&format!(
+                "; on a synthetic population (counted apart): {} of {}",
+                self.synthetic_matches, self.synthetic
+            ));
+        }
+        s
+    }
 }
 
 /// The machine-readable comparison of one or more scenarios.
@@ -117,6 +163,8 @@ impl PaperJson {
                 ci95: e.and_then(|e| e.ci95),
                 runs: e.map_or(0, |e| e.runs),
                 verdict: c.verdict.as_str().to_owned(),
+                tolerance: c.published.tolerance.describe(c.published.metric.unit()),
+                kind: c.published.kind,
             });
         }
         for o in orders {
@@ -128,6 +176,41 @@ impl PaperJson {
                 points,
             });
         }
+    }
+
+    /// Adds the figures of a reproduction with its own runner (`section` names it where a
+    /// scenario's name would stand, e.g. `gateway-tcm`).
+    pub fn add_figures(&mut self, section: &str, figures: &[Figure]) {
+        for f in figures {
+            self.figures.push(FigureJson {
+                scenario: section.to_owned(),
+                what: f.what.clone(),
+                source: f.source.clone(),
+                published: f.published,
+                ours: f.ours.map(|e| e.mean),
+                ci95: f.ours.and_then(|e| e.ci95),
+                runs: f.ours.map_or(0, |e| e.runs),
+                verdict: f.verdict().as_str().to_owned(),
+                tolerance: f.tolerance_text(),
+                kind: f.kind,
+            });
+        }
+    }
+
+    /// Matches and totals by kind of figure.
+    pub fn score(&self) -> PaperScore {
+        let mut s = PaperScore::default();
+        for f in &self.figures {
+            let ok = f.verdict == Verdict::Matches.as_str();
+            let (m, n) = match f.kind {
+                FigureKind::Measured => (&mut s.counted_matches, &mut s.counted),
+                FigureKind::FixedBySetup => (&mut s.fixed_matches, &mut s.fixed),
+                FigureKind::SyntheticPopulation => (&mut s.synthetic_matches, &mut s.synthetic),
+            };
+            *n += 1;
+            *m += usize::from(ok);
+        }
+        s
     }
 
     /// Pretty JSON with a trailing newline.

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{Metric, PaperInfo, PaperSpec, Published, PublishedOrder, Tolerance};
+use super::{FigureKind, Metric, PaperInfo, PaperSpec, Published, PublishedOrder, Tolerance};
 
 /// `[paper]`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -16,6 +16,8 @@ pub(crate) struct PaperToml {
     pub(crate) choices: Vec<String>,
     #[serde(default)]
     pub(crate) differences: Vec<String>,
+    #[serde(default)]
+    pub(crate) calibrations: Vec<String>,
 }
 
 /// The metric fields shared by `[[published]]` and `[[published_order]]`.
@@ -39,6 +41,10 @@ pub(crate) struct PublishedToml {
     pub(crate) source: String,
     pub(crate) tolerance: Option<f64>,
     pub(crate) tolerance_abs: Option<f64>,
+    #[serde(default)]
+    pub(crate) fixed_by_setup: bool,
+    #[serde(default)]
+    pub(crate) synthetic_population: bool,
     #[serde(default)]
     pub(crate) note: String,
 }
@@ -164,6 +170,16 @@ fn published_entry(
         (None, None) => Tolerance::Relative(DEFAULT_TOLERANCE),
         _ => return Err(format!("{at}: a tolerance must be a non-negative number")),
     };
+    let kind = match (p.fixed_by_setup, p.synthetic_population) {
+        (false, false) => FigureKind::Measured,
+        (true, false) => FigureKind::FixedBySetup,
+        (false, true) => FigureKind::SyntheticPopulation,
+        (true, true) => {
+            return Err(format!(
+                "{at}: a figure is `fixed_by_setup` or `synthetic_population`, not both"
+            ))
+        }
+    };
     Ok(Published {
         what: p.what,
         metric: m,
@@ -175,6 +191,7 @@ fn published_entry(
         value: p.value,
         source: p.source,
         tolerance,
+        kind,
         note: p.note,
     })
 }
@@ -201,6 +218,7 @@ pub(crate) fn parse_paper(
             experiment: p.experiment,
             choices: p.choices,
             differences: p.differences,
+            calibrations: p.calibrations,
         }),
         ..PaperSpec::default()
     };

@@ -31,6 +31,7 @@
 //! Entry points: [`run_ao`] runs both modes at every loss rate into an [`AoReport`];
 //! [`ao_report_html`] renders it next to the published table.
 
+mod figures;
 mod gateways;
 mod html;
 mod ledger;
@@ -45,6 +46,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use figures::figures;
 pub use html::ao_report_html;
 pub use results::{
     AoLossRun, AoModeResult, ByteBreakdown, DirCount, PublishedTable1, Savings, TrunkSummary,

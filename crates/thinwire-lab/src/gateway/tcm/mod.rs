@@ -13,6 +13,7 @@
 //!   40 B, 10 % 576 B, 40 % 1500 B); network delay 20 ms + lognormal(mean 20 ms, variance
 //!   5 ms^2), 5 ms mux + demux processing; game one-way delay and loss.
 
+mod figures;
 mod html;
 mod link;
 #[cfg(test)]
@@ -27,6 +28,7 @@ use serde::Serialize;
 use thinwire_gateway::tcm::bwr::{bwr, BwrInputs, KStats};
 use thinwire_gateway::tcm::{BufferPolicy, Demultiplexer, Multiplexer, Output, TcmConfig};
 
+pub use figures::figures;
 pub use html::tcm_report_html;
 use traffic::{game_packets, ETH_OVERHEAD, NH};
 
