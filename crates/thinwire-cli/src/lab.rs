@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use thinwire_lab::metrics::{deadline_rows, deadline_table};
-use thinwire_lab::paper::{comparison_table, PaperJson};
+use thinwire_lab::paper::{comparison_table, papers_markdown, Calibrations, PaperJson, Provenance};
 use thinwire_lab::report::{render_papers_report, LinkedReport, PaperRun};
 use thinwire_lab::runner::{
     merge_shards, run_scenario, run_shard, write_outputs, LabRun, Progress, RunOptions, Shard,
@@ -153,7 +153,8 @@ fn paper_scenarios() -> Result<Vec<Scenario>, String> {
 /// `thinwire lab run papers`: every paper's scenario, each into `out/NAME/`,
 /// and one report (`out/report.html`, `out/paper.json`) with a summary of
 /// every published figure at the top.
-pub(crate) fn papers(out: &Path, opts: &RunOptions) -> Result<(), String> {
+pub(crate) fn papers(out: &Path, opts: &RunOptions, markdown: Option<&Path>) -> Result<(), String> {
+    let started = std::time::Instant::now();
     let scenarios = paper_scenarios()?;
     let mut runs = Vec::new();
     for scn in &scenarios {
@@ -183,28 +184,7 @@ pub(crate) fn papers(out: &Path, opts: &RunOptions) -> Result<(), String> {
             report_href: format!("{name}/report.html"),
         })
         .collect();
-    // The multiplexing papers run on the real gateway code, with a report of their own.
-    let mut gw = thinwire_lab::gateway::GatewayLabOptions::default();
-    if let Some(seed) = opts.seed {
-        gw.ao.seed = seed;
-        gw.tcm.seed = seed;
-    }
-    if let Some(d) = opts.duration {
-        gw.ao.duration = d;
-        gw.tcm.duration = d;
-    }
-    let (_, gw_html) = thinwire_lab::gateway::write_gateway_report(&out.join("gateway"), &gw)
-        .map_err(|e| e.to_string())?;
-    println!(
-        "gateway reproductions (Griwodz & Halvorsen's multiplexing proxy, Saldaña et al.'s TCM): {}",
-        gw_html.display()
-    );
-    let linked = [LinkedReport {
-        title: "Griwodz & Halvorsen, Table 1 (the multiplexing proxy) and Saldaña et al. (TCM), \
-                on the real gateway code (`thinwire lab gateway`)"
-            .into(),
-        href: "gateway/gateway.html".into(),
-    }];
+    let (linked, gateway_calibrations) = gateway_figures(out, opts)?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let html = out.join("report.html");
     std::fs::write(&html, render_papers_report(&papers, &linked))
@@ -215,21 +195,132 @@ pub(crate) fn papers(out: &Path, opts: &RunOptions) -> Result<(), String> {
             json.add(name, &p.comparisons, &p.orders);
         }
     }
+    for l in &linked {
+        json.add_figures(&l.name, &l.figures);
+    }
     let path = out.join("paper.json");
     std::fs::write(&path, json.to_json_pretty()).map_err(|e| format!("{}: {e}", path.display()))?;
-    let ok = json
-        .figures
-        .iter()
-        .filter(|f| f.verdict == "matches")
-        .count();
     println!(
-        "{ok} of {} published figures within tolerance across {} papers' scenarios",
-        json.figures.len(),
+        "{} (across {} papers' scenarios and the gateway reproductions)",
+        json.score().line(),
         runs.len()
     );
     println!("wrote {}", html.display());
     println!("wrote {}", path.display());
+    if let Some(md) = markdown {
+        let mut calibrations: Vec<Calibrations> = runs
+            .iter()
+            .filter_map(|(name, run)| {
+                let info = run.paper.as_ref()?.info.as_ref()?;
+                Some(Calibrations {
+                    name: name.clone(),
+                    items: info.calibrations.clone(),
+                })
+            })
+            .collect();
+        calibrations.extend(gateway_calibrations);
+        let how = Provenance {
+            command: papers_command(opts, md),
+            commit: command_line("git", &["rev-parse", "--short", "HEAD"]),
+            machine: machine(),
+            date: command_line("date", &["-u", "+%Y-%m-%d"]).unwrap_or_default(),
+            wall: format!("{:.0} s", started.elapsed().as_secs_f64()),
+        };
+        std::fs::write(md, papers_markdown(&json, &calibrations, &how))
+            .map_err(|e| format!("{}: {e}", md.display()))?;
+        println!("wrote {}", md.display());
+    }
     Ok(())
+}
+
+/// The command line that reproduces a papers run (for the Markdown document).
+fn papers_command(opts: &RunOptions, md: &Path) -> String {
+    let mut c = String::from("cargo run --release -p thinwire-cli -- lab run papers");
+    if let Some(r) = opts.runs {
+        c.push_str(&format!(" --runs {r}"));
+    }
+    if let Some(s) = opts.seed {
+        c.push_str(&format!(" --seed {s}"));
+    }
+    if let Some(d) = opts.duration {
+        c.push_str(&format!(" --duration {}", d.as_secs_f64()));
+    }
+    c.push_str(&format!(" --markdown {}", md.display()));
+    c
+}
+
+/// A command's first line of output, if it ran.
+fn command_line(program: &str, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let line = text.lines().next()?.trim().to_owned();
+    (out.status.success() && !line.is_empty()).then_some(line)
+}
+
+/// `2 cores, AMD EPYC 7B13` (the CPU model from /proc/cpuinfo where there is one).
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
+    format!("{cores} cores, {model}")
+}
+
+/// The multiplexing papers, on the real gateway code with a report of their own
+/// (`out/gateway/`), run as many times as the scenarios (`--runs`), their published figures
+/// averaged over the runs for the papers report.
+fn gateway_figures(
+    out: &Path,
+    opts: &RunOptions,
+) -> Result<(Vec<LinkedReport>, Vec<Calibrations>), String> {
+    let mut gw = thinwire_lab::gateway::GatewayLabOptions::default();
+    if let Some(seed) = opts.seed {
+        gw.ao.seed = seed;
+        gw.tcm.seed = seed;
+    }
+    if let Some(d) = opts.duration {
+        gw.ao.duration = d;
+        gw.tcm.duration = d;
+    }
+    let bar = progress_bar("gateway");
+    let (report, figures) =
+        thinwire_lab::gateway::run_gateway_repeated(&gw, opts.runs.unwrap_or(1), opts.jobs);
+    bar.finish_and_clear();
+    let html = thinwire_lab::gateway::write_gateway_files(&out.join("gateway"), &report)
+        .map_err(|e| e.to_string())?;
+    println!(
+        "gateway reproductions (Griwodz & Halvorsen's multiplexing proxy, Saldaña et al.'s TCM): {}",
+        html.display()
+    );
+    let title = |name: &str| match name {
+        "gateway-ao" => {
+            "Griwodz & Halvorsen (NOSSDAV 2006): the multiplexing proxy, on the real gateway code"
+        }
+        _ => "Saldaña et al.: TCM, on the real gateway code",
+    };
+    let href = |name: &str| match name {
+        "gateway-ao" => "gateway/gateway.html",
+        _ => "gateway/gateway.html#tcm",
+    };
+    let linked = figures
+        .into_iter()
+        .map(|(name, figures)| LinkedReport {
+            name: name.to_owned(),
+            title: title(name).to_owned(),
+            href: href(name).to_owned(),
+            figures,
+        })
+        .collect();
+    Ok((linked, report.calibrations()))
 }
 
 /// The results table, the deadline table, the per-run notes and the files written.

@@ -99,9 +99,15 @@ struct RunArgs {
     #[arg(long, default_value_t = 0)]
     jobs: usize,
     /// Independent runs (seeds) of every simulation, for confidence
-    /// intervals (overrides the scenario's `runs`; default 1).
+    /// intervals (at least: a scenario whose paper's figures are averaged
+    /// over more runs, e.g. Wu et al.'s 30, keeps its own; default 1).
     #[arg(long, conflicts_with = "emulate")]
     runs: Option<u32>,
+    /// With `papers`: also write the comparison as Markdown to FILE (what
+    /// docs/results/papers.md is), naming the command, the commit, the
+    /// machine and the date.
+    #[arg(long, value_name = "FILE", conflicts_with = "emulate")]
+    markdown: Option<PathBuf>,
     /// Run only part K of N of the simulations and write DIR/shard-K-of-N.json
     /// (merge the parts with `thinwire lab merge`); see docs/REPRODUCING.md.
     #[arg(long, value_name = "K/N", conflicts_with = "emulate")]
@@ -157,7 +163,10 @@ fn run(args: RunArgs) -> Result<(), String> {
                     .into(),
             );
         }
-        return lab::papers(&args.out, &opts);
+        return lab::papers(&args.out, &opts, args.markdown.as_deref());
+    }
+    if args.markdown.is_some() {
+        return Err("--markdown is for `lab run papers`".into());
     }
     let scn = Scenario::load(&name).map_err(|e| e.to_string())?;
     if let Some(shard) = args.shard {

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::paper::Figure;
+use crate::paper::{merge_runs, Calibrations, Figure};
+use crate::runner::run_seed;
 use crate::LabError;
 
 /// Options of `thinwire lab gateway`.
@@ -45,6 +46,21 @@ impl GatewayReport {
             ("gateway-tcm", tcm::figures(&self.tcm)),
         ]
     }
+
+    /// Each reproduction's calibrations (a free parameter set to meet a fact the paper
+    /// states about its setup), in words.
+    pub fn calibrations(&self) -> Vec<Calibrations> {
+        vec![
+            Calibrations {
+                name: "gateway-ao".into(),
+                items: ao::calibrations(&self.ao),
+            },
+            Calibrations {
+                name: "gateway-tcm".into(),
+                items: tcm::calibrations(&self.tcm),
+            },
+        ]
+    }
 }
 
 /// Runs both reproductions.
@@ -68,6 +84,57 @@ pub fn gateway_report_html(report: &GatewayReport) -> String {
     thinwire_report::html::page("thinwire gateway reproductions", &body)
 }
 
+/// Both reproductions run with `runs` independent seeds (run 0 with the options' own, as a
+/// scenario's `--runs` does), at most `jobs` at a time (0: one per core): the first run's
+/// report, and the published figures with ours averaged over the runs (a 95% interval with
+/// more than one).
+pub fn run_gateway_repeated(
+    opts: &GatewayLabOptions,
+    runs: u32,
+    jobs: usize,
+) -> (GatewayReport, Vec<(&'static str, Vec<Figure>)>) {
+    let runs = runs.max(1);
+    let jobs = match jobs {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        j => j,
+    };
+    let options = |run: u32| {
+        let mut o = opts.clone();
+        o.ao.seed = run_seed(opts.ao.seed, run);
+        o.tcm.seed = run_seed(opts.tcm.seed, run);
+        o
+    };
+    let mut reports: Vec<GatewayReport> = Vec::with_capacity(runs as usize);
+    let all: Vec<u32> = (0..runs).collect();
+    for chunk in all.chunks(jobs.max(1)) {
+        let done: Vec<GatewayReport> = std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|&r| {
+                    let o = options(r);
+                    s.spawn(move || run_gateway_lab(&o))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a gateway run panicked"))
+                .collect()
+        });
+        reports.extend(done);
+    }
+    let per_run: Vec<Vec<(&'static str, Vec<Figure>)>> =
+        reports.iter().map(GatewayReport::figures).collect();
+    let merged = per_run[0]
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            let lists: Vec<Vec<Figure>> = per_run.iter().map(|r| r[i].1.clone()).collect();
+            (*name, merge_runs(&lists))
+        })
+        .collect();
+    (reports.swap_remove(0), merged)
+}
+
 /// Runs both reproductions and writes `gateway.json` and `gateway.html` into `out`; returns
 /// the report and the HTML file's path.
 pub fn write_gateway_report(
@@ -75,12 +142,19 @@ pub fn write_gateway_report(
     opts: &GatewayLabOptions,
 ) -> Result<(GatewayReport, PathBuf), LabError> {
     let report = run_gateway_lab(opts);
+    let html = write_gateway_files(out, &report)?;
+    Ok((report, html))
+}
+
+/// Writes `report` as `gateway.json` and `gateway.html` into `out`; returns the HTML file's
+/// path.
+pub fn write_gateway_files(out: &Path, report: &GatewayReport) -> Result<PathBuf, LabError> {
     std::fs::create_dir_all(out).map_err(|e| LabError::io(out, e))?;
     let json_path = out.join("gateway.json");
-    let json = serde_json::to_string_pretty(&report).map_err(std::io::Error::other);
+    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other);
     json.and_then(|j| std::fs::write(&json_path, j))
         .map_err(|e| LabError::io(&json_path, e))?;
     let html = out.join("gateway.html");
-    std::fs::write(&html, gateway_report_html(&report)).map_err(|e| LabError::io(&html, e))?;
-    Ok((report, html))
+    std::fs::write(&html, gateway_report_html(report)).map_err(|e| LabError::io(&html, e))?;
+    Ok(html)
 }

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 mod compare;
 mod figure;
+mod markdown;
 mod measure;
 mod setup;
 mod text;
@@ -28,6 +29,7 @@ pub use compare::{
     Verdict,
 };
 pub use figure::{merge_runs, Figure};
+pub use markdown::{figure_rows_of_markdown, papers_markdown, Calibrations, Provenance};
 pub use measure::{measure, ClassFacts, JobFacts, Measured};
 pub use setup::SetupOverride;
 pub use text::{comparison_table, FigureJson, OrderJson, PaperJson, PaperScore};

@@ -39,6 +39,7 @@
 mod figures;
 mod html;
 mod paper;
+mod papers;
 mod plots;
 mod recovery;
 mod sections;
@@ -49,7 +50,7 @@ use std::path::{Path, PathBuf};
 use thinwire_proto::ConnectionCounters;
 use thinwire_report::html::{page_end, page_start};
 
-pub use paper::{render_papers_report, LinkedReport, PaperRun};
+pub use papers::{render_papers_report, LinkedReport, PaperRun};
 
 use crate::metrics::Repetitions;
 use crate::metrics::{MetricsError, Results, RunKey, Samples};

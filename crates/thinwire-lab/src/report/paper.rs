@@ -1,15 +1,14 @@
 //! The "paper vs thinwire lab" section (published figures beside ours, the
-//! published rankings, the setup choices), the repetitions table, and the
-//! one-page report of `thinwire lab run papers`.
+//! published rankings, the setup choices and calibrations) and the repetitions table.
 
 use std::fmt::Write as _;
 
 use thinwire_report::escape;
-use thinwire_report::html::{figure, page_end, page_start};
+use thinwire_report::html::figure;
 
 use super::plots::{order_curves, published_ratios};
 use crate::metrics::{Estimate, Repetitions};
-use crate::paper::{Comparison, PaperOutcome, SetupOverride, Verdict};
+use crate::paper::{Comparison, Figure, FigureKind, PaperOutcome, Verdict};
 
 /// Decimals that suit a value's size.
 fn digits(v: f64) -> usize {
@@ -27,31 +26,43 @@ fn estimate(e: Option<Estimate>) -> String {
     e.map_or("-".to_owned(), |e| e.display(digits(e.mean)))
 }
 
-fn verdict_cell(v: Verdict) -> String {
-    let class = match v {
-        Verdict::Matches => "ok",
-        Verdict::Differs => "bad",
-        Verdict::Missing => "muted",
+/// The verdict, and for a figure that is not counted, why.
+fn verdict_cell(v: Verdict, kind: FigureKind) -> String {
+    let class = match (v, kind) {
+        (_, FigureKind::FixedBySetup) | (Verdict::Missing, _) => "muted",
+        (Verdict::Matches, _) => "ok",
+        (Verdict::Differs, _) => "bad",
     };
-    format!("<td class=\"{class}\">{}</td>", v.as_str())
+    match kind {
+        FigureKind::Measured => format!("<td class=\"{class}\">{}</td>", v.as_str()),
+        _ => format!(
+            "<td class=\"{class}\">{} ({}: {})</td>",
+            v.as_str(),
+            kind.label(),
+            match kind {
+                FigureKind::FixedBySetup => "not counted",
+                _ => "counted apart",
+            }
+        ),
+    }
 }
 
-/// Figures within tolerance, and figures measured.
+/// Counted figures (measured at the paper's setup) within tolerance, and counted figures
+/// measured.
 pub(crate) fn score(comparisons: &[Comparison]) -> (usize, usize) {
+    let counted = || {
+        comparisons
+            .iter()
+            .filter(|c| c.published.kind == FigureKind::Measured)
+    };
     (
-        comparisons
-            .iter()
-            .filter(|c| c.verdict == Verdict::Matches)
-            .count(),
-        comparisons
-            .iter()
-            .filter(|c| c.verdict != Verdict::Missing)
-            .count(),
+        counted().filter(|c| c.verdict == Verdict::Matches).count(),
+        counted().filter(|c| c.verdict != Verdict::Missing).count(),
     )
 }
 
 /// The rows of the published-figures table (also used by the papers summary).
-fn comparison_rows(html: &mut String, comparisons: &[Comparison], paper: Option<&str>) {
+pub(super) fn comparison_rows(html: &mut String, comparisons: &[Comparison], paper: Option<&str>) {
     for (i, c) in comparisons.iter().enumerate() {
         let p = &c.published;
         let unit = p.metric.unit();
@@ -82,14 +93,39 @@ fn comparison_rows(html: &mut String, comparisons: &[Comparison], paper: Option<
             escape(&estimate(c.ours())),
             c.ratio().map_or("-".to_owned(), |r| format!("{r:.2}")),
             escape(&p.tolerance.describe(unit)),
-            verdict_cell(c.verdict),
+            verdict_cell(c.verdict, p.kind),
             escape(&extra.join("; ")),
             escape(&p.note),
         );
     }
 }
 
-const COMPARISON_HEAD: &str = "<th>#</th><th>figure</th><th>source</th><th>protocol</th>\
+/// The rows of a reproduction with its own runner (`section` in the first column), in the
+/// columns of [`COMPARISON_HEAD`].
+pub(super) fn figure_rows(html: &mut String, figures: &[Figure], section: &str) {
+    for (i, f) in figures.iter().enumerate() {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>-</td>\
+             <td class=\"num\">{} {}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td>{}</td>{}<td></td><td>{}</td></tr>",
+            escape(section),
+            i + 1,
+            escape(&f.what),
+            escape(&f.source),
+            f.published,
+            escape(&f.unit),
+            escape(&estimate(f.ours)),
+            f.ratio().map_or("-".to_owned(), |r| format!("{r:.2}")),
+            escape(&f.tolerance_text()),
+            verdict_cell(f.verdict(), f.kind),
+            escape(&f.note),
+        );
+    }
+}
+
+pub(super) const COMPARISON_HEAD: &str =
+    "<th>#</th><th>figure</th><th>source</th><th>protocol</th>\
     <th>published</th><th>ours</th><th>ours / published</th><th>tolerance</th><th>verdict</th>\
     <th>other setups (same figure)</th><th>note</th>";
 
@@ -124,7 +160,9 @@ pub(super) fn paper_section(html: &mut String, outcome: &PaperOutcome, runs: u32
     let (ok, measured) = score(&outcome.comparisons);
     let _ = writeln!(
         html,
-        "<p>{ok} of {measured} published figures within tolerance; ours is the mean over {runs} \
+        "<p>{ok} of {measured} counted figures within tolerance (a figure the configuration \
+         fixes, or measured on a synthetic population, is marked and not counted with them); \
+         ours is the mean over {runs} \
          run{} (± the 95% confidence interval when there is more than one). \"Other setups\" \
          shows the same figure at the other matching sweep points (e.g. bursty loss at the same \
          mean).</p>",
@@ -201,6 +239,11 @@ fn choices_section(html: &mut String, outcome: &PaperOutcome) {
     if let Some(info) = &outcome.info {
         for (title, list) in [
             (
+                "Calibrations (a free parameter of the setup set to meet a fact the paper \
+                 states about its setup)",
+                &info.calibrations,
+            ),
+            (
                 "Choices where the paper is silent or ambiguous",
                 &info.choices,
             ),
@@ -246,191 +289,4 @@ pub(super) fn repetitions_section(html: &mut String, reps: &Repetitions, prefix:
         );
     }
     html.push_str("</table>\n</section>\n");
-}
-
-/// One paper's run for the combined report.
-#[derive(Debug)]
-pub struct PaperRun<'a> {
-    /// The scenario's name.
-    pub scenario: &'a str,
-    /// Its paper tables.
-    pub paper: Option<&'a PaperOutcome>,
-    /// Its repetitions, with more than one run.
-    pub repetitions: Option<&'a Repetitions>,
-    /// Link to its own report, relative to the combined report.
-    pub report_href: String,
-}
-
-/// A reproduction with a report of its own, linked from the papers report.
-#[derive(Debug, Clone)]
-pub struct LinkedReport {
-    /// What it reproduces.
-    pub title: String,
-    /// Link to its report, relative to the combined report.
-    pub href: String,
-}
-
-/// How the papers' experiments were run, after "Every paper's experiment": " at the
-/// paper's setup, simulated" when no run's options replaced a setting of it, otherwise
-/// which options did, e.g. ", simulated, shortened with --duration 30 s: not the paper's
-/// setup".
-fn setup_phrase(papers: &[PaperRun<'_>]) -> String {
-    let overrides: Vec<SetupOverride> = papers
-        .iter()
-        .filter_map(|p| p.paper)
-        .flat_map(|o| o.overrides.iter().copied())
-        .collect();
-    if overrides.is_empty() {
-        return " at the paper's setup, simulated".to_owned();
-    }
-    let mut options: Vec<String> = Vec::new();
-    for o in &overrides {
-        let option = o.option();
-        if !options.contains(&option) {
-            options.push(option);
-        }
-    }
-    let verb = if overrides.iter().all(SetupOverride::shortens) {
-        "shortened"
-    } else if overrides.iter().any(SetupOverride::shortens) {
-        "changed"
-    } else {
-        "lengthened"
-    };
-    format!(
-        ", simulated, {verb} with {}: not the paper's setup (each section says by how much)",
-        options.join(", ")
-    )
-}
-
-/// The one-page report of `thinwire lab run papers`: a summary table of every
-/// published figure of every paper, the linked reproductions that have
-/// reports of their own, then a section per paper.
-pub fn render_papers_report(papers: &[PaperRun<'_>], linked: &[LinkedReport]) -> String {
-    let mut html = String::with_capacity(256 * 1024);
-    page_start(&mut html, "thinwire lab: the papers reproduced");
-    let _ = writeln!(
-        html,
-        "<h1>The papers reproduced</h1>\n<p>Every paper's experiment{}; each published \
-         figure beside ours. One section per paper below, and each scenario's full report \
-         behind its link.</p>",
-        escape(&setup_phrase(papers))
-    );
-    html.push_str(
-        "<section id=\"summary\">\n<h2>Summary</h2>\n<table>\n<tr><th>scenario</th><th>paper</th>\
-         <th>figures within tolerance</th><th>rankings that hold everywhere</th></tr>\n",
-    );
-    for p in papers {
-        let Some(o) = p.paper else { continue };
-        let (ok, n) = score(&o.comparisons);
-        let orders_ok = o
-            .orders
-            .iter()
-            .filter(|x| {
-                let (k, n) = x.score();
-                k == n && n > 0
-            })
-            .count();
-        let _ = writeln!(
-            html,
-            "<tr><td><a href=\"#{s}\">{s}</a></td><td>{}</td><td class=\"num\">{ok} of {n}</td>\
-             <td class=\"num\">{orders_ok} of {}</td></tr>",
-            escape(o.info.as_ref().map_or("", |i| i.title.as_str())),
-            o.orders.len(),
-            s = escape(p.scenario),
-        );
-    }
-    html.push_str("</table>\n");
-    if !linked.is_empty() {
-        html.push_str("<p>Reproduced with reports of their own:</p>\n<ul>\n");
-        for l in linked {
-            let _ = writeln!(
-                html,
-                "<li><a href=\"{}\">{}</a></li>",
-                escape(&l.href),
-                escape(&l.title)
-            );
-        }
-        html.push_str("</ul>\n");
-    }
-    let _ = writeln!(
-        html,
-        "<h3>Every published figure</h3>\n<table>\n<tr><th>scenario</th>{COMPARISON_HEAD}</tr>"
-    );
-    for p in papers {
-        if let Some(o) = p.paper {
-            comparison_rows(&mut html, &o.comparisons, Some(p.scenario));
-        }
-    }
-    html.push_str("</table>\n</section>\n");
-    for p in papers {
-        let _ = writeln!(
-            html,
-            "<section id=\"{s}\">\n<h2>{s}</h2>\n<p><a href=\"{}\">full report</a> \
-             (summary table, latency distributions, per-class and wire figures)</p>",
-            escape(&p.report_href),
-            s = escape(p.scenario)
-        );
-        if let Some(o) = p.paper {
-            let runs = p.repetitions.map_or(1, |r| r.runs);
-            paper_section(&mut html, o, runs, &format!("{}-", p.scenario));
-        }
-        if let Some(r) = p.repetitions {
-            repetitions_section(&mut html, r, &format!("{}-", p.scenario));
-        }
-        html.push_str("</section>\n");
-    }
-    page_end(&mut html);
-    html
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-    use crate::paper::PaperInfo;
-
-    fn outcome(overrides: Vec<SetupOverride>) -> PaperOutcome {
-        PaperOutcome {
-            info: Some(PaperInfo {
-                title: "A paper".into(),
-                ..PaperInfo::default()
-            }),
-            comparisons: Vec::new(),
-            orders: Vec::new(),
-            overrides,
-        }
-    }
-
-    fn render(outcome: &PaperOutcome) -> String {
-        let run = PaperRun {
-            scenario: "a-paper",
-            paper: Some(outcome),
-            repetitions: None,
-            report_href: "a-paper/report.html".into(),
-        };
-        // The text as a reader sees it (apostrophes are escaped in the HTML).
-        render_papers_report(&[run], &[]).replace("&#39;", "'")
-    }
-
-    #[test]
-    fn the_summary_claims_the_papers_setup_only_without_overrides() {
-        let html = render(&outcome(Vec::new()));
-        assert!(html.contains("Every paper's experiment at the paper's setup, simulated"));
-        assert!(!html.contains("Not the paper's setup"));
-
-        let short = SetupOverride::duration(Duration::from_secs(300), Duration::from_secs(30));
-        let html = render(&outcome(short.into_iter().collect()));
-        assert!(!html.contains("at the paper's setup"), "{html}");
-        assert!(html.contains(
-            "Every paper's experiment, simulated, shortened with --duration 30 s: not the \
-             paper's setup (each section says by how much); each published figure"
-        ));
-        // The paper's own section says by how much.
-        assert!(html.contains(
-            "<b>Not the paper's setup</b>: shortened with --duration 30 s (the paper's \
-             setup: 300 s)."
-        ));
-    }
 }

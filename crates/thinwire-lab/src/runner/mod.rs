@@ -45,7 +45,8 @@ pub struct RunOptions {
     pub duration: Option<Duration>,
     /// Simulations run in parallel (0: one per available core).
     pub jobs: usize,
-    /// Overrides the scenario's number of runs (independent seeds).
+    /// Runs (independent seeds) at least: raises the scenario's own `runs` (the number its
+    /// paper's figures are averaged over), never lowers it.
     pub runs: Option<u32>,
 }
 
@@ -165,7 +166,9 @@ fn with_options(scenario: &Scenario, opts: &RunOptions) -> Result<Scenario, LabE
                 "--runs {r}: must be between 1 and {MAX_RUNS}"
             )));
         }
-        scn.runs = r;
+        // A scenario's own `runs` is what its paper's figures are averaged over: `--runs`
+        // raises it, never lowers it.
+        scn.runs = scn.runs.max(r);
     }
     Ok(scn)
 }

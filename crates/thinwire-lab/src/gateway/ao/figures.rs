@@ -32,3 +32,9 @@ pub fn figures(report: &AoReport) -> Vec<Figure> {
         ),
     ]
 }
+
+/// The reproduction's calibrations (a free parameter of the setup set to meet a fact the
+/// paper states about its setup), in words.
+pub fn calibrations(_report: &AoReport) -> Vec<String> {
+    Vec::new()
+}

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use figures::figures;
+pub use figures::{calibrations, figures};
 pub use html::ao_report_html;
 pub use results::{
     AoLossRun, AoModeResult, ByteBreakdown, DirCount, PublishedTable1, Savings, TrunkSummary,

@@ -28,7 +28,7 @@ use serde::Serialize;
 use thinwire_gateway::tcm::bwr::{bwr, BwrInputs, KStats};
 use thinwire_gateway::tcm::{BufferPolicy, Demultiplexer, Multiplexer, Output, TcmConfig};
 
-pub use figures::figures;
+pub use figures::{calibrations, figures};
 pub use html::tcm_report_html;
 use traffic::{game_packets, ETH_OVERHEAD, NH};
 
