@@ -406,7 +406,12 @@ fn shards_run_apart_and_merge_into_the_whole_run() {
 #[test]
 fn papers_runs_every_paper_scenario_into_one_report() {
     let dir = tmpdir("papers");
-    let o = lab_run("papers", &dir, &["--duration", "5"]);
+    let md = dir.join("papers.md");
+    let o = lab_run(
+        "papers",
+        &dir,
+        &["--duration", "5", "--markdown", md.to_str().unwrap()],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let json = std::fs::read_to_string(dir.join("paper.json")).expect("paper.json");
     let v: serde_json::Value = serde_json::from_str(&json).expect("json");
@@ -440,6 +445,22 @@ fn papers_runs_every_paper_scenario_into_one_report() {
     assert!(html.contains("Every published figure"));
     assert!(html.contains("gateway/gateway.html"));
     assert!(dir.join("gateway").join("gateway.html").exists());
+    // The gateway reproductions' figures are in the comparison, with verdicts.
+    for section in ["gateway-ao", "gateway-tcm"] {
+        assert!(
+            scenarios.contains(&section),
+            "{section} missing from {scenarios:?}"
+        );
+    }
+    assert!(figures
+        .iter()
+        .all(|f| ["matches", "differs", "missing"].contains(&f["verdict"].as_str().unwrap_or(""))));
+    // The Markdown document names how it was made and lists the figures it counts apart.
+    let md = std::fs::read_to_string(&md).expect("papers.md");
+    assert!(md.contains("lab run papers --duration 5 --markdown"), "{md}");
+    assert!(md.contains("counted figures within tolerance"));
+    assert!(md.contains("## Figures the setup fixes (not counted)"), "{md}");
+    assert!(html.contains("fixed by setup"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
