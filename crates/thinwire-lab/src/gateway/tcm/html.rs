@@ -36,13 +36,12 @@ pub fn tcm_report_html(report: &TcmReport) -> String {
          <th>note</th></tr>",
     );
     for f in figures(report) {
-        let unit = if f.unit == "%" { " %" } else { " " };
-        let ours = f.ours.map_or("n/a".to_string(), |e| {
-            format!("{:.1}{unit}{}", e.mean, f.unit)
-        });
+        let ours = f
+            .ours
+            .map_or("n/a".to_string(), |e| format!("{:.1} {}", e.mean, f.unit));
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}{unit}{}</td><td>{ours}</td><td>{}</td>\
+            "<tr><td>{}</td><td>{}</td><td>{} {}</td><td>{ours}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td></tr>",
             f.what,
             f.source,
