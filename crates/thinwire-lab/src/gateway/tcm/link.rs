@@ -1,19 +1,24 @@
 //! The bottleneck experiment: game traffic (native or multiplexed) and background traffic
-//! through a 1 Mbit/s link with a time-limited buffer.
+//! through a 1 Mbit/s link whose buffer the paper sizes by a maximum queueing time (50 ms or
+//! 500 ms), enforced in bytes as tc does ([`RouterBuffer::Bytes`]) or per packet in time
+//! ([`RouterBuffer::Time`]).
 
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
+use serde::Serialize;
 use thinwire_gateway::tcm::{Demultiplexer, Multiplexer, Output};
 use thinwire_netmodel::{Link, LinkConfig, QueueLimit};
 
-use super::traffic::{game_packets, seq_of, GamePacket, ETH_OVERHEAD};
+use super::traffic::{game_packets, seq_of, GamePacket, TrafficModel, ETH_OVERHEAD};
 use super::{mux_config, LinkRow, TcmOptions, CH_THINWIRE};
 
 /// Bottleneck rate (Ethernet level), Saldaña et al. Sec. IV.
 const LINK_BPS: u64 = 1_000_000;
+/// tc's burst, "El parámetro burst se ha establecido en 5000 bytes" (Sec. IV).
+const TC_BURST: usize = 5000;
 /// Mux plus demux processing, Saldaña et al. Sec. IV.
 const PROCESSING: Duration = Duration::from_millis(5);
 /// The paper's one-way delay bound.
@@ -26,17 +31,66 @@ const KIND_BG: u64 = 0;
 const KIND_NATIVE: u64 = 1;
 const KIND_BUNDLE: u64 = 2;
 
-/// Runs every (mode, buffer, background) point with 20 players.
-pub(super) fn sweep(opts: &TcmOptions) -> Vec<LinkRow> {
+/// How the router enforces a buffer the paper gives as a maximum queueing time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RouterBuffer {
+    /// The paper's router: tc turns a maximum queueing time into a byte limit, rate x time +
+    /// burst (11,250 B for 50 ms, 67,500 B for 500 ms at 1 Mbit/s), and drops a packet that
+    /// does not fit: a 1500-byte packet is dropped where a 40-byte one still fits.
+    Bytes,
+    /// A packet is dropped when its own queueing delay would pass the time, whatever its size.
+    Time,
+}
+
+impl RouterBuffer {
+    /// `bytes` or `time`.
+    pub fn label(self) -> &'static str {
+        match self {
+            RouterBuffer::Bytes => "bytes",
+            RouterBuffer::Time => "time",
+        }
+    }
+
+    /// The link's queue limit for a buffer of `ms` milliseconds.
+    fn limit(self, ms: u64) -> QueueLimit {
+        match self {
+            RouterBuffer::Bytes => {
+                QueueLimit::Bytes((LINK_BPS * ms / 8 / 1000) as usize + TC_BURST)
+            }
+            RouterBuffer::Time => QueueLimit::Time(Duration::from_millis(ms)),
+        }
+    }
+}
+
+/// Runs every (buffer, mode, background) point with 20 players of `model`.
+pub(super) fn sweep(opts: &TcmOptions, model: &TrafficModel) -> Vec<LinkRow> {
     let mut rows = Vec::new();
-    for &buffer in &opts.buffers_ms {
-        for &bg in &opts.background_kbps {
-            for period in [None, Some(25), Some(50)] {
-                rows.push(point(opts, period, buffer, bg));
+    for &kind in &opts.buffer_kinds {
+        for &buffer in &opts.buffers_ms {
+            for &bg in &opts.background_kbps {
+                for period in [None, Some(25), Some(50)] {
+                    let at = Point {
+                        period_ms: period,
+                        kind,
+                        buffer_ms: buffer,
+                        bg_kbps: bg,
+                    };
+                    rows.push(point(opts, model, at));
+                }
             }
         }
     }
     rows
+}
+
+/// One point of the sweep.
+#[derive(Clone, Copy)]
+struct Point {
+    period_ms: Option<u64>,
+    kind: RouterBuffer,
+    buffer_ms: u64,
+    bg_kbps: u64,
 }
 
 /// Background arrivals: Poisson at `kbps` (Ethernet level), the paper's size mix.
@@ -110,14 +164,20 @@ impl Run<'_> {
     }
 }
 
-fn point(opts: &TcmOptions, period_ms: Option<u64>, buffer_ms: u64, bg_kbps: u64) -> LinkRow {
+fn point(opts: &TcmOptions, model: &TrafficModel, at: Point) -> LinkRow {
+    let Point {
+        period_ms,
+        buffer_ms,
+        bg_kbps,
+        ..
+    } = at;
     let mut rng =
         ChaCha8Rng::seed_from_u64(opts.seed ^ 0x7c3 ^ (bg_kbps << 16) ^ (buffer_ms << 40));
-    let packets = game_packets(20, opts.duration, &mut rng);
+    let packets = game_packets(20, model, opts.duration, &mut rng);
     let bg = background(bg_kbps, opts.duration, &mut rng);
     let link_config = LinkConfig::default()
         .with_bandwidth(LINK_BPS)
-        .with_queue(QueueLimit::Time(Duration::from_millis(buffer_ms)));
+        .with_queue(at.kind.limit(buffer_ms));
     let mut link: Link<(u64, Vec<u8>)> = Link::new(link_config, rng.random());
     let mut mux =
         period_ms.map(|t| Multiplexer::new(mux_config(Duration::from_millis(t))).expect("valid"));
@@ -182,25 +242,22 @@ fn point(opts: &TcmOptions, period_ms: Option<u64>, buffer_ms: u64, bg_kbps: u64
             link.send(now, (KIND_BG, Vec::new()), size + ETH_OVERHEAD);
         }
     }
-    summarize(run, period_ms, buffer_ms, bg_kbps, opts.duration)
+    summarize(run, at, opts.duration)
 }
 
-fn summarize(
-    mut run: Run<'_>,
-    period_ms: Option<u64>,
-    buffer_ms: u64,
-    bg_kbps: u64,
-    d: Duration,
-) -> LinkRow {
+fn summarize(mut run: Run<'_>, at: Point, d: Duration) -> LinkRow {
     let sent = run.packets.len().max(1) as f64;
     run.owds.sort_by(f64::total_cmp);
     let n = run.owds.len();
     let bound = OWD_BOUND.as_secs_f64() * 1000.0;
     let on_time = run.owds.iter().filter(|&&o| o <= bound).count();
     LinkRow {
-        mode: period_ms.map_or("native".to_string(), |t| format!("T={t}")),
-        buffer_ms,
-        background_kbps: bg_kbps,
+        mode: at
+            .period_ms
+            .map_or("native".to_string(), |t| format!("T={t}")),
+        buffer: at.kind,
+        buffer_ms: at.buffer_ms,
+        background_kbps: at.bg_kbps,
         game_eth_kbps: run.game_eth_bytes as f64 * 8.0 / d.as_secs_f64() / 1000.0,
         owd_mean_ms: if n == 0 {
             0.0

@@ -1,19 +1,22 @@
 //! The TCM reproduction (Saldaña et al., "Influencia del buffer del router en la multiplexión
 //! de juegos online"), on the real [`thinwire_gateway::tcm`] multiplexer and demultiplexer.
 //!
-//! Two experiments, in deterministic simulated time (seeded ChaCha8):
-//! - **Bandwidth** ([`BwrRow`]): 5..20 Counter-Strike-like players ([`traffic`](self) model)
+//! First the workload is fitted to the paper's traffic facts ([`TrafficFit`]: 319 kbit/s
+//! native for 20 players, 608 B and 1,192 B mean multiplexed packets). Then two experiments, in
+//! deterministic simulated time (seeded ChaCha8):
+//! - **Bandwidth** ([`BwrRow`]): 5..20 Counter-Strike-like players ([`TrafficModel`])
 //!   x period T; native vs multiplexed bandwidth at IP and Ethernet level, the measured
 //!   bandwidth relation against Eq. 1 fed with the observed k statistics and header sizes,
 //!   hold delay and bundle size. CH is the thinwire trunk's overhead, [`CH_THINWIRE`] = 59 B
 //!   (IPv4 + UDP 28, short header 1 + 8 + 2, AEAD tag 16, message frame about 4), and also
 //!   the paper's L2TP [`CH_L2TP`] = 25 B.
 //! - **Bottleneck** ([`LinkRow`]): 20 players native, T = 25 ms and T = 50 ms through a
-//!   1 Mbit/s link with a 50 ms or 500 ms time-limited buffer and background traffic (50 %
-//!   40 B, 10 % 576 B, 40 % 1500 B); network delay 20 ms + lognormal(mean 20 ms, variance
+//!   1 Mbit/s link with a 50 ms or 500 ms buffer ([`RouterBuffer`]: in bytes as tc sizes it, or
+//!   limited in time) and background traffic (50 % 40 B, 10 % 576 B, 40 % 1500 B); network delay 20 ms + lognormal(mean 20 ms, variance
 //!   5 ms^2), 5 ms mux + demux processing; game one-way delay and loss.
 
 mod figures;
+mod fit;
 mod html;
 mod link;
 #[cfg(test)]
@@ -29,7 +32,10 @@ use thinwire_gateway::tcm::bwr::{bwr, BwrInputs, KStats};
 use thinwire_gateway::tcm::{BufferPolicy, Demultiplexer, Multiplexer, Output, TcmConfig};
 
 pub use figures::{calibrations, figures};
+pub use fit::{fit, TrafficFit};
 pub use html::tcm_report_html;
+pub use link::RouterBuffer;
+pub use traffic::TrafficModel;
 use traffic::{game_packets, ETH_OVERHEAD, NH};
 
 /// Tunnel overhead per bundle on a thinwire trunk: IPv4 + UDP 28, short header 1 + 8 + 2
@@ -51,8 +57,10 @@ pub struct TcmOptions {
     pub periods_ms: Vec<u64>,
     /// Background rates (kbit/s, Ethernet level) of the bottleneck sweep.
     pub background_kbps: Vec<u64>,
-    /// Time-limited buffer sizes (ms) of the bottleneck.
+    /// Buffer sizes of the bottleneck, as the paper gives them (maximum queueing time, ms).
     pub buffers_ms: Vec<u64>,
+    /// How the router enforces them.
+    pub buffer_kinds: Vec<RouterBuffer>,
 }
 
 impl Default for TcmOptions {
@@ -62,8 +70,11 @@ impl Default for TcmOptions {
             duration: Duration::from_secs(120),
             players: vec![5, 10, 15, 20],
             periods_ms: vec![5, 10, 25, 50, 100],
-            background_kbps: vec![0, 200, 400, 600, 700, 800, 900, 1000],
+            background_kbps: vec![
+                0, 200, 400, 600, 700, 750, 800, 850, 900, 925, 950, 1000, 1100, 1200,
+            ],
             buffers_ms: vec![50, 500],
+            buffer_kinds: vec![RouterBuffer::Bytes, RouterBuffer::Time],
         }
     }
 }
@@ -99,6 +110,9 @@ pub struct BwrRow {
     /// rate (`KStats::poisson`), MH + RH = 6 B (a steady COMPRESSED record), the mean payload.
     /// Unlike `bwr_formula` it observes no period, so it tests the paper's model.
     pub bwr_predicted: f64,
+    /// Eq. 1's asymptote (MH+RH+P)/(NH+P) from the measured MH+RH and mean payload: the BWR
+    /// for many players and long periods, where CH is shared by many packets.
+    pub bwr_asymptote: f64,
     /// Mean MH + RH per bundled packet (record length prefix + compressed header), bytes.
     pub mh_rh: f64,
     /// E\[k\] over non-empty periods.
@@ -118,7 +132,9 @@ pub struct BwrRow {
 pub struct LinkRow {
     /// "native", "T=25" or "T=50".
     pub mode: String,
-    /// Time-limited buffer, ms.
+    /// How the router enforces the buffer.
+    pub buffer: RouterBuffer,
+    /// Buffer size as the paper gives it (maximum queueing time), ms.
     pub buffer_ms: u64,
     /// Offered background traffic, kbit/s at Ethernet level.
     pub background_kbps: u64,
@@ -141,6 +157,10 @@ pub struct LinkRow {
 pub struct TcmReport {
     /// What was run.
     pub options: TcmOptions,
+    /// The workload's fit to the paper's traffic facts.
+    pub fit: TrafficFit,
+    /// The calibrations in words (from `fit`).
+    pub calibrations: Vec<String>,
     /// Tunnel overhead used (bytes).
     pub ch_thinwire: usize,
     /// The paper's tunnel overhead (bytes).
@@ -155,19 +175,24 @@ pub struct TcmReport {
 
 /// Runs both experiments.
 pub fn run_tcm(opts: &TcmOptions) -> TcmReport {
+    let fit = fit(opts.seed);
+    let model = fit.model;
     let mut bwr_rows = Vec::new();
     for &players in &opts.players {
         for &t in &opts.periods_ms {
-            bwr_rows.push(bwr_point(opts, players, Duration::from_millis(t)));
+            let t = Duration::from_millis(t);
+            bwr_rows.push(bwr_point(opts.seed, &model, players, t, opts.duration));
         }
     }
     TcmReport {
         options: opts.clone(),
+        calibrations: fit.calibrations(),
+        fit,
         ch_thinwire: CH_THINWIRE,
         ch_l2tp: CH_L2TP,
         eth_overhead: ETH_OVERHEAD,
         bwr: bwr_rows,
-        link: link::sweep(opts),
+        link: link::sweep(opts, &model),
     }
 }
 
@@ -196,9 +221,16 @@ struct Totals {
     exact: bool,
 }
 
-fn bwr_point(opts: &TcmOptions, players: usize, t: Duration) -> BwrRow {
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ (players as u64) << 8);
-    let packets = game_packets(players, opts.duration, &mut rng);
+/// One point of the bandwidth sweep: `players` players of `model` for `duration`, period `t`.
+pub(crate) fn bwr_point(
+    seed: u64,
+    model: &TrafficModel,
+    players: usize,
+    t: Duration,
+    duration: Duration,
+) -> BwrRow {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (players as u64) << 8);
+    let packets = game_packets(players, model, duration, &mut rng);
     let config = mux_config(t);
     let mut mux = Multiplexer::new(config.clone()).expect("valid config");
     let mut demux = Demultiplexer::new(&config).expect("valid config");
@@ -230,7 +262,7 @@ fn bwr_point(opts: &TcmOptions, players: usize, t: Duration) -> BwrRow {
     row(
         players,
         t,
-        opts.duration,
+        duration,
         &tot,
         mux.stats().hold_mean(),
         packets.len(),
@@ -315,6 +347,7 @@ fn row(players: usize, t: Duration, d: Duration, tot: &Totals, hold: Duration, n
             rh: 5.0,
             payload,
         }),
+        bwr_asymptote: (mh_rh + payload) / (NH as f64 + payload),
         mh_rh,
         k_mean: k.mean,
         p_single: k.p_single,

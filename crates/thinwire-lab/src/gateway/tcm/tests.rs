@@ -1,10 +1,18 @@
 //! Short runs of the TCM reproduction that check behaviour which could fail.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::*;
+use crate::paper::{FigureKind, Verdict};
 
-fn short() -> TcmReport {
+/// The short sweep every test reads, run once per test binary.
+fn short() -> &'static TcmReport {
+    static SHORT: OnceLock<TcmReport> = OnceLock::new();
+    SHORT.get_or_init(short_run)
+}
+
+fn short_run() -> TcmReport {
     run_tcm(&TcmOptions {
         seed: 7,
         duration: Duration::from_secs(20),
@@ -12,6 +20,7 @@ fn short() -> TcmReport {
         periods_ms: vec![10, 25, 50],
         background_kbps: vec![0, 1000],
         buffers_ms: vec![50, 500],
+        buffer_kinds: vec![RouterBuffer::Bytes, RouterBuffer::Time],
     })
 }
 
@@ -62,12 +71,19 @@ fn tcm_reproduction_matches_formula_and_paper_shape() {
 #[test]
 fn tcm_time_limited_buffer_bounds_owd() {
     let r = short();
-    for row in r.link.iter().filter(|x| x.buffer_ms == 50) {
+    let time_limited = |x: &&LinkRow| x.buffer == RouterBuffer::Time;
+    for row in r
+        .link
+        .iter()
+        .filter(time_limited)
+        .filter(|x| x.buffer_ms == 50)
+    {
         assert!(row.owd_p99_ms < 160.0, "OWD p99 over 160 ms: {row:?}");
     }
     let overloaded = |buf: u64, mode: &str| {
         r.link
             .iter()
+            .filter(time_limited)
             .find(|x| x.buffer_ms == buf && x.background_kbps == 1000 && x.mode == mode)
             .unwrap()
             .clone()
@@ -90,8 +106,56 @@ fn tcm_time_limited_buffer_bounds_owd() {
         .unwrap()
         .game_eth_kbps;
     assert!(t25 < 0.8 * native, "{t25} vs {native}");
-    let html = tcm_report_html(&r);
+    let html = tcm_report_html(r);
     assert!(html.contains("608 B") && html.contains("<table>"));
+}
+
+#[test]
+fn tcm_fit_meets_the_traffic_facts_and_figures_get_verdicts() {
+    let r = short();
+    let f = &r.fit;
+    // The two bundle facts agree with the paper's CH (25 B + our 1 B version): intercept 24 B.
+    assert!((f.implied_ch - 24.0).abs() < 0.5, "{f:?}");
+    assert!(f.mh_rh > 6.0 && f.mh_rh < 8.0, "{f:?}");
+    let iat = f.model.mean_iat.as_secs_f64() * 1000.0;
+    assert!((35.0..50.0).contains(&iat), "IAT {iat}");
+    assert!((35.0..50.0).contains(&f.model.mean_payload), "{f:?}");
+    assert_eq!(r.calibrations.len(), 2);
+    let figs = figures(r);
+    let fixed: Vec<_> = figs
+        .iter()
+        .filter(|x| x.kind == FigureKind::FixedBySetup)
+        .collect();
+    assert_eq!(fixed.len(), 5);
+    for x in fixed {
+        assert_eq!(x.verdict(), Verdict::Matches, "{x:?}");
+    }
+    // The asymptote's saving is measured, not fitted: near the paper's 30%.
+    let asym = figs.iter().find(|x| x.what.contains("asymptote")).unwrap();
+    assert_eq!(asym.verdict(), Verdict::Matches, "{asym:?}");
+    let crossings = figs.iter().filter(|x| x.published == 925.0).count();
+    assert_eq!(crossings, 2);
+}
+
+#[test]
+fn tcm_byte_buffer_drops_bundles_before_small_packets() {
+    let r = short();
+    let loss = |kind: RouterBuffer, mode: &str| {
+        r.link
+            .iter()
+            .find(|x| {
+                x.buffer == kind && x.buffer_ms == 50 && x.background_kbps == 1000 && x.mode == mode
+            })
+            .unwrap()
+            .loss
+    };
+    // Under the paper's router (a byte limit) the small native packets fit where bundles do
+    // not, and the larger the bundle the likelier its drop.
+    let bytes = RouterBuffer::Bytes;
+    assert!(loss(bytes, "native") < loss(bytes, "T=25"));
+    assert!(loss(bytes, "T=25") < loss(bytes, "T=50"));
+    // A per-packet time limit does not look at sizes: there the saving wins.
+    assert!(loss(RouterBuffer::Time, "native") > loss(RouterBuffer::Time, "T=25"));
 }
 
 /// The full default sweep (120 s per point); prints the report as JSON.
