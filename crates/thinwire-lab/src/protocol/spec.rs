@@ -9,7 +9,8 @@ pub enum ProtocolSpec {
     /// The TCP NewReno model.
     TcpModel,
     /// A named variant of the TCP model other than `tcp-model`
-    /// (`tcp-model-linux`, `tcp-model-thin`, `tcp-model-linear-rto`).
+    /// (`tcp-model-linux`, `tcp-model-thin`, `tcp-model-linear-rto`,
+    /// `tcp-model-windows`).
     TcpVariant(TcpVariant),
     /// The plain UDP model.
     UdpModel,
@@ -33,6 +34,7 @@ impl ProtocolSpec {
         "tcp-model-linux",
         "tcp-model-thin",
         "tcp-model-linear-rto",
+        "tcp-model-windows",
         "udp-model",
         "sctp-model",
         "dccp-model",
@@ -111,7 +113,7 @@ impl ProtocolSpec {
         };
         Some(match name {
             "tcp-model" => ProtocolSpec::TcpModel,
-            "tcp-model-linux" | "tcp-model-thin" | "tcp-model-linear-rto" => {
+            "tcp-model-linux" | "tcp-model-thin" | "tcp-model-linear-rto" | "tcp-model-windows" => {
                 ProtocolSpec::TcpVariant(TcpVariant::parse(name)?)
             }
             "udp-model" => ProtocolSpec::UdpModel,

@@ -6,6 +6,7 @@
 //! | [`TcpVariant::Linux`] | `tcp-model-linux` | NewReno as Linux 2.6 runs it: RTO = SRTT + max(4·RTTVAR, 200 ms), Linux's receiver (40 ms delayed-ACK timer, immediate ACKs after an idle gap), retransmission collapsing, SACK-style duplicate ACKs, Linux's window rules (growth only when cwnd-limited, ssthresh = cwnd/2, restart after idle), initial window 3 |
 //! | [`TcpVariant::Thin`] | `tcp-model-thin` | `tcp-model-linux` plus the thin-stream modifications of Petlund et al. (NetGames 2008): linear timeouts and fast retransmit after 1 dupACK while fewer than 4 packets are in flight, and redundant data bundling |
 //! | [`TcpVariant::LinearRto`] | `tcp-model-linear-rto` | `tcp-model-linux` with the modified RTO of Griwodz & Halvorsen (NOSSDAV 2006): RTO = SRTT + min(SRTT/2, RTTVAR) with no backoff while fewer than 3 packets are in flight |
+//! | [`TcpVariant::Windows`] | `tcp-model-windows` | `tcp-model` with the timers of a 2010 Windows stack (Vista / 7 / Server 2008): RTO floor 300 ms, initial RTO 3 s, initial window 2 (see [`TcpConfig::windows_2010`]) |
 
 use std::time::Duration;
 
@@ -123,15 +124,18 @@ pub enum TcpVariant {
     Thin,
     /// `tcp-model-linear-rto`: Linux with Griwodz & Halvorsen's modified RTO.
     LinearRto,
+    /// `tcp-model-windows`: NewReno with a 2010 Windows stack's timers.
+    Windows,
 }
 
 impl TcpVariant {
     /// Every variant.
-    pub const ALL: [TcpVariant; 4] = [
+    pub const ALL: [TcpVariant; 5] = [
         TcpVariant::Generic,
         TcpVariant::Linux,
         TcpVariant::Thin,
         TcpVariant::LinearRto,
+        TcpVariant::Windows,
     ];
 
     /// The protocol name of this variant.
@@ -141,6 +145,7 @@ impl TcpVariant {
             TcpVariant::Linux => "tcp-model-linux",
             TcpVariant::Thin => "tcp-model-thin",
             TcpVariant::LinearRto => "tcp-model-linear-rto",
+            TcpVariant::Windows => "tcp-model-windows",
         }
     }
 
@@ -197,6 +202,29 @@ impl TcpVariant {
                 linear_rto: true,
                 ..linux
             },
+            TcpVariant::Windows => TcpConfig::windows_2010(),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The Windows TCP of 2010 (Vista, 7, Server 2008) on top of `tcp-model`'s: a
+    /// 300 ms floor on the RTO (Windows' `MinRto`; `tcp-model` has 200 ms), a 3 s initial RTO
+    /// (RFC 2988, which that stack followed) and an initial window of 2 segments (RFC 2581).
+    /// The rest is `tcp-model`'s: NewReno, the RFC 6298 estimator, one retransmission timer with
+    /// exponential backoff, a window of one segment after a timeout, delayed ACKs on every
+    /// second segment or after 200 ms, in-order delivery.
+    ///
+    /// These are the stack's defaults, not facts from a paper. Zhang et al. (CoNEXT 2011,
+    /// Sec. 4.3) list what slowed their host's TCP: one timer, slow start after a timeout,
+    /// backoff, a conservative RTO with a minimum, no fast retransmit for small messages,
+    /// delayed ACKs, in-order delivery; this model has each of them.
+    pub fn windows_2010() -> TcpConfig {
+        TcpConfig {
+            min_rto: Duration::from_millis(300),
+            initial_rto: Duration::from_secs(3),
+            initial_cwnd: 2,
+            ..TcpVariant::Generic.config()
         }
     }
 }

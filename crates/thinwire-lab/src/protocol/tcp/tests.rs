@@ -277,6 +277,45 @@ fn variants_parse_by_name_and_differ_only_where_documented() {
         },
         l
     );
+    let w = TcpVariant::Windows.config();
+    assert_eq!(
+        (w.min_rto, w.initial_rto, w.initial_cwnd),
+        (300 * MS, 3000 * MS, 2)
+    );
+    assert_eq!(
+        TcpConfig {
+            min_rto: 200 * MS,
+            initial_rto: 1000 * MS,
+            initial_cwnd: 10,
+            ..w
+        },
+        TcpConfig::default()
+    );
+}
+
+#[test]
+fn windows_waits_3_s_before_a_sample_and_300_ms_at_least_after() {
+    let mut p = Pair::with(TcpVariant::Windows.config(), 10 * MS);
+    let t0 = p.now;
+    // The first segment is lost: no RTT sample yet, so the initial RTO (3 s).
+    p.drop_a_data = vec![0];
+    p.a.send_message(&msg(1, 50));
+    p.run_until(t0 + 4000 * MS);
+    assert_eq!(sends_after(&p, 0)[1] - t0, 3000 * MS);
+    // Two segments at once are acknowledged at once: a clean 20 ms sample.
+    let t1 = p.now;
+    p.a.send_message(&msg(2, 50));
+    p.run_until(t1);
+    p.a.send_message(&msg(3, 50));
+    p.run_until(t1 + 1000 * MS);
+    assert_eq!(p.a.rto(), 300 * MS, "Windows' 300 ms floor on a 20 ms RTT");
+    // A lone message lost once waits the floor.
+    let t2 = p.now;
+    p.drop_a_data = vec![4];
+    p.a.send_message(&msg(4, 50));
+    p.run_until(t2 + 1000 * MS);
+    let sends = sends_after(&p, 4);
+    assert_eq!(sends[1] - sends[0], 300 * MS);
 }
 
 #[test]
