@@ -211,8 +211,8 @@ mod tests {
         // One ACK per segment, a window of ACKs per RTT.
         let mut at_half_k = None;
         while now < start + Duration::from_secs(4) {
-            let gap = rtt / cwnd;
-            for _ in 0..cwnd {
+            let (gap, acks) = (rtt / cwnd, cwnd);
+            for _ in 0..acks {
                 c.on_acked(1);
                 cwnd = c.cong_avoid(now, cwnd);
                 now += gap;
