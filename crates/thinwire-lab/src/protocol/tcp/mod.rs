@@ -12,7 +12,8 @@
 //! teardown are not modelled (the connection is established at time 0).
 //!
 //! The named variants ([`TcpVariant`], table in `tcp/config.rs`) differ in
-//! the RTO formula (RFC 6298 with a 200 ms floor, or Linux's SRTT +
+//! the congestion control (Reno, or CUBIC as Linux 2.6.23 ran it:
+//! `tcp/cubic.rs`, with DSACK-driven undo), the RTO formula (RFC 6298 with a 200 ms floor, or Linux's SRTT +
 //! max(4·RTTVAR, 200 ms)), the receiver's acknowledgement policy, SACK
 //! (a scoreboard of the receiver's out-of-order blocks: SACKed segments are
 //! neither counted in flight nor resent), Linux's retransmission collapsing,
