@@ -41,8 +41,8 @@ pub use rtt::RttEstimator;
 pub use sctp::{Sack, SctpAssoc, SctpConfig, SctpModel, SctpPacket};
 pub use spec::{ProtocolSpec, MAX_FIXED_PARITY};
 pub use tcp::{
-    AckStyle, RtoStyle, RtxCounters, TcpConfig, TcpConn, TcpModel, TcpSegment, TcpStats,
-    TcpVariant, MAX_RTX_TRACKED,
+    AckStyle, Congestion, RtoStyle, RtxCounters, TcpConfig, TcpConn, TcpModel, TcpSegment,
+    TcpStats, TcpVariant, MAX_RTX_TRACKED,
 };
 pub use thinwire::{lab_server_key, ThinwireCounters, ThinwireEndpoint, ThinwireProtocol};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};

@@ -9,8 +9,8 @@ pub enum ProtocolSpec {
     /// The TCP NewReno model.
     TcpModel,
     /// A named variant of the TCP model other than `tcp-model`
-    /// (`tcp-model-linux`, `tcp-model-thin`, `tcp-model-linear-rto`,
-    /// `tcp-model-windows`).
+    /// (`tcp-model-linux`, `tcp-model-linux-2.6.23`, `tcp-model-thin`,
+    /// `tcp-model-linear-rto`, `tcp-model-windows`).
     TcpVariant(TcpVariant),
     /// The plain UDP model.
     UdpModel,
@@ -32,6 +32,7 @@ impl ProtocolSpec {
     pub const NAMES: &'static [&'static str] = &[
         "tcp-model",
         "tcp-model-linux",
+        "tcp-model-linux-2.6.23",
         "tcp-model-thin",
         "tcp-model-linear-rto",
         "tcp-model-windows",
@@ -113,9 +114,11 @@ impl ProtocolSpec {
         };
         Some(match name {
             "tcp-model" => ProtocolSpec::TcpModel,
-            "tcp-model-linux" | "tcp-model-thin" | "tcp-model-linear-rto" | "tcp-model-windows" => {
-                ProtocolSpec::TcpVariant(TcpVariant::parse(name)?)
-            }
+            "tcp-model-linux"
+            | "tcp-model-linux-2.6.23"
+            | "tcp-model-thin"
+            | "tcp-model-linear-rto"
+            | "tcp-model-windows" => ProtocolSpec::TcpVariant(TcpVariant::parse(name)?),
             "udp-model" => ProtocolSpec::UdpModel,
             "sctp-model" => ProtocolSpec::SctpModel,
             "dccp-model" => ProtocolSpec::DccpModel,

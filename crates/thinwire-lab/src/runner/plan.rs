@@ -81,8 +81,9 @@ impl JobPlan {
     fn run_one(&self, i: usize, progress: &mut dyn FnMut(f64)) -> Result<JobResult, LabError> {
         let job = &self.jobs[i];
         let scn = &self.runs[job.run as usize];
-        let setup = scn.setup(&self.points[job.point])?;
-        let out = simulate(job.spec, &setup, &scn.workloads, progress);
+        let point = &self.points[job.point];
+        let setup = scn.setup(point)?;
+        let out = simulate(job.spec, &setup, &scn.workloads_at(point), progress);
         let cx = JobContext {
             index: i,
             run: job.run,

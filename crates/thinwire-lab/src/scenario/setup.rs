@@ -96,7 +96,7 @@ impl Scenario {
             return [None, None];
         }
         let l = mean_load(
-            &self.workloads,
+            &self.workloads_at(p),
             &InstanceParams {
                 clients: p.clients,
                 duration: self.duration,

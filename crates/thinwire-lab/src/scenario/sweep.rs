@@ -1,7 +1,10 @@
 //! Sweeps: the swept parameters of a scenario, expanded into points (their
 //! cartesian product), each labelled for the protocol names of its runs.
 
+use std::borrow::Cow;
+
 use super::Scenario;
+use crate::workload::WorkloadSpec;
 
 /// Swept parameters (cartesian product).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -16,6 +19,9 @@ pub struct Sweep {
     /// directions): `1` keeps the loss as it is (Bernoulli), `b > 1` makes it
     /// Gilbert-Elliott with the same mean and bursts of `b` packets on average.
     pub burst: Vec<f64>,
+    /// Factors on the packet rate of every `profile` workload (1: the
+    /// workload as configured).
+    pub load: Vec<f64>,
 }
 
 /// One point of a sweep.
@@ -29,6 +35,8 @@ pub struct SweepPoint {
     pub loss: Option<f64>,
     /// Mean loss-burst length of the access loss (see [`Sweep::burst`]).
     pub burst: Option<f64>,
+    /// Packet-rate factor of the profile workloads (see [`Sweep::load`]).
+    pub load: Option<f64>,
 }
 
 impl SweepPoint {
@@ -46,6 +54,9 @@ impl SweepPoint {
         }
         if let Some(b) = self.burst {
             parts.push(format!("burst={b}"));
+        }
+        if let Some(f) = self.load {
+            parts.push(format!("load=x{f}"));
         }
         parts.join(",")
     }
@@ -74,21 +85,44 @@ impl Scenario {
         } else {
             self.sweep.burst.iter().map(|&b| Some(b)).collect()
         };
+        let loads: Vec<Option<f64>> = if self.sweep.load.is_empty() {
+            vec![None]
+        } else {
+            self.sweep.load.iter().map(|&f| Some(f)).collect()
+        };
         let mut out = Vec::new();
         for &c in &clients {
             for &d in &delays {
                 for &l in &losses {
                     for &b in &bursts {
-                        out.push(SweepPoint {
-                            clients: c,
-                            delay_ms: d,
-                            loss: l,
-                            burst: b,
-                        });
+                        for &f in &loads {
+                            out.push(SweepPoint {
+                                clients: c,
+                                delay_ms: d,
+                                loss: l,
+                                burst: b,
+                                load: f,
+                            });
+                        }
                     }
                 }
             }
         }
         out
+    }
+
+    /// The workloads at sweep point `p`: the scenario's own, with the packet
+    /// rate of every `profile` workload multiplied by the point's load factor.
+    pub fn workloads_at(&self, p: &SweepPoint) -> Cow<'_, [WorkloadSpec]> {
+        let Some(f) = p.load else {
+            return Cow::Borrowed(&self.workloads);
+        };
+        let mut w = self.workloads.clone();
+        for spec in &mut w {
+            if let WorkloadSpec::Profile(pw) = spec {
+                pw.rate_scale *= f;
+            }
+        }
+        Cow::Owned(w)
     }
 }

@@ -410,3 +410,28 @@ fn per_client_errors_name_the_line() {
         .to_string();
     assert!(e.contains("write the parent table's header"), "{e}");
 }
+
+#[test]
+fn profile_rates_and_the_load_sweep() {
+    let s = Scenario::load("petlund-bzflag").expect("built in");
+    let rates = |p: &SweepPoint| -> Vec<f64> {
+        s.workloads_at(p)
+            .iter()
+            .map(|w| match w {
+                WorkloadSpec::Profile(pw) => pw.rate_pps(),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    let pts = s.points();
+    assert_eq!(pts[0].label(&s.sweep), "burst=1,load=x1");
+    let base = rates(&pts[0]);
+    assert!(
+        (base[0] - 1000.0 / 24.0).abs() < 1e-9,
+        "Table 1's rate down"
+    );
+    assert!((base[1] - 1.6667).abs() < 1e-9, "rate_pps up");
+    let half = pts.iter().find(|p| p.load == Some(0.5)).expect("x0.5");
+    let r = rates(half);
+    assert!((r[0] - base[0] / 2.0).abs() < 1e-9 && (r[1] - base[1] / 2.0).abs() < 1e-9);
+}

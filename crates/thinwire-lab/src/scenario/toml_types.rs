@@ -269,6 +269,8 @@ pub(crate) enum WorkloadToml {
         class: Option<String>,
         deadline_ms: Option<Positive>,
         target: Option<Target>,
+        /// Mean packets per second per stream (default: the profile's own).
+        rate_pps: Option<Positive>,
     },
     Mmorpg {
         client_rate: Option<Positive>,
@@ -325,6 +327,7 @@ pub(crate) struct SweepToml {
     pub(crate) delay_ms: Option<Vec<NonNeg>>,
     pub(crate) loss: Option<Vec<Prob>>,
     pub(crate) burst: Option<Vec<Positive>>,
+    pub(crate) load: Option<Vec<Positive>>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -91,6 +91,7 @@ fn udp_loses_what_the_link_loses_and_tcp_recovers_it() {
         class: "game".into(),
         deadline: None,
         target: crate::workload::DEFAULT_DEADLINE_TARGET,
+        rate_scale: 1.0,
     })];
     let udp = run(&UdpModel, &s, &w, &mut |_| {});
     let n = udp.messages.len() as f64;

@@ -198,9 +198,18 @@ pub struct ProfileWorkload {
     /// Target success rate of the deadline (default
     /// [`DEFAULT_DEADLINE_TARGET`](super::DEFAULT_DEADLINE_TARGET)).
     pub target: f64,
+    /// Packet rate relative to the profile's (1: as published): every
+    /// interarrival draw is divided by it, so the shape of the distribution
+    /// stays and its mean becomes `iat_avg / rate_scale`.
+    pub rate_scale: f64,
 }
 
 impl ProfileWorkload {
+    /// Mean packets per second of one stream of this workload.
+    pub fn rate_pps(&self) -> f64 {
+        1000.0 / self.profile.iat_avg * self.rate_scale
+    }
+
     pub(super) fn instantiate(&self, inst: &mut WorkloadInstance, p: &InstanceParams) {
         let class = inst.class(&self.class, Semantics::Ordered);
         for client in 0..p.clients {
@@ -219,13 +228,22 @@ impl ProfileWorkload {
 
     pub(super) fn describe(&self) -> String {
         format!(
-            "{} profile ({}), {}: payload avg {} B, interarrival avg {} ms / median {} ms [{}]",
+            "{} profile ({}), {}: payload avg {} B, interarrival avg {} ms / median {} ms{} [{}]",
             self.profile.name,
             self.profile.key,
             self.direction.as_str(),
             self.profile.payload_avg,
             self.profile.iat_avg,
             self.profile.iat_median,
+            if self.rate_scale == 1.0 {
+                String::new()
+            } else {
+                format!(
+                    ", rate x{} ({:.3} packets/s)",
+                    self.rate_scale,
+                    self.rate_pps()
+                )
+            },
             self.profile.source
         )
     }
@@ -238,6 +256,7 @@ struct ProfileSource {
     deadline: Option<std::time::Duration>,
     target: f64,
     iat: Clamped,
+    rate_scale: f64,
     size: Clamped,
     t_ms: f64,
     end_ms: f64,
@@ -254,7 +273,7 @@ impl ProfileSource {
     ) -> Self {
         let iat = w.profile.interarrival();
         // Random phase so that clients are not synchronised.
-        let t_ms = Clamped::uniform(0.0, w.profile.iat_avg).sample(&mut rng);
+        let t_ms = Clamped::uniform(0.0, w.profile.iat_avg).sample(&mut rng) / w.rate_scale;
         ProfileSource {
             client,
             dir: w.direction,
@@ -262,6 +281,7 @@ impl ProfileSource {
             deadline: w.deadline,
             target: w.target,
             iat,
+            rate_scale: w.rate_scale,
             size: w.profile.payload(),
             t_ms,
             end_ms: p.duration.as_secs_f64() * 1000.0,
@@ -277,7 +297,7 @@ impl Source for ProfileSource {
         }
         let at = ms(self.t_ms);
         let size = bytes(self.size.sample(&mut self.rng));
-        self.t_ms += self.iat.sample(&mut self.rng);
+        self.t_ms += self.iat.sample(&mut self.rng) / self.rate_scale;
         Some(AppEvent {
             at,
             client: self.client,
@@ -305,6 +325,7 @@ mod tests {
             class: "game".into(),
             deadline: None,
             target: crate::workload::DEFAULT_DEADLINE_TARGET,
+            rate_scale: 1.0,
         };
         let mut inst = WorkloadInstance::new();
         w.instantiate(
@@ -335,6 +356,7 @@ mod tests {
                 class: "game".into(),
                 deadline: None,
                 target: crate::workload::DEFAULT_DEADLINE_TARGET,
+                rate_scale: 1.0,
             }
             .instantiate(&mut inst, &params);
         }

@@ -4,7 +4,8 @@
 //! |---|---|---|
 //! | [`TcpVariant::Generic`] | `tcp-model` | NewReno, RFC 6298 timer with a 200 ms floor on the RTO, delayed ACK every second segment or 200 ms, initial window 10 |
 //! | [`TcpVariant::Linux`] | `tcp-model-linux` | NewReno as Linux 2.6 runs it: RTO = SRTT + max(4·RTTVAR, 200 ms), Linux's receiver (40 ms delayed-ACK timer, immediate ACKs after an idle gap), retransmission collapsing, SACK-style duplicate ACKs, Linux's window rules (growth only when cwnd-limited, ssthresh = cwnd/2, restart after idle), initial window 3 |
-//! | [`TcpVariant::Thin`] | `tcp-model-thin` | `tcp-model-linux` plus the thin-stream modifications of Petlund et al. (NetGames 2008): linear timeouts and fast retransmit after 1 dupACK while fewer than 4 packets are in flight, and redundant data bundling |
+//! | [`TcpVariant::Linux2623`] | `tcp-model-linux-2.6.23` | Linux 2.6.23's defaults: `tcp-model-linux` with CUBIC ([`Congestion::Cubic`]: β = 819/1024, cubic growth, fast convergence), slow start by one segment per ACK, DSACK reports and the undo of reductions whose retransmissions were all spurious |
+//! | [`TcpVariant::Thin`] | `tcp-model-thin` | `tcp-model-linux-2.6.23` plus the thin-stream modifications of Petlund et al. (NetGames 2008): linear timeouts and fast retransmit after 1 dupACK while fewer than 4 packets are in flight, and redundant data bundling |
 //! | [`TcpVariant::LinearRto`] | `tcp-model-linear-rto` | `tcp-model-linux` with the modified RTO of Griwodz & Halvorsen (NOSSDAV 2006): RTO = SRTT + min(SRTT/2, RTTVAR) with no backoff while fewer than 3 packets are in flight |
 //! | [`TcpVariant::Windows`] | `tcp-model-windows` | `tcp-model` with the timers of a 2010 Windows stack (Vista / 7 / Server 2008): RTO floor 300 ms, initial RTO 3 s, initial window 2 (see [`TcpConfig::windows_2010`]) |
 
@@ -33,6 +34,19 @@ pub enum AckStyle {
     /// segments); immediately ("quickack") when data arrives after an idle
     /// gap longer than the receiver's own RTO.
     Linux,
+}
+
+/// The congestion-control algorithm (with [`TcpConfig::linux_cwnd`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Congestion {
+    /// Reno: ssthresh = [`TcpConfig::loss_beta_pct`] of the window, +1
+    /// segment per window of ACKs in congestion avoidance.
+    Reno,
+    /// CUBIC as in Linux 2.6.19 to 2.6.24 (`tcp_cubic.c` v2.1, the default
+    /// from 2.6.19 on): β = 819/1024, window growth on the cubic curve
+    /// through the window before the loss, fast convergence, TCP
+    /// friendliness; slow start adds one segment per ACK (`tcp_abc` off).
+    Cubic,
 }
 
 /// Linux's initial receive-MSS estimate (`TCP_MIN_RCVMSS`, 536 bytes): more
@@ -76,11 +90,23 @@ pub struct TcpConfig {
     /// one RTO of silence restarts from at most the initial window
     /// (`tcp_cwnd_restart`).
     pub linux_cwnd: bool,
-    /// With `linux_cwnd`: ssthresh after a loss as a percentage of the window
-    /// (50: New Reno, which the papers' group names as its TCP and whose
-    /// halving Petlund et al. Sec. 5 refer to; 80 would be BIC/CUBIC, the
-    /// kernel defaults from 2.6.8 / 2.6.19 on, whose `beta` is 819/1024).
+    /// With `linux_cwnd` and [`Congestion::Reno`]: ssthresh after a loss as
+    /// a percentage of the window (50: Reno's halving, RFC 5681, the
+    /// congestion control of the 2.6.11 / 2.6.15 kernels Griwodz & Halvorsen
+    /// name; [`Congestion::Cubic`] has its own β).
     pub loss_beta_pct: u32,
+    /// Congestion control (only with `linux_cwnd`; otherwise Reno).
+    pub congestion: Congestion,
+    /// With `linux_cwnd`: the sender can segment in the network card
+    /// (TSO/GSO), and Linux 2.6.23's `tcp_is_cwnd_limited` then also counts
+    /// the window as used when less than a third of it
+    /// (`tcp_tso_win_divisor` = 3) is left free.
+    pub gso_cwnd_limited: bool,
+    /// The receiver reports duplicate data in a DSACK block (RFC 2883), and
+    /// the sender undoes a window reduction when DSACKs show that every
+    /// retransmission of the episode was unnecessary (Linux's
+    /// `tcp_try_undo_dsack`; `tcp_dsack` is on by default).
+    pub dsack_undo: bool,
     /// Linux's `tcp_retrans_collapse`: a retransmitted segment shorter than
     /// half an MSS absorbs the next segment if both fit in one MSS (once per
     /// retransmission, as in 2.6.15).
@@ -118,9 +144,12 @@ pub enum TcpVariant {
     /// `tcp-model`: generic NewReno (RFC 6298 timer with a 200 ms floor).
     #[default]
     Generic,
-    /// `tcp-model-linux`: NewReno as Linux 2.6 runs it.
+    /// `tcp-model-linux`: NewReno as Linux 2.6.11 to 2.6.15 ran it.
     Linux,
-    /// `tcp-model-thin`: Linux with Petlund et al.'s thin-stream modifications.
+    /// `tcp-model-linux-2.6.23`: Linux 2.6.23's defaults (CUBIC, DSACK undo).
+    Linux2623,
+    /// `tcp-model-thin`: Linux 2.6.23 with Petlund et al.'s thin-stream
+    /// modifications.
     Thin,
     /// `tcp-model-linear-rto`: Linux with Griwodz & Halvorsen's modified RTO.
     LinearRto,
@@ -130,9 +159,10 @@ pub enum TcpVariant {
 
 impl TcpVariant {
     /// Every variant.
-    pub const ALL: [TcpVariant; 5] = [
+    pub const ALL: [TcpVariant; 6] = [
         TcpVariant::Generic,
         TcpVariant::Linux,
+        TcpVariant::Linux2623,
         TcpVariant::Thin,
         TcpVariant::LinearRto,
         TcpVariant::Windows,
@@ -143,6 +173,7 @@ impl TcpVariant {
         match self {
             TcpVariant::Generic => "tcp-model",
             TcpVariant::Linux => "tcp-model-linux",
+            TcpVariant::Linux2623 => "tcp-model-linux-2.6.23",
             TcpVariant::Thin => "tcp-model-thin",
             TcpVariant::LinearRto => "tcp-model-linear-rto",
             TcpVariant::Windows => "tcp-model-windows",
@@ -171,6 +202,9 @@ impl TcpVariant {
             sack_dupacks: false,
             linux_cwnd: false,
             loss_beta_pct: 50,
+            congestion: Congestion::Reno,
+            gso_cwnd_limited: false,
+            dsack_undo: false,
             retrans_collapse: false,
             thin_linear_timeouts: false,
             thin_dupack: false,
@@ -189,14 +223,21 @@ impl TcpVariant {
             retrans_collapse: true,
             ..generic
         };
+        let linux_2_6_23 = TcpConfig {
+            congestion: Congestion::Cubic,
+            gso_cwnd_limited: true,
+            dsack_undo: true,
+            ..linux
+        };
         match self {
             TcpVariant::Generic => generic,
             TcpVariant::Linux => linux,
+            TcpVariant::Linux2623 => linux_2_6_23,
             TcpVariant::Thin => TcpConfig {
                 thin_linear_timeouts: true,
                 thin_dupack: true,
                 rdb: true,
-                ..linux
+                ..linux_2_6_23
             },
             TcpVariant::LinearRto => TcpConfig {
                 linear_rto: true,

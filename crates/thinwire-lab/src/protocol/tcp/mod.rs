@@ -12,7 +12,8 @@
 //! teardown are not modelled (the connection is established at time 0).
 //!
 //! The named variants ([`TcpVariant`], table in `tcp/config.rs`) differ in
-//! the RTO formula (RFC 6298 with a 200 ms floor, or Linux's SRTT +
+//! the congestion control (Reno, or CUBIC as Linux 2.6.23 ran it:
+//! `tcp/cubic.rs`, with DSACK-driven undo), the RTO formula (RFC 6298 with a 200 ms floor, or Linux's SRTT +
 //! max(4·RTTVAR, 200 ms)), the receiver's acknowledgement policy, SACK
 //! (a scoreboard of the receiver's out-of-order blocks: SACKed segments are
 //! neither counted in flight nor resent), Linux's retransmission collapsing,
@@ -25,6 +26,7 @@
 //! and the receiver half in `tcp/receiver.rs`.
 
 mod config;
+mod cubic;
 mod receiver;
 mod recovery;
 mod rtx;
@@ -33,11 +35,12 @@ mod transmit;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-pub use config::{AckStyle, RtoStyle, TcpConfig, TcpVariant};
+pub use config::{AckStyle, Congestion, RtoStyle, TcpConfig, TcpVariant};
 pub use rtx::{RtxCounters, MAX_RTX_TRACKED};
 
 use super::{add_counter, Counters, OutMessage, Protocol, RttEstimator, SimEndpoint, Transmit};
 use crate::workload::ClassSpec;
+use cubic::Cubic;
 use rtx::Part;
 
 /// A TCP segment (data and/or acknowledgement).
@@ -83,6 +86,8 @@ pub struct TcpStats {
     pub rdb_bundles: u64,
     /// Data segments received on their first transmission (the receiver's count).
     pub fresh_received: u64,
+    /// Window reductions undone because DSACKs showed them spurious.
+    pub undos: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -125,6 +130,8 @@ pub struct TcpConn {
     rto_at: Option<Instant>,
     force_retransmit: bool,
     last_new_send: Option<Instant>,
+    cubic: Cubic,
+    undo: Undo,
     // Receiver.
     rcv_nxt: u64,
     ooo: BTreeMap<u64, u64>,
@@ -134,9 +141,25 @@ pub struct TcpConn {
     last_data_rx: Option<Instant>,
     delack_at: Option<Instant>,
     ack_pending: bool,
+    /// Duplicate data to report in the next acknowledgement's DSACK block.
+    dsack: Option<(u64, u64)>,
     delivered: VecDeque<u64>,
     stats: TcpStats,
     rtx: RtxCounters,
+}
+
+/// What undoing the current window reduction needs (Linux's `undo_marker`,
+/// `undo_retrans`, `prior_ssthresh`).
+#[derive(Debug, Clone, Default)]
+struct Undo {
+    /// A reduction that may still be undone.
+    armed: bool,
+    /// Retransmissions of the episode not yet shown spurious by a DSACK.
+    retrans: u32,
+    /// The stream ranges retransmitted in the episode.
+    ranges: Vec<(u64, u64)>,
+    /// ssthresh before the reduction (at least 3/4 of the window).
+    prior_ssthresh: f64,
 }
 
 impl TcpConn {
@@ -160,6 +183,8 @@ impl TcpConn {
             rto_at: None,
             force_retransmit: false,
             last_new_send: None,
+            cubic: Cubic::new(),
+            undo: Undo::default(),
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             bounds: BTreeMap::new(),
@@ -168,6 +193,7 @@ impl TcpConn {
             last_data_rx: None,
             delack_at: None,
             ack_pending: false,
+            dsack: None,
             delivered: VecDeque::new(),
             stats: TcpStats::default(),
             rtx: RtxCounters::default(),
@@ -320,6 +346,9 @@ impl SimEndpoint for TcpConn {
         add_counter(out, "tcp_fast_retransmits", s.fast_retransmits as f64);
         add_counter(out, "tcp_rdb_bundles", s.rdb_bundles as f64);
         add_counter(out, "tcp_fresh_received", s.fresh_received as f64);
+        if self.cfg.dsack_undo {
+            add_counter(out, "tcp_undos", s.undos as f64);
+        }
         self.rtx.add_to(out);
     }
 }

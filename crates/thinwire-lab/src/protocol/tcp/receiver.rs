@@ -26,6 +26,10 @@ impl TcpConn {
                 self.bounds.insert(e, id);
             }
         }
+        if self.cfg.dsack_undo && start < self.rcv_nxt {
+            // Duplicate data (all or the head of the segment): report it.
+            self.dsack = Some((start, end.min(self.rcv_nxt)));
+        }
         if end <= self.rcv_nxt {
             // Entirely duplicate: acknowledge at once.
             self.ack_pending = true;

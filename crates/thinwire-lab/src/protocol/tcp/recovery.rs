@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::config::{LINEAR_RTO_PACKETS, THIN_PACKETS};
-use super::{RtoStyle, TcpConn};
+use super::{Congestion, RtoStyle, TcpConn, Undo};
 
 impl TcpConn {
     /// The RTO from the current estimate, without backoff.
@@ -54,13 +54,69 @@ impl TcpConn {
         self.force_retransmit = true;
     }
 
-    /// Slow-start threshold after a loss: half the flight (RFC 5681), or half
-    /// the congestion window as Linux's Reno computes it.
-    fn loss_ssthresh(&self) -> f64 {
-        if self.cfg.linux_cwnd {
-            (self.cwnd * f64::from(self.cfg.loss_beta_pct) / 100.0).max(2.0)
-        } else {
-            (self.pipe() as f64 / 2.0).max(2.0)
+    /// Slow-start threshold after a loss: half the flight (RFC 5681), the
+    /// congestion window times Reno's `loss_beta_pct` as Linux computes it,
+    /// or CUBIC's. Arms the undo of the reduction.
+    fn loss_ssthresh(&mut self) -> f64 {
+        if self.cfg.dsack_undo {
+            self.undo = Undo {
+                armed: true,
+                retrans: 0,
+                ranges: Vec::new(),
+                // `tcp_current_ssthresh`.
+                prior_ssthresh: self.ssthresh.max(self.cwnd * 0.75),
+            };
+        }
+        match (self.cfg.linux_cwnd, self.cfg.congestion) {
+            (true, Congestion::Cubic) => f64::from(self.cubic.on_loss(self.cwnd as u32)),
+            (true, Congestion::Reno) => {
+                (self.cwnd * f64::from(self.cfg.loss_beta_pct) / 100.0).max(2.0)
+            }
+            (false, _) => (self.pipe() as f64 / 2.0).max(2.0),
+        }
+    }
+
+    /// Window growth on an acknowledgement of `acked` segments outside
+    /// recovery, when the flight filled the window.
+    fn grow(&mut self, now: Instant, acked: u32) {
+        match (self.cfg.linux_cwnd, self.cfg.congestion) {
+            (true, Congestion::Cubic) => {
+                if self.cwnd <= self.ssthresh {
+                    // `tcp_slow_start` without ABC: one segment per ACK.
+                    self.cwnd += 1.0;
+                } else {
+                    self.cwnd = f64::from(self.cubic.cong_avoid(now, self.cwnd as u32));
+                }
+            }
+            _ if self.cwnd < self.ssthresh => self.cwnd += f64::from(acked.min(2)),
+            _ => self.cwnd += f64::from(acked) / self.cwnd,
+        }
+    }
+
+    /// DSACK blocks (below the cumulative `ack`) that show retransmissions
+    /// of the current episode unnecessary; when all were, the reduction is
+    /// undone (`tcp_try_undo_dsack`, `tcp_undo_cwr`).
+    fn on_dsack(&mut self, ack: u64, sack: &[(u64, u64)]) {
+        if !self.cfg.dsack_undo || !self.undo.armed {
+            return;
+        }
+        for &(lo, hi) in sack.iter().filter(|b| b.1 <= ack) {
+            if let Some(i) = self.undo.ranges.iter().position(|r| r.0 <= lo && hi <= r.1) {
+                self.undo.ranges.swap_remove(i);
+                self.undo.retrans = self.undo.retrans.saturating_sub(1);
+                if self.undo.retrans == 0 {
+                    self.undo.armed = false;
+                    self.stats.undos += 1;
+                    self.cwnd = f64::from(self.cubic.undo_cwnd(self.cwnd as u32)).max(self.cwnd);
+                    self.ssthresh = self.ssthresh.max(self.undo.prior_ssthresh);
+                    // Back to the open state: nothing is considered lost.
+                    self.in_recovery = false;
+                    self.force_retransmit = false;
+                    for s in &mut self.segs {
+                        s.lost = false;
+                    }
+                }
+            }
         }
     }
 
@@ -69,12 +125,20 @@ impl TcpConn {
         // Linux grows the window only when the flight filled it
         // (`tcp_is_cwnd_limited`): an application-limited thin stream keeps
         // the window it uses.
-        let cwnd_limited = !self.cfg.linux_cwnd || self.pipe() as f64 >= self.cwnd.floor();
+        let cwnd_limited = !self.cfg.linux_cwnd || self.window_used();
         if ack > self.snd_una && ack <= self.snd_max {
             self.on_new_ack(now, ack, sack, cwnd_limited);
         } else if ack == self.snd_una && !self.segs.is_empty() {
             self.on_dup_ack(pure, sack);
         }
+        self.on_dsack(ack, sack);
+    }
+
+    /// Linux's `tcp_is_cwnd_limited`: the flight fills the window, or (with
+    /// TSO/GSO) leaves less than a third of it free.
+    fn window_used(&self) -> bool {
+        let (pipe, cwnd) = (self.pipe() as f64, self.cwnd.floor());
+        pipe >= cwnd || (self.cfg.gso_cwnd_limited && (cwnd - pipe) * 3.0 < cwnd)
     }
 
     /// New data acknowledged up to `ack`.
@@ -82,6 +146,10 @@ impl TcpConn {
         let (acked_segs, sample) = self.take_acked(now, ack);
         if let Some(r) = sample {
             self.rtt_sample(r);
+            self.cubic.rtt_sample(r);
+        }
+        if !self.in_recovery && acked_segs > 0 {
+            self.cubic.on_acked(acked_segs);
         }
         self.on_sack(sack);
         // New acknowledgement: the backoff is cleared.
@@ -97,11 +165,8 @@ impl TcpConn {
                 self.cwnd = (self.cwnd - f64::from(acked_segs) + 1.0).max(1.0);
                 self.mark_first_hole_lost();
             }
-        } else if !cwnd_limited {
-        } else if self.cwnd < self.ssthresh {
-            self.cwnd += f64::from(acked_segs.min(2));
-        } else {
-            self.cwnd += f64::from(acked_segs) / self.cwnd;
+        } else if cwnd_limited {
+            self.grow(now, acked_segs);
         }
         self.rto_at = if self.segs.is_empty() {
             None
@@ -162,7 +227,8 @@ impl TcpConn {
         // With SACK any acknowledgement reporting out-of-order data is a
         // duplicate; without, only pure ones (RFC 5681).
         let duplicate = if self.cfg.sack_dupacks {
-            !sack.is_empty()
+            // DSACK blocks (below the acknowledgement) report old data.
+            sack.iter().any(|b| b.1 > self.snd_una)
         } else {
             pure
         };
@@ -196,6 +262,8 @@ impl TcpConn {
         self.stats.timeouts += 1;
         self.ssthresh = self.loss_ssthresh();
         self.cwnd = 1.0;
+        // `TCP_CA_Loss`: CUBIC starts over (`bictcp_reset`).
+        self.cubic.on_timeout();
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.snd_max;

@@ -20,6 +20,9 @@ struct Pair {
     wire: Vec<(Instant, bool, TcpSegment)>,
     a_data_sent: Vec<(Instant, u64, u32)>,
     drop_a_data: Vec<usize>,
+    /// Segments from B (any kind, by send order) lost on the way.
+    b_sent: usize,
+    drop_b: Vec<usize>,
     delivered_b: Vec<(Instant, u64)>,
 }
 
@@ -37,6 +40,8 @@ impl Pair {
             wire: Vec::new(),
             a_data_sent: Vec::new(),
             drop_a_data: Vec::new(),
+            b_sent: 0,
+            drop_b: Vec::new(),
             delivered_b: Vec::new(),
         }
     }
@@ -53,7 +58,10 @@ impl Pair {
             self.wire.push((self.now + self.delay, true, s));
         }
         while let Some(s) = self.b.poll_segment(self.now) {
-            self.wire.push((self.now + self.delay, false, s));
+            self.b_sent += 1;
+            if !self.drop_b.contains(&(self.b_sent - 1)) {
+                self.wire.push((self.now + self.delay, false, s));
+            }
         }
         while let Some(id) = self.b.poll_message() {
             self.delivered_b.push((self.now, id));
@@ -261,12 +269,22 @@ fn variants_parse_by_name_and_differ_only_where_documented() {
     assert_eq!(l.rto_style, RtoStyle::Linux);
     assert!(t.rdb && t.thin_dupack && t.thin_linear_timeouts && !t.linear_rto);
     assert!(r.linear_rto && !r.rdb && !r.thin_dupack && !r.thin_linear_timeouts);
+    let l26 = TcpVariant::Linux2623.config();
     assert_eq!(
         TcpConfig {
             rdb: false,
             thin_dupack: false,
             thin_linear_timeouts: false,
             ..t
+        },
+        l26
+    );
+    assert_eq!(
+        TcpConfig {
+            congestion: Congestion::Reno,
+            gso_cwnd_limited: false,
+            dsack_undo: false,
+            ..l26
         },
         l
     );
@@ -535,4 +553,24 @@ fn linux_window_grows_only_when_full_and_restarts_after_idle() {
     p.a.send_message(&msg(30, 50));
     p.run_until(t2 + 5500 * MS);
     assert_eq!(p.a.cwnd(), 3.0);
+}
+
+#[test]
+fn dsack_undoes_the_reduction_of_a_spurious_timeout() {
+    for (cfg, undos) in [(TcpVariant::Linux2623.config(), 1), (linux(), 0)] {
+        let (mut p, t1) = warmed(cfg, 10 * MS);
+        let ssthresh = p.a.ssthresh;
+        // The data arrives but its acknowledgement is lost: the timeout
+        // retransmits data the receiver already holds.
+        p.drop_b = vec![p.b_sent];
+        p.a.send_message(&msg(2, 50));
+        p.run_until(t1 + 2000 * MS);
+        assert_eq!(p.a.stats().timeouts, 1);
+        assert_eq!(p.a.stats().undos, undos);
+        if undos == 1 {
+            assert_eq!(p.a.ssthresh, ssthresh, "ssthresh restored");
+        } else {
+            assert!(p.a.ssthresh < ssthresh);
+        }
+    }
 }

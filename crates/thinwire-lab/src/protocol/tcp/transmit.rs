@@ -11,15 +11,18 @@ use super::{Seg, TcpConn, TcpSegment};
 const MAX_SACK_BLOCKS: usize = 3;
 
 impl TcpConn {
-    /// The receiver's SACK blocks (merged out-of-order ranges, lowest first).
-    fn sack_blocks(&self) -> Vec<(u64, u64)> {
+    /// The receiver's SACK blocks: a pending DSACK block first (RFC 2883),
+    /// then the merged out-of-order ranges, lowest first.
+    fn sack_blocks(&mut self) -> Vec<(u64, u64)> {
         if !self.cfg.sack_dupacks {
             return Vec::new();
         }
-        let mut blocks: Vec<(u64, u64)> = Vec::new();
+        let mut blocks: Vec<(u64, u64)> = self.dsack.take().into_iter().collect();
+        let dsack = blocks.len();
         for (&s, &e) in &self.ooo {
+            let merge = blocks.len() > dsack;
             match blocks.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                Some(last) if merge && s <= last.1 => last.1 = last.1.max(e),
                 _ => {
                     if blocks.len() == MAX_SACK_BLOCKS {
                         break;
@@ -112,6 +115,10 @@ impl TcpConn {
         self.rtx.on_retransmit(&mut s.parts, now);
         let (start, end) = (s.start, s.end);
         self.stats.retransmissions += 1;
+        if self.cfg.dsack_undo && self.undo.armed {
+            self.undo.retrans += 1;
+            self.undo.ranges.push((start, end));
+        }
         if self.rto_at.is_none() {
             self.rto_at = Some(now + self.rto);
         }

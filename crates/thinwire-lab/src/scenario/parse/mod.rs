@@ -297,6 +297,12 @@ fn sweep(t: SweepToml) -> Sweep {
             .into_iter()
             .map(|v| v.0)
             .collect(),
+        load: t
+            .load
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.0)
+            .collect(),
     }
 }
 

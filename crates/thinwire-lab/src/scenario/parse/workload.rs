@@ -26,13 +26,18 @@ pub(super) fn workload(
             class,
             deadline_ms,
             target,
-        } => WorkloadSpec::Profile(ProfileWorkload {
-            profile: game_profile(ctx, game, span.clone())?,
-            direction: direction(ctx, d.as_deref(), Direction::Down, span)?,
-            class: class.clone().unwrap_or_else(|| "game".into()),
-            deadline: deadline_ms.map(|v| ms(v.0)),
-            target: target.map_or(DEFAULT_DEADLINE_TARGET, |t| t.0),
-        }),
+            rate_pps,
+        } => {
+            let profile = game_profile(ctx, game, span.clone())?;
+            WorkloadSpec::Profile(ProfileWorkload {
+                direction: direction(ctx, d.as_deref(), Direction::Down, span)?,
+                class: class.clone().unwrap_or_else(|| "game".into()),
+                deadline: deadline_ms.map(|v| ms(v.0)),
+                target: target.map_or(DEFAULT_DEADLINE_TARGET, |t| t.0),
+                rate_scale: rate_pps.map_or(1.0, |r| r.0 * profile.iat_avg / 1000.0),
+                profile,
+            })
+        }
         WorkloadToml::Mmorpg { .. } | WorkloadToml::MmorpgActions { .. } => {
             mmorpg_model(ctx, w, span)?
         }
