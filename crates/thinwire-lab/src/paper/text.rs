@@ -38,7 +38,10 @@ pub fn comparison_table(comparisons: &[Comparison], orders: &[OrderComparison]) 
             format!("{}{}", c.published.value, c.published.metric.unit()),
             cell(c.ours()),
             c.ratio().map_or("-".to_owned(), |r| format!("{r:.2}")),
-            c.verdict.as_str()
+            match c.published.kind {
+                FigureKind::Measured => c.verdict.as_str().to_owned(),
+                kind => format!("{} ({})", c.verdict.as_str(), kind.label()),
+            }
         ));
         for (point, e) in c.columns.iter().skip(1) {
             out.push_str(&format!(
