@@ -16,6 +16,10 @@ pub struct Sweep {
     /// directions): `1` keeps the loss as it is (Bernoulli), `b > 1` makes it
     /// Gilbert-Elliott with the same mean and bursts of `b` packets on average.
     pub burst: Vec<f64>,
+    /// Jitter of the access links (both directions) as a fraction of their
+    /// delay (netem's "100 ms with 10% jitter": `0.1`); `0` keeps the links
+    /// as they are.
+    pub jitter: Vec<f64>,
 }
 
 /// One point of a sweep.
@@ -29,6 +33,8 @@ pub struct SweepPoint {
     pub loss: Option<f64>,
     /// Mean loss-burst length of the access loss (see [`Sweep::burst`]).
     pub burst: Option<f64>,
+    /// Access jitter as a fraction of the delay (see [`Sweep::jitter`]).
+    pub jitter: Option<f64>,
 }
 
 impl SweepPoint {
@@ -46,6 +52,9 @@ impl SweepPoint {
         }
         if let Some(b) = self.burst {
             parts.push(format!("burst={b}"));
+        }
+        if let Some(j) = self.jitter {
+            parts.push(format!("jitter={}%", j * 100.0));
         }
         parts.join(",")
     }
@@ -74,17 +83,25 @@ impl Scenario {
         } else {
             self.sweep.burst.iter().map(|&b| Some(b)).collect()
         };
+        let jitters: Vec<Option<f64>> = if self.sweep.jitter.is_empty() {
+            vec![None]
+        } else {
+            self.sweep.jitter.iter().map(|&j| Some(j)).collect()
+        };
         let mut out = Vec::new();
         for &c in &clients {
             for &d in &delays {
                 for &l in &losses {
                     for &b in &bursts {
-                        out.push(SweepPoint {
-                            clients: c,
-                            delay_ms: d,
-                            loss: l,
-                            burst: b,
-                        });
+                        for &j in &jitters {
+                            out.push(SweepPoint {
+                                clients: c,
+                                delay_ms: d,
+                                loss: l,
+                                burst: b,
+                                jitter: j,
+                            });
+                        }
                     }
                 }
             }

@@ -325,6 +325,7 @@ pub(crate) struct SweepToml {
     pub(crate) delay_ms: Option<Vec<NonNeg>>,
     pub(crate) loss: Option<Vec<Prob>>,
     pub(crate) burst: Option<Vec<Positive>>,
+    pub(crate) jitter: Option<Vec<NonNeg>>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -101,7 +101,8 @@ fn add_players(net: &mut Net, opts: &AoOptions, now: Instant, to: (SocketAddr, P
     }
 }
 
-fn wan(opts: &AoOptions, loss: f64) -> LinkConfig {
+/// The server's link in each direction at `loss`.
+pub(super) fn wan(opts: &AoOptions, loss: f64) -> LinkConfig {
     LinkConfig::default()
         .with_delay(opts.delay)
         .with_bernoulli_loss(loss)
@@ -202,10 +203,11 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
     for n in 0..n_nodes {
         net.service(base, n);
     }
-    let mut wl = Workload::new(opts.seed, opts.flows);
+    let mut wl = Workload::new(opts.seed, opts.flows, super::tcp::sessions(opts, start));
     for f in 0..opts.flows {
-        let at = wl.first(f, start);
-        net.push(at, Ev::App(f));
+        if let Some(at) = wl.first(f) {
+            net.push(at, Ev::App(f));
+        }
     }
     let mut before: Option<(PayloadCount, Trouble, bool)> = None;
     let mut last = start;
@@ -226,7 +228,7 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
                     s.send(now, f, data);
                 }
                 net.service(now, SERVER_NODE);
-                if next < end {
+                if let Some(next) = next.filter(|&n| n < end) {
                     net.push(next, Ev::App(f));
                 }
             }
@@ -242,7 +244,15 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
         trouble,
         ready,
     };
-    finish(net, since, last - start)
+    let hold = match mode {
+        Mode::Direct => Duration::ZERO,
+        Mode::Multiplexed => opts.period,
+    };
+    let late = net.ledger.late(opts.delay, hold);
+    AoModeResult {
+        late,
+        ..finish(net, since, last - start)
+    }
 }
 
 /// The trouble counters of every endpoint of `net` so far, and the trunk's summary (multiplexed).
@@ -296,5 +306,7 @@ fn finish(mut net: Net, since: Since, simulated: Duration) -> AoModeResult {
         unroutable: net.unroutable,
         simulated_s: simulated.as_secs_f64(),
         trunk,
+        rtx_delay: None,
+        late: Default::default(),
     }
 }
