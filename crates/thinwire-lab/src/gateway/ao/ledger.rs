@@ -19,7 +19,8 @@ use bytes::Bytes;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::results::LateMessages;
+use super::results::{AoModeResult, LateMessages};
+use crate::metrics::latency_summary;
 use crate::workload::{Clamped, GameProfile};
 
 /// Seed tag of a flow's message draws (index: the flow).
@@ -225,6 +226,20 @@ impl Ledger {
     /// Payload bytes the application sent (each message once).
     pub(super) fn payload_bytes(&self) -> u64 {
         self.payload_bytes
+    }
+
+    /// A mode's result with what the ledger knows filled in (messages, payload, latency);
+    /// the caller adds the link's and the endpoints' counters.
+    pub(super) fn result(&self) -> AoModeResult {
+        AoModeResult {
+            messages_sent: self.sent(),
+            messages_delivered: self.delivered(),
+            order_violations: self.order_violations,
+            misdelivered: self.misdelivered,
+            app_payload_bytes: self.payload_bytes(),
+            latency_ms: latency_summary(&self.sorted_latencies_us()),
+            ..AoModeResult::default()
+        }
     }
 
     /// The messages delivered later than `one_way + hold + 1 ms` (see [`LateMessages`]).

@@ -50,7 +50,9 @@ mod tcp;
 #[cfg(test)]
 mod tests;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use thinwire_netmodel::LinkConfig;
 
 use serde::Serialize;
 
@@ -102,6 +104,24 @@ impl Default for AoOptions {
             delay: Duration::from_millis(100),
             period: Duration::from_millis(10),
             paired_acks: false,
+        }
+    }
+}
+
+impl AoOptions {
+    /// The server's link in each direction at `loss`.
+    fn wan(&self, loss: f64) -> LinkConfig {
+        LinkConfig::default()
+            .with_delay(self.delay)
+            .with_bernoulli_loss(loss)
+    }
+
+    /// The streams' sessions of a run whose workload starts at `start`.
+    fn sessions(&self, start: Instant) -> ledger::Sessions {
+        ledger::Sessions {
+            start,
+            duration: self.duration,
+            active: self.active,
         }
     }
 }

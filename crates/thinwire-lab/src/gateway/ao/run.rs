@@ -5,7 +5,6 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use thinwire_netmodel::LinkConfig;
 use thinwire_proto::{Endpoint, EndpointConfig, PublicKey, ServerConfig, TransportConfig};
 
 use super::gateways::{self, EdgeNode, ServerGwNode};
@@ -14,7 +13,6 @@ use super::net::{Ev, Net, Node, Site};
 use super::nodes::{GameServer, Player, Trouble};
 use super::results::{AoModeResult, ByteBreakdown, PayloadCount, TrunkSummary};
 use super::AoOptions;
-use crate::metrics::latency_summary;
 use thinwire_gateway::trunk::TrunkOptions;
 
 /// Which way the players reach the game server.
@@ -101,17 +99,10 @@ fn add_players(net: &mut Net, opts: &AoOptions, now: Instant, to: (SocketAddr, P
     }
 }
 
-/// The server's link in each direction at `loss`.
-pub(super) fn wan(opts: &AoOptions, loss: f64) -> LinkConfig {
-    LinkConfig::default()
-        .with_delay(opts.delay)
-        .with_bernoulli_loss(loss)
-}
-
 /// The direct mode's network at `now`: the game server and the players.
 fn direct(opts: &AoOptions, loss: f64, now: Instant) -> Net {
     let seed = crate::seed::derive(opts.seed, LINK_TAG, 0);
-    let mut net = Net::new(&wan(opts, loss), LAN_DELAY, seed, Ledger::new(opts.flows));
+    let mut net = Net::new(&opts.wan(loss), LAN_DELAY, seed, Ledger::new(opts.flows));
     let server = game_server(opts, now, None);
     let key = server.ep.public_key().expect("a server has a key");
     net.add(Node::Server(server), Site::Server, &[server_addr()]);
@@ -122,7 +113,7 @@ fn direct(opts: &AoOptions, loss: f64, now: Instant) -> Net {
 /// The multiplexed mode's network at `now`: the game server, the two gateways, the players.
 fn multiplexed(opts: &AoOptions, loss: f64, now: Instant) -> Net {
     let seed = crate::seed::derive(opts.seed, LINK_TAG, 1);
-    let mut net = Net::new(&wan(opts, loss), LAN_DELAY, seed, Ledger::new(opts.flows));
+    let mut net = Net::new(&opts.wan(loss), LAN_DELAY, seed, Ledger::new(opts.flows));
     let (sg_up, sg_trunk) = server_gw_addrs();
     let server = game_server(opts, now, Some(sg_up.ip()));
     let server_key = server.ep.public_key().expect("a server has a key");
@@ -203,7 +194,7 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
     for n in 0..n_nodes {
         net.service(base, n);
     }
-    let mut wl = Workload::new(opts.seed, opts.flows, super::tcp::sessions(opts, start));
+    let mut wl = Workload::new(opts.seed, opts.flows, opts.sessions(start));
     for f in 0..opts.flows {
         if let Some(at) = wl.first(f) {
             net.push(at, Ev::App(f));
@@ -292,21 +283,14 @@ fn finish(mut net: Net, since: Since, simulated: Duration) -> AoModeResult {
     let (payload, ready) = (since.payload, since.ready);
     let l = &net.ledger;
     AoModeResult {
-        messages_sent: l.sent(),
-        messages_delivered: l.delivered(),
-        order_violations: l.order_violations,
-        misdelivered: l.misdelivered,
-        app_payload_bytes: l.payload_bytes(),
         wan: net.wan,
         breakdown: ByteBreakdown::of(&net.wan, l.payload_bytes(), payload),
-        latency_ms: latency_summary(&l.sorted_latencies_us()),
         all_ready_at_start: ready,
         disconnects: trouble.disconnects,
         refused_sends: trouble.refused_sends,
         unroutable: net.unroutable,
         simulated_s: simulated.as_secs_f64(),
         trunk,
-        rtx_delay: None,
-        late: Default::default(),
+        ..l.result()
     }
 }

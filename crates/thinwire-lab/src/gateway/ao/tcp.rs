@@ -21,10 +21,9 @@ use std::time::{Duration, Instant};
 
 use thinwire_netmodel::{Corruptible, Link, SendOutcome};
 
-use super::ledger::{Ledger, Sessions, Workload};
+use super::ledger::{Ledger, Workload};
 use super::results::{AoModeResult, DirCount, RtxDelay, WanCount};
 use super::AoOptions;
-use crate::metrics::latency_summary;
 use crate::protocol::{OutMessage, SimEndpoint, TcpConfig, TcpConn, TcpSegment, TcpVariant};
 
 /// Which way the TCP streams cross the server's link.
@@ -171,7 +170,7 @@ pub(super) fn run_tcp(opts: &AoOptions, loss: f64, mode: TcpMode) -> AoModeResul
         TcpMode::Trunk => 1,
     };
     let seed = crate::seed::derive(opts.seed, LINK_TAG, mode as u64);
-    let wan = super::run::wan(opts, loss);
+    let wan = opts.wan(loss);
     let mut net = TcpNet {
         ends: [0, 1].map(|_| (0..conns).map(|_| TcpConn::new(config(mode), 0)).collect()),
         armed: [vec![None; conns], vec![None; conns]],
@@ -182,7 +181,7 @@ pub(super) fn run_tcp(opts: &AoOptions, loss: f64, mode: TcpMode) -> AoModeResul
         measure_from: start,
     };
     let mut ledger = Ledger::new(opts.flows);
-    let mut wl = Workload::new(opts.seed, opts.flows, sessions(opts, start));
+    let mut wl = Workload::new(opts.seed, opts.flows, opts.sessions(start));
     for f in 0..opts.flows {
         if let Some(at) = wl.first(f) {
             net.push(at, Ev::App(f));
@@ -241,15 +240,6 @@ pub(super) fn run_tcp(opts: &AoOptions, loss: f64, mode: TcpMode) -> AoModeResul
     }
 }
 
-/// The sessions of `opts` from `start`.
-pub(super) fn sessions(opts: &AoOptions, start: Instant) -> Sessions {
-    Sessions {
-        start,
-        duration: opts.duration,
-        active: opts.active,
-    }
-}
-
 fn finish(mut net: TcpNet, l: &Ledger, simulated: Duration) -> AoModeResult {
     net.wan.finish();
     let mut rtx = crate::protocol::RtxCounters::default();
@@ -264,16 +254,10 @@ fn finish(mut net: TcpNet, l: &Ledger, simulated: Duration) -> AoModeResult {
         }
     }
     AoModeResult {
-        messages_sent: l.sent(),
-        messages_delivered: l.delivered(),
-        order_violations: l.order_violations,
-        misdelivered: l.misdelivered,
-        app_payload_bytes: l.payload_bytes(),
         wan: net.wan,
-        latency_ms: latency_summary(&l.sorted_latencies_us()),
         all_ready_at_start: true,
         simulated_s: simulated.as_secs_f64(),
         rtx_delay: Some(RtxDelay::of(&rtx)),
-        ..AoModeResult::default()
+        ..l.result()
     }
 }
