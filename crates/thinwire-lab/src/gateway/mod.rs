@@ -1,6 +1,7 @@
 //! The gateway reproductions, run on the real sans-IO gateway code over simulated links:
 //! - [`ao`]: the Anarchy Online multiplexing proxy (Griwodz & Halvorsen, NOSSDAV 2006):
-//!   175 AO-like server-to-client flows direct against multiplexed over one trunk;
+//!   175 AO-like server-to-client flows (63 at once) direct against multiplexed over one trunk,
+//!   on thinwire and on the lab's TCP model;
 //! - [`tcm`]: TCM (Saldaña et al.): Counter-Strike-like client traffic compressed and
 //!   multiplexed per period T, against the paper's bandwidth-reduction formula, and behind a
 //!   1 Mbit/s bottleneck with 50 ms and 500 ms buffers.

@@ -161,6 +161,12 @@ impl Scenario {
         if !self.sweep.loss.is_empty() {
             v.push(("sweep access loss".into(), format!("{:?}", self.sweep.loss)));
         }
+        if !self.sweep.jitter.is_empty() {
+            v.push((
+                "sweep access jitter (fraction of the delay)".into(),
+                format!("{:?}", self.sweep.jitter),
+            ));
+        }
     }
 }
 

@@ -60,6 +60,9 @@ impl Scenario {
                 base.loss = ge.into();
             }
         }
+        if let Some(j) = p.jitter {
+            base.jitter = base.delay.mul_f64(j);
+        }
         if spec.bandwidth_kbps.is_none() && spec.per_client.is_empty() {
             return vec![base];
         }

@@ -22,6 +22,10 @@ pub struct Sweep {
     /// Factors on the packet rate of every `profile` workload (1: the
     /// workload as configured).
     pub load: Vec<f64>,
+    /// Jitter of the access links (both directions) as a fraction of their
+    /// delay (netem's "100 ms with 10% jitter": `0.1`); `0` keeps the links
+    /// as they are.
+    pub jitter: Vec<f64>,
 }
 
 /// One point of a sweep.
@@ -37,6 +41,8 @@ pub struct SweepPoint {
     pub burst: Option<f64>,
     /// Packet-rate factor of the profile workloads (see [`Sweep::load`]).
     pub load: Option<f64>,
+    /// Access jitter as a fraction of the delay (see [`Sweep::jitter`]).
+    pub jitter: Option<f64>,
 }
 
 impl SweepPoint {
@@ -57,6 +63,9 @@ impl SweepPoint {
         }
         if let Some(f) = self.load {
             parts.push(format!("load=x{f}"));
+        }
+        if let Some(j) = self.jitter {
+            parts.push(format!("jitter={}%", j * 100.0));
         }
         parts.join(",")
     }
@@ -90,19 +99,27 @@ impl Scenario {
         } else {
             self.sweep.load.iter().map(|&f| Some(f)).collect()
         };
+        let jitters: Vec<Option<f64>> = if self.sweep.jitter.is_empty() {
+            vec![None]
+        } else {
+            self.sweep.jitter.iter().map(|&j| Some(j)).collect()
+        };
         let mut out = Vec::new();
         for &c in &clients {
             for &d in &delays {
                 for &l in &losses {
                     for &b in &bursts {
                         for &f in &loads {
-                            out.push(SweepPoint {
-                                clients: c,
-                                delay_ms: d,
-                                loss: l,
-                                burst: b,
-                                load: f,
-                            });
+                            for &j in &jitters {
+                                out.push(SweepPoint {
+                                    clients: c,
+                                    delay_ms: d,
+                                    loss: l,
+                                    burst: b,
+                                    load: f,
+                                    jitter: j,
+                                });
+                            }
                         }
                     }
                 }

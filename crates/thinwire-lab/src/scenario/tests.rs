@@ -180,6 +180,26 @@ fn sweep_points_and_labels() {
     assert!(setup.cross.0.is_some_and(|c| c.rate_pps > 10.0));
 }
 
+#[test]
+fn a_jitter_sweep_sets_the_access_jitter_as_a_share_of_the_delay() {
+    let s = Scenario::load("griwodz-ao").expect("built in");
+    let pts = s.points();
+    // delay x loss x burst x jitter.
+    assert_eq!(pts.len(), 16);
+    assert_eq!(
+        pts[1].label(&s.sweep),
+        "delay=100ms,loss=1%,burst=1,jitter=10%"
+    );
+    let still = s.setup(&pts[0]).expect("setup");
+    assert_eq!(still.access_up[0].jitter, Duration::ZERO);
+    let last = s.setup(&pts[15]).expect("setup");
+    assert_eq!(last.access_down[0].delay, Duration::from_millis(300));
+    assert_eq!(last.access_down[0].jitter, Duration::from_millis(30));
+    assert!(last.access_down[0].reorder);
+    let bad = format!("{MINIMAL}[sweep]\njitter = [11]\n");
+    assert!(parse(&bad).is_err());
+}
+
 const MESSAGING: &str = r#"
 protocols = ["thinwire-deadline", "thinwire-rtx-only", "thinwire-fec+1", "tcp-model"]
 clients = 200

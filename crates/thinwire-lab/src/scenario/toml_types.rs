@@ -328,6 +328,7 @@ pub(crate) struct SweepToml {
     pub(crate) loss: Option<Vec<Prob>>,
     pub(crate) burst: Option<Vec<Positive>>,
     pub(crate) load: Option<Vec<Positive>>,
+    pub(crate) jitter: Option<Vec<NonNeg>>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

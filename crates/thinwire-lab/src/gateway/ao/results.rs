@@ -13,9 +13,10 @@ pub(super) const IP_UDP: u64 = 28;
 pub struct DirCount {
     /// Datagrams (data and acks alike), lost ones included.
     pub packets: u64,
-    /// UDP payload bytes.
+    /// Bytes above IP: UDP payload (thinwire), TCP header and payload (the TCP modes).
     pub udp_bytes: u64,
-    /// IP-level bytes: UDP payload + 28 B of IPv4 and UDP header per datagram.
+    /// IP-level bytes: UDP payload + 28 B of IPv4 and UDP header per datagram (thinwire),
+    /// the TCP model's 40 B IPv4 + TCP header, SACK option and payload (TCP).
     pub ip_bytes: u64,
     /// Datagrams the link lost.
     pub lost: u64,
@@ -27,6 +28,14 @@ impl DirCount {
         self.packets += 1;
         self.udp_bytes += udp;
         self.ip_bytes += udp + IP_UDP;
+        self.lost += u64::from(!delivered);
+    }
+
+    /// Counts one packet of `ip` bytes at IP level, `above_ip` of them above the IP header.
+    pub(super) fn count_ip(&mut self, ip: u64, above_ip: u64, delivered: bool) {
+        self.packets += 1;
+        self.udp_bytes += above_ip;
+        self.ip_bytes += ip;
         self.lost += u64::from(!delivered);
     }
 
@@ -160,6 +169,53 @@ impl TrunkSummary {
     }
 }
 
+/// The paper's retransmission delay (Figs. 2-5): for the packets acknowledged after exactly
+/// n retransmissions, the mean time from their first transmission to that n-th
+/// retransmission, "the retransmission that is finally successfully acknowledged"
+/// (sender side, the TCP modes only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RtxDelay {
+    /// Original data packets the sender sent.
+    pub data_packets: u64,
+    /// Index n-1: packets acknowledged after exactly n retransmissions (n = 1..3).
+    pub acked: [u64; 3],
+    /// Index n-1: their mean delay in ms (`None`: no such packet).
+    pub mean_ms: [Option<f64>; 3],
+    /// Index n-1: packets whose data went out an n-th time (Table 2's "total").
+    pub retransmitted: [u64; 3],
+}
+
+impl RtxDelay {
+    /// The delays of a sender's counters.
+    pub(super) fn of(c: &crate::protocol::RtxCounters) -> Self {
+        let mut d = RtxDelay {
+            data_packets: c.data_packets,
+            ..RtxDelay::default()
+        };
+        for i in 0..3 {
+            d.acked[i] = c.acked[i];
+            d.mean_ms[i] = (c.acked[i] > 0).then(|| c.delay_sum_ms[i] / c.acked[i] as f64);
+            d.retransmitted[i] = c.rtx_self[i] + c.rtx_incl[i];
+        }
+        d
+    }
+}
+
+/// The messages a loss delayed, seen by the application: those delivered later than the
+/// one-way delay plus the mode's own hold (thinwire's trunk period) plus 1 ms. Their mean
+/// latency beyond the one-way delay is the application's view of the retransmission delay,
+/// the same for every mode (thinwire's equivalent of Fig. 4; in the TCP modes it also
+/// counts messages held behind a lost one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LateMessages {
+    /// Delayed messages.
+    pub messages: u64,
+    /// Of all delivered messages, %.
+    pub share_pct: f64,
+    /// Their mean latency beyond the one-way delay, ms.
+    pub mean_extra_ms: f64,
+}
+
 /// One mode (direct or multiplexed) at one loss rate.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AoModeResult {
@@ -191,8 +247,12 @@ pub struct AoModeResult {
     pub unroutable: u64,
     /// Simulated seconds from the workload's start to the last delivery.
     pub simulated_s: f64,
-    /// The trunk (multiplexed mode only).
+    /// The trunk (thinwire's multiplexed mode only).
     pub trunk: Option<TrunkSummary>,
+    /// The retransmission delay of the game server's side (the TCP modes only).
+    pub rtx_delay: Option<RtxDelay>,
+    /// The messages a loss delayed.
+    pub late: LateMessages,
 }
 
 /// Multiplexed against direct: how much less the multiplexed mode carries on the server's
@@ -226,17 +286,23 @@ impl Savings {
     }
 }
 
-/// Both modes at one loss rate.
+/// Every mode at one loss rate.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AoLossRun {
     /// Bernoulli loss rate of each direction of the server's link.
     pub loss: f64,
     /// One thinwire connection per player across the link.
     pub direct: AoModeResult,
-    /// Every player on one trunk across the link.
+    /// Every player on one thinwire trunk across the link.
     pub multiplexed: AoModeResult,
-    /// Multiplexed against direct.
+    /// Thinwire's trunk against thinwire's direct connections.
     pub savings: Savings,
+    /// One TCP connection per player across the link (the paper's "simplex").
+    pub tcp_direct: AoModeResult,
+    /// Every player on one TCP connection to a proxy (the paper's "multiplex").
+    pub tcp_trunk: AoModeResult,
+    /// The TCP trunk against the TCP connections per player: what Table 1 measured.
+    pub tcp_savings: Savings,
 }
 
 /// Griwodz & Halvorsen (NOSSDAV 2006), Table 1: the one-hour AO trace replayed over TCP

@@ -5,7 +5,6 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use thinwire_netmodel::LinkConfig;
 use thinwire_proto::{Endpoint, EndpointConfig, PublicKey, ServerConfig, TransportConfig};
 
 use super::gateways::{self, EdgeNode, ServerGwNode};
@@ -14,7 +13,6 @@ use super::net::{Ev, Net, Node, Site};
 use super::nodes::{GameServer, Player, Trouble};
 use super::results::{AoModeResult, ByteBreakdown, PayloadCount, TrunkSummary};
 use super::AoOptions;
-use crate::metrics::latency_summary;
 use thinwire_gateway::trunk::TrunkOptions;
 
 /// Which way the players reach the game server.
@@ -101,16 +99,10 @@ fn add_players(net: &mut Net, opts: &AoOptions, now: Instant, to: (SocketAddr, P
     }
 }
 
-fn wan(opts: &AoOptions, loss: f64) -> LinkConfig {
-    LinkConfig::default()
-        .with_delay(opts.delay)
-        .with_bernoulli_loss(loss)
-}
-
 /// The direct mode's network at `now`: the game server and the players.
 fn direct(opts: &AoOptions, loss: f64, now: Instant) -> Net {
     let seed = crate::seed::derive(opts.seed, LINK_TAG, 0);
-    let mut net = Net::new(&wan(opts, loss), LAN_DELAY, seed, Ledger::new(opts.flows));
+    let mut net = Net::new(&opts.wan(loss), LAN_DELAY, seed, Ledger::new(opts.flows));
     let server = game_server(opts, now, None);
     let key = server.ep.public_key().expect("a server has a key");
     net.add(Node::Server(server), Site::Server, &[server_addr()]);
@@ -121,7 +113,7 @@ fn direct(opts: &AoOptions, loss: f64, now: Instant) -> Net {
 /// The multiplexed mode's network at `now`: the game server, the two gateways, the players.
 fn multiplexed(opts: &AoOptions, loss: f64, now: Instant) -> Net {
     let seed = crate::seed::derive(opts.seed, LINK_TAG, 1);
-    let mut net = Net::new(&wan(opts, loss), LAN_DELAY, seed, Ledger::new(opts.flows));
+    let mut net = Net::new(&opts.wan(loss), LAN_DELAY, seed, Ledger::new(opts.flows));
     let (sg_up, sg_trunk) = server_gw_addrs();
     let server = game_server(opts, now, Some(sg_up.ip()));
     let server_key = server.ep.public_key().expect("a server has a key");
@@ -202,10 +194,11 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
     for n in 0..n_nodes {
         net.service(base, n);
     }
-    let mut wl = Workload::new(opts.seed, opts.flows);
+    let mut wl = Workload::new(opts.seed, opts.flows, opts.sessions(start));
     for f in 0..opts.flows {
-        let at = wl.first(f, start);
-        net.push(at, Ev::App(f));
+        if let Some(at) = wl.first(f) {
+            net.push(at, Ev::App(f));
+        }
     }
     let mut before: Option<(PayloadCount, Trouble, bool)> = None;
     let mut last = start;
@@ -226,7 +219,7 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
                     s.send(now, f, data);
                 }
                 net.service(now, SERVER_NODE);
-                if next < end {
+                if let Some(next) = next.filter(|&n| n < end) {
                     net.push(next, Ev::App(f));
                 }
             }
@@ -242,7 +235,15 @@ pub(super) fn run_mode(opts: &AoOptions, loss: f64, mode: Mode) -> AoModeResult 
         trouble,
         ready,
     };
-    finish(net, since, last - start)
+    let hold = match mode {
+        Mode::Direct => Duration::ZERO,
+        Mode::Multiplexed => opts.period,
+    };
+    let late = net.ledger.late(opts.delay, hold);
+    AoModeResult {
+        late,
+        ..finish(net, since, last - start)
+    }
 }
 
 /// The trouble counters of every endpoint of `net` so far, and the trunk's summary (multiplexed).
@@ -282,19 +283,14 @@ fn finish(mut net: Net, since: Since, simulated: Duration) -> AoModeResult {
     let (payload, ready) = (since.payload, since.ready);
     let l = &net.ledger;
     AoModeResult {
-        messages_sent: l.sent(),
-        messages_delivered: l.delivered(),
-        order_violations: l.order_violations,
-        misdelivered: l.misdelivered,
-        app_payload_bytes: l.payload_bytes(),
         wan: net.wan,
         breakdown: ByteBreakdown::of(&net.wan, l.payload_bytes(), payload),
-        latency_ms: latency_summary(&l.sorted_latencies_us()),
         all_ready_at_start: ready,
         disconnects: trouble.disconnects,
         refused_sends: trouble.refused_sends,
         unroutable: net.unroutable,
         simulated_s: simulated.as_secs_f64(),
         trunk,
+        ..l.result()
     }
 }

@@ -303,6 +303,12 @@ fn sweep(t: SweepToml) -> Sweep {
             .into_iter()
             .map(|v| v.0)
             .collect(),
+        jitter: t
+            .jitter
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.0)
+            .collect(),
     }
 }
 
@@ -324,6 +330,18 @@ fn check_sweep(
         return Err(ctx.err(
             access_span,
             format!("sweep.burst: {b} is not a mean burst length in packets (1 to 1000)"),
+        ));
+    }
+    if let Some(j) = sweep.jitter.iter().find(|&&j| j > 10.0) {
+        return Err(ctx.err(
+            access_span,
+            format!("sweep.jitter: {j} is not a fraction of the delay (0 to 10)"),
+        ));
+    }
+    if !sweep.jitter.is_empty() && drawn(|p| p.jitter_fraction.is_some()) {
+        return Err(ctx.err(
+            access_span,
+            "access: per_client.jitter_fraction cannot be combined with sweep.jitter",
         ));
     }
     let means = sweep.loss.iter().copied().chain(
