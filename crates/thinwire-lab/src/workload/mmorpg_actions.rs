@@ -29,7 +29,8 @@
 //! Server payload sizes are normal with mean `server_size` (ShenZhou Online's
 //! mean server payload, 114 bytes; Wu et al. Sec. 3.1) and sd
 //! `server_size_sd`, clamped to `[20, 4 * mean]`. Client classes are `move`,
-//! `attack`, `talk` (and `login`); every server class has its own name so that
+//! `attack`, `talk` (and `login`; with `last_move_reliable`, also
+//! `move-last`: the last move of a series, reliable, answered as a move); every server class has its own name so that
 //! "client traffic" is exactly `move`, `attack`, `talk`. Moves and their
 //! server echoes are [`Semantics::Newest`] (keyed by the moving avatar: a
 //! superseded move that never arrives is lost, not late), attacks and states
@@ -80,6 +81,12 @@ pub struct ActionMmorpgWorkload {
     pub zones: u32,
     /// Interarrival of joining players, uniform on this range (seconds).
     pub join_gap: (f64, f64),
+    /// The last move of a series is a class of its own, `move-last`, that
+    /// must arrive (Wu et al. Sec. 4.1: "the last message in a series of
+    /// move updates must be delivered to the server"); a series of moves
+    /// ends where the player's next action is not a move, or where the
+    /// player sends nothing more before the end of the run.
+    pub last_move_reliable: bool,
 }
 
 impl Default for ActionMmorpgWorkload {
@@ -94,6 +101,7 @@ impl Default for ActionMmorpgWorkload {
             server_size_sd: 40.0,
             zones: 10,
             join_gap: (0.0, 1.0),
+            last_move_reliable: false,
         }
     }
 }
@@ -103,6 +111,8 @@ impl Default for ActionMmorpgWorkload {
 struct Classes {
     login: ClassId,
     actions: [ClassId; 3],
+    /// The last move of a series, when it has a class of its own.
+    last_move: Option<ClassId>,
     replies: [ClassId; 3],
     move_notify: ClassId,
     talk_notify: ClassId,
@@ -137,6 +147,9 @@ impl ActionMmorpgWorkload {
             move_notify: inst.class("move-notify", Semantics::Newest),
             talk_notify: inst.class("talk-notify", Semantics::Ordered),
             state: inst.class("state", Semantics::Unordered),
+            last_move: self
+                .last_move_reliable
+                .then(|| inst.class("move-last", Semantics::Unordered)),
         };
         let end_ms = p.duration.as_secs_f64() * 1000.0;
         let mut join_rng = seed::rng(p.seed, TAG_JOIN, 0);
@@ -158,6 +171,7 @@ impl ActionMmorpgWorkload {
                 mean_gap_ms: 1000.0 / rate.max(1e-9),
                 t_ms: join_s * 1000.0,
                 joined: false,
+                next_kind: None,
                 end_ms,
                 rng,
             }));
@@ -178,8 +192,13 @@ impl ActionMmorpgWorkload {
     }
 
     pub(super) fn describe(&self) -> String {
+        let last = if self.last_move_reliable {
+            "; the last move of a series (next action not a move) is `move-last`, which must arrive"
+        } else {
+            ""
+        };
         format!(
-            "MMORPG actions (Wu et al., MTAP 2009): per-player rate log-normal, mean {}/s (log-sd {}, clamped to {}-{}/s), move/attack/talk {:.0}%/{:.0}%/{:.0}%, client payloads {} or {} B; the server answers each action (mean {} B) and notifies the zone ({} zones) of moves and the chat partner of talk; players join every U[{}, {}] s and get the zone's state",
+            "MMORPG actions (Wu et al., MTAP 2009): per-player rate log-normal, mean {}/s (log-sd {}, clamped to {}-{}/s), move/attack/talk {:.0}%/{:.0}%/{:.0}%, client payloads {} or {} B; the server answers each action (mean {} B) and notifies the zone ({} zones) of moves and the chat partner of talk; players join every U[{}, {}] s and get the zone's state{}",
             self.rate_mean,
             self.rate_sigma,
             self.rate_range.0,
@@ -193,6 +212,7 @@ impl ActionMmorpgWorkload {
             self.zones,
             self.join_gap.0,
             self.join_gap.1,
+            last,
         )
     }
 }
@@ -206,6 +226,9 @@ struct PlayerSource {
     mean_gap_ms: f64,
     t_ms: f64,
     joined: bool,
+    /// The kind (index into `mix`) of the next action, drawn one action
+    /// ahead so that a move knows whether it ends its series.
+    next_kind: Option<usize>,
     end_ms: f64,
     rng: ChaCha8Rng,
 }
@@ -214,6 +237,19 @@ impl PlayerSource {
     fn exp_gap(&mut self) -> f64 {
         let u: f64 = 1.0 - self.rng.random::<f64>();
         -u.ln() * self.mean_gap_ms
+    }
+
+    /// An action kind drawn by `mix`: 0 move, 1 attack, 2 talk.
+    fn kind(&mut self) -> usize {
+        let total: f64 = self.mix.iter().sum();
+        let u = self.rng.random::<f64>() * total;
+        if u < self.mix[0] {
+            0
+        } else if u < self.mix[0] + self.mix[1] {
+            1
+        } else {
+            2
+        }
     }
 }
 
@@ -228,22 +264,26 @@ impl Source for PlayerSource {
         } else {
             self.sizes.1
         };
-        let class = if self.joined {
-            let total: f64 = self.mix.iter().sum();
-            let u = self.rng.random::<f64>() * total;
-            let i = if u < self.mix[0] {
-                0
-            } else if u < self.mix[0] + self.mix[1] {
-                1
-            } else {
-                2
-            };
-            self.classes.actions[i]
+        let kind = if self.joined {
+            Some(match self.next_kind.take() {
+                Some(k) => k,
+                None => self.kind(),
+            })
         } else {
             self.joined = true;
-            self.classes.login
+            None
         };
         self.t_ms += self.exp_gap();
+        if kind.is_some() && self.t_ms < self.end_ms {
+            self.next_kind = Some(self.kind());
+        }
+        let class = match kind {
+            None => self.classes.login,
+            Some(0) if self.next_kind != Some(0) => {
+                self.classes.last_move.unwrap_or(self.classes.actions[0])
+            }
+            Some(k) => self.classes.actions[k],
+        };
         Some(AppEvent {
             at,
             client: self.client,
@@ -324,7 +364,12 @@ impl Reactor for Server {
             self.members[z as usize].push(from);
             return;
         }
-        let Some(kind) = c.actions.iter().position(|&a| a == msg.class) else {
+        let kind = if c.last_move == Some(msg.class) {
+            Some(0)
+        } else {
+            c.actions.iter().position(|&a| a == msg.class)
+        };
+        let Some(kind) = kind else {
             return;
         };
         self.push(out, at, from, c.replies[kind], me);
@@ -430,6 +475,57 @@ mod tests {
         let min = rates.iter().cloned().fold(f64::MAX, f64::min);
         assert!(max > 0.8 && max < 2.3, "{max}");
         assert!(min < 0.08, "{min}");
+    }
+
+    #[test]
+    fn the_last_move_of_a_series_has_its_own_class() {
+        let mut inst = WorkloadInstance::new();
+        let w = ActionMmorpgWorkload {
+            last_move_reliable: true,
+            ..ActionMmorpgWorkload::default()
+        };
+        let p = InstanceParams {
+            clients: 30,
+            duration: Duration::from_secs(600),
+            seed: 5,
+        };
+        w.instantiate(&mut inst, &p);
+        let names: Vec<String> = inst.classes.iter().map(|c| c.name.clone()).collect();
+        let id = |n: &str| names.iter().position(|c| c == n).expect(n) as u16;
+        let (mv, last) = (id("move"), id("move-last"));
+        assert_eq!(inst.classes[last as usize].semantics, Semantics::Unordered);
+        let events = drain(&mut inst);
+        let is_move = |e: &AppEvent| e.msg.class == mv || e.msg.class == last;
+        let mut moves = 0;
+        for c in 0..30 {
+            let acts: Vec<&AppEvent> = events.iter().filter(|e| e.client == c).skip(1).collect();
+            for (i, e) in acts.iter().enumerate() {
+                // A move ends its series exactly when the player's next
+                // action is not a move (or there is none).
+                let next_is_move = acts.get(i + 1).is_some_and(|n| is_move(n));
+                if is_move(e) {
+                    moves += 1;
+                    assert_eq!(e.msg.class == last, !next_is_move, "client {c}, action {i}");
+                }
+            }
+        }
+        // About 16% of moves end a series (the next action is an attack or a
+        // talk), plus each player's final one.
+        let lasts = events.iter().filter(|e| e.msg.class == last).count();
+        let share = lasts as f64 / f64::from(moves);
+        assert!(share > 0.12 && share < 0.24, "{share}");
+        // The server answers a last move as a move.
+        let mut server = inst.reactor.take().expect("reactor");
+        let mut out = Vec::new();
+        let spec = MessageSpec {
+            class: last,
+            size: 23,
+            deadline: None,
+            target: DEFAULT_DEADLINE_TARGET,
+            key: 0,
+        };
+        server.react(Duration::ZERO, 3, &spec, 30, &mut out);
+        assert_eq!(out[0].msg.class, id("move-reply"));
     }
 
     #[test]
