@@ -61,7 +61,11 @@ impl JobFacts {
             classes,
             wire_bytes: out.wire.bytes,
             payload_bytes_sent: out.wire.payload_bytes_sent,
-            counters: out.counters.clone(),
+            counters: {
+                let mut c = out.counters.clone();
+                out.network.add_to(&mut c);
+                c
+            },
         }
     }
 

@@ -1,5 +1,5 @@
-//! Transports the simulator drives: the TCP, UDP, SCTP and DCCP models and
-//! thinwire.
+//! Transports the simulator drives: the TCP, UDP, SCTP and DCCP models, Wu
+//! et al.'s strategies on TCP streams, and thinwire.
 //!
 //! Every transport implements [`Protocol`], a factory of [`SimEndpoint`]s.
 //! A client has one endpoint; the server has either one endpoint per client
@@ -29,6 +29,7 @@ mod rtt;
 mod sctp;
 mod spec;
 mod tcp;
+mod tcp_streams;
 mod thinwire;
 mod udp;
 
@@ -44,6 +45,7 @@ pub use tcp::{
     AckStyle, Congestion, RtoStyle, RtxCounters, TcpConfig, TcpConn, TcpModel, TcpSegment,
     TcpStats, TcpVariant, MAX_RTX_TRACKED,
 };
+pub use tcp_streams::{StreamPacket, StreamsConn, TcpStreams};
 pub use thinwire::{lab_server_key, ThinwireCounters, ThinwireEndpoint, ThinwireProtocol};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};
 

@@ -18,6 +18,9 @@ pub enum ProtocolSpec {
     SctpModel,
     /// The DCCP model with CCID 2.
     DccpModel,
+    /// Wu et al.'s P_MRO, P_MR or P_M built from TCP-model streams
+    /// (`tcp-pmro`, `tcp-pmr`, `tcp-pm`; see [`super::TcpStreams`]).
+    TcpStreams(Mapping),
     /// thinwire itself, in a configuration.
     Thinwire(ThinwireProtocol),
 }
@@ -39,6 +42,9 @@ impl ProtocolSpec {
         "udp-model",
         "sctp-model",
         "dccp-model",
+        "tcp-pmro",
+        "tcp-pmr",
+        "tcp-pm",
         "thinwire",
         "thinwire-thin-off",
         "thinwire-all-ordered",
@@ -122,6 +128,9 @@ impl ProtocolSpec {
             "udp-model" => ProtocolSpec::UdpModel,
             "sctp-model" => ProtocolSpec::SctpModel,
             "dccp-model" => ProtocolSpec::DccpModel,
+            "tcp-pmro" => ProtocolSpec::TcpStreams(Mapping::Pmro),
+            "tcp-pmr" => ProtocolSpec::TcpStreams(Mapping::Pmr),
+            "tcp-pm" => ProtocolSpec::TcpStreams(Mapping::Pm),
             "thinwire" => tw(true, Mapping::SingleOrdered, None),
             "thinwire-thin-off" => tw(false, Mapping::SingleOrdered, None),
             "thinwire-all-ordered" => tw(true, Mapping::AllOrdered, None),
@@ -159,6 +168,7 @@ impl ProtocolSpec {
             ProtocolSpec::UdpModel => "udp-model".into(),
             ProtocolSpec::SctpModel => "sctp-model".into(),
             ProtocolSpec::DccpModel => "dccp-model".into(),
+            ProtocolSpec::TcpStreams(m) => super::TcpStreams::new(*m).name(),
             ProtocolSpec::Thinwire(t) => t.name(),
         }
     }

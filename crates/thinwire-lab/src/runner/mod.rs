@@ -29,7 +29,7 @@ pub use shard::{merge_shards, run_shard, Shard, ShardFile};
 use crate::error::LabError;
 use crate::metrics::{Engine, Recorder, Results, RunKey, Samples};
 use crate::paper::{compare_published, SetupOverride};
-use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, UdpModel};
+use crate::protocol::{DccpModel, ProtocolSpec, SctpModel, TcpModel, TcpStreams, UdpModel};
 use crate::report::{LabSections, Report, ReportError};
 use crate::scenario::Scenario;
 use crate::sim::{self, RunOutput, SimSetup};
@@ -246,6 +246,7 @@ fn simulate(
         ProtocolSpec::UdpModel => sim::run(&UdpModel, setup, workloads, progress),
         ProtocolSpec::SctpModel => sim::run(&SctpModel::default(), setup, workloads, progress),
         ProtocolSpec::DccpModel => sim::run(&DccpModel::default(), setup, workloads, progress),
+        ProtocolSpec::TcpStreams(m) => sim::run(&TcpStreams::new(m), setup, workloads, progress),
         ProtocolSpec::Thinwire(config) => sim::run(&config, setup, workloads, progress),
     }
 }

@@ -294,6 +294,8 @@ pub(crate) enum WorkloadToml {
         server_size_sd: Option<NonNeg>,
         zones: Option<u32>,
         join_gap_s: Option<[NonNeg; 2]>,
+        /// The last move of a series as its own reliable class, `move-last`.
+        last_move_reliable: Option<bool>,
     },
     Messaging {
         size: Option<u32>,

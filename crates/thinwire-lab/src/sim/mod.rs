@@ -17,7 +17,7 @@ mod setup;
 pub use cross::{
     calibrate_rate, cross_loss, Background, CrossGen, CrossShape, CrossTraffic, Expoo,
 };
-pub use output::{LinkSummary, MessageOutcome, RunOutput};
+pub use output::{LinkSummary, MessageOutcome, NetworkCounters, RunOutput};
 pub use setup::SimSetup;
 
 use crate::protocol::Protocol;

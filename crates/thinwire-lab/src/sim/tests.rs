@@ -208,6 +208,17 @@ fn same_seed_same_outcome_with_cross_traffic() {
     assert_eq!(a.messages, b.messages);
     assert_eq!(a.wire, b.wire);
     assert!(a.bottleneck.drop_rate() > 0.0);
+    // The network counters: every game packet once, every drop once.
+    let n = a.network;
+    assert_eq!(n.game_sent.iter().sum::<u64>(), a.wire.packets);
+    let dropped = |l: &LinkSummary| l.stats.lost + l.stats.dropped_queue;
+    let all_dropped = n.game_dropped.iter().chain(&n.cross_dropped).sum::<u64>();
+    assert_eq!(all_dropped, dropped(&a.access) + dropped(&a.bottleneck));
+    let game_on_bottleneck = a.bottleneck.stats.sent - n.cross_sent.iter().sum::<u64>();
+    assert!(n.cross_dropped[0] > 0 && game_on_bottleneck > 0);
+    let mut c = crate::protocol::Counters::new();
+    n.add_to(&mut c);
+    assert_eq!(c["net_dropped"], all_dropped as f64);
     s.seed = 2;
     let c = run(&TcpModel::default(), &s, &w, &mut |_| {});
     assert_ne!(a.messages, c.messages);

@@ -138,6 +138,7 @@ fn mmorpg_model(
             server_size_sd,
             zones,
             join_gap_s,
+            last_move_reliable,
         } => {
             let d = ActionMmorpgWorkload::default();
             let mix = mix.map_or(d.mix, |m| [m[0].0, m[1].0, m[2].0]);
@@ -170,6 +171,7 @@ fn mmorpg_model(
                 server_size_sd: server_size_sd.map_or(d.server_size_sd, |v| v.0),
                 zones: zones.unwrap_or(d.zones).max(1),
                 join_gap,
+                last_move_reliable: last_move_reliable.unwrap_or(d.last_move_reliable),
             })
         }
         // `workload` hands over the MMORPG kinds only; any other is its error.

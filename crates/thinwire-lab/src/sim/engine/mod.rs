@@ -12,10 +12,10 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use thinwire_netmodel::{Corruptible, Link};
+use thinwire_netmodel::{Corruptible, Link, SendOutcome};
 
 use super::cross::CrossGen;
-use super::output::{LinkSummary, MessageOutcome, RunOutput};
+use super::output::{LinkSummary, MessageOutcome, NetworkCounters, RunOutput};
 use super::setup::SimSetup;
 use crate::metrics::WireCounters;
 use crate::protocol::{Protocol, SimEndpoint, ThinwireCounters};
@@ -83,6 +83,7 @@ pub(super) struct Sim<'a, P: Protocol> {
     msgs: Vec<Msg>,
     latest: HashMap<(u32, Direction, u16, u64), VecDeque<u64>>,
     wire: WireCounters,
+    network: NetworkCounters,
     events: u64,
     dirty: Vec<u32>,
 }
@@ -130,6 +131,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
             msgs: Vec::new(),
             latest: HashMap::new(),
             wire: WireCounters::default(),
+            network: NetworkCounters::default(),
             events: 0,
             dirty: Vec::new(),
         };
@@ -208,6 +210,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
             events: self.events,
             thinwire,
             counters,
+            network: self.network,
         }
     }
     fn push(&mut self, at: Instant, ev: Ev) {
@@ -258,11 +261,18 @@ impl<'a, P: Protocol> Sim<'a, P> {
     }
 
     fn send_on(&mut self, now: Instant, l: usize, frame: Frame<P::Packet>) {
-        let size = match &frame {
-            Frame::Proto { size, .. } => *size as usize,
-            Frame::Cross => self.cross_size,
+        let (size, game_up) = match &frame {
+            Frame::Proto { size, up, .. } => (*size as usize, Some(*up)),
+            Frame::Cross => (self.cross_size, None),
         };
-        self.links[l].send(now, frame, size);
+        let outcome = self.links[l].send(now, frame, size);
+        if !matches!(outcome, SendOutcome::Scheduled(_)) {
+            let down = l != self.bottleneck_up();
+            match game_up {
+                Some(up) => self.network.game_dropped[usize::from(!up)] += 1,
+                None => self.network.cross_dropped[usize::from(down)] += 1,
+            }
+        }
         self.arm_link(l);
     }
 
@@ -298,6 +308,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
                     size: tx.wire_bytes as u32,
                     pkt: tx.packet,
                 };
+                self.network.game_sent[usize::from(!is_client)] += 1;
                 self.send_on(now, l, frame);
             }
             while let Some((peer, id)) = self.endpoints[e].poll_delivered() {
@@ -398,6 +409,7 @@ impl<'a, P: Protocol> Sim<'a, P> {
         } else {
             self.bottleneck_down()
         };
+        self.network.cross_sent[dir] += 1;
         self.send_on(now, l, Frame::Cross);
         self.next_cross(dir);
     }

@@ -29,7 +29,8 @@
 //! Server payload sizes are normal with mean `server_size` (ShenZhou Online's
 //! mean server payload, 114 bytes; Wu et al. Sec. 3.1) and sd
 //! `server_size_sd`, clamped to `[20, 4 * mean]`. Client classes are `move`,
-//! `attack`, `talk` (and `login`); every server class has its own name so that
+//! `attack`, `talk` (and `login`; with `last_move_reliable`, also
+//! `move-last`: the last move of a series, reliable, answered as a move); every server class has its own name so that
 //! "client traffic" is exactly `move`, `attack`, `talk`. Moves and their
 //! server echoes are [`Semantics::Newest`] (keyed by the moving avatar: a
 //! superseded move that never arrives is lost, not late), attacks and states
@@ -80,6 +81,12 @@ pub struct ActionMmorpgWorkload {
     pub zones: u32,
     /// Interarrival of joining players, uniform on this range (seconds).
     pub join_gap: (f64, f64),
+    /// The last move of a series is a class of its own, `move-last`, that
+    /// must arrive (Wu et al. Sec. 4.1: "the last message in a series of
+    /// move updates must be delivered to the server"); a series of moves
+    /// ends where the player's next action is not a move, or where the
+    /// player sends nothing more before the end of the run.
+    pub last_move_reliable: bool,
 }
 
 impl Default for ActionMmorpgWorkload {
@@ -94,6 +101,7 @@ impl Default for ActionMmorpgWorkload {
             server_size_sd: 40.0,
             zones: 10,
             join_gap: (0.0, 1.0),
+            last_move_reliable: false,
         }
     }
 }
@@ -103,6 +111,8 @@ impl Default for ActionMmorpgWorkload {
 struct Classes {
     login: ClassId,
     actions: [ClassId; 3],
+    /// The last move of a series, when it has a class of its own.
+    last_move: Option<ClassId>,
     replies: [ClassId; 3],
     move_notify: ClassId,
     talk_notify: ClassId,
@@ -137,6 +147,9 @@ impl ActionMmorpgWorkload {
             move_notify: inst.class("move-notify", Semantics::Newest),
             talk_notify: inst.class("talk-notify", Semantics::Ordered),
             state: inst.class("state", Semantics::Unordered),
+            last_move: self
+                .last_move_reliable
+                .then(|| inst.class("move-last", Semantics::Unordered)),
         };
         let end_ms = p.duration.as_secs_f64() * 1000.0;
         let mut join_rng = seed::rng(p.seed, TAG_JOIN, 0);
@@ -158,6 +171,7 @@ impl ActionMmorpgWorkload {
                 mean_gap_ms: 1000.0 / rate.max(1e-9),
                 t_ms: join_s * 1000.0,
                 joined: false,
+                next_kind: None,
                 end_ms,
                 rng,
             }));
@@ -178,8 +192,13 @@ impl ActionMmorpgWorkload {
     }
 
     pub(super) fn describe(&self) -> String {
+        let last = if self.last_move_reliable {
+            "; the last move of a series (next action not a move) is `move-last`, which must arrive"
+        } else {
+            ""
+        };
         format!(
-            "MMORPG actions (Wu et al., MTAP 2009): per-player rate log-normal, mean {}/s (log-sd {}, clamped to {}-{}/s), move/attack/talk {:.0}%/{:.0}%/{:.0}%, client payloads {} or {} B; the server answers each action (mean {} B) and notifies the zone ({} zones) of moves and the chat partner of talk; players join every U[{}, {}] s and get the zone's state",
+            "MMORPG actions (Wu et al., MTAP 2009): per-player rate log-normal, mean {}/s (log-sd {}, clamped to {}-{}/s), move/attack/talk {:.0}%/{:.0}%/{:.0}%, client payloads {} or {} B; the server answers each action (mean {} B) and notifies the zone ({} zones) of moves and the chat partner of talk; players join every U[{}, {}] s and get the zone's state{}",
             self.rate_mean,
             self.rate_sigma,
             self.rate_range.0,
@@ -193,6 +212,7 @@ impl ActionMmorpgWorkload {
             self.zones,
             self.join_gap.0,
             self.join_gap.1,
+            last,
         )
     }
 }
@@ -206,6 +226,9 @@ struct PlayerSource {
     mean_gap_ms: f64,
     t_ms: f64,
     joined: bool,
+    /// The kind (index into `mix`) of the next action, drawn one action
+    /// ahead so that a move knows whether it ends its series.
+    next_kind: Option<usize>,
     end_ms: f64,
     rng: ChaCha8Rng,
 }
@@ -214,6 +237,19 @@ impl PlayerSource {
     fn exp_gap(&mut self) -> f64 {
         let u: f64 = 1.0 - self.rng.random::<f64>();
         -u.ln() * self.mean_gap_ms
+    }
+
+    /// An action kind drawn by `mix`: 0 move, 1 attack, 2 talk.
+    fn kind(&mut self) -> usize {
+        let total: f64 = self.mix.iter().sum();
+        let u = self.rng.random::<f64>() * total;
+        if u < self.mix[0] {
+            0
+        } else if u < self.mix[0] + self.mix[1] {
+            1
+        } else {
+            2
+        }
     }
 }
 
@@ -228,22 +264,26 @@ impl Source for PlayerSource {
         } else {
             self.sizes.1
         };
-        let class = if self.joined {
-            let total: f64 = self.mix.iter().sum();
-            let u = self.rng.random::<f64>() * total;
-            let i = if u < self.mix[0] {
-                0
-            } else if u < self.mix[0] + self.mix[1] {
-                1
-            } else {
-                2
-            };
-            self.classes.actions[i]
+        let kind = if self.joined {
+            Some(match self.next_kind.take() {
+                Some(k) => k,
+                None => self.kind(),
+            })
         } else {
             self.joined = true;
-            self.classes.login
+            None
         };
         self.t_ms += self.exp_gap();
+        if kind.is_some() && self.t_ms < self.end_ms {
+            self.next_kind = Some(self.kind());
+        }
+        let class = match kind {
+            None => self.classes.login,
+            Some(0) if self.next_kind != Some(0) => {
+                self.classes.last_move.unwrap_or(self.classes.actions[0])
+            }
+            Some(k) => self.classes.actions[k],
+        };
         Some(AppEvent {
             at,
             client: self.client,
@@ -324,7 +364,12 @@ impl Reactor for Server {
             self.members[z as usize].push(from);
             return;
         }
-        let Some(kind) = c.actions.iter().position(|&a| a == msg.class) else {
+        let kind = if c.last_move == Some(msg.class) {
+            Some(0)
+        } else {
+            c.actions.iter().position(|&a| a == msg.class)
+        };
+        let Some(kind) = kind else {
             return;
         };
         self.push(out, at, from, c.replies[kind], me);
@@ -358,163 +403,4 @@ impl Reactor for Server {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn instance(clients: u32, secs: f64, seed: u64) -> WorkloadInstance {
-        let mut inst = WorkloadInstance::new();
-        ActionMmorpgWorkload::default().instantiate(
-            &mut inst,
-            &InstanceParams {
-                clients,
-                duration: Duration::from_secs_f64(secs),
-                seed,
-            },
-        );
-        inst
-    }
-
-    fn drain(inst: &mut WorkloadInstance) -> Vec<AppEvent> {
-        let mut v = Vec::new();
-        for s in &mut inst.sources {
-            while let Some(e) = s.next_event() {
-                v.push(e);
-            }
-        }
-        v
-    }
-
-    #[test]
-    fn players_join_in_turn_then_act_at_their_rates() {
-        let mut inst = instance(400, 3000.0, 7);
-        let names: Vec<&str> = inst.classes.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(&names[..4], &["login", "move", "attack", "talk"]);
-        let events = drain(&mut inst);
-        // Joins: one login per player, in client order, gaps uniform on [0, 1] s.
-        let logins: Vec<f64> = events
-            .iter()
-            .filter(|e| e.msg.class == 0)
-            .map(|e| e.at.as_secs_f64())
-            .collect();
-        assert_eq!(logins.len(), 400);
-        assert!(logins
-            .windows(2)
-            .all(|w| w[1] >= w[0] && w[1] - w[0] <= 1.0));
-        let mean_gap = logins[399] / 400.0;
-        assert!((mean_gap - 0.5).abs() < 0.05, "{mean_gap}");
-        // Actions: mix 84/12/4, mean rate near 0.245/s (a little above:
-        // clamping cuts the low tail harder than the high one).
-        let acts: Vec<&AppEvent> = events.iter().filter(|e| e.msg.class != 0).collect();
-        let n = acts.len() as f64;
-        let frac = |k: u16| acts.iter().filter(|e| e.msg.class == k).count() as f64 / n;
-        assert!((frac(1) - 0.84).abs() < 0.01);
-        assert!((frac(2) - 0.12).abs() < 0.01);
-        assert!((frac(3) - 0.04).abs() < 0.005);
-        let play_s: f64 = logins.iter().map(|t| 3000.0 - t).sum();
-        let rate = n / play_s;
-        assert!(rate > 0.22 && rate < 0.29, "{rate}");
-        // Every action after its player's login; sizes 23 or 27 B.
-        for e in &acts {
-            assert!(e.at.as_secs_f64() >= logins[e.client as usize]);
-            assert!(e.msg.size == 23 || e.msg.size == 27);
-        }
-        // Per-player rates spread between the trace's extremes.
-        let mut per = vec![0u32; 400];
-        for e in &acts {
-            per[e.client as usize] += 1;
-        }
-        let rates: Vec<f64> = (0..400)
-            .map(|i| f64::from(per[i]) / (3000.0 - logins[i]))
-            .collect();
-        let max = rates.iter().cloned().fold(0.0, f64::max);
-        let min = rates.iter().cloned().fold(f64::MAX, f64::min);
-        assert!(max > 0.8 && max < 2.3, "{max}");
-        assert!(min < 0.08, "{min}");
-    }
-
-    #[test]
-    fn server_answers_and_notifies_the_zone_and_the_partner() {
-        let mut inst = instance(40, 10.0, 3);
-        let names: Vec<String> = inst.classes.iter().map(|c| c.name.clone()).collect();
-        let id = |n: &str| names.iter().position(|x| x == n).expect("class") as u16;
-        let mut server = inst.reactor.take().expect("reactor");
-        let spec = |class| MessageSpec {
-            class,
-            size: 23,
-            deadline: None,
-            target: DEFAULT_DEADLINE_TARGET,
-            key: 0,
-        };
-        let at = Duration::from_secs(1);
-        let mut out = Vec::new();
-        // Everyone logs in: each pair in a zone exchanges two states.
-        for c in 0..40 {
-            server.react(at, c, &spec(id("login")), 40, &mut out);
-        }
-        // A second login changes nothing.
-        let states = out.len();
-        server.react(at, 0, &spec(id("login")), 40, &mut out);
-        assert_eq!(out.len(), states);
-        assert!(out.iter().all(|e| e.msg.class == id("state")));
-        let zone_of = |c: u32| (seed::derive(inst_seed(), TAG_ZONE, u64::from(c)) % 10) as u32;
-        let mut per_zone = [0usize; 10];
-        for c in 0..40 {
-            per_zone[zone_of(c) as usize] += 1;
-        }
-        let pairs: usize = per_zone.iter().map(|&k| k * k.saturating_sub(1)).sum();
-        assert_eq!(states, pairs);
-        // A move: a reply to the mover, a notification to each zone peer.
-        out.clear();
-        server.react(at, 5, &spec(id("move")), 40, &mut out);
-        assert_eq!(out[0].client, 5);
-        assert_eq!(out[0].msg.class, id("move-reply"));
-        let notified: Vec<u32> = out[1..].iter().map(|e| e.client).collect();
-        let peers: Vec<u32> = (0..40)
-            .filter(|&c| c != 5 && zone_of(c) == zone_of(5))
-            .collect();
-        assert_eq!(notified, peers);
-        assert!(out[1..]
-            .iter()
-            .all(|e| e.msg.class == id("move-notify") && e.msg.key == 5));
-        // An attack: a reply only. Talk: a reply and one partner, not self.
-        out.clear();
-        server.react(at, 5, &spec(id("attack")), 40, &mut out);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].msg.class, id("attack-reply"));
-        out.clear();
-        server.react(at, 5, &spec(id("talk")), 40, &mut out);
-        assert_eq!(out.len(), 2);
-        assert_eq!(out[1].msg.class, id("talk-notify"));
-        assert_ne!(out[1].client, 5);
-        // Server payloads average about 114 B.
-        out.clear();
-        for _ in 0..2000 {
-            server.react(at, 1, &spec(id("attack")), 40, &mut out);
-        }
-        let mean = out.iter().map(|e| f64::from(e.msg.size)).sum::<f64>() / out.len() as f64;
-        assert!((mean - 114.0).abs() < 4.0, "{mean}");
-    }
-
-    /// The workload seed `instance` hands the generator (seed 3, index 0 is
-    /// derived by `WorkloadSpec::instantiate`; here the seed is used as is).
-    fn inst_seed() -> u64 {
-        3
-    }
-
-    #[test]
-    fn players_before_joining_are_not_notified() {
-        let mut inst = instance(20, 10.0, 11);
-        let mut server = inst.reactor.take().expect("reactor");
-        let mv = MessageSpec {
-            class: 1,
-            size: 27,
-            deadline: None,
-            target: DEFAULT_DEADLINE_TARGET,
-            key: 0,
-        };
-        let mut out = Vec::new();
-        // Nobody joined: a move only gets its reply.
-        server.react(Duration::ZERO, 4, &mv, 20, &mut out);
-        assert_eq!(out.len(), 1);
-    }
-}
+mod tests;
