@@ -457,9 +457,15 @@ fn papers_runs_every_paper_scenario_into_one_report() {
         .all(|f| ["matches", "differs", "missing"].contains(&f["verdict"].as_str().unwrap_or(""))));
     // The Markdown document names how it was made and lists the figures it counts apart.
     let md = std::fs::read_to_string(&md).expect("papers.md");
-    assert!(md.contains("lab run papers --duration 5 --markdown"), "{md}");
+    assert!(
+        md.contains("lab run papers --duration 5 --markdown"),
+        "{md}"
+    );
     assert!(md.contains("counted figures within tolerance"));
-    assert!(md.contains("## Figures the setup fixes (not counted)"), "{md}");
+    assert!(
+        md.contains("## Figures the setup fixes (not counted)"),
+        "{md}"
+    );
     assert!(html.contains("fixed by setup"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -30,6 +30,12 @@ const T95: [f64; 30] = [
     2.052, 2.048, 2.045, 2.042,
 ];
 
+/// The two-sided 95% Student-t quantile for a mean over `n >= 2` values (`n - 1` degrees of
+/// freedom); the normal 1.96 beyond 31 values.
+pub fn t95(n: usize) -> f64 {
+    T95.get(n.saturating_sub(2)).copied().unwrap_or(1.96)
+}
+
 /// Mean and 95% confidence interval of independent values (`None` when empty).
 ///
 /// The interval is `t(0.975, n-1) * s / sqrt(n)` with the sample standard
@@ -42,7 +48,7 @@ pub fn confidence_interval(values: &[f64]) -> Option<Estimate> {
     let mean = values.iter().sum::<f64>() / n as f64;
     let ci95 = (n > 1).then(|| {
         let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let t = T95.get(n - 2).copied().unwrap_or(1.96);
+        let t = t95(n);
         t * var.sqrt() / (n as f64).sqrt()
     });
     Some(Estimate {

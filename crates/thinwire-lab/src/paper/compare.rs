@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     point_matches, Metric, PaperInfo, PaperSpec, Published, PublishedOrder, SetupOverride,
 };
-use crate::metrics::{confidence_interval, Estimate, RunKey};
+use crate::metrics::{confidence_interval, t95, Estimate, RunKey};
 
 /// Which entry of the paper tables a value belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -156,6 +156,39 @@ fn combine(metric: &Metric, ours: f64, base: Option<f64>) -> Option<f64> {
     }
 }
 
+/// GSI(protocol) / GSI(baseline) as the paper forms it: each protocol's GSI averaged over
+/// the runs (the paper's iterations), then the ratio of the two means. (A mean of per-run
+/// ratios would be ruled by the runs where the baseline's GSI is nearly zero: `exp(-9.2 j)`
+/// for a jitter of seconds.) The interval is the delta method's over the runs both have.
+/// `ours` and `base` hold each run's log GSI.
+fn gsi_ratio(ours: &BTreeMap<u32, f64>, base: &BTreeMap<u32, f64>) -> Option<Estimate> {
+    let pairs: Vec<(f64, f64)> = ours
+        .iter()
+        .filter_map(|(r, &x)| base.get(r).map(|&y| (x.exp(), y.exp())))
+        .collect();
+    let n = pairs.len();
+    let mx = pairs.iter().map(|p| p.0).sum::<f64>() / n.max(1) as f64;
+    let my = pairs.iter().map(|p| p.1).sum::<f64>() / n.max(1) as f64;
+    if n == 0 || my <= 0.0 {
+        return None;
+    }
+    let ratio = mx / my;
+    let ci95 = (n > 1).then(|| {
+        // Var(x̄/ȳ) ≈ (Var(x) - 2R Cov(x, y) + R² Var(y)) / (n ȳ²), sample (co)variances.
+        let d = (n - 1) as f64;
+        let vx = pairs.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>() / d;
+        let vy = pairs.iter().map(|p| (p.1 - my).powi(2)).sum::<f64>() / d;
+        let cov = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / d;
+        let var = ((vx - 2.0 * ratio * cov + ratio * ratio * vy) / (n as f64 * my * my)).max(0.0);
+        t95(n) * var.sqrt()
+    });
+    Some(Estimate {
+        mean: ratio,
+        ci95,
+        runs: n,
+    })
+}
+
 /// Compares every published figure and ranking with the measured `values`.
 /// `points` are the scenario's sweep point labels in sweep order.
 pub fn compare_published(
@@ -171,15 +204,24 @@ pub fn compare_published(
         for point in points.iter().filter(|pt| point_matches(pt, &p.point)) {
             let ours = per_run(&t, id, point, &p.protocol);
             let base = p.baseline.as_ref().map(|b| per_run(&t, id, point, b));
-            let runs: Vec<f64> = ours
-                .iter()
-                .filter_map(|(r, &v)| match &base {
-                    None => combine(&p.metric, v, None),
-                    Some(b) => b.get(r).and_then(|&bv| combine(&p.metric, v, Some(bv))),
-                })
-                .map(|v| v + p.offset)
-                .collect();
-            columns.push((point.clone(), confidence_interval(&runs)));
+            let estimate = match (&p.metric, &base) {
+                (Metric::Gsi, Some(b)) => gsi_ratio(&ours, b),
+                _ => {
+                    let runs: Vec<f64> = ours
+                        .iter()
+                        .filter_map(|(r, &v)| match &base {
+                            None => combine(&p.metric, v, None),
+                            Some(b) => b.get(r).and_then(|&bv| combine(&p.metric, v, Some(bv))),
+                        })
+                        .collect();
+                    confidence_interval(&runs)
+                }
+            };
+            let estimate = estimate.map(|e| Estimate {
+                mean: e.mean + p.offset,
+                ..e
+            });
+            columns.push((point.clone(), estimate));
         }
         let verdict = match columns.first().and_then(|c| c.1) {
             None => Verdict::Missing,

@@ -233,6 +233,31 @@ fn gsi_ratios_come_from_log_indices_and_verdicts_use_the_first_point() {
 }
 
 #[test]
+fn a_gsi_ratio_over_runs_is_the_ratio_of_the_mean_indices() {
+    let spec = PaperSpec {
+        published: vec![published(Metric::Gsi, Some("b"), &[], 3.57)],
+        ..PaperSpec::default()
+    };
+    let id = EntryId::Published(0);
+    let points = ["n=150".to_owned()];
+    // Run 0: GSI 0.8 against 0.4; run 1: 0.6 against e^-20 (the baseline's jitter ran away).
+    let values = vec![
+        value(id, 0, "n=150", "a", 0.8f64.ln()),
+        value(id, 0, "n=150", "b", 0.4f64.ln()),
+        value(id, 1, "n=150", "a", 0.6f64.ln()),
+        value(id, 1, "n=150", "b", -20.0),
+    ];
+    let (c, _) = compare_published(&spec, &points, &values);
+    let e = c[0].ours().expect("measured");
+    let want = 0.7 / ((0.4 + (-20.0f64).exp()) / 2.0);
+    assert!((e.mean - want).abs() < 1e-9, "{} vs {want}", e.mean);
+    // Not the mean of the per-run ratios, which the second run would blow up to ~1.5e8.
+    assert!(e.mean < 4.0);
+    assert_eq!(e.runs, 2);
+    assert!(e.ci95.expect("two runs") > 0.0);
+}
+
+#[test]
 fn an_order_holds_within_its_slack_and_fails_outside_it() {
     let order = PublishedOrder {
         what: "a < b".into(),
