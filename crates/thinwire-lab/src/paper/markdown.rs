@@ -88,11 +88,24 @@ pub fn papers_markdown(
     how: &Provenance,
 ) -> String {
     let mut out = String::from("# The papers reproduced\n\n");
-    let runs = json.figures.iter().map(|f| f.runs).max().unwrap_or(0);
-    let _ = writeln!(
+    let most = json.figures.iter().map(|f| f.runs).max().unwrap_or(0);
+    let least = json
+        .figures
+        .iter()
+        .map(|f| f.runs)
+        .filter(|&r| r > 0)
+        .min()
+        .unwrap_or(most);
+    let runs = if least == most {
+        format!("{most}")
+    } else {
+        format!("{least} to {most} (a scenario whose paper's figures need more runs asks for them)")
+    };
+    let _ =
+        writeln!(
         out,
         "Written by `{}` at commit `{}` on {} ({}; {} wall time). Ours is the mean over {runs} \
-         independent seed{} with its 95% confidence interval (Student's t). The full report, \
+         independent seeds{} with its 95% confidence interval (Student's t). The full report, \
          with every section, ranking, setup choice and figure, is `lab-out/report.html`; how \
          each experiment is set up and why ours differs where it does: \
          [../REPRODUCING.md](../REPRODUCING.md).\n",
@@ -101,7 +114,7 @@ pub fn papers_markdown(
         how.date,
         how.machine,
         how.wall,
-        if runs == 1 { "" } else { "s" },
+        if most == 1 { " (one seed: no interval)" } else { "" },
     );
     let score = json.score();
     let _ = writeln!(
