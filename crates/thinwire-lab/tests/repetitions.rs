@@ -139,18 +139,19 @@ fn merging_refuses_missing_duplicate_and_foreign_shards() {
 fn repetitions_use_independent_seeds_and_leave_the_first_run_unchanged() {
     let scn = scenario("runs");
     let three = run_scenario(&scn, &opts(), &NoProgress).expect("runs");
-    let single = run_scenario(
-        &scn,
-        &RunOptions {
-            runs: Some(1),
-            ..opts()
-        },
-        &NoProgress,
-    )
-    .expect("runs");
+    let mut once = scn.clone();
+    once.runs = 1;
+    let single = run_scenario(&once, &opts(), &NoProgress).expect("runs");
     // results.json is the first run's, whatever the number of runs.
     assert_eq!(three.results, single.results);
     assert!(single.repetitions.is_none());
+    // `--runs` raises a scenario's own runs and never lowers them.
+    let raised = RunOptions {
+        runs: Some(1),
+        ..opts()
+    };
+    let still_three = run_scenario(&scn, &raised, &NoProgress).expect("runs");
+    assert_eq!(still_three.repetitions.map(|r| r.seeds.len()), Some(3));
     let reps = three.repetitions.as_ref().expect("three runs");
     assert_eq!(reps.seeds.len(), 3);
     assert_eq!(reps.seeds[0], 9);
