@@ -292,7 +292,7 @@ fn gateway_figures(
         gw.tcm.duration = d;
     }
     let bar = progress_bar("gateway");
-    let (report, figures) =
+    let (report, sections) =
         thinwire_lab::gateway::run_gateway_repeated(&gw, opts.runs.unwrap_or(1), opts.jobs);
     bar.finish_and_clear();
     let html = thinwire_lab::gateway::write_gateway_files(&out.join("gateway"), &report)
@@ -301,26 +301,23 @@ fn gateway_figures(
         "gateway reproductions (Griwodz & Halvorsen's multiplexing proxy, Saldaña et al.'s TCM): {}",
         html.display()
     );
-    let title = |name: &str| match name {
-        "gateway-ao" => {
-            "Griwodz & Halvorsen (NOSSDAV 2006): the multiplexing proxy, on the real gateway code"
-        }
-        _ => "Saldaña et al.: TCM, on the real gateway code",
-    };
-    let href = |name: &str| match name {
-        "gateway-ao" => "gateway/gateway.html",
-        _ => "gateway/gateway.html#tcm",
-    };
-    let linked = figures
-        .into_iter()
-        .map(|(name, figures)| LinkedReport {
-            name: name.to_owned(),
-            title: title(name).to_owned(),
-            href: href(name).to_owned(),
-            figures,
+    let calibrations = sections
+        .iter()
+        .map(|s| Calibrations {
+            name: s.name.to_owned(),
+            items: s.calibrations.clone(),
         })
         .collect();
-    Ok((linked, report.calibrations()))
+    let linked = sections
+        .into_iter()
+        .map(|s| LinkedReport {
+            name: s.name.to_owned(),
+            title: s.title.to_owned(),
+            href: format!("gateway/{}", s.href),
+            figures: s.figures,
+        })
+        .collect();
+    Ok((linked, calibrations))
 }
 
 /// The results table, the deadline table, the per-run notes and the files written.

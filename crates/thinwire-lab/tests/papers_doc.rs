@@ -28,9 +28,9 @@ fn figures_in_code() -> BTreeSet<(String, String)> {
     let mut gw = GatewayLabOptions::default();
     gw.ao.duration = Duration::from_secs(2);
     gw.tcm.duration = Duration::from_secs(2);
-    for (section, figures) in run_gateway_lab(&gw).figures() {
-        for f in figures {
-            want.insert((section.to_owned(), f.what));
+    for section in run_gateway_lab(&gw).sections() {
+        for f in section.figures {
+            want.insert((section.name.to_owned(), f.what));
         }
     }
     want

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::paper::{merge_runs, Calibrations, Figure};
-use crate::runner::run_seed;
+use crate::paper::{merge_runs, Figure};
+use crate::runner::{run_seed, worker_threads};
 use crate::LabError;
 
 /// Options of `thinwire lab gateway`.
@@ -38,27 +38,40 @@ pub struct GatewayReport {
     pub tcm: tcm::TcmReport,
 }
 
-impl GatewayReport {
-    /// The published figures beside ours, by reproduction: `("gateway-ao", ...)` and
-    /// `("gateway-tcm", ...)` (the names stand where a scenario's name would in `paper.json`).
-    pub fn figures(&self) -> Vec<(&'static str, Vec<Figure>)> {
-        vec![
-            ("gateway-ao", ao::figures(&self.ao)),
-            ("gateway-tcm", tcm::figures(&self.tcm)),
-        ]
-    }
+/// One gateway reproduction as the papers report lists it, where a scenario would stand.
+#[derive(Debug, Clone)]
+pub struct GatewaySection {
+    /// Its name in `paper.json` and the summary (`gateway-ao`, `gateway-tcm`).
+    pub name: &'static str,
+    /// The paper and what is reproduced.
+    pub title: &'static str,
+    /// Its part of the gateway report, relative to the report's directory.
+    pub href: &'static str,
+    /// The published figures beside ours.
+    pub figures: Vec<Figure>,
+    /// Its calibrations (a free parameter set to meet a fact the paper states about its
+    /// setup), in words.
+    pub calibrations: Vec<String>,
+}
 
-    /// Each reproduction's calibrations (a free parameter set to meet a fact the paper
-    /// states about its setup), in words.
-    pub fn calibrations(&self) -> Vec<Calibrations> {
+impl GatewayReport {
+    /// Both reproductions as sections of the papers report.
+    pub fn sections(&self) -> Vec<GatewaySection> {
         vec![
-            Calibrations {
-                name: "gateway-ao".into(),
-                items: ao::calibrations(&self.ao),
+            GatewaySection {
+                name: "gateway-ao",
+                title: "Griwodz & Halvorsen (NOSSDAV 2006): the multiplexing proxy, on the real \
+                        gateway code",
+                href: "gateway.html",
+                figures: ao::figures(&self.ao),
+                calibrations: ao::calibrations(&self.ao),
             },
-            Calibrations {
-                name: "gateway-tcm".into(),
-                items: tcm::calibrations(&self.tcm),
+            GatewaySection {
+                name: "gateway-tcm",
+                title: "Saldaña et al.: TCM, on the real gateway code",
+                href: "gateway.html#tcm",
+                figures: tcm::figures(&self.tcm),
+                calibrations: tcm::calibrations(&self.tcm),
             },
         ]
     }
@@ -87,18 +100,15 @@ pub fn gateway_report_html(report: &GatewayReport) -> String {
 
 /// Both reproductions run with `runs` independent seeds (run 0 with the options' own, as a
 /// scenario's `--runs` does), at most `jobs` at a time (0: one per core): the first run's
-/// report, and the published figures with ours averaged over the runs (a 95% interval with
-/// more than one).
+/// report, and its sections with ours averaged over the runs (a 95% interval with more than
+/// one).
 pub fn run_gateway_repeated(
     opts: &GatewayLabOptions,
     runs: u32,
     jobs: usize,
-) -> (GatewayReport, Vec<(&'static str, Vec<Figure>)>) {
+) -> (GatewayReport, Vec<GatewaySection>) {
     let runs = runs.max(1);
-    let jobs = match jobs {
-        0 => std::thread::available_parallelism().map_or(1, usize::from),
-        j => j,
-    };
+    let jobs = worker_threads(jobs);
     let options = |run: u32| {
         let mut o = opts.clone();
         o.ao.seed = run_seed(opts.ao.seed, run);
@@ -107,7 +117,7 @@ pub fn run_gateway_repeated(
     };
     let mut reports: Vec<GatewayReport> = Vec::with_capacity(runs as usize);
     let all: Vec<u32> = (0..runs).collect();
-    for chunk in all.chunks(jobs.max(1)) {
+    for chunk in all.chunks(jobs) {
         let done: Vec<GatewayReport> = std::thread::scope(|s| {
             let handles: Vec<_> = chunk
                 .iter()
@@ -123,14 +133,16 @@ pub fn run_gateway_repeated(
         });
         reports.extend(done);
     }
-    let per_run: Vec<Vec<(&'static str, Vec<Figure>)>> =
-        reports.iter().map(GatewayReport::figures).collect();
+    let per_run: Vec<Vec<GatewaySection>> = reports.iter().map(GatewayReport::sections).collect();
     let merged = per_run[0]
         .iter()
         .enumerate()
-        .map(|(i, (name, _))| {
-            let lists: Vec<Vec<Figure>> = per_run.iter().map(|r| r[i].1.clone()).collect();
-            (*name, merge_runs(&lists))
+        .map(|(i, section)| {
+            let lists: Vec<Vec<Figure>> = per_run.iter().map(|r| r[i].figures.clone()).collect();
+            GatewaySection {
+                figures: merge_runs(&lists),
+                ..section.clone()
+            }
         })
         .collect();
     (reports.swap_remove(0), merged)

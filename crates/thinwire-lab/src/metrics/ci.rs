@@ -23,6 +23,18 @@ impl Estimate {
     }
 }
 
+/// Decimals that suit a value's size in a table: none from 100, one from 10, two below.
+pub fn decimals(v: f64) -> usize {
+    let a = v.abs();
+    if a >= 100.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else {
+        2
+    }
+}
+
 /// Two-sided 95% Student-t quantiles for 1..=30 degrees of freedom.
 const T95: [f64; 30] = [
     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,

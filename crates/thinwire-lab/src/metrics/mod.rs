@@ -73,7 +73,7 @@ mod samples;
 mod stats;
 pub(crate) mod table;
 
-pub use ci::{confidence_interval, t95, Estimate};
+pub use ci::{confidence_interval, decimals, t95, Estimate};
 pub use compare::{compare, CompareRow, Comparison, DISAGREE_AT_P99};
 pub(crate) use deadline::{deadline_cells, DEADLINE_HEADERS, DEADLINE_NOTE};
 pub use deadline::{deadline_rows, deadline_table, DeadlineRow};

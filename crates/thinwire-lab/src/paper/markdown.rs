@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::{FigureJson, FigureKind, PaperJson};
+use super::{decimals, FigureJson, FigureKind, PaperJson};
 
 /// Where and how a results document was produced.
 #[derive(Debug, Clone, Default)]
@@ -36,14 +36,7 @@ fn cell(s: &str) -> String {
 }
 
 fn value(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
+    format!("{v:.*}", decimals(v))
 }
 
 fn ours(f: &FigureJson) -> String {

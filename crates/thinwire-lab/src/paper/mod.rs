@@ -23,7 +23,7 @@ mod setup;
 mod text;
 mod toml;
 
-pub use crate::metrics::{confidence_interval, Estimate};
+pub use crate::metrics::{confidence_interval, decimals, Estimate};
 pub use compare::{
     compare_published, Comparison, EntryId, OrderCheck, OrderComparison, PaperOutcome, Value,
     Verdict,

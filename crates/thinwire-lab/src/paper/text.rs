@@ -2,19 +2,10 @@
 
 use serde::Serialize;
 
-use super::{Comparison, Estimate, Figure, FigureKind, OrderComparison, Verdict};
+use super::{decimals, Comparison, Estimate, Figure, FigureKind, OrderComparison, Verdict};
 
 fn cell(e: Option<Estimate>) -> String {
-    e.map_or("-".to_owned(), |e| {
-        let d = if e.mean.abs() >= 100.0 {
-            0
-        } else if e.mean.abs() >= 10.0 {
-            1
-        } else {
-            2
-        };
-        e.display(d)
-    })
+    e.map_or("-".to_owned(), |e| e.display(decimals(e.mean)))
 }
 
 /// A terminal table: figure, published, ours, ratio, verdict; then the rankings.

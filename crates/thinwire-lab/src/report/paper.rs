@@ -7,23 +7,11 @@ use thinwire_report::escape;
 use thinwire_report::html::figure;
 
 use super::plots::{order_curves, published_ratios};
-use crate::metrics::{Estimate, Repetitions};
+use crate::metrics::{decimals, Estimate, Repetitions};
 use crate::paper::{Comparison, Figure, FigureKind, PaperOutcome, Verdict};
 
-/// Decimals that suit a value's size.
-fn digits(v: f64) -> usize {
-    let a = v.abs();
-    if a >= 100.0 {
-        0
-    } else if a >= 10.0 {
-        1
-    } else {
-        2
-    }
-}
-
 fn estimate(e: Option<Estimate>) -> String {
-    e.map_or("-".to_owned(), |e| e.display(digits(e.mean)))
+    e.map_or("-".to_owned(), |e| e.display(decimals(e.mean)))
 }
 
 /// The verdict, and for a figure that is not counted, why.

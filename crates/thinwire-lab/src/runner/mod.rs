@@ -12,6 +12,7 @@
 
 mod job;
 mod plan;
+pub(crate) use plan::worker_threads;
 mod repeat;
 mod shard;
 

@@ -103,12 +103,7 @@ impl JobPlan {
         threads: usize,
         progress: &dyn Progress,
     ) -> Result<Vec<JobResult>, LabError> {
-        let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            threads
-        }
-        .clamp(1, which.len().max(1));
+        let threads = worker_threads(threads).clamp(1, which.len().max(1));
         let next = AtomicUsize::new(0);
         let fractions: Vec<Mutex<f64>> = which.iter().map(|_| Mutex::new(0.0)).collect();
         let total = which.len().max(1) as f64;
@@ -160,5 +155,13 @@ impl JobPlan {
             return Err(e);
         }
         Ok(done.into_values().collect())
+    }
+}
+
+/// Threads for `--jobs N`: `N`, or one per core for 0.
+pub(crate) fn worker_threads(jobs: usize) -> usize {
+    match jobs {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        j => j,
     }
 }
