@@ -60,6 +60,9 @@ pub fn run_and_write(
             params.push((format!("measured: {}", c.peer), text));
         }
     }
+    for f in &run.failed {
+        params.push((format!("FAILED: {}", f.peer), f.error.clone()));
+    }
     let simulated = if opts.compare_sim {
         progress(&format!("simulating {} for the comparison...", scn.name));
         let sim = run_scenario(
@@ -79,6 +82,13 @@ pub fn run_and_write(
     lab.simulated = simulated;
     write_outputs(&lab, out)?;
     let mut summary = summary(scn, &lab, out);
+    for f in &run.failed {
+        let _ = writeln!(
+            summary,
+            "FAILED {}: {} (no rows; the other peers ran)",
+            f.peer, f.error
+        );
+    }
     if let Some(sim) = &lab.simulated {
         summary += &write_comparison(sim, &lab, out)?;
     }

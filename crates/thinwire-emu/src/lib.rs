@@ -32,7 +32,7 @@ mod run;
 pub use lab::{run_and_write, LabRunOptions};
 pub use net::{check_capabilities, host_addr, spawn_in_netns, EmuNet, NetSpec, RelayStats};
 pub use peers::RealPeer;
-pub use run::{default_peers, run_emulated, EmuOptions, EmuRun, PeerCounters};
+pub use run::{default_peers, run_emulated, EmuOptions, EmuRun, FailedPeer, PeerCounters};
 
 /// Errors of the emulator.
 #[derive(Debug, thiserror::Error)]

@@ -46,6 +46,18 @@ pub struct EmuRun {
     pub samples: Samples,
     /// The stacks' own counters, one entry per peer run, in the order of the runs.
     pub counters: Vec<PeerCounters>,
+    /// The peer runs that failed (an error or a time-out of that stack), each with its error:
+    /// they have no rows in [`results`](Self::results), and the other peers' runs went on.
+    pub failed: Vec<FailedPeer>,
+}
+
+/// A peer run that failed, in place of its results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedPeer {
+    /// The peer's run (peer name and sweep point), as its rows would have been.
+    pub peer: RunKey,
+    /// What went wrong.
+    pub error: String,
 }
 
 /// The counters a real stack keeps about itself, summed over the hosts of one
@@ -120,6 +132,10 @@ pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
 /// application wrote, so their redundancy reads 0 (their retransmissions are
 /// not counted; the wire bytes show them). Not supported: bottlenecks with cross traffic and server
 /// fan-out (they return [`EmuError::Unsupported`]).
+///
+/// A peer run that fails (its stack errs or times out) is listed in [`EmuRun::failed`] with its
+/// error and the run goes on with the other peers; only when every peer run fails is the first
+/// error returned.
 pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
     super::check_capabilities()?;
     let mut scn = scenario.clone();
@@ -135,6 +151,7 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
     let peers = opts.peers.clone().unwrap_or_else(|| default_peers(&scn));
     let mut rec = Recorder::new();
     let mut counters = Vec::new();
+    let mut failures = Failures::default();
     for point in scn.points() {
         let setup = scn
             .setup(&point)
@@ -163,8 +180,10 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
             })
         };
         for (peer, outcome) in peers.iter().zip(outcomes) {
-            let outcome = outcome?;
             let key = RunKey::at(peer.name(), &label);
+            let Some(outcome) = failures.take(&key, outcome) else {
+                continue;
+            };
             rec.set_protocol_info(ProtocolInfo {
                 key: key.clone(),
                 model: false,
@@ -182,12 +201,52 @@ pub fn run_emulated(scenario: &Scenario, opts: &EmuOptions) -> Result<EmuRun, Em
             });
         }
     }
+    let failed = failures.finish()?;
     let (results, samples) = rec.finish(&scn.name, Engine::Emu, scn.seed);
     Ok(EmuRun {
         results,
         samples,
         counters,
+        failed,
     })
+}
+
+/// The peer runs that failed so far, and whether any succeeded.
+#[derive(Debug, Default)]
+struct Failures {
+    failed: Vec<FailedPeer>,
+    first: Option<EmuError>,
+    succeeded: usize,
+}
+
+impl Failures {
+    /// The outcome of `key`'s run, or `None` (the failure noted) when it failed.
+    fn take<T>(&mut self, key: &RunKey, outcome: Result<T, EmuError>) -> Option<T> {
+        match outcome {
+            Ok(o) => {
+                self.succeeded += 1;
+                Some(o)
+            }
+            Err(e) => {
+                tracing::warn!(peer = %key, error = %e, "emulated peer failed; the others go on");
+                self.failed.push(FailedPeer {
+                    peer: key.clone(),
+                    error: e.to_string(),
+                });
+                self.first.get_or_insert(e);
+                None
+            }
+        }
+    }
+
+    /// The failed runs; the first error when no run succeeded (then the emulator or the
+    /// machine failed, and there is no result to show).
+    fn finish(self) -> Result<Vec<FailedPeer>, EmuError> {
+        match (self.succeeded, self.first) {
+            (0, Some(e)) => Err(e),
+            _ => Ok(self.failed),
+        }
+    }
 }
 
 /// The messages of one sweep point with `clients` clients: the scenario's
@@ -347,5 +406,44 @@ mod tests {
             ..c
         };
         assert_eq!(none.summary(), None);
+    }
+
+    fn timed_out(peer: &str) -> Result<(), EmuError> {
+        Err(EmuError::Peer {
+            peer: peer.into(),
+            msg: "timed out".into(),
+        })
+    }
+
+    #[test]
+    fn a_failed_peer_is_listed_and_the_others_go_on() {
+        let mut f = Failures::default();
+        let (quic, tcp) = (RunKey::new("quic-streams"), RunKey::new("tcp-nodelay"));
+        assert_eq!(f.take(&quic, timed_out("quic-streams")), None);
+        assert_eq!(f.take(&tcp, Ok(())), Some(()));
+        let failed = f.finish().expect("one peer ran");
+        assert_eq!(
+            failed,
+            vec![FailedPeer {
+                peer: quic,
+                error: "peer quic-streams: timed out".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn every_peer_failing_is_an_error() {
+        let mut f = Failures::default();
+        assert_eq!(f.take(&RunKey::new("kcp"), timed_out("kcp")), None);
+        assert_eq!(f.take(&RunKey::new("enet"), timed_out("enet")), None);
+        let err = f.finish().expect_err("nothing ran");
+        assert_eq!(err.to_string(), "peer kcp: timed out");
+    }
+
+    #[test]
+    fn no_failure_lists_nothing() {
+        let mut f = Failures::default();
+        assert_eq!(f.take(&RunKey::new("kcp"), Ok(1)), Some(1));
+        assert_eq!(f.finish().expect("ran"), vec![]);
     }
 }
