@@ -101,7 +101,9 @@ struct RunArgs {
     /// Independent runs (seeds) of every simulation, for confidence
     /// intervals (at least: a scenario whose paper's figures are averaged
     /// over more runs, e.g. Wu et al.'s 30, keeps its own; default 1).
-    #[arg(long, conflicts_with = "emulate")]
+    /// With --emulate: emulated runs one after another, each with its own
+    /// seed, summarised in runs.json and the report's repetitions table.
+    #[arg(long)]
     runs: Option<u32>,
     /// With `papers`: also write the comparison as Markdown to FILE (what
     /// docs/results/papers.md is), naming the command, the commit, the
@@ -201,6 +203,7 @@ fn emulate(scn: &Scenario, args: RunArgs, duration: Option<Duration>) -> Result<
         compare_sim: args.compare_sim,
         serial_peers: args.serial_peers,
         peers: args.peers,
+        runs: args.runs.unwrap_or(1),
     };
     let summary = thinwire_emu::run_and_write(scn, &args.out, &opts, &|line| eprintln!("{line}"))
         .map_err(|e| e.to_string())?;

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{default_peers, run_emulated, EmuError, EmuOptions, RealPeer};
-use thinwire_lab::runner::{run_scenario, write_outputs, LabRun, NoProgress, RunOptions};
+use super::{default_peers, run_emulated, EmuError, EmuOptions, FailedPeer, RealPeer};
+use thinwire_lab::metrics::Repetitions;
+use thinwire_lab::runner::{run_scenario, run_seed, write_outputs, LabRun, NoProgress, RunOptions};
 use thinwire_lab::scenario::Scenario;
 
 /// The options of `thinwire lab run --emulate`.
@@ -25,6 +26,11 @@ pub struct LabRunOptions {
     /// Run only the real peers with these names (as in `results.json`);
     /// empty: every peer of [`default_peers`].
     pub peers: Vec<String>,
+    /// Independent runs, one after another, each with its own seed (run 0 the scenario's,
+    /// as the simulator's `--runs`): `results.json` and the report's figures are run 0's,
+    /// `runs.json` and the report's repetitions table give every row's mean and 95%
+    /// interval over the runs. 0 or 1: one run.
+    pub runs: u32,
 }
 
 /// Runs `scn` in the emulator and writes `results.json` and `report.html`
@@ -42,17 +48,39 @@ pub fn run_and_write(
     opts: &LabRunOptions,
     progress: &dyn Fn(&str),
 ) -> Result<String, EmuError> {
-    let emu = EmuOptions {
-        peers: select_peers(scn, &opts.peers)?,
-        seed: opts.seed,
-        duration: opts.duration,
-        serial: opts.serial_peers,
-    };
-    progress(&format!(
-        "emulating {} (real stacks, real time)...",
-        scn.name
-    ));
-    let run = run_emulated(scn, &emu)?;
+    let peers = select_peers(scn, &opts.peers)?;
+    let runs = opts.runs.max(1);
+    let base_seed = opts.seed.unwrap_or(scn.seed);
+    let seeds: Vec<u64> = (0..runs).map(|r| run_seed(base_seed, r)).collect();
+    let mut all = Vec::new();
+    for (r, &seed) in seeds.iter().enumerate() {
+        let emu = EmuOptions {
+            peers: peers.clone(),
+            seed: Some(seed),
+            duration: opts.duration,
+            serial: opts.serial_peers,
+        };
+        progress(&if runs > 1 {
+            format!(
+                "emulating {} run {} of {runs}, seed {seed} (real stacks, real time)...",
+                scn.name,
+                r + 1
+            )
+        } else {
+            format!("emulating {} (real stacks, real time)...", scn.name)
+        });
+        all.push(run_emulated(scn, &emu)?);
+    }
+    let repetitions = (runs > 1).then(|| {
+        let results: Vec<_> = all.iter().map(|r| r.results.clone()).collect();
+        Repetitions::from_results(&results, seeds.clone())
+    });
+    let failed: Vec<(u32, FailedPeer)> = all
+        .iter()
+        .enumerate()
+        .flat_map(|(r, run)| run.failed.iter().map(move |f| (r as u32, f.clone())))
+        .collect();
+    let run = all.swap_remove(0);
     let mut params = scn.params();
     params.push(("engine".to_owned(), "real-kernel emulator".to_owned()));
     for c in &run.counters {
@@ -60,8 +88,11 @@ pub fn run_and_write(
             params.push((format!("measured: {}", c.peer), text));
         }
     }
-    for f in &run.failed {
-        params.push((format!("FAILED: {}", f.peer), f.error.clone()));
+    for (r, f) in &failed {
+        params.push((
+            format!("FAILED: {}{}", f.peer, run_label(*r, runs)),
+            f.error.clone(),
+        ));
     }
     let simulated = if opts.compare_sim {
         progress(&format!("simulating {} for the comparison...", scn.name));
@@ -80,19 +111,36 @@ pub fn run_and_write(
     };
     let mut lab = LabRun::from_results(run.results, run.samples, params);
     lab.simulated = simulated;
+    lab.repetitions = repetitions;
     write_outputs(&lab, out)?;
     let mut summary = summary(scn, &lab, out);
-    for f in &run.failed {
+    for (r, f) in &failed {
         let _ = writeln!(
             summary,
-            "FAILED {}: {} (no rows; the other peers ran)",
-            f.peer, f.error
+            "FAILED {}{}: {} (no rows; the other peers ran)",
+            f.peer,
+            run_label(*r, runs),
+            f.error
         );
+    }
+    if let Some(reps) = &lab.repetitions {
+        summary.push('\n');
+        summary += &reps.terminal_table();
+        let _ = writeln!(summary, "wrote {}", out.join("runs.json").display());
     }
     if let Some(sim) = &lab.simulated {
         summary += &write_comparison(sim, &lab, out)?;
     }
     Ok(summary)
+}
+
+/// ` (run R of N)` for a repeated run, nothing for a single one.
+fn run_label(r: u32, runs: u32) -> String {
+    if runs > 1 {
+        format!(" (run {} of {runs})", r + 1)
+    } else {
+        String::new()
+    }
 }
 
 /// What `thinwire lab run --emulate` prints once `lab` is written into

@@ -82,7 +82,7 @@ pub use gsi::{
     JITTER_COEFFICIENT_PER_S,
 };
 pub use recorder::{MessageRecord, ProtocolInfo, Recorder, WireCounters};
-pub use repetitions::{RepeatedRow, Repetitions};
+pub use repetitions::{RepeatedRow, Repetitions, RunOutcome};
 pub(crate) use results::display_protocol;
 pub use results::{Engine, LatencyMs, Messages, Results, RunKey, RunResult, Wire};
 pub use samples::{SampleSeries, Samples};

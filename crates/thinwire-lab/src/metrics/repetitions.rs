@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Estimate, RunKey};
+use super::{confidence_interval, Estimate, LatencyMs, Results, RunKey};
 
 /// One row (protocol at a sweep point, all classes) over every run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,6 +21,47 @@ pub struct RepeatedRow {
     pub p999_ms: Option<Estimate>,
     /// Delivered share of sent messages, %.
     pub delivered_pct: Option<Estimate>,
+}
+
+/// One run's outcome of a row: what [`RepeatedRow::over_runs`] averages.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunOutcome {
+    /// Messages sent.
+    pub sent: u64,
+    /// Messages delivered.
+    pub delivered: u64,
+    /// Latency statistics of the delivered messages.
+    pub latency_ms: LatencyMs,
+}
+
+impl RepeatedRow {
+    /// `key`'s row over `runs`, one outcome per run: the latency statistics over the runs
+    /// that delivered something, the delivered share over the runs that sent something.
+    pub fn over_runs(key: RunKey, runs: &[RunOutcome]) -> RepeatedRow {
+        let delivered: Vec<&RunOutcome> = runs.iter().filter(|r| r.delivered > 0).collect();
+        let pick = |f: fn(&LatencyMs) -> f64| {
+            confidence_interval(
+                &delivered
+                    .iter()
+                    .map(|r| f(&r.latency_ms))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        RepeatedRow {
+            key,
+            mean_ms: pick(|l| l.mean),
+            jitter_ms: pick(|l| l.jitter),
+            p99_ms: pick(|l| l.p99),
+            p999_ms: pick(|l| l.p999),
+            delivered_pct: confidence_interval(
+                &runs
+                    .iter()
+                    .filter(|r| r.sent > 0)
+                    .map(|r| 100.0 * r.delivered as f64 / r.sent as f64)
+                    .collect::<Vec<_>>(),
+            ),
+        }
+    }
 }
 
 /// Every row over every run (`runs.json`).
@@ -63,5 +104,91 @@ impl Repetitions {
             ));
         }
         out
+    }
+
+    /// Every all-classes row of the first run, over `runs` (one [`Results`] per run, seeds in
+    /// the same order): how the emulator's repeated runs are summarised. A row missing from
+    /// a run (its peer failed there) counts only the runs that have it.
+    pub fn from_results(runs: &[Results], seeds: Vec<u64>) -> Repetitions {
+        let outcome = |r: &super::RunResult| RunOutcome {
+            sent: r.messages.sent,
+            delivered: r.messages.delivered,
+            latency_ms: r.latency_ms,
+        };
+        let first = runs.first();
+        let rows = first
+            .into_iter()
+            .flat_map(|f| f.runs.iter().filter(|r| r.class.is_none()))
+            .map(|row| {
+                let of: Vec<RunOutcome> = runs
+                    .iter()
+                    .filter_map(|res| {
+                        res.runs
+                            .iter()
+                            .find(|r| r.class.is_none() && r.key == row.key)
+                    })
+                    .map(outcome)
+                    .collect();
+                RepeatedRow::over_runs(row.key.clone(), &of)
+            })
+            .collect();
+        Repetitions {
+            scenario: first.map(|f| f.scenario.clone()).unwrap_or_default(),
+            runs: runs.len() as u32,
+            seeds,
+            rows,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Engine, MessageRecord, Recorder};
+    use super::*;
+
+    /// One run's results: `peers` each deliver 10 messages `latency_ms` after sending them.
+    fn run(peers: &[(&str, u64)]) -> Results {
+        let mut r = Recorder::new();
+        for i in 0..10u64 {
+            for &(p, latency_ms) in peers {
+                r.record(MessageRecord {
+                    key: p.into(),
+                    class: "move".into(),
+                    sent_at_us: i * 100_000,
+                    delivered_at_us: Some(i * 100_000 + latency_ms * 1000),
+                    payload_bytes: 20,
+                    deadline_us: None,
+                });
+            }
+        }
+        r.finish("reps", Engine::Emu, 1).0
+    }
+
+    #[test]
+    fn rows_over_results_average_each_run_and_skip_missing_ones() {
+        let runs = [
+            run(&[("kcp", 100), ("quic", 50)]),
+            run(&[("kcp", 120)]), // quic failed in this run
+            run(&[("kcp", 110), ("quic", 70)]),
+        ];
+        let reps = Repetitions::from_results(&runs, vec![1, 2, 3]);
+        assert_eq!((reps.runs, reps.scenario.as_str()), (3, "reps"));
+        let row = |name: &str| {
+            reps.rows
+                .iter()
+                .find(|r| r.key == RunKey::new(name))
+                .expect("row")
+        };
+        let kcp = row("kcp").p999_ms.expect("p99.9");
+        assert!((kcp.mean - 110.0).abs() < 1e-9, "{kcp:?}");
+        assert!(
+            kcp.ci95.is_some_and(|h| h > 0.0),
+            "three different runs: {kcp:?}"
+        );
+        assert_eq!(kcp.runs, 3);
+        let quic = row("quic").p999_ms.expect("p99.9");
+        assert!((quic.mean - 60.0).abs() < 1e-9, "{quic:?}");
+        assert_eq!(quic.runs, 2, "the run where quic failed is not counted");
+        assert_eq!(reps.rows.len(), 2, "one all-classes row per peer");
     }
 }

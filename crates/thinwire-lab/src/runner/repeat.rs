@@ -3,7 +3,7 @@
 //! (`runs.json` and the report's repetitions table).
 
 use super::job::JobResult;
-use crate::metrics::{confidence_interval, RepeatedRow, Repetitions, RunKey};
+use crate::metrics::{RepeatedRow, Repetitions, RunKey, RunOutcome};
 
 /// The seed of repetition `run` of a scenario with seed `seed`: the
 /// scenario's own for run 0 (so that one run is the plain run), an
@@ -22,28 +22,16 @@ pub(crate) fn repetitions(scenario: &str, seed: u64, runs: u32, jobs: &[JobResul
     let rows = keys
         .iter()
         .map(|&key| {
-            let of: Vec<&JobResult> = jobs.iter().filter(|j| j.key == *key).collect();
-            let delivered: Vec<&JobResult> = of
+            let of: Vec<RunOutcome> = jobs
                 .iter()
-                .copied()
-                .filter(|j| j.summary.delivered > 0)
+                .filter(|j| j.key == *key)
+                .map(|j| RunOutcome {
+                    sent: j.summary.sent,
+                    delivered: j.summary.delivered,
+                    latency_ms: j.summary.latency_ms,
+                })
                 .collect();
-            let pick = |f: fn(&JobResult) -> f64| {
-                confidence_interval(&delivered.iter().map(|j| f(j)).collect::<Vec<_>>())
-            };
-            RepeatedRow {
-                key: key.clone(),
-                mean_ms: pick(|j| j.summary.latency_ms.mean),
-                jitter_ms: pick(|j| j.summary.latency_ms.jitter),
-                p99_ms: pick(|j| j.summary.latency_ms.p99),
-                p999_ms: pick(|j| j.summary.latency_ms.p999),
-                delivered_pct: confidence_interval(
-                    &of.iter()
-                        .filter(|j| j.summary.sent > 0)
-                        .map(|j| 100.0 * j.summary.delivered as f64 / j.summary.sent as f64)
-                        .collect::<Vec<_>>(),
-                ),
-            }
+            RepeatedRow::over_runs(key.clone(), &of)
         })
         .collect();
     Repetitions {
