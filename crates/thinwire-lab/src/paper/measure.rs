@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Metric;
+use super::{LatencyFrom, Metric};
 use crate::metrics::{nearest_rank, Quantile, DELAY_COEFFICIENT_PER_S, JITTER_COEFFICIENT_PER_S};
 use crate::protocol::Counters;
 use crate::sim::RunOutput;
@@ -34,8 +34,8 @@ pub struct JobFacts {
 }
 
 impl JobFacts {
-    /// The facts of a simulation's output.
-    pub fn from_output(out: &RunOutput) -> JobFacts {
+    /// The facts of a simulation's output, latencies measured from `from`.
+    pub fn from_output(out: &RunOutput, from: LatencyFrom) -> JobFacts {
         let mut classes: Vec<ClassFacts> = out
             .classes
             .iter()
@@ -51,7 +51,11 @@ impl JobFacts {
             c.sent += 1;
             c.payload_bytes += u64::from(m.size);
             if let Some(d) = m.delivered_us {
-                c.latencies_us.push(d.saturating_sub(m.sent_us));
+                let start = match from {
+                    LatencyFrom::Write => m.sent_us,
+                    LatencyFrom::FirstTransmission => m.wire_us.unwrap_or(m.sent_us),
+                };
+                c.latencies_us.push(d.saturating_sub(start));
             }
         }
         for c in &mut classes {

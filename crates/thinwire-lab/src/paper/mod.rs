@@ -238,6 +238,23 @@ pub struct PaperSpec {
     pub published: Vec<Published>,
     /// Published rankings (`[[published_order]]`).
     pub orders: Vec<PublishedOrder>,
+    /// Where the figures' latencies start (`[paper].latency_from`).
+    pub latency_from: LatencyFrom,
+}
+
+/// Where a paper's latencies start. Results and reports always measure from
+/// the application's write; a paper's figures may follow the paper's own
+/// measuring point.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LatencyFrom {
+    /// The application's write (`"write"`, the default).
+    #[default]
+    Write,
+    /// The first transmission of the message's last byte (`"first_transmission"`):
+    /// latency as a packet trace at the sender measures it, blind to any wait
+    /// in the sender's buffer. Messages of endpoints that do not report their
+    /// first transmission keep their write time.
+    FirstTransmission,
 }
 
 impl PaperSpec {

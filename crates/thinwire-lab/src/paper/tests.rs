@@ -307,3 +307,56 @@ fn confidence_intervals_widen_with_spread_and_shrink_with_runs() {
     assert!(!point_matches("n=150,burst=3", &["n=15".into()]));
     assert!(point_matches("", &[]));
 }
+
+#[test]
+fn latency_from_parses_and_rejects_unknown_origins() {
+    let s =
+        parse("[paper]\ntitle = \"t\"\nlatency_from = \"first_transmission\"\n").expect("valid");
+    assert_eq!(s.paper.latency_from, LatencyFrom::FirstTransmission);
+    let s = parse("[paper]\ntitle = \"t\"\n").expect("valid");
+    assert_eq!(s.paper.latency_from, LatencyFrom::Write);
+    let e = parse("[paper]\ntitle = \"t\"\nlatency_from = \"arrival\"\n").expect_err("unknown");
+    assert!(e.contains("first_transmission"), "{e}");
+}
+
+#[test]
+fn first_transmission_latency_leaves_out_the_wait_for_the_window() {
+    use crate::protocol::{TcpModel, TcpVariant};
+    use crate::sim::{run, SimSetup};
+    use crate::workload::{MessagingWorkload, WorkloadSpec};
+    use std::time::Duration;
+    use thinwire_netmodel::LinkConfig;
+    // One 8000-byte message (6 segments) into an initial window of 3 over a
+    // lossless path (50 ms down, 0 up): its last segment leaves one RTT
+    // after the write.
+    let setup = SimSetup {
+        clients: 1,
+        access_up: vec![LinkConfig::default()],
+        access_down: vec![LinkConfig {
+            delay: Duration::from_millis(50),
+            ..LinkConfig::default()
+        }],
+        bottleneck: None,
+        cross: (None, None),
+        duration: Duration::from_millis(500),
+        drain: Duration::from_secs(2),
+        seed: 1,
+    };
+    let w = [WorkloadSpec::Messaging(MessagingWorkload {
+        size: 8000,
+        ..MessagingWorkload::default()
+    })];
+    let out = run(
+        &TcpModel::variant(TcpVariant::Linux2623),
+        &setup,
+        &w,
+        &mut |_| {},
+    );
+    let lat = |from| {
+        JobFacts::from_output(&out, from).classes[0]
+            .latencies_us
+            .clone()
+    };
+    assert_eq!(lat(LatencyFrom::FirstTransmission), [50_000]);
+    assert_eq!(lat(LatencyFrom::Write), [100_000]);
+}

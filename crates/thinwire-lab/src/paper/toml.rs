@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 
-use super::{FigureKind, Metric, PaperInfo, PaperSpec, Published, PublishedOrder, Tolerance};
+use super::{
+    FigureKind, LatencyFrom, Metric, PaperInfo, PaperSpec, Published, PublishedOrder, Tolerance,
+};
 
 /// `[paper]`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -18,6 +20,8 @@ pub(crate) struct PaperToml {
     pub(crate) differences: Vec<String>,
     #[serde(default)]
     pub(crate) calibrations: Vec<String>,
+    /// `"write"` (default) or `"first_transmission"` ([`super::LatencyFrom`]).
+    pub(crate) latency_from: Option<String>,
 }
 
 /// The metric fields shared by `[[published]]` and `[[published_order]]`.
@@ -212,7 +216,17 @@ pub(crate) fn parse_paper(
             ))
         }
     };
+    let latency_from = match info.as_ref().and_then(|p| p.latency_from.as_deref()) {
+        None | Some("write") => LatencyFrom::Write,
+        Some("first_transmission") => LatencyFrom::FirstTransmission,
+        Some(other) => {
+            return Err(format!(
+                "[paper].latency_from: unknown `{other}` (write, first_transmission)"
+            ))
+        }
+    };
     let mut spec = PaperSpec {
+        latency_from,
         info: info.map(|p| PaperInfo {
             title: p.title,
             experiment: p.experiment,

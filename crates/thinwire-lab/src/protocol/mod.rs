@@ -139,6 +139,12 @@ pub trait SimEndpoint {
     fn handle_timeout(&mut self, now: Instant);
     /// Next message delivered to the application: `(peer, message id)`.
     fn poll_delivered(&mut self) -> Option<(u32, u64)>;
+    /// Next message whose last byte has just gone on the wire for the first
+    /// time (what a packet trace sees as the message's send time). Endpoints
+    /// that do not report it leave the application's send time standing.
+    fn poll_first_sent(&mut self) -> Option<u64> {
+        None
+    }
     /// Total payload bytes sent, for endpoints that count it themselves.
     fn payload_bytes_sent(&self) -> Option<u64> {
         None

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::metrics::{
     latency_summary, LatencyMs, MessageRecord, ProtocolInfo, Recorder, RunKey, WireCounters,
 };
-use crate::paper::{measure, EntryId, JobFacts, PaperSpec, Value};
+use crate::paper::{measure, EntryId, JobFacts, LatencyFrom, PaperSpec, Value};
 use crate::protocol::ThinwireCounters;
 use crate::sim::RunOutput;
 
@@ -139,7 +139,12 @@ pub(crate) struct JobContext<'a> {
 impl JobResult {
     /// Reduces a simulation's output to what is kept.
     pub(crate) fn from_output(cx: &JobContext<'_>, out: RunOutput) -> JobResult {
-        let facts = JobFacts::from_output(&out);
+        let facts = JobFacts::from_output(&out, LatencyFrom::Write);
+        let paper_facts = match cx.paper.latency_from {
+            LatencyFrom::Write => None,
+            from => Some(JobFacts::from_output(&out, from)),
+        };
+        let figure_facts = paper_facts.as_ref().unwrap_or(&facts);
         let mut values = Vec::new();
         let point_ok =
             |filter: &[String]| crate::paper::point_matches(cx.key.point_label(), filter);
@@ -151,7 +156,7 @@ impl JobResult {
                     entry: EntryId::Published(i),
                     run: cx.run,
                     key: cx.key.clone(),
-                    value: measure(&p.metric, &facts, &p.classes),
+                    value: measure(&p.metric, figure_facts, &p.classes),
                 });
             }
         }
@@ -162,7 +167,7 @@ impl JobResult {
                     entry: EntryId::Order(i),
                     run: cx.run,
                     key: cx.key.clone(),
-                    value: measure(&o.metric, &facts, &o.classes),
+                    value: measure(&o.metric, figure_facts, &o.classes),
                 });
             }
         }

@@ -13,6 +13,11 @@ pub struct MessageOutcome {
     pub sent_us: u64,
     /// Delivery time, µs since the start.
     pub delivered_us: Option<u64>,
+    /// When the message's last byte first went on the wire, µs since the
+    /// start, for endpoints that report it
+    /// ([`crate::protocol::SimEndpoint::poll_first_sent`]): the send time a
+    /// packet trace sees, after any wait in the sender's buffer.
+    pub wire_us: Option<u64>,
     /// Payload size.
     pub size: u32,
     /// Class index.

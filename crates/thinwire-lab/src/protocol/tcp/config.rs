@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | [`TcpVariant::Generic`] | `tcp-model` | NewReno, RFC 6298 timer with a 200 ms floor on the RTO, delayed ACK every second segment or 200 ms, initial window 10 |
 //! | [`TcpVariant::Linux`] | `tcp-model-linux` | NewReno as Linux 2.6 runs it: RTO = SRTT + max(4·RTTVAR, 200 ms), Linux's receiver (40 ms delayed-ACK timer, immediate ACKs after an idle gap), retransmission collapsing, SACK-style duplicate ACKs, Linux's window rules (growth only when cwnd-limited, ssthresh = cwnd/2, restart after idle), initial window 3 |
-//! | [`TcpVariant::Linux2623`] | `tcp-model-linux-2.6.23` | Linux 2.6.23's defaults: `tcp-model-linux` with CUBIC ([`Congestion::Cubic`]: β = 819/1024, cubic growth, fast convergence), slow start by one segment per ACK, DSACK reports and the undo of reductions whose retransmissions were all spurious |
+//! | [`TcpVariant::Linux2623`] | `tcp-model-linux-2.6.23` | Linux 2.6.23's defaults: `tcp-model-linux` with CUBIC ([`Congestion::Cubic`]: β = 819/1024, cubic growth, fast convergence), slow start by one segment per ACK, DSACK reports and the undo of reductions whose retransmissions were all spurious, window growth also when less than a third of the window is free (TSO/GSO), congestion-window validation (RFC 2861) |
 //! | [`TcpVariant::Thin`] | `tcp-model-thin` | `tcp-model-linux-2.6.23` plus the thin-stream modifications of Petlund et al. (NetGames 2008): linear timeouts and fast retransmit after 1 dupACK while fewer than 4 packets are in flight, and redundant data bundling |
 //! | [`TcpVariant::LinearRto`] | `tcp-model-linear-rto` | `tcp-model-linux` with the modified RTO of Griwodz & Halvorsen (NOSSDAV 2006): RTO = SRTT + min(SRTT/2, RTTVAR) with no backoff while fewer than 3 packets are in flight |
 //! | [`TcpVariant::Windows`] | `tcp-model-windows` | `tcp-model` with the timers of a 2010 Windows stack (Vista / 7 / Server 2008): RTO floor 300 ms, initial RTO 3 s, initial window 2 (see [`TcpConfig::windows_2010`]) |
@@ -102,6 +102,13 @@ pub struct TcpConfig {
     /// the window as used when less than a third of it
     /// (`tcp_tso_win_divisor` = 3) is left free.
     pub gso_cwnd_limited: bool,
+    /// With `linux_cwnd`: congestion-window validation (RFC 2861) as Linux
+    /// 2.6.23's `tcp_cwnd_validate` runs it after sending new data: when the
+    /// flight has stayed below the window for an RTO, the window falls
+    /// halfway to the most it used (at least the initial window) and
+    /// ssthresh keeps 3/4 of the old window (`tcp_cwnd_application_limited`,
+    /// outside recovery).
+    pub cwnd_validation: bool,
     /// The receiver reports duplicate data in a DSACK block (RFC 2883), and
     /// the sender undoes a window reduction when DSACKs show that every
     /// retransmission of the episode was unnecessary (Linux's
@@ -204,6 +211,7 @@ impl TcpVariant {
             loss_beta_pct: 50,
             congestion: Congestion::Reno,
             gso_cwnd_limited: false,
+            cwnd_validation: false,
             dsack_undo: false,
             retrans_collapse: false,
             thin_linear_timeouts: false,
@@ -226,6 +234,7 @@ impl TcpVariant {
         let linux_2_6_23 = TcpConfig {
             congestion: Congestion::Cubic,
             gso_cwnd_limited: true,
+            cwnd_validation: true,
             dsack_undo: true,
             ..linux
         };

@@ -132,6 +132,11 @@ pub struct TcpConn {
     last_new_send: Option<Instant>,
     cubic: Cubic,
     undo: Undo,
+    /// RFC 2861 state: the most segments in flight while the window was not
+    /// full (`snd_cwnd_used`), and when the window was last full or
+    /// validated (`snd_cwnd_stamp`).
+    cwnd_used: usize,
+    cwnd_stamp: Option<Instant>,
     // Receiver.
     rcv_nxt: u64,
     ooo: BTreeMap<u64, u64>,
@@ -144,6 +149,11 @@ pub struct TcpConn {
     /// Duplicate data to report in the next acknowledgement's DSACK block.
     dsack: Option<(u64, u64)>,
     delivered: VecDeque<u64>,
+    /// Messages whose last byte a new packet has just carried for the
+    /// first time (drained by [`SimEndpoint::poll_first_sent`]), kept only
+    /// when `report_first_sent` (endpoints the simulator drives directly).
+    first_sent: VecDeque<u64>,
+    report_first_sent: bool,
     stats: TcpStats,
     rtx: RtxCounters,
 }
@@ -185,6 +195,8 @@ impl TcpConn {
             last_new_send: None,
             cubic: Cubic::new(),
             undo: Undo::default(),
+            cwnd_used: 0,
+            cwnd_stamp: None,
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             bounds: BTreeMap::new(),
@@ -195,8 +207,19 @@ impl TcpConn {
             ack_pending: false,
             dsack: None,
             delivered: VecDeque::new(),
+            first_sent: VecDeque::new(),
+            report_first_sent: false,
             stats: TcpStats::default(),
             rtx: RtxCounters::default(),
+        }
+    }
+
+    /// An endpoint that also reports when each message first goes on the
+    /// wire ([`SimEndpoint::poll_first_sent`]), for the simulator.
+    fn reporting(cfg: TcpConfig) -> Self {
+        TcpConn {
+            report_first_sent: true,
+            ..TcpConn::new(cfg, 0)
         }
     }
 
@@ -337,6 +360,10 @@ impl SimEndpoint for TcpConn {
         self.poll_message().map(|id| (self.peer, id))
     }
 
+    fn poll_first_sent(&mut self) -> Option<u64> {
+        self.first_sent.pop_front()
+    }
+
     fn add_counters(&self, out: &mut Counters) {
         let s = &self.stats;
         add_counter(out, "tcp_segments", s.data_segments as f64);
@@ -394,7 +421,7 @@ impl Protocol for TcpModel {
         _now: Instant,
         _classes: &[ClassSpec],
     ) -> TcpConn {
-        TcpConn::new(self.config, 0)
+        TcpConn::reporting(self.config)
     }
     fn new_server(
         &self,
@@ -403,7 +430,7 @@ impl Protocol for TcpModel {
         _now: Instant,
         _classes: &[ClassSpec],
     ) -> TcpConn {
-        TcpConn::new(self.config, 0)
+        TcpConn::reporting(self.config)
     }
 }
 

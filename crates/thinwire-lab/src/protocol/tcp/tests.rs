@@ -3,6 +3,8 @@
 use super::*;
 use thinwire_netmodel::Corruptible;
 
+mod window;
+
 const MS: Duration = Duration::from_millis(1);
 
 fn msg(id: u64, size: u32) -> OutMessage {
@@ -283,6 +285,7 @@ fn variants_parse_by_name_and_differ_only_where_documented() {
         TcpConfig {
             congestion: Congestion::Reno,
             gso_cwnd_limited: false,
+            cwnd_validation: false,
             dsack_undo: false,
             ..l26
         },

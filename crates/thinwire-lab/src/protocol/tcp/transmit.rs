@@ -172,7 +172,46 @@ impl TcpConn {
         if self.rto_at.is_none() {
             self.rto_at = Some(now + self.rto);
         }
-        self.build(pkt_start, end, true)
+        if self.cfg.linux_cwnd && self.cfg.cwnd_validation {
+            self.validate_cwnd(now);
+        }
+        let out = self.build(pkt_start, end, true);
+        if self.report_first_sent {
+            // Messages ending in the new bytes leave for the first time
+            // (bundled ones went out before).
+            let new = out.ends.iter().filter(|&&(e, _)| e > start);
+            self.first_sent.extend(new.map(|&(_, id)| id));
+        }
+        out
+    }
+
+    /// RFC 2861 as Linux 2.6.23 runs it after new data went out
+    /// (`tcp_cwnd_validate`, `tcp_cwnd_application_limited`).
+    fn validate_cwnd(&mut self, now: Instant) {
+        let packets_out = self.segs.len();
+        let cwnd = self.cwnd.floor();
+        let stamp = *self.cwnd_stamp.get_or_insert(now);
+        if packets_out as f64 >= cwnd {
+            // The network is fed fully.
+            self.cwnd_used = 0;
+            self.cwnd_stamp = Some(now);
+            return;
+        }
+        self.cwnd_used = self.cwnd_used.max(packets_out);
+        if now.saturating_duration_since(stamp) < self.rto {
+            return;
+        }
+        let open = !self.in_recovery && !self.segs.iter().any(|s| s.lost);
+        if open {
+            let used = (self.cwnd_used as f64).max(f64::from(self.cfg.initial_cwnd.max(1)));
+            if used < cwnd {
+                // `tcp_current_ssthresh`: at least 3/4 of the window.
+                self.ssthresh = self.ssthresh.max((cwnd * 0.75).floor());
+                self.cwnd = ((cwnd + used) / 2.0).floor();
+            }
+            self.cwnd_used = 0;
+        }
+        self.cwnd_stamp = Some(now);
     }
 
     /// Linux's `tcp_cwnd_restart` (slow start after idle): new data after
@@ -192,5 +231,9 @@ impl TcpConn {
             self.cwnd = (self.cwnd / 2.0).floor();
         }
         self.cwnd = self.cwnd.max(restart);
+        if self.cfg.cwnd_validation {
+            self.cwnd_stamp = Some(now);
+            self.cwnd_used = 0;
+        }
     }
 }

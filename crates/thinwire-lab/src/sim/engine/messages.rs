@@ -92,6 +92,7 @@ impl<P: Protocol> Sim<'_, P> {
             out: MessageOutcome {
                 sent_us: us(now - self.base),
                 delivered_us: None,
+                wire_us: None,
                 size: ev.msg.size,
                 class: ev.msg.class,
                 deadline_us: ev.msg.deadline.map(us),

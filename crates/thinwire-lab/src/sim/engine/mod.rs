@@ -311,6 +311,11 @@ impl<'a, P: Protocol> Sim<'a, P> {
                 self.network.game_sent[usize::from(!is_client)] += 1;
                 self.send_on(now, l, frame);
             }
+            while let Some(id) = self.endpoints[e].poll_first_sent() {
+                if let Some(m) = self.msgs.get_mut(id as usize) {
+                    m.out.wire_us.get_or_insert(us(now - self.base));
+                }
+            }
             while let Some((peer, id)) = self.endpoints[e].poll_delivered() {
                 let client = self.client_of(e, peer);
                 self.delivered(now, id, client, !is_client);
