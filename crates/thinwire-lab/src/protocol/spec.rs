@@ -35,6 +35,7 @@ impl ProtocolSpec {
     pub const NAMES: &'static [&'static str] = &[
         "tcp-model",
         "tcp-model-linux",
+        "tcp-model-linux-ts",
         "tcp-model-linux-2.6.23",
         "tcp-model-thin",
         "tcp-model-linear-rto",
@@ -121,6 +122,7 @@ impl ProtocolSpec {
         Some(match name {
             "tcp-model" => ProtocolSpec::TcpModel,
             "tcp-model-linux"
+            | "tcp-model-linux-ts"
             | "tcp-model-linux-2.6.23"
             | "tcp-model-thin"
             | "tcp-model-linear-rto"

@@ -4,9 +4,10 @@
 //! |---|---|---|
 //! | [`TcpVariant::Generic`] | `tcp-model` | NewReno, RFC 6298 timer with a 200 ms floor on the RTO, delayed ACK every second segment or 200 ms, initial window 10 |
 //! | [`TcpVariant::Linux`] | `tcp-model-linux` | NewReno as Linux 2.6 runs it: RTO = SRTT + max(4·RTTVAR, 200 ms), Linux's receiver (40 ms delayed-ACK timer, immediate ACKs after an idle gap), retransmission collapsing, SACK-style duplicate ACKs, Linux's window rules (growth only when cwnd-limited, ssthresh = cwnd/2, restart after idle), initial window 3 |
+//! | [`TcpVariant::LinuxTs`] | `tcp-model-linux-ts` | `tcp-model-linux` with RFC 1323 timestamps, on by default in Linux 2.6 (`tcp_timestamps`): 12 more header bytes, and a timeout that an echoed timestamp shows spurious stops resending what it marked lost (`tcp_try_undo_loss`) |
 //! | [`TcpVariant::Linux2623`] | `tcp-model-linux-2.6.23` | Linux 2.6.23's defaults: `tcp-model-linux` with CUBIC ([`Congestion::Cubic`]: β = 819/1024, cubic growth, fast convergence), slow start by one segment per ACK, DSACK reports and the undo of reductions whose retransmissions were all spurious, window growth also when less than a third of the window is free (TSO/GSO), congestion-window validation (RFC 2861) |
 //! | [`TcpVariant::Thin`] | `tcp-model-thin` | `tcp-model-linux-2.6.23` plus the thin-stream modifications of Petlund et al. (NetGames 2008): linear timeouts and fast retransmit after 1 dupACK while fewer than 4 packets are in flight, and redundant data bundling |
-//! | [`TcpVariant::LinearRto`] | `tcp-model-linear-rto` | `tcp-model-linux` with the modified RTO of Griwodz & Halvorsen (NOSSDAV 2006): RTO = SRTT + min(SRTT/2, RTTVAR) with no backoff while fewer than 3 packets are in flight |
+//! | [`TcpVariant::LinearRto`] | `tcp-model-linear-rto` | `tcp-model-linux-ts` with the modified RTO of Griwodz & Halvorsen (NOSSDAV 2006): RTO = SRTT + min(SRTT/2, RTTVAR) with no backoff while fewer than 3 packets are in flight |
 //! | [`TcpVariant::Windows`] | `tcp-model-windows` | `tcp-model` with the timers of a 2010 Windows stack (Vista / 7 / Server 2008): RTO floor 300 ms, initial RTO 3 s, initial window 2 (see [`TcpConfig::windows_2010`]) |
 
 use std::time::Duration;
@@ -130,7 +131,18 @@ pub struct TcpConfig {
     /// Griwodz & Halvorsen: while fewer than 3 packets
     /// are in flight, RTO = SRTT + min(SRTT/2, deviation term) and no backoff.
     pub linear_rto: bool,
+    /// RFC 1323 timestamps (`tcp_timestamps`, on by default in Linux 2.6):
+    /// every segment carries the sender's clock and echoes the peer's (12
+    /// more header bytes). After a timeout, an acknowledgement whose echo
+    /// predates the first retransmission shows that the original data got
+    /// through, and the sender stops resending what the timeout marked lost
+    /// (Linux's `tcp_try_undo_loss` with `tcp_packet_delayed`). The RTT is
+    /// still sampled by Karn's rule.
+    pub timestamps: bool,
 }
+
+/// Bytes the timestamp option adds to every segment (10, padded to 12).
+pub(crate) const TIMESTAMP_BYTES: u32 = 12;
 
 /// "Thin" in Petlund et al.: fewer packets in flight than this (the number a
 /// fast retransmit needs: the original and three duplicates).
@@ -153,12 +165,16 @@ pub enum TcpVariant {
     Generic,
     /// `tcp-model-linux`: NewReno as Linux 2.6.11 to 2.6.15 ran it.
     Linux,
+    /// `tcp-model-linux-ts`: `tcp-model-linux` with RFC 1323 timestamps and
+    /// the undo of spurious timeouts they allow.
+    LinuxTs,
     /// `tcp-model-linux-2.6.23`: Linux 2.6.23's defaults (CUBIC, DSACK undo).
     Linux2623,
     /// `tcp-model-thin`: Linux 2.6.23 with Petlund et al.'s thin-stream
     /// modifications.
     Thin,
-    /// `tcp-model-linear-rto`: Linux with Griwodz & Halvorsen's modified RTO.
+    /// `tcp-model-linear-rto`: Linux (with timestamps) with Griwodz &
+    /// Halvorsen's modified RTO.
     LinearRto,
     /// `tcp-model-windows`: NewReno with a 2010 Windows stack's timers.
     Windows,
@@ -166,9 +182,10 @@ pub enum TcpVariant {
 
 impl TcpVariant {
     /// Every variant.
-    pub const ALL: [TcpVariant; 6] = [
+    pub const ALL: [TcpVariant; 7] = [
         TcpVariant::Generic,
         TcpVariant::Linux,
+        TcpVariant::LinuxTs,
         TcpVariant::Linux2623,
         TcpVariant::Thin,
         TcpVariant::LinearRto,
@@ -180,6 +197,7 @@ impl TcpVariant {
         match self {
             TcpVariant::Generic => "tcp-model",
             TcpVariant::Linux => "tcp-model-linux",
+            TcpVariant::LinuxTs => "tcp-model-linux-ts",
             TcpVariant::Linux2623 => "tcp-model-linux-2.6.23",
             TcpVariant::Thin => "tcp-model-thin",
             TcpVariant::LinearRto => "tcp-model-linear-rto",
@@ -218,6 +236,7 @@ impl TcpVariant {
             thin_dupack: false,
             rdb: false,
             linear_rto: false,
+            timestamps: false,
         };
         let linux = TcpConfig {
             // TCP_ATO_MIN: Linux's delayed-ACK timer for small segments.
@@ -231,6 +250,10 @@ impl TcpVariant {
             retrans_collapse: true,
             ..generic
         };
+        let linux_ts = TcpConfig {
+            timestamps: true,
+            ..linux
+        };
         let linux_2_6_23 = TcpConfig {
             congestion: Congestion::Cubic,
             gso_cwnd_limited: true,
@@ -241,6 +264,7 @@ impl TcpVariant {
         match self {
             TcpVariant::Generic => generic,
             TcpVariant::Linux => linux,
+            TcpVariant::LinuxTs => linux_ts,
             TcpVariant::Linux2623 => linux_2_6_23,
             TcpVariant::Thin => TcpConfig {
                 thin_linear_timeouts: true,
@@ -250,7 +274,7 @@ impl TcpVariant {
             },
             TcpVariant::LinearRto => TcpConfig {
                 linear_rto: true,
-                ..linux
+                ..linux_ts
             },
             TcpVariant::Windows => TcpConfig::windows_2010(),
         }

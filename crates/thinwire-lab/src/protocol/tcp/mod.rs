@@ -63,6 +63,11 @@ pub struct TcpSegment {
     pub fresh: bool,
     /// Damaged on the wire (fails the checksum, dropped by the receiver).
     pub corrupted: bool,
+    /// Timestamp option ([`TcpConfig::timestamps`]): the sender's clock when
+    /// it sent the segment (TSval), `None` without timestamps.
+    pub ts_val: Option<Instant>,
+    /// Timestamp option: the peer's TSval this segment echoes (TSecr).
+    pub ts_ecr: Option<Instant>,
 }
 
 dropped_when_corrupted!(TcpSegment);
@@ -88,6 +93,8 @@ pub struct TcpStats {
     pub fresh_received: u64,
     /// Window reductions undone because DSACKs showed them spurious.
     pub undos: u64,
+    /// Timeouts shown spurious by a timestamp echo (lost marks withdrawn).
+    pub loss_undos: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -137,6 +144,11 @@ pub struct TcpConn {
     /// validated (`snd_cwnd_stamp`).
     cwnd_used: usize,
     cwnd_stamp: Option<Instant>,
+    /// With timestamps: when the latest timeout retransmitted, while it may
+    /// still be shown spurious (Linux's `retrans_stamp` with `undo_marker`).
+    loss_undo_at: Option<Instant>,
+    /// ssthresh before that timeout's reduction (`prior_ssthresh`).
+    loss_prior_ssthresh: f64,
     // Receiver.
     rcv_nxt: u64,
     ooo: BTreeMap<u64, u64>,
@@ -148,6 +160,10 @@ pub struct TcpConn {
     ack_pending: bool,
     /// Duplicate data to report in the next acknowledgement's DSACK block.
     dsack: Option<(u64, u64)>,
+    /// The TSval to echo (RFC 1323's `TS.Recent`).
+    ts_recent: Option<Instant>,
+    /// `rcv_nxt` when the last acknowledgement was sent (`rcv_wup`).
+    rcv_wup: u64,
     delivered: VecDeque<u64>,
     /// Messages whose last byte a new packet has just carried for the
     /// first time (drained by [`SimEndpoint::poll_first_sent`]), kept only
@@ -197,6 +213,8 @@ impl TcpConn {
             undo: Undo::default(),
             cwnd_used: 0,
             cwnd_stamp: None,
+            loss_undo_at: None,
+            loss_prior_ssthresh: 0.0,
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             bounds: BTreeMap::new(),
@@ -206,6 +224,8 @@ impl TcpConn {
             delack_at: None,
             ack_pending: false,
             dsack: None,
+            ts_recent: None,
+            rcv_wup: 0,
             delivered: VecDeque::new(),
             first_sent: VecDeque::new(),
             report_first_sent: false,
@@ -271,6 +291,7 @@ impl TcpConn {
             return;
         }
         self.on_ack(now, seg.ack, seg.len == 0, &seg.sack);
+        self.try_undo_loss(seg.ts_ecr);
         if seg.len > 0 {
             self.on_data(now, &seg);
         }
@@ -290,7 +311,7 @@ impl TcpConn {
             }
         }
         if self.ack_pending {
-            return Some(self.pure_ack());
+            return Some(self.pure_ack(now));
         }
         None
     }
@@ -340,9 +361,14 @@ impl SimEndpoint for TcpConn {
         } else {
             (2 + 8 * seg.sack.len() as u32).next_multiple_of(4)
         };
+        let ts_bytes = if self.cfg.timestamps {
+            config::TIMESTAMP_BYTES
+        } else {
+            0
+        };
         Some(Transmit {
             peer: self.peer,
-            wire_bytes: (self.cfg.header_bytes + sack_bytes + seg.len) as usize,
+            wire_bytes: (self.cfg.header_bytes + ts_bytes + sack_bytes + seg.len) as usize,
             payload_bytes: Some((self.stats.payload_bytes - before) as usize),
             packet: seg,
         })
@@ -375,6 +401,9 @@ impl SimEndpoint for TcpConn {
         add_counter(out, "tcp_fresh_received", s.fresh_received as f64);
         if self.cfg.dsack_undo {
             add_counter(out, "tcp_undos", s.undos as f64);
+        }
+        if self.cfg.timestamps {
+            add_counter(out, "tcp_loss_undos", s.loss_undos as f64);
         }
         self.rtx.add_to(out);
     }

@@ -15,6 +15,13 @@ impl TcpConn {
         if seg.fresh {
             self.stats.fresh_received += 1;
         }
+        // RFC 1323 (Linux's `tcp_replace_ts_recent`): echo the clock of the
+        // segment that starts at or before the last acknowledged point.
+        if let Some(v) = seg.ts_val {
+            if start <= self.rcv_wup && self.ts_recent.is_none_or(|r| v >= r) {
+                self.ts_recent = Some(v);
+            }
+        }
         // Linux leaves delayed-ACK mode when data arrives after an idle gap
         // longer than its RTO (`tcp_event_data_recv`).
         let idle = self

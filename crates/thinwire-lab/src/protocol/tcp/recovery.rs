@@ -253,6 +253,30 @@ impl TcpConn {
         }
     }
 
+    /// With timestamps, after a timeout: an acknowledgement echoing a clock
+    /// older than the timeout's retransmission answers an original
+    /// transmission, so the timeout was spurious; the segments it marked
+    /// lost are not resent and the window is restored (Linux 2.6's
+    /// `tcp_try_undo_loss`, `tcp_undo_cwr`). The episode ends when
+    /// everything sent before the timeout is acknowledged.
+    pub(super) fn try_undo_loss(&mut self, ts_ecr: Option<Instant>) {
+        let Some(stamp) = self.loss_undo_at else {
+            return;
+        };
+        if self.snd_una >= self.recover {
+            self.loss_undo_at = None;
+        } else if ts_ecr.is_some_and(|e| e < stamp) {
+            self.loss_undo_at = None;
+            self.stats.loss_undos += 1;
+            for s in &mut self.segs {
+                s.lost = false;
+            }
+            self.force_retransmit = false;
+            self.cwnd = self.cwnd.max(self.ssthresh * 2.0);
+            self.ssthresh = self.ssthresh.max(self.loss_prior_ssthresh);
+        }
+    }
+
     /// The retransmission timer expired.
     pub(super) fn on_rto(&mut self, now: Instant) {
         if self.segs.is_empty() {
@@ -260,6 +284,10 @@ impl TcpConn {
             return;
         }
         self.stats.timeouts += 1;
+        // A first timeout (nothing resent yet) may later be shown spurious.
+        self.loss_undo_at =
+            (self.cfg.timestamps && self.segs.iter().all(|s| s.tx_count == 1)).then_some(now);
+        self.loss_prior_ssthresh = self.ssthresh.max(self.cwnd * 0.75);
         self.ssthresh = self.loss_ssthresh();
         self.cwnd = 1.0;
         // `TCP_CA_Loss`: CUBIC starts over (`bictcp_reset`).

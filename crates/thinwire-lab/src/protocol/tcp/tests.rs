@@ -198,6 +198,8 @@ fn corrupted_segments_are_dropped() {
         ends: vec![(10, 1)],
         fresh: true,
         corrupted: false,
+        ts_val: None,
+        ts_ecr: None,
     };
     s.flip_bit(3);
     c.on_segment(now, s);
@@ -291,10 +293,18 @@ fn variants_parse_by_name_and_differ_only_where_documented() {
         },
         l
     );
+    let lts = TcpVariant::LinuxTs.config();
     assert_eq!(
         TcpConfig {
             linear_rto: false,
             ..r
+        },
+        lts
+    );
+    assert_eq!(
+        TcpConfig {
+            timestamps: false,
+            ..lts
         },
         l
     );
@@ -575,5 +585,28 @@ fn dsack_undoes_the_reduction_of_a_spurious_timeout() {
         } else {
             assert!(p.a.ssthresh < ssthresh);
         }
+    }
+}
+
+#[test]
+fn timestamps_stop_resending_after_a_spurious_timeout() {
+    for (cfg, resent, undos) in [(TcpVariant::LinuxTs.config(), 1, 1), (linux(), 2, 0)] {
+        // SRTT 200 ms: the RTO is 200 + max(4 x 100, 200) = 600 ms.
+        let (mut p, t1) = warmed(cfg, 100 * MS);
+        // A (t1) arrives but its acknowledgement is lost; B (t1 + 450) and
+        // C (t1 + 550) are in flight when A's timer fires at t1 + 600.
+        p.drop_b = vec![p.b_sent];
+        p.a.send_message(&msg(2, 800));
+        p.run_until(t1 + 450 * MS);
+        p.a.send_message(&msg(3, 800));
+        p.run_until(t1 + 550 * MS);
+        p.a.send_message(&msg(4, 800));
+        p.run_until(t1 + 3000 * MS);
+        assert_eq!(p.a.stats().timeouts, 1);
+        // B's acknowledgement (t1 + 650) echoes B's clock, older than the
+        // timeout: with timestamps C is not resent; without, it is.
+        assert_eq!(p.a.stats().retransmissions, resent);
+        assert_eq!(p.a.stats().loss_undos, undos);
+        assert_eq!(p.delivered_b.len(), 4);
     }
 }

@@ -36,7 +36,7 @@ impl TcpConn {
 
     /// A data segment carrying stream bytes `[start, end)` and the current
     /// acknowledgement.
-    fn build(&mut self, start: u64, end: u64, fresh: bool) -> TcpSegment {
+    fn build(&mut self, now: Instant, start: u64, end: u64, fresh: bool) -> TcpSegment {
         let prefix = u64::from(self.cfg.prefix_bytes);
         let first = self.msgs.partition_point(|m| m.end <= start);
         let mut ends = Vec::new();
@@ -68,11 +68,13 @@ impl TcpConn {
             ends,
             fresh,
             corrupted: false,
+            ts_val: self.cfg.timestamps.then_some(now),
+            ts_ecr: self.ts_recent,
         }
     }
 
     /// A pure acknowledgement.
-    pub(super) fn pure_ack(&mut self) -> TcpSegment {
+    pub(super) fn pure_ack(&mut self, now: Instant) -> TcpSegment {
         self.clear_ack_state();
         self.stats.pure_acks += 1;
         TcpSegment {
@@ -83,10 +85,13 @@ impl TcpConn {
             ends: Vec::new(),
             fresh: false,
             corrupted: false,
+            ts_val: self.cfg.timestamps.then_some(now),
+            ts_ecr: self.ts_recent,
         }
     }
 
     fn clear_ack_state(&mut self) {
+        self.rcv_wup = self.rcv_nxt;
         self.ack_pending = false;
         self.unacked_segments = 0;
         self.unacked_bytes = 0;
@@ -122,7 +127,7 @@ impl TcpConn {
         if self.rto_at.is_none() {
             self.rto_at = Some(now + self.rto);
         }
-        self.build(start, end, false)
+        self.build(now, start, end, false)
     }
 
     /// Sends the next new data, bundling earlier unacknowledged data with it
@@ -175,7 +180,7 @@ impl TcpConn {
         if self.cfg.linux_cwnd && self.cfg.cwnd_validation {
             self.validate_cwnd(now);
         }
-        let out = self.build(pkt_start, end, true);
+        let out = self.build(now, pkt_start, end, true);
         if self.report_first_sent {
             // Messages ending in the new bytes leave for the first time
             // (bundled ones went out before).
