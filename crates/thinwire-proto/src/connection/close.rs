@@ -15,7 +15,7 @@ impl Connection {
         match self.state {
             State::Established => {
                 self.state = State::Closing { code, reason };
-                self.close_started = Some(now);
+                self.close.started = Some(now);
                 self.maybe_finish_close(now);
             }
             State::AwaitingChallenge | State::AwaitingAccept => {
@@ -29,7 +29,7 @@ impl Connection {
 
     pub(super) fn has_reliable_data(&self) -> bool {
         self.deadline.as_ref().is_some_and(|d| d.tx.len() > 0)
-            || !self.retransmit.is_empty()
+            || !self.queues.retransmit.is_empty()
             || self
                 .send
                 .iter()
@@ -77,9 +77,9 @@ impl Connection {
             reason,
             until,
         };
-        self.close_due = true;
-        self.pending.clear();
-        self.retransmit.clear();
+        self.due.close = true;
+        self.queues.pending.clear();
+        self.queues.retransmit.clear();
     }
 
     /// Ends the connection at once and tells the application why.

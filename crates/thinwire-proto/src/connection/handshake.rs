@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tracing::debug;
 
 use super::{Connection, State};
-use crate::crypto::{self, CipherSuite, Initiator, PacketKeys};
+use crate::crypto::{self, CipherSuite, Initiator, PacketKeys, PublicKey};
 use crate::error::{DisconnectReason, PeerError, RefuseReason};
 use crate::event::Event;
 use crate::wire::{self, AcceptParams, ConnectParams, LongPacket};
@@ -17,6 +17,39 @@ use crate::wire::{self, AcceptParams, ConnectParams, LongPacket};
 /// retransmission timer.
 pub(crate) fn peer_max_ack_delay(us: u64) -> Duration {
     Duration::from_micros(us.min(10_000_000))
+}
+
+/// Handshake parameters a client remembers (and a server echoes in its Accept).
+#[derive(Debug)]
+pub(super) struct HandshakeInfo {
+    /// The peer's address when the connection started.
+    pub(super) origin: SocketAddr,
+    pub(super) instance: u64,
+    pub(super) nonce: u64,
+    /// Client: what it needs to write its Connect (and, once written, the Connect itself,
+    /// resent unchanged, and the Noise state that reads the Accept). Boxed: a server's
+    /// connection has none, and a client's drops it once the Accept is read.
+    pub(super) client: Option<Box<ClientHandshake>>,
+    /// When the last Hello/Connect was sent, and whether it was a retransmission (Karn's rule:
+    /// no RTT sample from a retransmitted handshake packet).
+    pub(super) sent_at: Option<Instant>,
+    pub(super) retransmitted: bool,
+    pub(super) started: Instant,
+}
+
+/// What a client brings to its handshake.
+#[derive(Debug)]
+pub(crate) struct ClientHandshake {
+    /// The server's static key, which the handshake authenticates.
+    pub(crate) server_key: PublicKey,
+    /// The private part of a connect token, or empty.
+    pub(crate) token: Vec<u8>,
+    /// The cipher suites offered, preferred first.
+    pub(crate) suites: Vec<CipherSuite>,
+    /// The Connect datagram, once the Challenge came (resent as is).
+    pub(crate) connect: Option<Vec<u8>>,
+    /// The Noise state between Connect and Accept.
+    pub(crate) initiator: Option<Initiator>,
 }
 
 impl Connection {
@@ -41,7 +74,7 @@ impl Connection {
         debug!(remote = %from, cid = %self.local_cid, "Challenge received: Connect sent");
         self.handshake_rtt_sample(now);
         self.state = State::AwaitingAccept;
-        self.handshake_due = true;
+        self.due.handshake = true;
         self.handshake.retransmitted = false;
         if let Some(c) = self.handshake.client.as_mut() {
             c.connect = Some(connect);
@@ -134,9 +167,9 @@ impl Connection {
         self.peer_reset_token = Some(params.reset_token);
         self.handshake_rtt_sample(now);
         self.remote_cid = Some(params.server_cid);
-        self.peer_max_ack_delay = peer_max_ack_delay(params.max_ack_delay_us);
+        self.recovery.peer_max_ack_delay = peer_max_ack_delay(params.max_ack_delay_us);
         self.state = State::Established;
-        self.handshake_due = false;
+        self.due.handshake = false;
         self.last_rx = now;
         self.last_tx = now;
         debug!(
@@ -181,7 +214,8 @@ impl Connection {
 
     pub(super) fn handshake_rtt_sample(&mut self, now: Instant) {
         if let (Some(sent), false) = (self.handshake.sent_at, self.handshake.retransmitted) {
-            self.rtt
+            self.recovery
+                .rtt
                 .update(now.saturating_duration_since(sent), Duration::ZERO);
         }
     }

@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use super::Connection;
 
-use crate::recovery::SentPacket;
+use crate::config::TransportConfig;
+use crate::recovery::{Congestion, LossEstimates, RttEstimator, SentPacket, SentPackets};
 use crate::wire::AckFrame;
 
 /// Retransmission timeouts in a row, with nothing acknowledged, that a thin stream takes at a
@@ -13,16 +14,61 @@ use crate::wire::AckFrame;
 /// timeouts use the same budget (`TCP_THIN_LINEAR_RETRIES`, 6), after Petlund et al.
 const THIN_LINEAR_RTOS: u32 = 6;
 
+/// Loss recovery: the packets in flight, the round-trip and loss estimates, the congestion
+/// window, and the state of the retransmission timeout.
+#[derive(Debug)]
+pub(super) struct Recovery {
+    pub(super) sent: SentPackets,
+    pub(super) rtt: RttEstimator,
+    pub(super) cc: Congestion,
+    /// Loss rates: mean, after a loss, and of acknowledgements.
+    pub(super) estimates: LossEstimates,
+    /// When the reordering window or time threshold of a packet not yet declared lost ends.
+    pub(super) loss_time: Option<Instant>,
+    /// The next packet number when the retransmission timeout last fired: an ACK whose
+    /// largest is a packet below it that the timeout declared lost was merely late (a spurious
+    /// timeout, RFC 4015).
+    pub(super) rto_mark: Option<u64>,
+    pub(super) peer_max_ack_delay: Duration,
+    /// The ACK delay the peer has been reporting: the largest, decaying by 1/16 per ACK (the
+    /// timeout allows this much for the peer's ACK delay, never more than its maximum: a
+    /// peer that acknowledges at once, as thin streams' reliable data is, costs no margin).
+    pub(super) ack_delay_seen: Option<Duration>,
+    /// Exponent of the retransmission timeout's backoff.
+    pub(super) backoff: u32,
+    /// Retransmission timeouts in a row since data was last acknowledged.
+    pub(super) rto_streak: u32,
+}
+
+impl Recovery {
+    /// Nothing sent yet: the configured initial RTT and windows.
+    pub(super) fn new(config: &TransportConfig) -> Self {
+        Self {
+            sent: SentPackets::default(),
+            rtt: RttEstimator::new(config.initial_rtt),
+            cc: Congestion::new(config.initial_window, config.min_window, config.max_window),
+            estimates: LossEstimates::default(),
+            loss_time: None,
+            rto_mark: None,
+            peer_max_ack_delay: Duration::ZERO,
+            ack_delay_seen: None,
+            backoff: 0,
+            rto_streak: 0,
+        }
+    }
+}
+
 impl Connection {
     pub(super) fn on_ack_frame(&mut self, now: Instant, ack: &AckFrame) {
-        let largest_before = self.sent.largest_acked();
+        let largest_before = self.recovery.sent.largest_acked();
         let delay = Duration::from_micros(ack.ack_delay_us);
         let seen = self
+            .recovery
             .ack_delay_seen
             .map_or(delay, |d| (d - d / 16).max(delay));
-        self.ack_delay_seen = Some(seen);
-        let mut acked = std::mem::take(&mut self.acked_scratch);
-        self.sent.on_ack(ack, &mut acked);
+        self.recovery.ack_delay_seen = Some(seen);
+        let mut acked = std::mem::take(&mut self.scratch.acked);
+        self.recovery.sent.on_ack(ack, &mut acked);
         let mut new_data_acked = false;
         let mut late_ack = false;
         for (pn, packet) in &acked {
@@ -30,23 +76,24 @@ impl Connection {
                 // repair copies only: never in flight, nothing to count
             } else if packet.lost {
                 self.stats.recovery.spurious_losses += 1;
-                self.estimates.on_spurious(packet.repair);
+                self.recovery.estimates.on_spurious(packet.repair);
                 // declared lost by the timeout, and this ACK was sent for it (it is the
                 // largest acknowledged, so nothing sent later prompted it): the
                 // acknowledgement was late, not lost. (A lost ACK is followed by one that a
                 // later packet prompted.)
-                late_ack |= *pn == ack.largest && self.rto_mark.is_some_and(|m| *pn < m);
+                late_ack |= *pn == ack.largest && self.recovery.rto_mark.is_some_and(|m| *pn < m);
             } else {
                 new_data_acked = true;
-                self.cc.on_ack(packet.time_sent);
-                self.estimates.on_outcome(false, packet.repair);
+                self.recovery.cc.on_ack(packet.time_sent);
+                self.recovery.estimates.on_outcome(false, packet.repair);
             }
             if *pn == ack.largest && largest_before.is_none_or(|l| ack.largest > l) {
                 let sample = now.saturating_duration_since(packet.time_sent);
-                self.rtt
+                self.recovery
+                    .rtt
                     .update(sample, Duration::from_micros(ack.ack_delay_us));
                 if late_ack {
-                    self.rtt.on_spurious_timeout(sample);
+                    self.recovery.rtt.on_spurious_timeout(sample);
                 }
             }
             for c in &packet.chunks {
@@ -64,29 +111,29 @@ impl Connection {
             }
         }
         for (_, packet) in acked.drain(..) {
-            self.sent.recycle(packet.chunks);
+            self.recovery.sent.recycle(packet.chunks);
         }
-        self.acked_scratch = acked;
+        self.scratch.acked = acked;
         if late_ack {
             // the timeout was spurious: undo its backoff (RFC 4015's response)
             self.stats.recovery.spurious_timeouts += 1;
-            self.rto_mark = None;
+            self.recovery.rto_mark = None;
             new_data_acked = true;
         }
         if new_data_acked {
-            self.backoff = 0;
-            self.rto_streak = 0;
+            self.recovery.backoff = 0;
+            self.recovery.rto_streak = 0;
         }
 
         self.detect_losses(now);
     }
 
     pub(super) fn loss_rule(&self) -> crate::recovery::LossRule {
-        let srtt = self.rtt.srtt();
+        let srtt = self.recovery.rtt.srtt();
         crate::recovery::LossRule {
             thin: self.is_thin(),
             thin_window: srtt / self.config.thin_reorder_divisor,
-            rtt: self.rtt.latest(),
+            rtt: self.recovery.rtt.latest(),
             packet_threshold: 3,
             retention: self.rto() * 4,
         }
@@ -94,21 +141,21 @@ impl Connection {
 
     pub(super) fn detect_losses(&mut self, now: Instant) {
         let rule = self.loss_rule();
-        let mut lost = std::mem::take(&mut self.acked_scratch);
-        self.loss_time = self.sent.detect_lost(now, rule, &mut lost);
+        let mut lost = std::mem::take(&mut self.scratch.acked);
+        self.recovery.loss_time = self.recovery.sent.detect_lost(now, rule, &mut lost);
         if rule.thin {
             self.stats.recovery.thin_fast_losses += lost.len() as u64;
         }
         for (pn, packet) in lost.drain(..) {
             self.on_packet_lost(now, pn, packet);
         }
-        self.acked_scratch = lost;
+        self.scratch.acked = lost;
     }
 
     pub(super) fn on_packet_lost(&mut self, now: Instant, pn: u64, packet: SentPacket) {
         self.stats.recovery.packets_lost += 1;
-        self.estimates.on_outcome(true, packet.repair);
-        self.cc.on_loss(packet.time_sent, now);
+        self.recovery.estimates.on_outcome(true, packet.repair);
+        self.recovery.cc.on_loss(packet.time_sent, now);
         for &c in &packet.chunks {
             let Some(ch) = self.send.get_mut(c.channel as usize) else {
                 continue;
@@ -124,17 +171,21 @@ impl Connection {
             };
             if !f.acked && !f.queued && f.last_pn == Some(pn) {
                 f.queued = true;
-                self.retransmit.push_back(c);
+                self.queues.retransmit.push_back(c);
             }
         }
-        self.sent.recycle(packet.chunks);
+        self.recovery.sent.recycle(packet.chunks);
     }
 
     pub(super) fn rto_deadline(&self) -> Option<Instant> {
         if !self.config.ack_pairs {
-            return self.sent.oldest_in_flight().map(|t| t + self.rto());
+            return self
+                .recovery
+                .sent
+                .oldest_in_flight()
+                .map(|t| t + self.rto());
         }
-        let [even, odd] = self.sent.oldest_in_flight_by_parity();
+        let [even, odd] = self.recovery.sent.oldest_in_flight_by_parity();
         let even = even.map(|t| t + self.rto_wait(0));
         let odd = odd.map(|t| t + self.rto_wait(1));
         even.into_iter().chain(odd).min()
@@ -146,38 +197,39 @@ impl Connection {
     fn rto_wait(&self, pn: u64) -> Duration {
         let rto = self.rto();
         if self.config.ack_pairs && pn % 2 == 0 {
-            rto + self.peer_max_ack_delay
+            rto + self.recovery.peer_max_ack_delay
         } else {
             rto
         }
     }
 
     pub(super) fn on_loss_timer(&mut self, now: Instant) {
-        if self.loss_time.is_some_and(|t| t <= now) {
+        if self.recovery.loss_time.is_some_and(|t| t <= now) {
             self.detect_losses(now);
         }
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.recovery.rto_expirations += 1;
-            self.rto_mark = Some(self.next_pn);
+            self.recovery.rto_mark = Some(self.next_pn);
             let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(pn)).unwrap_or(now));
-            self.rto_streak = self.rto_streak.saturating_add(1);
+            self.recovery.rto_streak = self.recovery.rto_streak.saturating_add(1);
             if !self.is_thin() {
                 // standard behaviour: exponential backoff, window collapse
-                self.backoff = (self.backoff + 1).min(16);
-                self.cc.on_timeout(now);
-            } else if self.rto_streak > THIN_LINEAR_RTOS {
+                self.recovery.backoff = (self.recovery.backoff + 1).min(16);
+                self.recovery.cc.on_timeout(now);
+            } else if self.recovery.rto_streak > THIN_LINEAR_RTOS {
                 // the thin-stream budget is spent and nothing came back: the peer is probably
                 // gone, so stop probing it at a linear pace
-                self.backoff = (self.backoff + 1).min(16);
+                self.recovery.backoff = (self.recovery.backoff + 1).min(16);
             }
             let retention = self.loss_rule().retention;
             let lost = self
+                .recovery
                 .sent
                 .expire(now, |pn| cutoffs[(pn % 2) as usize], retention);
             for (pn, p) in lost {
                 self.on_packet_lost(now, pn, p);
             }
-            self.probe_due = true;
+            self.due.probe = true;
         }
     }
 }

@@ -78,8 +78,8 @@ impl Connection {
     fn release_buffers(&mut self) {
         self.send = Vec::new();
         self.recv = Vec::new();
-        self.unacked_order = Default::default();
-        self.copies = Default::default();
+        self.queues.unacked_order = Default::default();
+        self.queues.copies = Default::default();
         self.deadline = None;
     }
 }

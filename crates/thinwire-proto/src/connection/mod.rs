@@ -20,6 +20,8 @@
 
 mod close;
 mod handshake;
+#[cfg(test)]
+mod layout;
 mod loss;
 mod memory;
 mod path;
@@ -38,15 +40,16 @@ use std::time::{Duration, Instant};
 
 use crate::channel::{Delivered, RecvChannel, SendChannel};
 use crate::config::TransportConfig;
-use crate::crypto::{CipherSuite, Initiator, PacketKeys, PublicKey, RESET_TOKEN_LEN};
+use crate::crypto::{CipherSuite, PacketKeys, RESET_TOKEN_LEN};
 use crate::deadline::{DeadlineOptions, DeadlineReceiver, DeadlineSender};
 use crate::event::Event;
 use crate::policy::PolicyCache;
-use crate::recovery::LossEstimates;
-use crate::recovery::{ChunkRef, Congestion, ReceivedPackets, RttEstimator, SentPackets};
+use crate::recovery::{ChunkRef, ReceivedPackets};
 use crate::wire::{ChannelKind, ConnectionId, MessageHeader};
 
-pub(crate) use handshake::peer_max_ack_delay;
+use handshake::HandshakeInfo;
+pub(crate) use handshake::{peer_max_ack_delay, ClientHandshake};
+use loss::Recovery;
 pub(crate) use memory::SEND_MESSAGE_OVERHEAD;
 pub(crate) use receive::IncomingPacket;
 pub use send::SendMode;
@@ -62,38 +65,6 @@ use timer::TimerTable;
 pub(crate) enum Side {
     Client,
     Server,
-}
-
-/// Handshake parameters a client remembers (and a server echoes in its Accept).
-#[derive(Debug)]
-struct HandshakeInfo {
-    /// The peer's address when the connection started.
-    origin: SocketAddr,
-    instance: u64,
-    nonce: u64,
-    /// Client: what it needs to write its Connect (and, once written, the Connect itself,
-    /// resent unchanged, and the Noise state that reads the Accept).
-    client: Option<ClientHandshake>,
-    /// When the last Hello/Connect was sent, and whether it was a retransmission (Karn's rule:
-    /// no RTT sample from a retransmitted handshake packet).
-    sent_at: Option<Instant>,
-    retransmitted: bool,
-    started: Instant,
-}
-
-/// What a client brings to its handshake.
-#[derive(Debug)]
-pub(crate) struct ClientHandshake {
-    /// The server's static key, which the handshake authenticates.
-    pub(crate) server_key: PublicKey,
-    /// The private part of a connect token, or empty.
-    pub(crate) token: Vec<u8>,
-    /// The cipher suites offered, preferred first.
-    pub(crate) suites: Vec<CipherSuite>,
-    /// The Connect datagram, once the Challenge came (resent as is).
-    pub(crate) connect: Option<Vec<u8>>,
-    /// The Noise state between Connect and Accept.
-    pub(crate) initiator: Option<Initiator>,
 }
 
 /// What a new connection starts from, on either side.
@@ -142,7 +113,56 @@ struct Deadline {
     channel_default: Vec<Option<DeadlineOptions>>,
 }
 
-/// A connection.
+/// The send queues: chunks of message data waiting for a datagram, in the order they go.
+#[derive(Debug, Default)]
+struct SendQueues {
+    /// New message data in the order the application sent it.
+    pending: VecDeque<ChunkRef>,
+    /// Data declared lost, to go before anything new.
+    retransmit: VecDeque<ChunkRef>,
+    /// Reliable data in order of first transmission, for bundling (acked entries pruned lazily).
+    unacked_order: VecDeque<ChunkRef>,
+    /// Copies the repair policy scheduled, by due time; `None` once the repair timer released
+    /// them (entries no longer wanted are pruned lazily).
+    copies: VecDeque<(Option<Instant>, ChunkRef)>,
+}
+
+/// What the next datagrams must carry besides data: set by timers and input, cleared when
+/// written.
+#[derive(Debug, Default, Clone, Copy)]
+struct Due {
+    /// A handshake packet (Hello, Connect).
+    handshake: bool,
+    /// The server's Accept, again.
+    accept: bool,
+    /// A CLOSE frame.
+    close: bool,
+    /// A PING (the keepalive timer fired).
+    ping: bool,
+    /// A retransmission timeout fired: one packet may go regardless of the congestion window.
+    probe: bool,
+}
+
+/// When the CLOSE frame was last sent, and when the graceful close began.
+#[derive(Debug, Default, Clone, Copy)]
+struct CloseTimes {
+    last_sent: Option<Instant>,
+    started: Option<Instant>,
+}
+
+/// Lists kept only for their capacity between packets (empty between calls).
+#[derive(Debug, Default)]
+struct Scratch {
+    /// Messages delivered by the packet being received.
+    delivered: Vec<Delivered>,
+    /// Packets acknowledged or declared lost by the current ACK.
+    acked: Vec<(u64, crate::recovery::SentPacket)>,
+    /// The frames of the packet being received.
+    frames: Vec<crate::wire::Frame<'static>>,
+}
+
+/// A connection: its identity and handshake, then one part per job (keys, channels, send
+/// queues, loss recovery, acknowledgements, timers, what is due), then the cold parts.
 #[derive(Debug)]
 pub(crate) struct Connection {
     side: Side,
@@ -166,66 +186,29 @@ pub(crate) struct Connection {
     send: Vec<SendChannel>,
     /// The channels' receive states, made at the first message received (`ensure_recv`).
     recv: Vec<RecvChannel>,
-    /// New message data in the order the application sent it.
-    pending: VecDeque<ChunkRef>,
-    /// Data declared lost, to go before anything new.
-    retransmit: VecDeque<ChunkRef>,
-    /// Reliable data in order of first transmission, for bundling (acked entries pruned lazily).
-    unacked_order: VecDeque<ChunkRef>,
-    /// Copies the repair policy scheduled, by due time; `None` once the repair timer released
-    /// them (entries no longer wanted are pruned lazily).
-    copies: VecDeque<(Option<Instant>, ChunkRef)>,
+    queues: SendQueues,
     /// Where the last message frame of the packet being built starts, its header and its
     /// payload length (it becomes the last-frame form when nothing follows it; fitting counts
     /// it in its longer compact or full form).
     last_message: Option<(usize, MessageHeader, usize)>,
-    /// The next packet number when the retransmission timeout last fired: an ACK whose
-    /// largest is a packet below it that the timeout declared lost was merely late (a spurious
-    /// timeout, RFC 4015).
-    rto_mark: Option<u64>,
     next_pn: u64,
-    sent: SentPackets,
-    rtt: RttEstimator,
-    cc: Congestion,
+    recovery: Recovery,
     rx: ReceivedPackets,
-    peer_max_ack_delay: Duration,
-    /// The ACK delay the peer has been reporting: the largest, decaying by 1/256 per ACK (the
-    /// timeout allows this much for the peer's ACK delay, never more than its maximum: a
-    /// peer that acknowledges at once, as thin streams' reliable data is, costs no margin).
-    ack_delay_seen: Option<Duration>,
-    backoff: u32,
-    /// Retransmission timeouts in a row since data was last acknowledged.
-    rto_streak: u32,
     timers: TimerTable,
-    loss_time: Option<Instant>,
     last_rx: Instant,
     /// When the last packet of any kind left (keepalives are only needed when nothing does).
     last_tx: Instant,
-    /// A handshake packet (Hello, Connect) is due.
-    handshake_due: bool,
-    /// The server must (re)send its Accept.
-    accept_due: bool,
-    /// A CLOSE frame is due.
-    close_due: bool,
-    last_close_sent: Option<Instant>,
-    close_started: Option<Instant>,
-    ping_due: bool,
-    /// A retransmission timeout fired: one packet may go regardless of the congestion window.
-    probe_due: bool,
+    due: Due,
+    close: CloseTimes,
     events: Vec<Event>,
     /// Deadline delivery's state, made when the connection first sends or receives a deadline
     /// message (most connections never do).
     deadline: Option<Box<Deadline>>,
     /// Where deadline and repair policies are looked up.
     policies: PolicyCache,
-    /// Loss rates: mean, after a loss, and of acknowledgements.
-    estimates: LossEstimates,
-    stats: ConnectionStats,
-    delivered_scratch: Vec<Delivered>,
-    /// Packets acknowledged or declared lost by the current ACK (kept for its capacity).
-    acked_scratch: Vec<(u64, crate::recovery::SentPacket)>,
-    /// The frames of the packet being received (kept for its capacity).
-    frame_scratch: Vec<crate::wire::Frame<'static>>,
+    /// The counters ([`stats`](Self::stats) adds the gauges and the channels).
+    stats: ConnectionCounters,
+    scratch: Scratch,
     /// Idle memory was given back since the last packet (the Trim timer is off).
     trimmed: bool,
 }
@@ -268,40 +251,21 @@ impl Connection {
             channels,
             send: Vec::new(),
             recv: Vec::new(),
-            pending: VecDeque::new(),
-            retransmit: VecDeque::new(),
-            unacked_order: VecDeque::new(),
-            copies: VecDeque::new(),
+            queues: SendQueues::default(),
             last_message: None,
-            rto_mark: None,
             next_pn: 0,
-            sent: SentPackets::default(),
-            rtt: RttEstimator::new(config.initial_rtt),
-            cc: Congestion::new(config.initial_window, config.min_window, config.max_window),
+            recovery: Recovery::new(&config),
             rx: ReceivedPackets::new(config.max_ack_ranges),
-            peer_max_ack_delay: Duration::ZERO,
-            ack_delay_seen: None,
-            backoff: 0,
-            rto_streak: 0,
             timers: TimerTable::default(),
-            loss_time: None,
             last_rx: now,
             last_tx: now,
-            handshake_due: false,
-            accept_due: false,
-            close_due: false,
-            last_close_sent: None,
-            close_started: None,
-            ping_due: false,
-            probe_due: false,
+            due: Due::default(),
+            close: CloseTimes::default(),
             events: Vec::new(),
             deadline: None,
             policies,
-            estimates: LossEstimates::default(),
-            stats: ConnectionStats::default(),
-            delivered_scratch: Vec::new(),
-            acked_scratch: Vec::new(),
-            frame_scratch: Vec::new(),
+            stats: ConnectionCounters::default(),
+            scratch: Scratch::default(),
             trimmed: false,
             config,
         }
@@ -310,8 +274,8 @@ impl Connection {
     /// A client connection that will send its Hello at the next transmit.
     pub(crate) fn new_client(now: Instant, setup: Setup, client: ClientHandshake) -> Self {
         let mut c = Self::new(Side::Client, State::AwaitingChallenge, now, setup);
-        c.handshake.client = Some(client);
-        c.handshake_due = true;
+        c.handshake.client = Some(Box::new(client));
+        c.due.handshake = true;
         c.update_timers();
         c
     }
@@ -320,13 +284,16 @@ impl Connection {
     pub(crate) fn new_server(now: Instant, setup: Setup, client: ClientParams) -> Self {
         let mut c = Self::new(Side::Server, State::Established, now, setup);
         c.remote_cid = Some(client.cid);
-        c.peer_max_ack_delay = client.max_ack_delay;
+        c.recovery.peer_max_ack_delay = client.max_ack_delay;
         if let Some(rtt) = client.handshake_rtt {
-            c.rtt.update(rtt, Duration::ZERO);
+            c.recovery.rtt.update(rtt, Duration::ZERO);
         }
         c.keys = Some(client.keys);
         c.accept_packet = Some(client.accept);
-        c.accept_due = true;
+        c.due.accept = true;
+        // room for this one event only (a push would make room for four): most connections
+        // then stay idle
+        c.events.reserve_exact(1);
         c.events.push(Event::Connected {
             remote: c.remote,
             incoming: true,
@@ -338,7 +305,7 @@ impl Connection {
     /// Sent packets remembered (tests of the memory bounds).
     #[cfg(any(test, feature = "testing"))]
     pub(crate) fn sent_tracked(&self) -> usize {
-        self.sent.tracked()
+        self.recovery.sent.tracked()
     }
 
     /// Bytes the receive channels really hold for reassembly (tests of the memory bounds).
@@ -391,7 +358,7 @@ impl Connection {
     /// The client's Connect came again (our Accept was lost): send the Accept again, unless
     /// the client has shown it has it.
     pub(crate) fn resend_accept(&mut self) {
-        self.accept_due = self.accept_packet.is_some();
+        self.due.accept = self.accept_packet.is_some();
     }
 
     /// The cipher suite protecting this connection's packets, once the handshake is done.
@@ -453,7 +420,7 @@ impl Connection {
 
     /// Sets how many flows this connection carries (congestion weight).
     pub(crate) fn set_congestion_weight(&mut self, flows: u32) {
-        self.cc.set_weight(flows);
+        self.recovery.cc.set_weight(flows);
     }
 
     /// Whether the peer opened the connection (a server's connection).
@@ -484,8 +451,11 @@ impl Connection {
     /// Thin while fewer than `thin_threshold` packets per flow carried are in flight: a trunk
     /// of N thin flows (congestion weight N) recovers as they would have separately.
     fn is_thin(&self) -> bool {
-        let threshold = self.config.thin_threshold.saturating_mul(self.cc.weight());
-        self.config.thin_streams && self.sent.in_flight() < threshold
+        let threshold = self
+            .config
+            .thin_threshold
+            .saturating_mul(self.recovery.cc.weight());
+        self.config.thin_streams && self.recovery.sent.in_flight() < threshold
     }
 
     /// The retransmission timeout including backoff, clamped to the configured bounds.
@@ -495,24 +465,25 @@ impl Connection {
         // (a thin stream's packets are acknowledged one by one, so the reported delay is the
         // whole of it); otherwise its announced maximum, since an ACK of several packets
         // reports only how long the newest waited.
-        let ack_delay = match self.ack_delay_seen {
+        let ack_delay = match self.recovery.ack_delay_seen {
             // paired ACKs: an odd packet is acknowledged at once, and the timeout of an even
             // one adds the peer's maximum ACK delay (`rto_deadline`)
             _ if self.config.ack_pairs => Duration::ZERO,
-            Some(seen) if thin => seen.min(self.peer_max_ack_delay),
-            _ => self.peer_max_ack_delay,
+            Some(seen) if thin => seen.min(self.recovery.peer_max_ack_delay),
+            _ => self.recovery.peer_max_ack_delay,
         };
         let base = self
+            .recovery
             .rtt
             .rto(thin, self.config.timer_granularity, ack_delay)
             .clamp(self.config.min_rto, self.config.max_rto);
-        base.saturating_mul(1 << self.backoff.min(16))
+        base.saturating_mul(1 << self.recovery.backoff.min(16))
             .min(self.config.max_rto)
     }
 
     /// The counters of [`stats`](Self::stats), without the gauges and channels.
     pub(crate) fn counters(&self) -> ConnectionCounters {
-        let mut s = self.stats.counters();
+        let mut s = self.stats;
         if let Some(d) = &self.deadline {
             let d = &d.tx.stats;
             s.deadline.messages_sent = d.messages;
@@ -534,16 +505,16 @@ impl Connection {
         let mut s = ConnectionStats::default();
         s.set_counters(self.counters());
         s.path = PathStats {
-            srtt: self.rtt.srtt(),
-            rttvar: self.rtt.rttvar(),
-            min_rtt: self.rtt.min_rtt(),
+            srtt: self.recovery.rtt.srtt(),
+            rttvar: self.recovery.rtt.rttvar(),
+            min_rtt: self.recovery.rtt.min_rtt(),
             rto: self.rto(),
-            loss_estimate: self.estimates.loss(),
-            repeat_loss_estimate: self.estimates.repeat_loss(),
-            ack_loss_estimate: self.estimates.ack_loss(),
+            loss_estimate: self.recovery.estimates.loss(),
+            repeat_loss_estimate: self.recovery.estimates.repeat_loss(),
+            ack_loss_estimate: self.recovery.estimates.ack_loss(),
             repair_plan: self.repair_plan(),
-            cwnd: self.cc.window(),
-            in_flight: self.sent.in_flight(),
+            cwnd: self.recovery.cc.window(),
+            in_flight: self.recovery.sent.in_flight(),
             thin: self.is_thin(),
         };
         s.channels = self

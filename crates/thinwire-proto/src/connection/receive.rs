@@ -118,7 +118,7 @@ impl Connection {
             return true;
         }
         // Parse and validate the whole packet before acting on any of it.
-        let mut frames = reuse(std::mem::take(&mut self.frame_scratch));
+        let mut frames = reuse(std::mem::take(&mut self.scratch.frames));
         let Some(seen) = self.inspect(payload, &mut frames) else {
             // authenticated but malformed: a broken or hostile peer, never the network
             self.stats.udp.malformed_packets += 1;
@@ -128,8 +128,8 @@ impl Connection {
             if frames.iter().any(|f| matches!(f, Frame::Close { .. })) {
                 // both sides closed: done
                 self.drained();
-            } else if self.last_close_sent.is_none_or(|t| now >= t + self.rto()) {
-                self.close_due = true;
+            } else if self.close.last_sent.is_none_or(|t| now >= t + self.rto()) {
+                self.due.close = true;
             }
             return true;
         }
@@ -173,7 +173,7 @@ impl Connection {
             &seen,
             (out_of_order, pn),
         );
-        self.frame_scratch = reuse(frames);
+        self.scratch.frames = reuse(frames);
         true
     }
 
@@ -333,7 +333,7 @@ impl Connection {
         let ch = &mut self.recv[idx];
         let seq = m.seq.map(|s| wire::seq_expand(s, ch.expected()));
         let frag = m.fragment.map(|f| (f.index, f.count));
-        let mut out = std::mem::take(&mut self.delivered_scratch);
+        let mut out = std::mem::take(&mut self.scratch.delivered);
         match ch.on_frame(seq, m.key, frag, data, &mut out) {
             RecvOutcome::Accepted => {}
             RecvOutcome::Duplicate => self.stats.frames.duplicate += 1,
@@ -350,12 +350,12 @@ impl Connection {
                 deadline: None,
             }));
         }
-        self.delivered_scratch = out;
+        self.scratch.delivered = out;
         delivered
     }
 
     pub(super) fn on_shard_frame(&mut self, f: &wire::ShardFrame<'_>) {
-        let half_rtt = self.rtt.srtt() / 2;
+        let half_rtt = self.recovery.rtt.srtt() / 2;
         match self.deadline_mut().rx.on_shard(f, half_rtt) {
             ShardOutcome::Stored => {}
             ShardOutcome::Duplicate => self.stats.frames.duplicate += 1,

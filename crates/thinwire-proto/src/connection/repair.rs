@@ -50,10 +50,10 @@ impl Connection {
     pub(super) fn repair_model(&self, target: &RepairTarget) -> RepairModel {
         let rate = |r: f64| (f64::from(step_up(r)) * RATE_STEP).min(MAX_LOSS);
         RepairModel {
-            stages: target.stages(self.rtt.srtt(), self.rto()),
-            loss: rate(self.estimates.planning_loss()),
-            repeat_loss: rate(self.estimates.repeat_loss()),
-            ack_loss: rate(self.estimates.ack_loss()),
+            stages: target.stages(self.recovery.rtt.srtt(), self.rto()),
+            loss: rate(self.recovery.estimates.planning_loss()),
+            repeat_loss: rate(self.recovery.estimates.repeat_loss()),
+            ack_loss: rate(self.recovery.estimates.ack_loss()),
             target: target.target,
             max_copies: target.max_copies,
             max_first_copies: if target.copy_first {
@@ -97,36 +97,36 @@ impl Connection {
             return;
         };
         f.copies_due = extra;
-        let at = now + copy_spacing(self.rtt.srtt());
+        let at = now + copy_spacing(self.recovery.rtt.srtt());
         for _ in 0..extra {
-            self.copies.push_back((Some(at), c));
+            self.queues.copies.push_back((Some(at), c));
         }
     }
 
     /// Drops scheduled copies no longer wanted (acknowledged, or already carried by bundling)
     /// from the front.
     fn prune_copies(&mut self) {
-        while let Some(&(_, c)) = self.copies.front() {
+        while let Some(&(_, c)) = self.queues.copies.front() {
             let wanted = self.send[c.channel as usize]
                 .frag(c.seq, c.frag)
                 .is_some_and(|f| !f.acked && f.copies_due > 0);
             if wanted {
                 return;
             }
-            self.copies.pop_front();
+            self.queues.copies.pop_front();
         }
     }
 
     /// When the repair timer must fire: the due time of the first copy not yet released.
     pub(super) fn copy_timer(&mut self) -> Option<Instant> {
         self.prune_copies();
-        self.copies.iter().find_map(|(at, _)| *at)
+        self.queues.copies.iter().find_map(|(at, _)| *at)
     }
 
     /// The repair timer fired: the copies due by `now` are released (they no longer arm the
     /// timer) and go with the next datagrams that may carry data.
     pub(super) fn on_repair_timer(&mut self, now: Instant) {
-        for (at, _) in self.copies.iter_mut() {
+        for (at, _) in self.queues.copies.iter_mut() {
             match at {
                 Some(t) if *t <= now => *at = None,
                 Some(_) => break,
@@ -143,8 +143,12 @@ impl Connection {
                 .frag(c.seq, c.frag)
                 .is_some_and(|f| !f.acked && f.copies_due > 0)
         };
-        self.retransmit.iter().any(|&c| self.chunk_unacked(c))
+        self.queues
+            .retransmit
+            .iter()
+            .any(|&c| self.chunk_unacked(c))
             || self
+                .queues
                 .copies
                 .iter()
                 .take_while(|(at, _)| at.is_none_or(|t| t <= now))
@@ -154,7 +158,8 @@ impl Connection {
     /// The first wanted copy, if it is due at `now` (released, or its time has come).
     pub(super) fn due_copy(&mut self, now: Instant) -> Option<ChunkRef> {
         self.prune_copies();
-        self.copies
+        self.queues
+            .copies
             .front()
             .filter(|(at, _)| at.is_none_or(|t| t <= now))
             .map(|&(_, c)| c)
@@ -165,7 +170,7 @@ impl Connection {
     /// acknowledgement came within `(1 + rtts)` smoothed RTTs of the first transmission
     /// (delivery one-way delay before it, against a deadline of one-way delay + `rtts` RTTs).
     pub(super) fn note_repair_acked(&mut self, now: Instant, c: ChunkRef) {
-        let srtt = self.rtt.srtt();
+        let srtt = self.recovery.rtt.srtt();
         let Some(ch) = self.send.get(c.channel as usize) else {
             return;
         };

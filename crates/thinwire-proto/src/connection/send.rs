@@ -148,7 +148,7 @@ impl Connection {
         let msg = &mut ch.msgs.get_mut(seq).expect("just pushed");
         for (frag, state) in msg.frags.iter_mut().enumerate() {
             state.queued = true;
-            self.pending.push_back(ChunkRef {
+            self.queues.pending.push_back(ChunkRef {
                 channel,
                 seq,
                 frag: frag as u32,
@@ -207,14 +207,15 @@ impl Connection {
     /// `2 RTT - RTT/2` for the stages: two stages fit only if a stage is under 1.5 RTT, and a
     /// stage too long costs a missed deadline while one too short costs a spare shard.
     pub(super) fn stage_context(&self) -> StageContext {
-        let srtt = self.rtt.srtt();
+        let srtt = self.recovery.rtt.srtt();
         StageContext {
             stage_len: srtt
                 + self
+                    .recovery
                     .rtt
                     .variance_margin(srtt / 4, self.config.timer_granularity),
             one_way: srtt / 2,
-            loss: self.estimates.loss(),
+            loss: self.recovery.estimates.loss(),
         }
     }
 }

@@ -96,10 +96,10 @@ impl Connection {
             match t {
                 Timer::LossDetection => self.on_loss_timer(now),
                 Timer::Ack => self.rx.immediate = true,
-                Timer::Keepalive => self.ping_due = true,
+                Timer::Keepalive => self.due.ping = true,
                 Timer::Idle => self.finish(DisconnectReason::TimedOut),
                 Timer::Handshake => {
-                    self.handshake_due = true;
+                    self.due.handshake = true;
                     self.handshake.retransmitted = true;
                 }
                 Timer::HandshakeTimeout => self.finish(DisconnectReason::HandshakeTimedOut),
@@ -134,24 +134,27 @@ impl Connection {
             self.accept_packet = None;
         }
         self.events = Vec::new();
-        self.delivered_scratch = Vec::new();
-        self.acked_scratch = Vec::new();
-        self.frame_scratch = Vec::new();
-        for q in [&mut self.pending, &mut self.retransmit] {
+        self.scratch = Default::default();
+        for q in [&mut self.queues.pending, &mut self.queues.retransmit] {
             if q.is_empty() {
                 *q = std::collections::VecDeque::new();
             }
         }
-        if self.copies.is_empty() {
-            self.copies = std::collections::VecDeque::new();
+        if self.queues.copies.is_empty() {
+            self.queues.copies = std::collections::VecDeque::new();
         }
-        if self.unacked_order.iter().all(|&c| !self.chunk_unacked(c)) {
-            self.unacked_order = std::collections::VecDeque::new();
+        if self
+            .queues
+            .unacked_order
+            .iter()
+            .all(|&c| !self.chunk_unacked(c))
+        {
+            self.queues.unacked_order = std::collections::VecDeque::new();
         }
         for ch in &mut self.send {
             ch.msgs.release_if_empty();
         }
-        self.sent.release_idle();
+        self.recovery.sent.release_idle();
     }
 
     pub(super) fn update_timers(&mut self) {
@@ -160,7 +163,7 @@ impl Connection {
         let mut t = TimerTable::default();
         match &self.state {
             State::AwaitingChallenge | State::AwaitingAccept => {
-                if !self.handshake_due {
+                if !self.due.handshake {
                     t.set(
                         Timer::Handshake,
                         self.handshake.sent_at.map(|s| s + cfg.handshake_retry),
@@ -172,7 +175,7 @@ impl Connection {
                 );
             }
             State::Established | State::Closing { .. } => {
-                let loss = match (self.loss_time, self.rto_deadline()) {
+                let loss = match (self.recovery.loss_time, self.rto_deadline()) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
@@ -184,7 +187,7 @@ impl Connection {
                 // with data in flight the retransmission timer probes the path already. The
                 // server waits a quarter longer, so in a spell of silence only the client pings
                 // (the server's ACK of it resets the server's own keepalive).
-                if !self.ping_due && self.sent.in_flight() == 0 {
+                if !self.due.ping && self.recovery.sent.in_flight() == 0 {
                     let interval = match self.side {
                         Side::Client => cfg.keepalive_interval,
                         Side::Server => cfg.keepalive_interval * 5 / 4,
@@ -204,7 +207,7 @@ impl Connection {
                 );
                 t.set(Timer::PathProbe, self.path_timeout());
                 t.set(Timer::Repair, repair);
-                if let (State::Closing { .. }, Some(s)) = (&self.state, self.close_started) {
+                if let (State::Closing { .. }, Some(s)) = (&self.state, self.close.started) {
                     t.set(Timer::Close, Some(s + cfg.close_timeout));
                 }
             }

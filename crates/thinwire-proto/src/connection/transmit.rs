@@ -28,7 +28,7 @@ impl Connection {
                 self.write_handshake(now, buf).then_some(self.remote)
             }
             State::Draining { code, reason, .. } => {
-                if self.close_due {
+                if self.due.close {
                     let (code, reason) = (*code, reason.clone());
                     self.write_close(now, code, &reason, buf)
                         .then_some(self.remote)
@@ -37,7 +37,7 @@ impl Connection {
                 }
             }
             State::Established | State::Closing { .. } => {
-                if self.accept_due && self.side == Side::Server {
+                if self.due.accept && self.side == Side::Server {
                     self.write_accept(buf).then_some(self.remote)
                 } else if let Some(to) = self.write_path_packet(now, buf) {
                     Some(to)
@@ -56,7 +56,7 @@ impl Connection {
     }
 
     fn write_handshake(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
-        if !self.handshake_due {
+        if !self.due.handshake {
             return false;
         }
         let hs = &self.handshake;
@@ -80,13 +80,13 @@ impl Connection {
             }
             _ => return false,
         }
-        self.handshake_due = false;
+        self.due.handshake = false;
         self.handshake.sent_at = Some(now);
         true
     }
 
     fn write_accept(&mut self, buf: &mut Vec<u8>) -> bool {
-        self.accept_due = false;
+        self.due.accept = false;
         let Some(accept) = &self.accept_packet else {
             return false;
         };
@@ -104,7 +104,7 @@ impl Connection {
     pub(super) fn write_header(&mut self, buf: &mut Vec<u8>) -> Option<u64> {
         let cid = self.remote_cid?;
         let pn = self.next_pn;
-        let pn_len = wire::pn_encode_len(pn, self.sent.largest_acked());
+        let pn_len = wire::pn_encode_len(pn, self.recovery.sent.largest_acked());
         ShortHeader::encode(&cid, pn, pn_len, buf);
         Some(pn)
     }
@@ -136,13 +136,15 @@ impl Connection {
         let room = self.frame_room().saturating_sub(header_len + 20);
         wire::encode_close(code, &reason[..reason.len().min(room)], buf);
         self.seal(pn, header_len, buf);
-        self.close_due = false;
-        self.last_close_sent = Some(now);
+        self.due.close = false;
+        self.close.last_sent = Some(now);
         true
     }
 
     fn has_new_data(&mut self, now: Instant) -> bool {
-        !self.retransmit.is_empty() || !self.pending.is_empty() || self.due_copy(now).is_some()
+        !self.queues.retransmit.is_empty()
+            || !self.queues.pending.is_empty()
+            || self.due_copy(now).is_some()
     }
 
     /// A packet carrying one deadline shard (and an ACK if one is due). Shards are not held by
@@ -166,7 +168,7 @@ impl Connection {
         };
         self.next_pn += 1;
         self.seal(pn, header_len, buf);
-        self.sent.on_sent(
+        self.recovery.sent.on_sent(
             pn,
             SentPacket {
                 time_sent: now,
@@ -186,10 +188,11 @@ impl Connection {
         {
             return true;
         }
-        let may_send_data = self.probe_due || self.cc.can_send(self.sent.in_flight());
+        let may_send_data =
+            self.due.probe || self.recovery.cc.can_send(self.recovery.sent.in_flight());
         let want_data = may_send_data && self.has_new_data(now);
         let want_ack = self.rx.ack_due(now) || (want_data && self.rx.changed);
-        let want_ping = self.ping_due || self.probe_due;
+        let want_ping = self.due.ping || self.due.probe;
         if !want_data && !want_ack && !want_ping {
             return false;
         }
@@ -207,7 +210,7 @@ impl Connection {
         if want_ack || self.rx.changed || (rides && (want_data || want_ping)) {
             self.write_ack(now, buf);
         }
-        let mut chunks = self.sent.chunk_list();
+        let mut chunks = self.recovery.sent.chunk_list();
         let mut repair = false;
         let copies_before = self.stats.recovery.repair_copies;
         self.last_message = None;
@@ -237,8 +240,8 @@ impl Connection {
         self.next_pn += 1;
         self.seal(pn, header_len, buf);
         if ack_eliciting {
-            self.ping_due = false;
-            self.probe_due = false;
+            self.due.ping = false;
+            self.due.probe = false;
             // only ack-eliciting packets are recorded (an ACK-only packet is never acknowledged)
             let packet = SentPacket {
                 time_sent: now,
@@ -250,12 +253,12 @@ impl Connection {
                 shard: None,
             };
             if only_copies {
-                self.sent.on_sent_copies(pn, packet);
+                self.recovery.sent.on_sent_copies(pn, packet);
             } else {
-                self.sent.on_sent(pn, packet);
+                self.recovery.sent.on_sent(pn, packet);
             }
         } else {
-            self.sent.recycle(chunks);
+            self.recovery.sent.recycle(chunks);
             if news {
                 self.maybe_repeat_ack(now, buf.len());
             }
@@ -304,9 +307,9 @@ impl Connection {
         let mut placed = false;
         loop {
             let queue = if retransmit {
-                &self.retransmit
+                &self.queues.retransmit
             } else {
-                &self.pending
+                &self.queues.pending
             };
             let Some(&c) = queue.front() else {
                 return placed;
@@ -323,9 +326,9 @@ impl Connection {
                 placed = true;
             }
             let queue = if retransmit {
-                &mut self.retransmit
+                &mut self.queues.retransmit
             } else {
-                &mut self.pending
+                &mut self.queues.pending
             };
             queue.pop_front();
         }
@@ -355,7 +358,7 @@ impl Connection {
             }
             chunks.push(c);
             placed = true;
-            self.copies.pop_front();
+            self.queues.copies.pop_front();
         }
         placed
     }
@@ -375,16 +378,16 @@ impl Connection {
         let budget_end = buf.len() + self.config.bundle_budget;
         let limit = max.min(budget_end);
         // drop acknowledged entries from the front
-        while let Some(&c) = self.unacked_order.front() {
+        while let Some(&c) = self.queues.unacked_order.front() {
             if self.chunk_unacked(c) {
                 break;
             }
-            self.unacked_order.pop_front();
+            self.queues.unacked_order.pop_front();
         }
         // by index: placing a chunk needs `&mut self`, and copying the queue for every packet
         // would allocate on the hot path
-        for i in 0..self.unacked_order.len() {
-            let c = self.unacked_order[i];
+        for i in 0..self.queues.unacked_order.len() {
+            let c = self.queues.unacked_order[i];
             if buf.len() >= limit || chunks.len() >= wire::MAX_MESSAGES_PER_PACKET {
                 break;
             }
@@ -466,7 +469,7 @@ impl Connection {
                 self.stats.frames.first += 1;
                 self.stats.payload_bytes.first += bytes;
                 if kind.is_reliable() {
-                    self.unacked_order.push_back(c);
+                    self.queues.unacked_order.push_back(c);
                     self.schedule_copies(now, c, 1);
                 } else {
                     // unreliable data is sent once; sequenced channels keep the seq for the
