@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use thinwire_gns::{ConnId, EventRef, Host};
 
-use crate::{is_reliable, tag_of, Event, HostSpec, Outgoing, PeerHost, Role, ServerInfo};
+use crate::{
+    is_reliable, reliable_channel, tag_of, Event, HostSpec, Outgoing, PeerHost, Role, ServerInfo,
+};
 
 /// How long `service` polls back to back (yielding) before it sleeps between polls.
 const SPIN: Duration = Duration::from_micros(500);
@@ -124,10 +126,7 @@ impl PeerHost for GnsHost {
     }
 
     fn send(&mut self, conn: ConnId, channel: u8, msg: Outgoing<'_>) -> Result<bool, String> {
-        let reliable = *self
-            .reliable
-            .get(usize::from(channel))
-            .ok_or_else(|| format!("GNS send: no channel {channel}"))?;
+        let reliable = reliable_channel(&self.reliable, channel, "GNS")?;
         self.host
             .send(conn, msg.data, reliable)
             .map_err(|e| format!("GNS send: {e}"))

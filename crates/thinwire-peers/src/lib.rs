@@ -191,6 +191,15 @@ fn is_reliable(kind: ChannelKind) -> bool {
     )
 }
 
+/// Whether `channel` of a host whose channels' classes are `reliable` is a reliable one, or
+/// the error of a send on a channel the host does not have (`stack` names the transport).
+fn reliable_channel(reliable: &[bool], channel: u8, stack: &str) -> Result<bool, String> {
+    reliable
+        .get(usize::from(channel))
+        .copied()
+        .ok_or_else(|| format!("{stack} send: no channel {channel}"))
+}
+
 /// The address of a socket as IPv4 (an IPv6 one: the loopback address with its port).
 fn v4(addr: SocketAddr) -> SocketAddrV4 {
     match addr {
