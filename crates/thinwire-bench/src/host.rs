@@ -1,4 +1,4 @@
-//! The three transports on loopback, so that every measurement is written once: a
+//! The four transports on loopback, so that every measurement is written once: a
 //! [`BenchHost`] is a [`PeerHost`] of `thinwire-peers` (a socket with any number of
 //! connections, driven by the calling thread like ENet's `enet_host_service`), opened on
 //! 127.0.0.1 with the bench's two channels and each stack's bench settings.
@@ -8,10 +8,10 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use serde::{Deserialize, Serialize};
 use thinwire::{ChannelKind, Config, ServerConfig};
 use thinwire_peers::{
-    EnetHost, HostSpec, KcpHost, KcpMode, PeerHost, Role, ThinwireHost, ENET_MAX_PEERS,
+    EnetHost, GnsHost, HostSpec, KcpHost, KcpMode, PeerHost, Role, ThinwireHost, ENET_MAX_PEERS,
 };
 
-/// The three transports compared.
+/// The four transports compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
@@ -21,11 +21,19 @@ pub enum Protocol {
     Enet,
     /// KCP (the `kcp` crate) over UDP, fast mode.
     Kcp,
+    /// Valve's GameNetworkingSockets (encrypted, its default), loaded at run time through
+    /// `thinwire-gns` from the library `tools/build-gns.sh` builds.
+    Gns,
 }
 
 impl Protocol {
-    /// All three, in the order they run and are shown.
-    pub const ALL: [Protocol; 3] = [Protocol::Thinwire, Protocol::Enet, Protocol::Kcp];
+    /// All four, in the order they run and are shown.
+    pub const ALL: [Protocol; 4] = [
+        Protocol::Thinwire,
+        Protocol::Enet,
+        Protocol::Kcp,
+        Protocol::Gns,
+    ];
 
     /// The name shown in tables and plots.
     pub fn label(self) -> &'static str {
@@ -33,11 +41,14 @@ impl Protocol {
             Protocol::Thinwire => "thinwire",
             Protocol::Enet => "ENet",
             Protocol::Kcp => "KCP",
+            Protocol::Gns => "GNS",
         }
     }
 
     /// Why this transport cannot run a measurement, if it cannot: KCP has no unreliable
-    /// delivery, ENet may be missing from the build, and an ENet host holds at most 4095 peers.
+    /// delivery, ENet may be missing from the build, an ENet host holds at most 4095 peers,
+    /// and GNS may not be built (asking loads and initialises it, once per process, so its
+    /// global set-up is never counted in a measurement).
     pub(crate) fn not_applicable(self, reliable: bool, peers: usize) -> Option<String> {
         match self {
             Protocol::Kcp if !reliable => Some("KCP is reliable-only".into()),
@@ -47,6 +58,12 @@ impl Protocol {
             Protocol::Enet if peers > ENET_MAX_PEERS => Some(format!(
                 "an ENet 1.3 host holds at most {ENET_MAX_PEERS} peers (ENET_PROTOCOL_MAXIMUM_PEER_ID)"
             )),
+            Protocol::Gns => thinwire_gns::unavailable_reason().map(|why| {
+                match thinwire_gns::library_path() {
+                    Some(p) if p.exists() => format!("GNS did not load: {why}"),
+                    _ => "GNS not built (tools/build-gns.sh SRC_DIR; THINWIRE_GNS_LIB)".into(),
+                }
+            }),
             _ => None,
         }
     }
@@ -59,8 +76,9 @@ pub(crate) struct HostOptions {
     pub(crate) cleartext: bool,
 }
 
-/// The channels of every bench connection: reliable (ordered, like ENet's reliable packets
-/// and KCP), and unreliable (ENet's unsequenced packets; KCP refuses it).
+/// The channels of every bench connection: reliable (ordered, like ENet's reliable packets,
+/// KCP and GNS's reliable messages), and unreliable (ENet's unsequenced packets, GNS's
+/// unreliable messages; KCP refuses it).
 const CHANNELS: [ChannelKind; 2] = [ChannelKind::ReliableOrdered, ChannelKind::Unreliable];
 
 /// The channel of the reliable or the unreliable messages.
@@ -127,6 +145,10 @@ impl BenchHost for EnetHost {
     fn settings(_server: Option<usize>, _opts: HostOptions) {}
 }
 
+impl BenchHost for GnsHost {
+    fn settings(_server: Option<usize>, _opts: HostOptions) {}
+}
+
 impl BenchHost for KcpHost {
     /// Fast mode, as the emulator's `kcp-fast` peer.
     fn settings(_server: Option<usize>, _opts: HostOptions) -> KcpMode {
@@ -148,6 +170,10 @@ macro_rules! with_host {
             }
             $crate::host::Protocol::Kcp => {
                 type $h = thinwire_peers::KcpHost;
+                $body
+            }
+            $crate::host::Protocol::Gns => {
+                type $h = thinwire_peers::GnsHost;
                 $body
             }
         }

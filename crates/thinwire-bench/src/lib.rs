@@ -1,8 +1,9 @@
 //! # thinwire-bench
 //!
-//! `thinwire bench`: thinwire, ENet and KCP side by side on loopback, in one run, each
-//! measurement repeated with the transports interleaved (thinwire, ENet, KCP, thinwire, …),
-//! and thinwire's results as ratios to ENet's.
+//! `thinwire bench`: thinwire, ENet, KCP and GameNetworkingSockets (GNS) side by side on
+//! loopback, in one run, each measurement repeated with the transports interleaved
+//! (thinwire, ENet, KCP, GNS, thinwire, …), and thinwire's results as ratios to ENet's.
+//! thinwire and GNS encrypt (both by default), ENet and KCP do not.
 //!
 //! ```text
 //! run(opts) ─┬─ memory      server host here, N idle connections from a child process
@@ -20,7 +21,11 @@
 //! driven by its thread through `service` / `send` / `flush`, the shape of ENet's
 //! `enet_host_service`. thinwire runs through its blocking `thinwire::Host` (the same shape:
 //! one single-threaded host per side, as ENet's), ENet through `thinwire-enet`, KCP through
-//! a small host over one UDP socket. The memory and sweep clients run in a child process
+//! a small host over one UDP socket, GNS through `thinwire-gns` (loaded at run time from
+//! the library `tools/build-gns.sh SRC_DIR` builds, or `THINWIRE_GNS_LIB`; without it its
+//! cells say "GNS not built"). GNS is the one stack with threads of its own: it receives,
+//! decrypts, encrypts and sends on its service thread, so its rows of per-thread CPU count
+//! only the calling thread's share. The memory and sweep clients run in a child process
 //! (this program again, with `--child`): a host that embeds this crate calls
 //! [`child_main`] when it sees that argument.
 //!

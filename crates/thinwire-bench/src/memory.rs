@@ -149,8 +149,9 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              chunks) is divided by {n}. ENet's host is created with exactly {n} peer slots \
              (enet_host_create's peerCount), allocated up front: the second row counts them \
              (the heap grown from before the host was created), the first only what connecting \
-             added; thinwire and KCP preallocate nothing per connection, so their two rows are \
-             the same. The host's own heap (no connection yet) is the last row; thinwire's \
+             added; thinwire, KCP and GNS preallocate nothing per connection, so their two rows \
+             are the same (GNS's process-wide set-up, done once before any measurement, is in \
+             neither; its allocations from its own thread are in the heap counted). The host's own heap (no connection yet) is the last row; thinwire's \
              includes its receive batch buffer (32 slots of 64 KiB, touched only as far as \
              datagrams reach). The resident set (VmRSS) moves by pages and is shown as a check."
         ),

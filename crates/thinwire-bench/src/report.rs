@@ -16,26 +16,27 @@ use crate::table;
 /// The page.
 pub(crate) fn report_html(r: &BenchResults) -> String {
     let mut h = String::new();
-    h.push_str("<h1>thinwire bench: thinwire, ENet and KCP on loopback</h1>\n");
+    h.push_str("<h1>thinwire bench: thinwire, ENet, KCP and GNS on loopback</h1>\n");
     let m = &r.machine;
     let load = |l: [f64; 3]| format!("{:.2} {:.2} {:.2}", l[0], l[1], l[2]);
     let _ = writeln!(
         h,
         "<p class=\"meta\"><b>machine</b> {} cores ({}), {} MiB, {}; load average {} at the \
-         start, {} at the end; ENet {}</p>",
+         start, {} at the end; ENet {}; GNS {}</p>",
         m.cores,
         escape(&m.cpu_model),
         m.memory_mib,
         escape(&m.kernel),
         load(m.load_average_start),
         load(m.load_average_end),
-        escape(m.enet.as_deref().unwrap_or("not linked"))
+        escape(m.enet.as_deref().unwrap_or("not linked")),
+        escape(m.gns.as_deref().unwrap_or("not built"))
     );
     let o = &r.options;
     let _ = writeln!(
         h,
         "<p class=\"meta\"><b>run</b> {} repetition(s), each running every transport once \
-         (thinwire, ENet, KCP, interleaved); {:.1} s per measurement; {} idle connections; \
+         (thinwire, ENet, KCP, GNS, interleaved); {:.1} s per measurement; {} idle connections; \
          sweep {:?}; bursts of {}; thinwire {}{}; {:.0} s in all</p>",
         o.reps,
         o.seconds,

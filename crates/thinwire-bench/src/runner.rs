@@ -1,5 +1,5 @@
 //! The run: every measurement for every transport, interleaved A/B (thinwire, ENet, KCP,
-//! thinwire, ENet, KCP, … once per repetition), then the outputs.
+//! GNS, thinwire, ENet, KCP, GNS, … once per repetition), then the outputs.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -22,6 +22,10 @@ pub struct Machine {
     pub memory_mib: u64,
     /// ENet's version, when linked.
     pub enet: Option<String>,
+    /// GameNetworkingSockets, when loaded: the library and the source commit it was built
+    /// from (absent from results written before GNS was a peer).
+    #[serde(default)]
+    pub gns: Option<String>,
 }
 
 impl Machine {
@@ -49,6 +53,9 @@ impl Machine {
             kernel: kernel.trim().to_owned(),
             memory_mib,
             enet: thinwire_enet::available().then(|| "1.3 (system libenet)".to_owned()),
+            gns: thinwire_gns::available()
+                .then(thinwire_gns::describe)
+                .flatten(),
         }
     }
 }

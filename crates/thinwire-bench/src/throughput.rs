@@ -278,12 +278,17 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
             "Clients queue bursts of {} messages, one flush per burst, as fast as the transport \
              accepts them (a client skips its turn while its send window is full: thinwire \
              refuses with BufferFull, ENet holds packets its reliable window kept off the wire, \
-             KCP holds a window's worth); the server counts the messages it delivers for {:.1} s \
+             KCP holds a window's worth, GNS holds more than 64 KiB not yet sent or refuses \
+             with LimitExceeded); the server counts the messages it delivers for {:.1} s \
              after a {:.1} s warm-up. The server is one thread, all clients share another, each \
              client with its own socket. CPU per message is each thread's CPU time \
              (CLOCK_THREAD_CPUTIME_ID) over the messages it delivered (server) or queued \
-             (client). thinwire's reliable channel is ReliableOrdered, like ENet's reliable \
-             packets and KCP; unreliable is thinwire's Unreliable and ENet's unsequenced packets.",
+             (client); GNS does its sending and receiving work on its own service thread, which \
+             this does not count. thinwire's reliable channel is ReliableOrdered, like ENet's \
+             reliable packets, KCP and GNS's reliable messages; unreliable is thinwire's \
+             Unreliable, ENet's unsequenced packets and GNS's unreliable messages (GNS: Nagle \
+             on, each burst flushed with FlushMessagesOnConnection; send-rate limits raised to \
+             256 MiB/s).",
             ctx.burst,
             ctx.seconds.as_secs_f64(),
             ctx.warmup.as_secs_f64()

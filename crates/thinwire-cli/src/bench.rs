@@ -14,7 +14,7 @@ pub(crate) struct BenchArgs {
     /// Seconds per throughput, round-trip and sweep measurement.
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
-    /// Repetitions; each runs thinwire, ENet and KCP once, interleaved.
+    /// Repetitions; each runs thinwire, ENet, KCP and GNS once, interleaved.
     #[arg(long, default_value_t = 3)]
     reps: usize,
     /// Idle connections of the memory measurement.

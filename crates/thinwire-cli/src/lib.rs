@@ -7,7 +7,7 @@
 //! | feature | adds |
 //! |---|---|
 //! | `emulator` | `thinwire lab run --emulate`: the real-kernel emulator and its real peers (Linux, root) |
-//! | `bench` | `thinwire bench`: thinwire, ENet and KCP side by side on loopback |
+//! | `bench` | `thinwire bench`: thinwire, ENet, KCP and GNS side by side on loopback |
 //! | `gateway` | `thinwire gateway ...`: the gateway processes |
 //! | `full` | all of them |
 //!

@@ -46,12 +46,12 @@ enum Command {
     /// Run a multiplexing gateway (not in this build: feature `gateway`).
     #[cfg(not(feature = "gateway"))]
     Gateway(not_built::Args),
-    /// Measure thinwire, ENet and KCP side by side on loopback (messages per second, round
-    /// trips, memory per idle connection, a 30 Hz server sweep) and write results.json and
-    /// report.html.
+    /// Measure thinwire, ENet, KCP and GameNetworkingSockets side by side on loopback
+    /// (messages per second, round trips, memory per idle connection, a 30 Hz server sweep)
+    /// and write results.json and report.html.
     #[cfg(feature = "bench")]
     Bench(bench::BenchArgs),
-    /// Measure thinwire, ENet and KCP on loopback (not in this build: feature `bench`).
+    /// Measure thinwire, ENet, KCP and GNS on loopback (not in this build: feature `bench`).
     #[cfg(not(feature = "bench"))]
     Bench(not_built::Args),
     /// Print the optimal deadline-delivery policy (packets to send per stage) and its expected

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use thinwire_enet::{EventRef, Host, PeerId};
 
-use crate::{is_reliable, tag_of, Event, HostSpec, Outgoing, PeerHost, ServerInfo};
+use crate::{
+    is_reliable, reliable_channel, tag_of, Event, HostSpec, Outgoing, PeerHost, ServerInfo,
+};
 
 /// Most peers one ENet 1.3 host can hold (`ENET_PROTOCOL_MAXIMUM_PEER_ID`).
 pub const ENET_MAX_PEERS: usize = 0xFFF;
@@ -105,10 +107,7 @@ impl PeerHost for EnetHost {
     }
 
     fn send(&mut self, conn: PeerId, channel: u8, msg: Outgoing<'_>) -> Result<bool, String> {
-        let reliable = *self
-            .reliable
-            .get(usize::from(channel))
-            .ok_or_else(|| format!("ENet send: no channel {channel}"))?;
+        let reliable = reliable_channel(&self.reliable, channel, "ENet")?;
         self.host
             .send(conn, channel, msg.data, reliable)
             .map(|()| true)

@@ -10,7 +10,8 @@
 //!            └──────────────► PeerHost ◄────────────────────┘
 //!                               ├─ ThinwireHost  thinwire's blocking Host
 //!                               ├─ EnetHost      ENet 1.3 through thinwire-enet
-//!                               └─ KcpHost       KCP sessions over one UDP socket
+//!                               ├─ KcpHost       KCP sessions over one UDP socket
+//!                               └─ GnsHost       GameNetworkingSockets through thinwire-gns
 //! ```
 //!
 //! A [`PeerHost`] is a socket with any number of connections, driven by the calling thread
@@ -21,10 +22,15 @@
 //! [`service`](PeerHost::service) (what arrived, as [`Event`]s), [`send`](PeerHost::send)
 //! (messages queued) and [`flush`](PeerHost::flush) (onto the wire).
 //!
-//! Channel classes are thinwire's [`ChannelKind`]s, the richest vocabulary of the three;
+//! Channel classes are thinwire's [`ChannelKind`]s, the richest vocabulary of the four;
 //! each adapter maps them onto its stack (thinwire: as they are; ENet: reliable packets for
 //! the reliable and latest-value classes, unsequenced packets for the unreliable ones; KCP:
-//! one reliable ordered stream, which refuses unreliable sends).
+//! one reliable ordered stream, which refuses unreliable sends; GNS: reliable or unreliable
+//! messages on its one lane, reported on the spec's first channel of their class).
+//!
+//! ENet is linked when the system has it; GNS is loaded at run time from the library
+//! `tools/build-gns.sh` builds (`THINWIRE_GNS_LIB`). Without them their hosts fail to open,
+//! saying why.
 //!
 //! Every payload starts with an eight-byte tag ([`tagged`]), which the receiving side reads
 //! back ([`tag_of`]) without copying the message: the bench's round-trip sequence numbers,
@@ -32,6 +38,7 @@
 #![forbid(unsafe_code)]
 
 mod enet;
+mod gns;
 mod kcp;
 mod thinwire;
 
@@ -44,6 +51,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 pub use crate::enet::{EnetHost, ENET_MAX_PEERS};
+pub use crate::gns::GnsHost;
 pub use crate::kcp::{KcpHost, KcpMode};
 pub use crate::thinwire::{send_on_connection, ThinwireHost};
 pub use ::thinwire::{ChannelKind, ConnectionStats, DeadlineOptions};
@@ -126,7 +134,8 @@ impl<'a> Outgoing<'a> {
 pub trait PeerHost: Sized {
     /// Identifies a connection of this host.
     type Conn: Copy + Eq + Hash + Debug;
-    /// The stack's own settings: thinwire's `Config`, KCP's [`KcpMode`], nothing for ENet.
+    /// The stack's own settings: thinwire's `Config`, KCP's [`KcpMode`], nothing for ENet and
+    /// GNS.
     type Settings;
 
     /// Opens a host as `spec` says.
@@ -174,12 +183,21 @@ pub fn tag_of(data: &[u8]) -> u64 {
 }
 
 /// Whether a class is delivered reliably (every class but the unreliable ones): ENet sends it
-/// as reliable packets, KCP carries it.
+/// as reliable packets, GNS as reliable messages, KCP carries it.
 fn is_reliable(kind: ChannelKind) -> bool {
     !matches!(
         kind,
         ChannelKind::Unreliable | ChannelKind::UnreliableSequenced
     )
+}
+
+/// Whether `channel` of a host whose channels' classes are `reliable` is a reliable one, or
+/// the error of a send on a channel the host does not have (`stack` names the transport).
+fn reliable_channel(reliable: &[bool], channel: u8, stack: &str) -> Result<bool, String> {
+    reliable
+        .get(usize::from(channel))
+        .copied()
+        .ok_or_else(|| format!("{stack} send: no channel {channel}"))
 }
 
 /// The address of a socket as IPv4 (an IPv6 one: the loopback address with its port).
