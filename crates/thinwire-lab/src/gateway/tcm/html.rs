@@ -14,9 +14,10 @@ pub fn tcm_report_html(report: &TcmReport) -> String {
          Counter-Strike 1.6-like client traffic ({payload:.1} B mean payload, {iat:.1} ms mean \
          IAT per player, fitted to the paper's traffic facts; {eth} B of MAC header per packet \
          at Ethernet level). Seed {seed}, {secs} s simulated per point. CH = {ch} B (thinwire \
-         trunk) and {l2tp} B (the paper's L2TP). The 1 Mbit/s router's buffer is limited in \
-         bytes as tc sizes it from the paper's maximum queueing time (rate x time + the 5000 B \
-         burst), and for contrast per packet in time.</p>",
+         trunk) and {l2tp} B (the paper's L2TP, also on the bottleneck). The router is tc's \
+         token bucket filter (1 Mbit/s, 5000 B burst); its buffer is limited in bytes as tc \
+         sizes it from the paper's maximum queueing time (rate x time + the burst), and for \
+         contrast per packet in time.</p>",
         payload = report.fit.model.mean_payload,
         iat = report.fit.model.mean_iat.as_secs_f64() * 1000.0,
         eth = report.eth_overhead,
@@ -25,6 +26,11 @@ pub fn tcm_report_html(report: &TcmReport) -> String {
         ch = report.ch_thinwire,
         l2tp = report.ch_l2tp,
     );
+    h.push_str("<p>Setup choices:</p><ul>");
+    for c in &report.choices {
+        let _ = write!(h, "<li>{c}</li>");
+    }
+    h.push_str("</ul>");
     h.push_str("<p>Calibrations:</p><ul>");
     for c in &report.calibrations {
         let _ = write!(h, "<li>{c}</li>");

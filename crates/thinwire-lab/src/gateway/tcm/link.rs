@@ -1,8 +1,14 @@
 //! The bottleneck experiment: game traffic (native or multiplexed) and background traffic
-//! through a 1 Mbit/s link whose buffer the paper sizes by a maximum queueing time (50 ms or
-//! 500 ms), enforced in bytes as tc does ([`RouterBuffer::Bytes`]) or per packet in time
-//! ([`RouterBuffer::Time`]).
+//! through the paper's tc shaper (1 Mbit/s at Ethernet level, a 5000 B burst) whose buffer the
+//! paper sizes by a maximum queueing time (50 ms or 500 ms), enforced in bytes as tc does
+//! ([`RouterBuffer::Bytes`]) or per packet in time ([`RouterBuffer::Time`]).
+//!
+//! The shaper is Linux's token bucket filter ([`Tbf`]): the only tc qdisc with a rate, a burst
+//! and a buffer given as a latency. Its bucket holds `burst` bytes of tokens filled at the rate;
+//! the packet at the head of its byte FIFO leaves as soon as the bucket holds its size, and the
+//! FIFO's limit counts only the packets still waiting (a dequeued packet is on the NIC).
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -10,10 +16,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 use serde::Serialize;
 use thinwire_gateway::tcm::{Demultiplexer, Multiplexer, Output};
-use thinwire_netmodel::{Link, LinkConfig, QueueLimit};
 
 use super::traffic::{game_packets, seq_of, GamePacket, TrafficModel, ETH_OVERHEAD};
-use super::{mux_config, LinkRow, TcmOptions, CH_THINWIRE};
+use super::{mux_config, LinkRow, TcmOptions, CH_L2TP};
 
 /// Bottleneck rate (Ethernet level), Saldaña et al. Sec. IV.
 const LINK_BPS: u64 = 1_000_000;
@@ -52,14 +57,87 @@ impl RouterBuffer {
         }
     }
 
-    /// The link's queue limit for a buffer of `ms` milliseconds.
-    fn limit(self, ms: u64) -> QueueLimit {
-        match self {
-            RouterBuffer::Bytes => {
-                QueueLimit::Bytes((LINK_BPS * ms / 8 / 1000) as usize + TC_BURST)
-            }
-            RouterBuffer::Time => QueueLimit::Time(Duration::from_millis(ms)),
+    /// The shaper with a buffer of `ms` milliseconds enforced this way.
+    fn shaper(self, ms: u64) -> Tbf {
+        Tbf {
+            rate: LINK_BPS as f64 / 8.0,
+            bucket: TC_BURST as f64,
+            tokens: TC_BURST as f64,
+            last: Duration::ZERO,
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
+            limit: match self {
+                // iproute2's tbf: limit = rate x latency + burst.
+                RouterBuffer::Bytes => Limit::Bytes((LINK_BPS * ms / 8 / 1000) as usize + TC_BURST),
+                RouterBuffer::Time => Limit::Time(Duration::from_millis(ms)),
+            },
         }
+    }
+}
+
+/// What the shaper's buffer bounds.
+#[derive(Clone, Copy)]
+enum Limit {
+    /// Bytes waiting in the FIFO (tbf's bfifo child): drop-tail on size.
+    Bytes(usize),
+    /// The packet's wait behind the packets ahead of it.
+    Time(Duration),
+}
+
+/// Linux's token bucket filter (`tc qdisc ... tbf rate R burst B latency L`), in simulated
+/// time: FIFO, tokens in bytes at `rate` up to `bucket`, a packet leaves when the bucket holds
+/// its size. A dequeued packet goes to the NIC at once (the LAN is much faster than 1 Mbit/s).
+struct Tbf {
+    /// Token rate, bytes per second.
+    rate: f64,
+    /// Bucket depth (tc's `burst`), bytes.
+    bucket: f64,
+    /// Tokens left right after the last departure.
+    tokens: f64,
+    /// Time of the last departure.
+    last: Duration,
+    /// Admitted packets not yet dequeued: (departure, size).
+    waiting: VecDeque<(Duration, usize)>,
+    /// Sum of the sizes in `waiting`.
+    waiting_bytes: usize,
+    limit: Limit,
+}
+
+impl Tbf {
+    /// Offers a packet of `size` bytes (Ethernet level) at `at`: when it leaves, or `None`
+    /// when the buffer drops it.
+    fn offer(&mut self, at: Duration, size: usize) -> Option<Duration> {
+        while let Some(&(depart, bytes)) = self.waiting.front() {
+            if depart > at {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= bytes;
+        }
+        let start = at.max(self.last);
+        let tokens = (self.tokens + self.rate * (start - self.last).as_secs_f64()).min(self.bucket);
+        let need = size as f64 - tokens;
+        let depart = if need <= 0.0 {
+            start
+        } else {
+            start + Duration::from_secs_f64(need / self.rate)
+        };
+        let refused = match self.limit {
+            Limit::Bytes(max) => self.waiting_bytes + size > max,
+            // The wait to reach the head of the FIFO, not the packet's own tokens: whatever
+            // its size.
+            Limit::Time(max) => start - at > max,
+        };
+        if refused {
+            return None;
+        }
+        self.tokens = (tokens - size as f64).max(0.0);
+        self.last = depart;
+        if depart > at {
+            self.waiting.push_back((depart, size));
+            self.waiting_bytes += size;
+        }
+        Some(depart)
     }
 }
 
@@ -93,8 +171,25 @@ struct Point {
     bg_kbps: u64,
 }
 
-/// Background arrivals: Poisson at `kbps` (Ethernet level), the paper's size mix.
-fn background(kbps: u64, duration: Duration, rng: &mut ChaCha8Rng) -> Vec<(Duration, usize)> {
+/// When background packets arrive (the paper does not say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Poisson: exponential gaps (the reproduction's choice).
+    #[default]
+    Poisson,
+    /// Evenly spaced at the mean rate, sizes still drawn at random (a diagnostic: how much the
+    /// results owe to the background's burstiness).
+    Periodic,
+}
+
+/// Background arrivals at `kbps` (Ethernet level), the paper's size mix.
+fn background(
+    kbps: u64,
+    arrivals: Arrivals,
+    duration: Duration,
+    rng: &mut ChaCha8Rng,
+) -> Vec<(Duration, usize)> {
     let mean_eth: f64 = BG_SIZES
         .iter()
         .map(|&(s, p)| (s + ETH_OVERHEAD) as f64 * p)
@@ -106,7 +201,10 @@ fn background(kbps: u64, duration: Duration, rng: &mut ChaCha8Rng) -> Vec<(Durat
     }
     let mut t = 0.0;
     loop {
-        t += -(1.0 - rng.random::<f64>()).ln() / rate;
+        t += match arrivals {
+            Arrivals::Poisson => -(1.0 - rng.random::<f64>()).ln() / rate,
+            Arrivals::Periodic => 1.0 / rate,
+        };
         if t >= duration.as_secs_f64() {
             return out;
         }
@@ -174,13 +272,10 @@ fn point(opts: &TcmOptions, model: &TrafficModel, at: Point) -> LinkRow {
     let mut rng =
         ChaCha8Rng::seed_from_u64(opts.seed ^ 0x7c3 ^ (bg_kbps << 16) ^ (buffer_ms << 40));
     let packets = game_packets(20, model, opts.duration, &mut rng);
-    let bg = background(bg_kbps, opts.duration, &mut rng);
-    let link_config = LinkConfig::default()
-        .with_bandwidth(LINK_BPS)
-        .with_queue(at.kind.limit(buffer_ms));
-    let mut link: Link<(u64, Vec<u8>)> = Link::new(link_config, rng.random());
-    let mut mux =
-        period_ms.map(|t| Multiplexer::new(mux_config(Duration::from_millis(t))).expect("valid"));
+    let bg = background(bg_kbps, opts.background_arrivals, opts.duration, &mut rng);
+    let mut router = at.kind.shaper(buffer_ms);
+    let mut mux = period_ms
+        .map(|t| Multiplexer::new(mux_config(Duration::from_millis(t), CH_L2TP)).expect("valid"));
     let variance = 5.0f64; // ms^2 [AMBIGUOUS in the paper: units presumably ms^2]
     let sigma2 = (1.0 + variance / 400.0).ln();
     let mut run = Run {
@@ -198,33 +293,32 @@ fn point(opts: &TcmOptions, model: &TrafficModel, at: Point) -> LinkRow {
     let base = Instant::now();
     let (mut gi, mut bi) = (0, 0);
     let mut buf = Vec::new();
+    // The shaper is FIFO and decides each packet's departure when it arrives, so every packet
+    // is handed on (in departure order) as soon as it is offered.
+    let mut send = |run: &mut Run<'_>, now: Instant, kind: u64, bytes: &[u8], size: usize| {
+        if let Some(depart) = router.offer(now - base, size) {
+            run.deliver(base, base + depart, kind, bytes);
+        }
+    };
     loop {
         let next_game = packets.get(gi).map(|p| base + p.at);
         let next_bg = bg.get(bi).map(|b| base + b.0);
         let next_mux = mux.as_ref().and_then(|m| m.poll_timeout());
-        let next_link = link.next_delivery();
-        let Some(now) = [next_link, next_mux, next_game, next_bg]
-            .into_iter()
-            .flatten()
-            .min()
-        else {
+        let Some(now) = [next_mux, next_game, next_bg].into_iter().flatten().min() else {
             break;
         };
-        if next_link == Some(now) {
-            while let Some((at, (kind, bytes))) = link.poll_deliver_timed(now) {
-                run.deliver(base, at, kind, &bytes);
-            }
-        } else if next_mux == Some(now) {
+        if next_mux == Some(now) {
             let m = mux.as_mut().expect("mux timeout implies a mux");
             m.handle_timeout(now);
             while let Some(kind) = m.poll_output(now, &mut buf) {
+                // A bundle travels in the paper's L2TP tunnel: its common header added.
                 let (k, ch) = match kind {
-                    Output::Bundle => (KIND_BUNDLE, CH_THINWIRE),
+                    Output::Bundle => (KIND_BUNDLE, CH_L2TP),
                     Output::Native => (KIND_NATIVE, 0),
                 };
                 let size = buf.len() + ch + ETH_OVERHEAD;
                 run.game_eth_bytes += size as u64;
-                link.send(now, (k, buf.clone()), size);
+                send(&mut run, now, k, &buf, size);
             }
         } else if next_game == Some(now) {
             let p = &packets[gi].bytes;
@@ -233,13 +327,13 @@ fn point(opts: &TcmOptions, model: &TrafficModel, at: Point) -> LinkRow {
                 Some(m) => m.push(now, p).expect("game packet"),
                 None => {
                     run.game_eth_bytes += (p.len() + ETH_OVERHEAD) as u64;
-                    link.send(now, (KIND_NATIVE, p.clone()), p.len() + ETH_OVERHEAD);
+                    send(&mut run, now, KIND_NATIVE, p, p.len() + ETH_OVERHEAD);
                 }
             }
         } else {
             let size = bg[bi].1;
             bi += 1;
-            link.send(now, (KIND_BG, Vec::new()), size + ETH_OVERHEAD);
+            send(&mut run, now, KIND_BG, &[], size + ETH_OVERHEAD);
         }
     }
     summarize(run, at, opts.duration)
@@ -276,5 +370,40 @@ fn summarize(mut run: Run<'_>, at: Point, d: Duration) -> LinkRow {
         } else {
             1.0 - run.bg_delivered as f64 / run.bg_sent as f64
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tbf_bursts_then_shapes_and_limits_waiting_bytes() {
+        let mut tbf = RouterBuffer::Bytes.shaper(50);
+        let zero = Duration::ZERO;
+        // A full bucket (5000 B) lets three 1514 B frames through at once; the fourth waits
+        // for the 1056 B its bucket lacks at 125,000 B/s.
+        for _ in 0..3 {
+            assert_eq!(tbf.offer(zero, 1514), Some(zero));
+        }
+        let fourth = tbf.offer(zero, 1514).expect("fits");
+        assert_eq!(fourth.as_micros(), 8448);
+        // 11,250 B of waiting packets at most: six more frames fit (7 x 1514 = 10,598 B)...
+        for _ in 0..6 {
+            assert!(tbf.offer(zero, 1514).is_some());
+        }
+        assert_eq!(tbf.offer(zero, 1514), None);
+        // ... and a small native packet still does.
+        assert!(tbf.offer(zero, 84).is_some());
+        // A time limit ignores sizes: a packet is refused once the wait ahead passes 50 ms.
+        let mut time = RouterBuffer::Time.shaper(50);
+        let mut admitted = 0;
+        while time.offer(zero, 1514).is_some() {
+            admitted += 1;
+        }
+        assert_eq!(time.offer(zero, 84), None);
+        // Three at once, the fourth after 8.4 ms, then one per 12.1 ms: five start waiting
+        // within 50 ms.
+        assert_eq!(admitted, 3 + 5);
     }
 }

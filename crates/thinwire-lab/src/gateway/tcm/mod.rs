@@ -10,11 +10,16 @@
 //!   hold delay and bundle size. CH is the thinwire trunk's overhead, [`CH_THINWIRE`] = 59 B
 //!   (IPv4 + UDP 28, short header 1 + 8 + 2, AEAD tag 16, message frame about 4), and also
 //!   the paper's L2TP [`CH_L2TP`] = 25 B.
-//! - **Bottleneck** ([`LinkRow`]): 20 players native, T = 25 ms and T = 50 ms through a
-//!   1 Mbit/s link with a 50 ms or 500 ms buffer ([`RouterBuffer`]: in bytes as tc sizes it, or
-//!   limited in time) and background traffic (50 % 40 B, 10 % 576 B, 40 % 1500 B); network delay 20 ms + lognormal(mean 20 ms, variance
-//!   5 ms^2), 5 ms mux + demux processing; game one-way delay and loss.
+//! - **Bottleneck** ([`LinkRow`]): 20 players native, T = 25 ms and T = 50 ms (bundles in the
+//!   paper's L2TP tunnel, CH 25 B) through tc's token bucket filter at 1 Mbit/s with a 5000 B
+//!   burst and a 50 ms or 500 ms buffer ([`RouterBuffer`]: in bytes as tc sizes it, or limited
+//!   in time) and background traffic (50 % 40 B, 10 % 576 B, 40 % 1500 B); network delay
+//!   20 ms + lognormal(mean 20 ms, variance 5 ms^2), 5 ms mux + demux processing; game one-way
+//!   delay and loss.
+//!
+//! Each reading of the setup is stated with the sentence it rests on ([`choices`]).
 
+mod choices;
 mod figures;
 mod fit;
 mod html;
@@ -31,10 +36,11 @@ use serde::Serialize;
 use thinwire_gateway::tcm::bwr::{bwr, BwrInputs, KStats};
 use thinwire_gateway::tcm::{BufferPolicy, Demultiplexer, Multiplexer, Output, TcmConfig};
 
+pub use choices::choices;
 pub use figures::{calibrations, figures};
 pub use fit::{fit, TrafficFit};
 pub use html::tcm_report_html;
-pub use link::RouterBuffer;
+pub use link::{Arrivals, RouterBuffer};
 pub use traffic::TrafficModel;
 use traffic::{game_packets, ETH_OVERHEAD, NH};
 
@@ -61,6 +67,8 @@ pub struct TcmOptions {
     pub buffers_ms: Vec<u64>,
     /// How the router enforces them.
     pub buffer_kinds: Vec<RouterBuffer>,
+    /// When background packets arrive.
+    pub background_arrivals: Arrivals,
 }
 
 impl Default for TcmOptions {
@@ -75,6 +83,7 @@ impl Default for TcmOptions {
             ],
             buffers_ms: vec![50, 500],
             buffer_kinds: vec![RouterBuffer::Bytes, RouterBuffer::Time],
+            background_arrivals: Arrivals::Poisson,
         }
     }
 }
@@ -161,6 +170,8 @@ pub struct TcmReport {
     pub fit: TrafficFit,
     /// The calibrations in words (from `fit`).
     pub calibrations: Vec<String>,
+    /// How the paper's setup is read, each choice with its sentence ([`choices`]).
+    pub choices: Vec<String>,
     /// Tunnel overhead used (bytes).
     pub ch_thinwire: usize,
     /// The paper's tunnel overhead (bytes).
@@ -187,6 +198,7 @@ pub fn run_tcm(opts: &TcmOptions) -> TcmReport {
     TcmReport {
         options: opts.clone(),
         calibrations: fit.calibrations(),
+        choices: choices(),
         fit,
         ch_thinwire: CH_THINWIRE,
         ch_l2tp: CH_L2TP,
@@ -197,11 +209,11 @@ pub fn run_tcm(opts: &TcmOptions) -> TcmReport {
 }
 
 /// The multiplexer configuration of the reproduction: period `t`, bundles that fit a
-/// 1500-byte IP packet after the trunk overhead.
-pub(crate) fn mux_config(t: Duration) -> TcmConfig {
+/// 1500-byte IP packet after a tunnel overhead of `ch` bytes.
+pub(crate) fn mux_config(t: Duration, ch: usize) -> TcmConfig {
     TcmConfig {
         period: t,
-        mtu: 1500 - CH_THINWIRE,
+        mtu: 1500 - ch,
         buffer: BufferPolicy::Large { max_bytes: 1 << 20 },
         ..TcmConfig::default()
     }
@@ -231,7 +243,7 @@ pub(crate) fn bwr_point(
 ) -> BwrRow {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (players as u64) << 8);
     let packets = game_packets(players, model, duration, &mut rng);
-    let config = mux_config(t);
+    let config = mux_config(t, CH_THINWIRE);
     let mut mux = Multiplexer::new(config.clone()).expect("valid config");
     let mut demux = Demultiplexer::new(&config).expect("valid config");
     let base = Instant::now();

@@ -21,6 +21,7 @@ fn short_run() -> TcmReport {
         background_kbps: vec![0, 1000],
         buffers_ms: vec![50, 500],
         buffer_kinds: vec![RouterBuffer::Bytes, RouterBuffer::Time],
+        background_arrivals: Arrivals::Poisson,
     })
 }
 
@@ -165,4 +166,68 @@ fn tcm_byte_buffer_drops_bundles_before_small_packets() {
 fn tcm_full_sweep() {
     let r = run_tcm(&TcmOptions::default());
     println!("{}", serde_json::to_string_pretty(&r).unwrap());
+}
+
+/// The published figures over `TCM_RUNS` seeds (default 10) as `lab run papers --runs N`
+/// merges them, with `TCM_SECS` simulated seconds per point (default 120); `TCM_PERIODIC=1`
+/// spaces the background evenly (the diagnostic of docs/REPRODUCING.md).
+/// `TCM_RUNS=10 cargo test -p thinwire-lab --release tcm_figures_over_runs -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn tcm_figures_over_runs() {
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let base = TcmOptions {
+        duration: Duration::from_secs(env("TCM_SECS", 120)),
+        background_arrivals: if env("TCM_PERIODIC", 0) == 1 {
+            Arrivals::Periodic
+        } else {
+            Arrivals::Poisson
+        },
+        ..TcmOptions::default()
+    };
+    let reports: Vec<TcmReport> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..env("TCM_RUNS", 10) as u32)
+            .map(|r| {
+                let mut o = base.clone();
+                o.seed = crate::runner::run_seed(base.seed, r);
+                s.spawn(move || run_tcm(&o))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let runs: Vec<_> = reports.iter().map(figures).collect();
+    for f in crate::paper::merge_runs(&runs) {
+        let ours = f.ours.map_or("n/a".into(), |e| e.display(2));
+        println!(
+            "{} | {} | {ours} | {}",
+            f.what,
+            f.published,
+            f.verdict().as_str()
+        );
+    }
+    // Game loss (%) native / T=25 / T=50 by buffer and background, mean over the runs.
+    for row in reports[0].link.iter().filter(|x| x.mode == "native") {
+        let loss = |mode: &str| {
+            let all = reports.iter().flat_map(|r| &r.link).filter(|x| {
+                (x.buffer, x.buffer_ms, x.background_kbps, x.mode.as_str())
+                    == (row.buffer, row.buffer_ms, row.background_kbps, mode)
+            });
+            let v: Vec<f64> = all.map(|x| x.loss * 100.0).collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        };
+        println!(
+            "loss {} {} ms bg {}: {:.2} / {:.2} / {:.2}",
+            row.buffer.label(),
+            row.buffer_ms,
+            row.background_kbps,
+            loss("native"),
+            loss("T=25"),
+            loss("T=50")
+        );
+    }
 }
