@@ -407,10 +407,11 @@ fn shards_run_apart_and_merge_into_the_whole_run() {
 fn papers_runs_every_paper_scenario_into_one_report() {
     let dir = tmpdir("papers");
     let md = dir.join("papers.md");
+    // 10 s: pangolin-wild's messages start at 8 s, after its 3,000 handshakes.
     let o = lab_run(
         "papers",
         &dir,
-        &["--duration", "5", "--markdown", md.to_str().unwrap()],
+        &["--duration", "10", "--markdown", md.to_str().unwrap()],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let json = std::fs::read_to_string(dir.join("paper.json")).expect("paper.json");
