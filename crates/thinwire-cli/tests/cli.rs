@@ -459,7 +459,7 @@ fn papers_runs_every_paper_scenario_into_one_report() {
     // The Markdown document names how it was made and lists the figures it counts apart.
     let md = std::fs::read_to_string(&md).expect("papers.md");
     assert!(
-        md.contains("lab run papers --duration 5 --markdown"),
+        md.contains("lab run papers --duration 10 --markdown"),
         "{md}"
     );
     assert!(md.contains("counted figures within tolerance"));
