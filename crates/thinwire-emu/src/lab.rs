@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{default_peers, run_emulated, EmuError, EmuOptions, FailedPeer, RealPeer};
-use thinwire_lab::metrics::Repetitions;
+use thinwire_lab::metrics::{Repetitions, Results};
 use thinwire_lab::runner::{run_scenario, run_seed, write_outputs, LabRun, NoProgress, RunOptions};
 use thinwire_lab::scenario::Scenario;
 
@@ -72,13 +72,17 @@ pub fn run_and_write(
         all.push(run_emulated(scn, &emu)?);
     }
     let repetitions = (runs > 1).then(|| {
-        let results: Vec<_> = all.iter().map(|r| r.results.clone()).collect();
-        Repetitions::from_results(&results, seeds.clone())
+        let results: Vec<&Results> = all.iter().map(|r| &r.results).collect();
+        Repetitions::from_results(&results, seeds)
     });
     let failed: Vec<(u32, FailedPeer)> = all
-        .iter()
+        .iter_mut()
         .enumerate()
-        .flat_map(|(r, run)| run.failed.iter().map(move |f| (r as u32, f.clone())))
+        .flat_map(|(r, run)| {
+            std::mem::take(&mut run.failed)
+                .into_iter()
+                .map(move |f| (r as u32, f))
+        })
         .collect();
     let run = all.swap_remove(0);
     let mut params = scn.params();

@@ -109,7 +109,7 @@ impl Repetitions {
     /// Every all-classes row of the first run, over `runs` (one [`Results`] per run, seeds in
     /// the same order): how the emulator's repeated runs are summarised. A row missing from
     /// a run (its peer failed there) counts only the runs that have it.
-    pub fn from_results(runs: &[Results], seeds: Vec<u64>) -> Repetitions {
+    pub fn from_results(runs: &[&Results], seeds: Vec<u64>) -> Repetitions {
         let outcome = |r: &super::RunResult| RunOutcome {
             sent: r.messages.sent,
             delivered: r.messages.delivered,
@@ -171,7 +171,7 @@ mod tests {
             run(&[("kcp", 120)]), // quic failed in this run
             run(&[("kcp", 110), ("quic", 70)]),
         ];
-        let reps = Repetitions::from_results(&runs, vec![1, 2, 3]);
+        let reps = Repetitions::from_results(&runs.iter().collect::<Vec<_>>(), vec![1, 2, 3]);
         assert_eq!((reps.runs, reps.scenario.as_str()), (3, "reps"));
         let row = |name: &str| {
             reps.rows
