@@ -54,6 +54,9 @@ pub(crate) struct ChildSpec {
     pub(crate) server: ServerInfo,
     pub(crate) host: HostOptions,
     pub(crate) role: Role,
+    /// CPUs the child keeps to (all of its threads); empty: wherever the system puts it.
+    #[serde(default)]
+    pub(crate) cpus: Vec<usize>,
 }
 
 /// What a child reports when it ends.
@@ -74,6 +77,10 @@ pub(crate) struct ChildReport {
 /// Runs a child from its spec (the JSON after `--child`).
 pub(crate) fn child_main(spec: &str) -> Result<(), String> {
     let spec: ChildSpec = serde_json::from_str(spec).map_err(|e| format!("child spec: {e}"))?;
+    // before any thread starts, so that every thread inherits it
+    if !spec.cpus.is_empty() && !crate::sys::pin_thread(&spec.cpus) {
+        return Err(format!("could not pin the clients to CPUs {:?}", spec.cpus));
+    }
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();

@@ -77,6 +77,9 @@ pub struct BenchOptions {
     pub quick: bool,
     /// thinwire with the INSECURE cleartext opt-out on both ends (what encryption costs).
     pub insecure_cleartext: bool,
+    /// The sweep's server thread and client process share every core instead of each
+    /// keeping to its own (how the sweep ran before it pinned them; for comparisons).
+    pub shared_cores: bool,
     /// The sections to run (of [`SECTIONS`]); empty runs all.
     pub sections: Vec<String>,
     /// The command that runs this program as a bench child; `--child SPEC` is appended and
@@ -99,6 +102,7 @@ impl Default for BenchOptions {
             burst: 64,
             quick: false,
             insecure_cleartext: false,
+            shared_cores: false,
             sections: Vec::new(),
             child_command: Vec::new(),
             progress: |_| {},
@@ -162,6 +166,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResults, String> {
         },
         idle: o.idle,
         sweep: o.sweep.clone(),
+        shared_cores: o.shared_cores,
         gateway_players: if o.quick { 20 } else { 200 },
         child: o.child_command.clone(),
         progress: o.progress,

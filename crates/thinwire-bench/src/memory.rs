@@ -41,6 +41,7 @@ fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String>
         server: host.info(),
         host: ctx.host,
         role: Role::Idle { n },
+        cpus: Vec::new(),
     };
     let mut child = Child::spawn(ctx, &spec)?;
     // nothing reaches the host before it is serviced: this is its cost with no connection

@@ -27,6 +27,8 @@ pub(crate) struct Ctx {
     pub(crate) idle: usize,
     /// The sweep's client counts.
     pub(crate) sweep: Vec<usize>,
+    /// The sweep's server and clients share every core (no pinning).
+    pub(crate) shared_cores: bool,
     /// Players behind the edge in the gateway section.
     pub(crate) gateway_players: usize,
     /// The command that runs this program as a bench child (`thinwire bench`); the child's

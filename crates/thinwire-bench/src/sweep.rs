@@ -14,7 +14,7 @@ use crate::child::{Child, ChildSpec, Role};
 use crate::host::{channel, with_host, BenchHost, Protocol};
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
-use crate::sys::thread_cpu;
+use crate::sys::{allowed_cpus, pin_thread, thread_cpu};
 
 /// Ticks per second.
 const HZ: f64 = 30.0;
@@ -27,6 +27,52 @@ const PER_SOCKET: usize = 250;
 const DRAIN: Duration = Duration::from_millis(200);
 /// The clients are given this long to connect.
 const CONNECT_LIMIT: Duration = Duration::from_secs(150);
+
+/// Where the server thread and the clients run: on a machine with two CPUs or more, the
+/// server thread on the last CPU the bench may use and the client process on the others (as
+/// `taskset` would place them), so that the client load does not take the server's core.
+#[derive(Debug, Clone, PartialEq)]
+struct Placement {
+    server: Vec<usize>,
+    clients: Vec<usize>,
+}
+
+impl Placement {
+    /// The placement for CPUs `allowed` (lowest first); `None` with fewer than two.
+    fn split(allowed: &[usize]) -> Option<Placement> {
+        let (&last, rest) = allowed.split_last()?;
+        (!rest.is_empty()).then(|| Placement {
+            server: vec![last],
+            clients: rest.to_vec(),
+        })
+    }
+}
+
+/// Keeps the calling thread on the server's CPU until dropped, then gives it back every CPU
+/// it had.
+struct Pinned {
+    before: Vec<usize>,
+}
+
+impl Pinned {
+    fn server(place: &Placement) -> Result<Pinned, String> {
+        let before = allowed_cpus();
+        if pin_thread(&place.server) {
+            Ok(Pinned { before })
+        } else {
+            Err(format!(
+                "could not pin the server to CPUs {:?}",
+                place.server
+            ))
+        }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        pin_thread(&self.before);
+    }
+}
 
 /// One run's result.
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +107,12 @@ fn handle<C: Copy + PartialEq>(evs: &mut Vec<Event<C>>, conns: &mut Vec<C>) -> u
 }
 
 fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String> {
+    let place = if ctx.shared_cores {
+        None
+    } else {
+        Placement::split(&allowed_cpus())
+    };
+    let _pinned = place.as_ref().map(Pinned::server).transpose()?;
     let mut host = H::server(n + 16, ctx.host)?;
     let spec = ChildSpec {
         proto: p,
@@ -72,6 +124,7 @@ fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String>
             hz: HZ,
             size: SIZE,
         },
+        cpus: place.map(|p| p.clients).unwrap_or_default(),
     };
     let mut child = Child::spawn(ctx, &spec)?;
     let mut conns = Vec::with_capacity(n);
@@ -214,6 +267,20 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
             ));
         }
     }
+    let placement = match (ctx.shared_cores, Placement::split(&allowed_cpus())) {
+        (false, Some(p)) => format!(
+            "The server thread was pinned to CPU {:?} and the client process to CPUs {:?} \
+             (sched_setaffinity, as taskset does), so the clients did not take the server's \
+             core.",
+            p.server, p.clients
+        ),
+        (true, _) => "The server thread and the client process shared every core \
+                      (--shared-cores)."
+            .to_owned(),
+        (false, None) => {
+            "With one CPU, the server thread and the client process shared it.".to_owned()
+        }
+    };
     Section {
         id: "sweep".into(),
         title: "A 30 Hz server".into(),
@@ -226,12 +293,56 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              period, receiving included; a tick is late when it ended more than 33.3 ms after \
              it was due. The clients are real protocol clients in a child process, {PER_SOCKET} \
              per socket (one host per socket, all hosts polled from one thread every \
-             millisecond), so on this machine they share its cores with the server. Measured \
-             for {:.1} s after a {:.1} s warm-up. The last rows say how much of the traffic \
-             arrived and whether the clients kept 30 Hz.",
+             millisecond). {placement} Measured for {:.1} s after a {:.1} s warm-up. The last \
+             rows say how much of the traffic arrived and whether the clients kept 30 Hz.",
             ctx.seconds.as_secs_f64(),
             (ctx.warmup * 3).as_secs_f64()
         ),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{allowed_cpus, Pinned, Placement};
+
+    /// Pinning takes hold on the calling thread and the guard gives every CPU back.
+    #[test]
+    fn the_guard_pins_the_thread_and_restores_it() {
+        std::thread::spawn(|| {
+            let all = allowed_cpus();
+            assert!(!all.is_empty(), "sched_getaffinity failed");
+            let place = Placement {
+                server: vec![all[0]],
+                clients: Vec::new(),
+            };
+            {
+                let _pinned = Pinned::server(&place).expect("pin");
+                assert_eq!(allowed_cpus(), vec![all[0]]);
+            }
+            assert_eq!(allowed_cpus(), all);
+        })
+        .join()
+        .expect("the pinned thread");
+    }
+
+    #[test]
+    fn the_server_gets_the_last_cpu_and_the_clients_the_rest() {
+        assert_eq!(Placement::split(&[]), None);
+        assert_eq!(Placement::split(&[3]), None);
+        assert_eq!(
+            Placement::split(&[0, 1]),
+            Some(Placement {
+                server: vec![1],
+                clients: vec![0]
+            })
+        );
+        assert_eq!(
+            Placement::split(&[2, 5, 7]),
+            Some(Placement {
+                server: vec![7],
+                clients: vec![2, 5]
+            })
+        );
     }
 }

@@ -113,3 +113,24 @@ pub(crate) fn heap_in_use() -> Option<u64> {
 pub(crate) fn heap_in_use() -> Option<u64> {
     None
 }
+
+/// The CPUs the calling thread may run on (`sched_getaffinity`), lowest first; empty when
+/// unknown.
+pub(crate) fn allowed_cpus() -> Vec<usize> {
+    use rustix::thread::{sched_getaffinity, CpuSet};
+    match sched_getaffinity(None) {
+        Ok(set) => (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Restricts the calling thread (and the threads it starts afterwards) to `cpus` (as
+/// `taskset` does); false when the set is empty or the system refused.
+pub(crate) fn pin_thread(cpus: &[usize]) -> bool {
+    use rustix::thread::{sched_setaffinity, CpuSet};
+    let mut set = CpuSet::new();
+    for &c in cpus.iter().filter(|&&c| c < CpuSet::MAX_CPU) {
+        set.set(c);
+    }
+    set.count() > 0 && sched_setaffinity(None, &set).is_ok()
+}

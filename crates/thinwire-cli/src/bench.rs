@@ -34,6 +34,10 @@ pub(crate) struct BenchArgs {
     /// thinwire uses the INSECURE cleartext opt-out on both ends (what encryption costs).
     #[arg(long)]
     insecure_cleartext: bool,
+    /// The 30 Hz sweep's server thread and client process share every core instead of each
+    /// keeping to its own (how the sweep ran before; for comparisons).
+    #[arg(long)]
+    shared_cores: bool,
     /// Internal: run as the client process of a memory or sweep measurement.
     #[arg(long, hide = true, value_name = "SPEC")]
     child: Option<String>,
@@ -53,6 +57,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         sweep: args.sweep,
         quick: args.quick,
         insecure_cleartext: args.insecure_cleartext,
+        shared_cores: args.shared_cores,
         sections: args.only,
         child_command: vec![exe.into(), "bench".into()],
         progress: |line| eprintln!("{line}"),

@@ -7,6 +7,13 @@
 //! [`RECV_BATCHES_PER_WAKE`] batches of datagrams. While Connects wait, the core's next timer
 //! is due at once, so the loop turns again without sleeping: handshakes are read a few at a
 //! time between the datagrams of established connections.
+//!
+//! Like [`Host::service`](crate::Host::service), the driver hands what arrived to the
+//! application before it sends the acknowledgements those datagrams ask for: after a receive
+//! that delivered a message it waits up to [`ACK_HOLD`] for the application to queue something
+//! (its [`Connection::send`](crate::Connection::send) wakes the driver), so that an answer
+//! carries the ACKs in the same datagram. A receiver that does not answer delays its ACKs by
+//! that much at most.
 
 use std::io;
 use std::sync::Arc;
@@ -16,6 +23,7 @@ use quinn_udp::UdpSockRef;
 use tokio::io::Interest;
 
 use crate::error::ConnectionError;
+use crate::host::ACK_HOLD;
 use crate::io::{RecvBuf, Sent, TxBatch};
 use crate::shared::Shared;
 
@@ -94,7 +102,9 @@ async fn run(shared: &Shared, rx: &mut RecvBuf, tx: &mut TxBatch) -> io::Result<
             biased;
             r = shared.socket.readable() => {
                 r?;
-                receive(shared, rx, &mut recv_errors)?;
+                if receive(shared, rx, &mut recv_errors)? {
+                    hold_acks(shared).await;
+                }
             }
             _ = shared.wake.notified() => {}
             _ = tokio::time::sleep_until(sleep_to.into()) => {}
@@ -102,8 +112,29 @@ async fn run(shared: &Shared, rx: &mut RecvBuf, tx: &mut TxBatch) -> io::Result<
     }
 }
 
-/// Reads what the socket holds (a bounded number of batches) and feeds it to the core.
-fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<()> {
+/// Hands what the last receive delivered to the application and waits until it queues
+/// something (a wake-up) or [`ACK_HOLD`] has passed, whichever is first; the next turn then
+/// sends the ACKs, with the answer when there is one. Returns at once when nothing was
+/// delivered (only ACKs, handshakes, probes arrived).
+async fn hold_acks(shared: &Shared) {
+    let delivered = {
+        let mut st = shared.lock();
+        shared.dispatch(&mut st)
+    };
+    if delivered {
+        let until = Instant::now() + ACK_HOLD;
+        tokio::select! {
+            biased;
+            _ = shared.wake.notified() => {}
+            _ = tokio::time::sleep_until(until.into()) => {}
+        }
+    }
+}
+
+/// Reads what the socket holds (a bounded number of batches) and feeds it to the core;
+/// whether any datagram was read.
+fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<bool> {
+    let mut read = false;
     for _ in 0..RECV_BATCHES_PER_WAKE {
         let r = shared.socket.try_io(Interest::READABLE, || {
             rx.recv(&shared.udp, UdpSockRef::from(&shared.socket))
@@ -111,6 +142,7 @@ fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<()
         match r {
             Ok(_) => {
                 *errors = 0;
+                read = true;
                 let mut st = shared.lock();
                 let now = Instant::now();
                 st.engine.io.recv_calls += 1;
@@ -118,7 +150,7 @@ fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<()
                     st.engine.on_datagram(now, from, d);
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(read),
             Err(e) => {
                 shared.lock().engine.io.recv_errors += 1;
                 *errors += 1;
@@ -126,11 +158,11 @@ fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<()
                 if *errors >= MAX_RECV_ERRORS {
                     return Err(e);
                 }
-                return Ok(());
+                return Ok(read);
             }
         }
     }
-    Ok(())
+    Ok(read)
 }
 
 /// Hands every queued train to the socket (a flush's worth per `sendmmsg` on Linux), waiting

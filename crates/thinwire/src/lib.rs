@@ -9,6 +9,8 @@
 //!   [`Connection::send`] (with a [`SendMode`]: plain, latest value of a key, or deadline) /
 //!   [`Connection::recv`] / [`Connection::close`]. One driver task per endpoint owns the socket: it sleeps until the
 //!   socket is readable, the application queued something, or the core's next timer is due.
+//!   It hands received messages to the application before sending the acknowledgements they
+//!   ask for (held at most 1 ms), so that an answer queued at once carries them.
 //! * **blocking**: [`Host`] with [`Host::service`] returning [`HostEvent`]s (connected,
 //!   message, disconnected) like ENet's `enet_host_service`, for plain game loops.
 //!

@@ -114,7 +114,9 @@ pub(crate) struct State {
 
 impl State {
     /// Moves the core's events into the connection slots and wakes whoever waits for them.
-    pub(crate) fn dispatch(&mut self, shared_accept: &Notify, idle: &Notify) {
+    /// Returns whether a message was handed to a waiting application.
+    pub(crate) fn dispatch(&mut self, shared_accept: &Notify, idle: &Notify) -> bool {
+        let mut delivered = false;
         while let Some((h, ev)) = self.engine.core.poll_event() {
             match ev {
                 Event::Connected {
@@ -151,6 +153,7 @@ impl State {
                         if s.owned {
                             s.messages.push_back(m);
                             s.notify.notify_waiters();
+                            delivered = true;
                         }
                     }
                 }
@@ -172,6 +175,7 @@ impl State {
         if self.engine.core.connection_count() == 0 {
             idle.notify_waiters();
         }
+        delivered
     }
 
     /// Starts a graceful close of every connection that has not ended yet.
@@ -206,8 +210,9 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn dispatch(&self, st: &mut State) {
-        st.dispatch(&self.accept, &self.idle);
+    /// [`State::dispatch`] with this endpoint's notifications: whether a message was delivered.
+    pub(crate) fn dispatch(&self, st: &mut State) -> bool {
+        st.dispatch(&self.accept, &self.idle)
     }
 
     /// Releases the lock and wakes the driver to act on what changed under it, unless it has

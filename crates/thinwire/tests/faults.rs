@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{key, within, ALL};
+use common::{join, within, ALL};
 use thinwire::{Config, Endpoint, FaultConfig, Host, HostEvent, SendMode};
 
 #[tokio::test]
@@ -21,14 +21,7 @@ async fn delay_and_duplicates_are_injected() {
         Config::client().with_faults(faults),
     )
     .unwrap();
-    let conn = within(
-        5,
-        "connect",
-        client.connect(server.local_addr(), key(&server), &ALL),
-    )
-    .await
-    .unwrap();
-    let peer = within(5, "accept", server.accept()).await.unwrap();
+    let (conn, peer) = join(&client, &server).await;
     for i in 0..20u8 {
         conn.send(0, vec![i], SendMode::Plain).unwrap();
         conn.send(2, vec![i], SendMode::Plain).unwrap();

@@ -7,7 +7,7 @@ mod common;
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime};
 
-use common::{key, within, ALL};
+use common::{join, key, within, ALL};
 use thinwire::{
     CipherSuite, Config, ConnectError, ConnectToken, DisconnectReason, Endpoint, Host, HostEvent,
     RefuseReason, SendMode, ServerConfig, ServerKey, TokenClaims, TokenKey, TokenPolicy,
@@ -56,14 +56,7 @@ fn mint(token_key: &TokenKey, server: &Endpoint, client_id: u64, expires: u64) -
 async fn connections_are_encrypted_by_default() {
     let server = Endpoint::bind(loopback(), Config::server()).unwrap();
     let client = Endpoint::bind(loopback(), Config::client()).unwrap();
-    let conn = within(
-        5,
-        "connect",
-        client.connect(server.local_addr(), key(&server), &ALL),
-    )
-    .await
-    .unwrap();
-    let peer = within(5, "accept", server.accept()).await.unwrap();
+    let (conn, peer) = join(&client, &server).await;
     let suite = conn.cipher_suite().unwrap();
     assert!(suite.is_encrypted(), "{suite:?}");
     assert_eq!(peer.cipher_suite(), Some(suite));

@@ -36,3 +36,20 @@ pub fn server_with(limits: thinwire::ServerConfig) -> thinwire::Endpoint {
 pub fn key(server: &thinwire::Endpoint) -> thinwire::PublicKey {
     server.public_key().expect("a server endpoint has a key")
 }
+
+/// Connects `client` to `server` on every channel class and accepts the connection there
+/// (each step within 5 s): the client's side, then the server's.
+pub async fn join(
+    client: &thinwire::Endpoint,
+    server: &thinwire::Endpoint,
+) -> (thinwire::Connection, thinwire::Connection) {
+    let conn = within(
+        5,
+        "connect",
+        client.connect(server.local_addr(), key(server), &ALL),
+    )
+    .await
+    .expect("connect");
+    let peer = within(5, "accept", server.accept()).await.expect("accept");
+    (conn, peer)
+}
