@@ -74,6 +74,10 @@ impl Protocol {
 pub(crate) struct HostOptions {
     /// thinwire: both ends use the INSECURE cleartext opt-out.
     pub(crate) cleartext: bool,
+    /// thinwire: every `Host` spins this long on its socket before it blocks (its
+    /// low-latency mode, `Config::busy_poll`); zero: off.
+    #[serde(default)]
+    pub(crate) busy_poll: std::time::Duration,
 }
 
 /// The channels of every bench connection: reliable (ordered, like ENet's reliable packets,
@@ -133,6 +137,7 @@ impl BenchHost for ThinwireHost {
             }),
             None => Config::client(),
         };
+        let config = config.with_busy_poll(opts.busy_poll);
         if opts.cleartext {
             config.insecure_cleartext()
         } else {

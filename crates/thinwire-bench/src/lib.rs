@@ -77,6 +77,9 @@ pub struct BenchOptions {
     pub quick: bool,
     /// thinwire with the INSECURE cleartext opt-out on both ends (what encryption costs).
     pub insecure_cleartext: bool,
+    /// thinwire's hosts spin this many microseconds on their sockets before blocking (the
+    /// low-latency mode, `thinwire::Config::busy_poll`); zero: off.
+    pub thinwire_busy_poll_us: u64,
     /// The sweep's server thread and client process share every core instead of each
     /// keeping to its own (how the sweep ran before it pinned them; for comparisons).
     pub shared_cores: bool,
@@ -102,6 +105,7 @@ impl Default for BenchOptions {
             burst: 64,
             quick: false,
             insecure_cleartext: false,
+            thinwire_busy_poll_us: 0,
             shared_cores: false,
             sections: Vec::new(),
             child_command: Vec::new(),
@@ -122,6 +126,9 @@ impl BenchOptions {
         }
         if !(o.seconds.is_finite() && o.seconds > 0.0 && o.seconds <= 3600.0) {
             return Err(format!("--seconds {}: must be in (0, 3600]", o.seconds));
+        }
+        if o.thinwire_busy_poll_us > 1_000_000 {
+            return Err("--thinwire-busy-poll: at most 1000000 microseconds".into());
         }
         if o.reps == 0 || o.burst == 0 {
             return Err("--reps and the burst must be at least 1".into());
@@ -163,6 +170,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResults, String> {
         burst: o.burst,
         host: host::HostOptions {
             cleartext: o.insecure_cleartext,
+            busy_poll: Duration::from_micros(o.thinwire_busy_poll_us),
         },
         idle: o.idle,
         sweep: o.sweep.clone(),

@@ -38,6 +38,10 @@ pub(crate) struct BenchArgs {
     /// keeping to its own (how the sweep ran before; for comparisons).
     #[arg(long)]
     shared_cores: bool,
+    /// thinwire's low-latency mode: every thinwire host spins this many microseconds on its
+    /// socket before it blocks (`Config::busy_poll`; 0, the default, turns it off).
+    #[arg(long, value_name = "MICROS", default_value_t = 0)]
+    thinwire_busy_poll: u64,
     /// Internal: run as the client process of a memory or sweep measurement.
     #[arg(long, hide = true, value_name = "SPEC")]
     child: Option<String>,
@@ -58,6 +62,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         quick: args.quick,
         insecure_cleartext: args.insecure_cleartext,
         shared_cores: args.shared_cores,
+        thinwire_busy_poll_us: args.thinwire_busy_poll,
         sections: args.only,
         child_command: vec![exe.into(), "bench".into()],
         progress: |line| eprintln!("{line}"),

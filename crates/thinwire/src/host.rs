@@ -98,6 +98,8 @@ pub struct Host {
     local_addr: SocketAddr,
     /// When timers and transmits were last processed.
     last_pump: Instant,
+    /// The low-latency mode's spin before each blocking wait (zero: off).
+    busy_poll: Duration,
 }
 
 /// Longest `service` returns newly arrived events without processing timers and sending
@@ -129,6 +131,7 @@ impl Host {
             events: VecDeque::new(),
             local_addr,
             last_pump: Instant::now(),
+            busy_poll: config.busy_poll,
         })
     }
 
@@ -276,6 +279,9 @@ impl Host {
                 .engine
                 .next_wakeup()
                 .map_or(deadline, |t| t.min(deadline));
+            if !self.busy_poll.is_zero() && self.spin(wake.min(now + self.busy_poll))? {
+                continue;
+            }
             self.engine.io.wakeups += 1;
             wait(
                 &self.socket,
@@ -320,28 +326,44 @@ impl Host {
         stats
     }
 
-    /// Reads what the socket holds, without waiting.
-    fn receive(&mut self) -> io::Result<()> {
+    /// The low-latency mode: reads the socket in a loop until something arrives (true) or
+    /// `until` passes (false).
+    fn spin(&mut self, until: Instant) -> io::Result<bool> {
+        loop {
+            if self.receive()? {
+                return Ok(true);
+            }
+            if Instant::now() >= until {
+                return Ok(false);
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Reads what the socket holds, without waiting; whether it held anything.
+    fn receive(&mut self) -> io::Result<bool> {
+        let mut read = false;
         for _ in 0..RECV_BATCHES_PER_PASS {
             match self.rx.recv(&self.udp, UdpSockRef::from(&self.socket)) {
                 Ok(_) => {
+                    read = true;
                     let now = Instant::now();
                     self.engine.io.recv_calls += 1;
                     for (from, d) in self.rx.datagrams() {
                         self.engine.on_datagram(now, from, d);
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(read),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     // a failed read loses at most that datagram; report it in the stats
                     self.engine.io.recv_errors += 1;
                     tracing::debug!(error = %e, "receive failed");
-                    return Ok(());
+                    return Ok(read);
                 }
             }
         }
-        Ok(())
+        Ok(read)
     }
 
     /// Timers (and at most `handshakes_per_turn` queued handshake reads, after the datagrams

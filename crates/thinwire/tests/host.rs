@@ -222,3 +222,58 @@ fn a_reliable_echo_carries_its_ack() {
         "{per_round:.2} datagrams per reliable round trip"
     );
 }
+
+/// Runs `ROUNDS` reliable request/echo rounds between a client `Host` (this thread) and a
+/// server `Host` with `busy_poll` (its own thread); returns how many times the server blocked
+/// in `poll(2)` during the rounds.
+fn server_waits_in_echo_rounds(busy_poll: Duration) -> u64 {
+    const ROUNDS: usize = 50;
+    let mut server = Host::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        Config::server().with_busy_poll(busy_poll),
+    )
+    .unwrap();
+    let addr = server.local_addr();
+    let server_key = server.public_key().unwrap();
+    let echo = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let (mut echoed, mut first) = (0, None);
+        while echoed < ROUNDS && Instant::now() < deadline {
+            if let Some(HostEvent::Message { conn, message }) =
+                server.service(Duration::from_millis(100)).unwrap()
+            {
+                first.get_or_insert(server.stats().io.wakeups);
+                server.send(conn, 0, message.data, SendMode::Plain).unwrap();
+                server.flush().unwrap();
+                echoed += 1;
+            }
+        }
+        assert_eq!(echoed, ROUNDS, "the server echoed too few");
+        server.stats().io.wakeups - first.unwrap_or(0)
+    });
+    let mut client = Host::bind("127.0.0.1:0".parse().unwrap(), Config::client()).unwrap();
+    let conn = client.connect(addr, server_key, &ALL).unwrap();
+    wait_for(&mut client, 5, |e| matches!(e, HostEvent::Connected { .. }));
+    for i in 0..ROUNDS {
+        client
+            .send(conn, 0, vec![i as u8; 24], SendMode::Plain)
+            .unwrap();
+        client.flush().unwrap();
+        wait_for(&mut client, 5, |e| matches!(e, HostEvent::Message { .. }));
+    }
+    echo.join().expect("the echo server")
+}
+
+/// The low-latency mode (`Config::busy_poll`): a server whose next request arrives within
+/// its spin handles it without blocking in `poll(2)`, where the default server blocks for
+/// nearly every request.
+#[test]
+fn busy_poll_handles_arrivals_without_blocking() {
+    let blocking = server_waits_in_echo_rounds(Duration::ZERO);
+    let spinning = server_waits_in_echo_rounds(Duration::from_millis(200));
+    eprintln!("server waits in poll over 50 echoes: {blocking} by default, {spinning} spinning");
+    assert!(
+        spinning * 4 <= blocking,
+        "spinning: {spinning} waits, default: {blocking}"
+    );
+}
