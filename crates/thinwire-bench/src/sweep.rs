@@ -33,7 +33,7 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(150);
 /// `taskset` would place them), so that the client load does not take the server's core.
 #[derive(Debug, Clone, PartialEq)]
 struct Placement {
-    server: Vec<usize>,
+    server: usize,
     clients: Vec<usize>,
 }
 
@@ -42,28 +42,24 @@ impl Placement {
     fn split(allowed: &[usize]) -> Option<Placement> {
         let (&last, rest) = allowed.split_last()?;
         (!rest.is_empty()).then(|| Placement {
-            server: vec![last],
+            server: last,
             clients: rest.to_vec(),
         })
     }
 }
 
-/// Keeps the calling thread on the server's CPU until dropped, then gives it back every CPU
-/// it had.
+/// Keeps the calling thread on one CPU until dropped, then gives it back the CPUs it had.
 struct Pinned {
     before: Vec<usize>,
 }
 
 impl Pinned {
-    fn server(place: &Placement) -> Result<Pinned, String> {
-        let before = allowed_cpus();
-        if pin_thread(&place.server) {
+    /// Pins the calling thread to `cpu`; `before` is what it may use now (`allowed_cpus`).
+    fn to(cpu: usize, before: Vec<usize>) -> Result<Pinned, String> {
+        if pin_thread(&[cpu]) {
             Ok(Pinned { before })
         } else {
-            Err(format!(
-                "could not pin the server to CPUs {:?}",
-                place.server
-            ))
+            Err(format!("could not pin the server to CPU {cpu}"))
         }
     }
 }
@@ -107,12 +103,16 @@ fn handle<C: Copy + PartialEq>(evs: &mut Vec<Event<C>>, conns: &mut Vec<C>) -> u
 }
 
 fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String> {
+    let allowed = allowed_cpus();
     let place = if ctx.shared_cores {
         None
     } else {
-        Placement::split(&allowed_cpus())
+        Placement::split(&allowed)
     };
-    let _pinned = place.as_ref().map(Pinned::server).transpose()?;
+    let _pinned = match &place {
+        Some(p) => Some(Pinned::to(p.server, allowed)?),
+        None => None,
+    };
     let mut host = H::server(n + 16, ctx.host)?;
     let spec = ChildSpec {
         proto: p,
@@ -269,7 +269,7 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
     }
     let placement = match (ctx.shared_cores, Placement::split(&allowed_cpus())) {
         (false, Some(p)) => format!(
-            "The server thread was pinned to CPU {:?} and the client process to CPUs {:?} \
+            "The server thread was pinned to CPU {} and the client process to CPUs {:?} \
              (sched_setaffinity, as taskset does), so the clients did not take the server's \
              core.",
             p.server, p.clients
@@ -312,12 +312,8 @@ mod tests {
         std::thread::spawn(|| {
             let all = allowed_cpus();
             assert!(!all.is_empty(), "sched_getaffinity failed");
-            let place = Placement {
-                server: vec![all[0]],
-                clients: Vec::new(),
-            };
             {
-                let _pinned = Pinned::server(&place).expect("pin");
+                let _pinned = Pinned::to(all[0], all.clone()).expect("pin");
                 assert_eq!(allowed_cpus(), vec![all[0]]);
             }
             assert_eq!(allowed_cpus(), all);
@@ -333,14 +329,14 @@ mod tests {
         assert_eq!(
             Placement::split(&[0, 1]),
             Some(Placement {
-                server: vec![1],
+                server: 1,
                 clients: vec![0]
             })
         );
         assert_eq!(
             Placement::split(&[2, 5, 7]),
             Some(Placement {
-                server: vec![7],
+                server: 7,
                 clients: vec![2, 5]
             })
         );
