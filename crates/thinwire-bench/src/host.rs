@@ -8,7 +8,8 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use serde::{Deserialize, Serialize};
 use thinwire::{ChannelKind, Config, ServerConfig};
 use thinwire_peers::{
-    EnetHost, GnsHost, HostSpec, KcpHost, KcpMode, PeerHost, Role, ThinwireHost, ENET_MAX_PEERS,
+    EnetHost, GnsHost, GnsWait, HostSpec, KcpHost, KcpMode, PeerHost, Role, ThinwireHost,
+    ENET_MAX_PEERS,
 };
 
 /// The four transports compared.
@@ -151,7 +152,9 @@ impl BenchHost for EnetHost {
 }
 
 impl BenchHost for GnsHost {
-    fn settings(_server: Option<usize>, _opts: HostOptions) {}
+    fn settings(_server: Option<usize>, _opts: HostOptions) -> GnsWait {
+        GnsWait::default()
+    }
 }
 
 impl BenchHost for KcpHost {

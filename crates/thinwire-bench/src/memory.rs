@@ -12,7 +12,7 @@ use crate::child::{Child, ChildSpec, Role};
 use crate::host::{with_host, BenchHost, Protocol};
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
-use crate::sys::{heap_in_use, rss_bytes};
+use crate::sys::{heap_in_use, rss_bytes, settled_heap};
 
 /// The connections are given this long to open.
 const CONNECT_LIMIT: Duration = Duration::from_secs(150);
@@ -33,7 +33,7 @@ struct Sample {
 fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String> {
     let heap = || heap_in_use().ok_or("no heap statistics on this platform (glibc only)");
     let mut evs = Vec::with_capacity(65_536);
-    let heap0 = heap()?;
+    let heap0 = settled_heap().ok_or("no heap statistics on this platform (glibc only)")?;
     // ENet preallocates exactly the peers it may hold
     let mut host = H::server(n, ctx.host)?;
     let spec = ChildSpec {
@@ -152,9 +152,13 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              (the heap grown from before the host was created), the first only what connecting \
              added; thinwire, KCP and GNS preallocate nothing per connection, so their two rows \
              are the same (GNS's process-wide set-up, done once before any measurement, is in \
-             neither; its allocations from its own thread are in the heap counted). The host's own heap (no connection yet) is the last row; thinwire's \
-             includes its receive batch buffer (32 slots of 64 KiB, touched only as far as \
-             datagrams reach). The resident set (VmRSS) moves by pages and is shown as a check."
+             neither). Every thread allocates in glibc's one main arena (M_ARENA_MAX = 1, \
+             set before any measurement), so GNS's own socket thread is counted too, and each \
+             measurement starts once the heap has stopped moving (what an earlier one left, \
+             such as GNS's gracefully closing connections, is freed first). The host's own \
+             heap (no connection yet) is the last row; thinwire's includes its receive batch \
+             buffer (8 slots of 64 KiB, touched only as far as datagrams reach). The \
+             resident set (VmRSS) moves by pages and is shown as a check."
         ),
         rows,
     }

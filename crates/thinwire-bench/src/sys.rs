@@ -108,6 +108,40 @@ pub(crate) fn heap_in_use() -> Option<u64> {
     Some((info.uordblks + info.hblkhd) as u64)
 }
 
+/// Keeps every thread's allocations in glibc's main arena (`M_ARENA_MAX` = 1), the only one
+/// `mallinfo2` reports: without it, a thread of a peer's own (GNS's socket thread) allocates
+/// in an arena of its own that [`heap_in_use`] cannot see, and frees there what it allocated
+/// before. Called before the first measurement, before any peer starts a thread (glibc
+/// accepts any positive value, so the call cannot fail).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub(crate) fn one_heap_arena() {
+    // SAFETY: mallopt only sets an allocator parameter under the allocator's lock.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
+}
+
+/// Without glibc there is no heap accounting to keep whole.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn one_heap_arena() {}
+
+/// The heap in use once it has stopped moving: read every 50 ms until two readings 250 ms
+/// apart agree, for at most 5 s (then the last reading). A peer's background thread may
+/// still be freeing what an earlier measurement left (GNS closes connections gracefully);
+/// the measurement must not start while it does.
+pub(crate) fn settled_heap() -> Option<u64> {
+    let step = std::time::Duration::from_millis(50);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut last = heap_in_use()?;
+    let mut same = 0;
+    while same < 5 && std::time::Instant::now() < deadline {
+        std::thread::sleep(step);
+        let now = heap_in_use()?;
+        same = if now == last { same + 1 } else { 0 };
+        last = now;
+    }
+    Some(last)
+}
+
 /// Heap accounting needs glibc; elsewhere only the resident set is measured.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(crate) fn heap_in_use() -> Option<u64> {

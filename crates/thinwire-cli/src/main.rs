@@ -114,7 +114,7 @@ struct RunArgs {
     /// (merge the parts with `thinwire lab merge`); see docs/REPRODUCING.md.
     #[arg(long, value_name = "K/N", conflicts_with = "emulate")]
     shard: Option<thinwire_lab::runner::Shard>,
-    /// Run real stacks (kernel TCP, KCP, QUIC, ENet, thinwire over UDP)
+    /// Run real stacks (kernel TCP, KCP, QUIC, ENet, GNS when built, thinwire over UDP)
     /// through the real-kernel emulator (network namespaces + TUN relay;
     /// needs root and a build with `--features emulator`) instead of the
     /// simulator; see docs/EMULATOR.md.

@@ -1,7 +1,7 @@
 //! thinwire-emu: the real-kernel emulator behind
 //! `thinwire lab run SCENARIO --emulate`.
 //!
-//! Real stacks ([`RealPeer`]: kernel TCP, KCP, QUIC, ENet, thinwire over UDP)
+//! Real stacks ([`RealPeer`]: kernel TCP, KCP, QUIC, ENet, GameNetworkingSockets, thinwire over UDP)
 //! run as threads of this process, each host in its own network namespace
 //! with a TUN device; one relay thread carries every IP packet between the
 //! devices through the simulator's link model ([`thinwire_netmodel::Link`])

@@ -96,7 +96,8 @@ impl PeerCounters {
 
 /// The real peers for a scenario: kernel TCP (plain and thin) when it lists
 /// `tcp-model`, thinwire in each of its thinwire configurations, and KCP in
-/// its default and fast modes and QUIC (`quic-streams`) always.
+/// its default and fast modes and QUIC (`quic-streams`) always; ENet and GameNetworkingSockets
+/// (reliable, and unreliable for latest-value classes) where they are built.
 pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
     let mut v = vec![
         RealPeer::Tcp { thin: false },
@@ -108,6 +109,10 @@ pub fn default_peers(scenario: &Scenario) -> Vec<RealPeer> {
     if thinwire_enet::available() {
         v.push(RealPeer::Enet { unsequenced: false });
         v.push(RealPeer::Enet { unsequenced: true });
+    }
+    if thinwire_gns::available() {
+        v.push(RealPeer::Gns { unreliable: false });
+        v.push(RealPeer::Gns { unreliable: true });
     }
     for p in &scenario.protocols {
         if let ProtocolSpec::Thinwire(t) = p {

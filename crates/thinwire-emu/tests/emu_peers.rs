@@ -41,6 +41,9 @@ fn all_peers_on_short_ao_run() {
     if thinwire_enet::available() {
         names.extend(["enet-reliable", "enet-unsequenced"]);
     }
+    if thinwire_gns::available() {
+        names.extend(["gns-reliable", "gns-unreliable"]);
+    }
     for name in names {
         let r = results
             .run(&name.into(), None)

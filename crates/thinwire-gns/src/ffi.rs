@@ -261,8 +261,9 @@ impl Gns {
             if utils.is_null() || sockets.is_null() {
                 return Err("GameNetworkingSockets: no interface after init".into());
             }
-            let ok = set_global_i32(utils, CONFIG_SEND_RATE_MIN, MAX_SEND_RATE)
-                && set_global_i32(utils, CONFIG_SEND_RATE_MAX, MAX_SEND_RATE)
+            let rate = crate::send_rate();
+            let ok = set_global_i32(utils, CONFIG_SEND_RATE_MIN, rate)
+                && set_global_i32(utils, CONFIG_SEND_RATE_MAX, rate)
                 && set_callback(utils, on_status);
             if !ok {
                 return Err("GameNetworkingSockets: a global setting was refused".into());

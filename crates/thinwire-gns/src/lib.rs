@@ -30,8 +30,11 @@
 //! `RunCallbacks`. Hosts may live in different threads.
 //!
 //! **Settings.** The send-rate limits (`k_ESteamNetworkingConfig_SendRateMin`/`Max`, 256 KiB/s
-//! by default) are raised to the highest GNS accepts (256 MiB/s), so that a measurement
-//! sees the stack and not its pacing. Encryption stays on (AES-GCM after an X25519 key
+//! by default) are raised to the highest GNS accepts (256 MiB/s, which it clamps to 100 MiB/s),
+//! so that a measurement sees the stack and not its pacing. GNS's open-source build estimates
+//! no bandwidth (its send rate stays where the limits put it), so every connection sends at up
+//! to that rate whatever the receiver takes; [`SEND_RATE_ENV`] sets another rate for both
+//! limits, read once when the library is initialised. Encryption stays on (AES-GCM after an X25519 key
 //! exchange). Everything else is GNS's default: Nagle on (5 ms), so that
 //! [`send`](Host::send) queues and [`flush`](Host::flush) puts what was queued on the wire,
 //! as ENet's `enet_peer_send` and `enet_host_flush` do; a 512 KiB send buffer per connection.
@@ -52,6 +55,18 @@ pub use host::{ConnId, EventRef, Host};
 /// The environment variable naming the library to load (a path to
 /// `libGameNetworkingSockets.so`).
 pub const LIB_ENV: &str = "THINWIRE_GNS_LIB";
+
+/// The environment variable that sets GNS's send rate, in bytes per second (both of its
+/// limits; 1024 to 268,435,456; unset or unparsable: the highest).
+pub const SEND_RATE_ENV: &str = "THINWIRE_GNS_SEND_RATE";
+
+/// The send rate both of GNS's limits are set to ([`SEND_RATE_ENV`], else the highest).
+fn send_rate() -> i32 {
+    std::env::var(SEND_RATE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<i32>().ok())
+        .map_or(ffi::MAX_SEND_RATE, |r| r.clamp(1024, ffi::MAX_SEND_RATE))
+}
 
 /// The library's file name.
 pub const LIB_NAME: &str = "libGameNetworkingSockets.so";

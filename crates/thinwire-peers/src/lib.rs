@@ -51,7 +51,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 pub use crate::enet::{EnetHost, ENET_MAX_PEERS};
-pub use crate::gns::GnsHost;
+pub use crate::gns::{GnsHost, GnsWait};
 pub use crate::kcp::{KcpHost, KcpMode};
 pub use crate::thinwire::{send_on_connection, ThinwireHost};
 pub use ::thinwire::{ChannelKind, ConnectionStats, DeadlineOptions};

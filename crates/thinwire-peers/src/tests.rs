@@ -144,12 +144,12 @@ fn enet_carries_messages_when_linked() {
 #[test]
 fn gns_carries_messages_when_built() {
     if !thinwire_gns::available() {
-        let why = GnsHost::open(&spec(Role::Server), &()).unwrap_err();
+        let why = GnsHost::open(&spec(Role::Server), &GnsWait::default()).unwrap_err();
         eprintln!("skipped: {why}");
         return;
     }
-    let mut server = GnsHost::open(&spec(Role::Server), &()).unwrap();
-    let mut client = GnsHost::open(&spec(Role::Client), &()).unwrap();
+    let mut server = GnsHost::open(&spec(Role::Server), &GnsWait::default()).unwrap();
+    let mut client = GnsHost::open(&spec(Role::Client), &GnsWait::default()).unwrap();
     let (conn, theirs) = round_trip(&mut server, &mut client, false);
     // unreliable messages arrive on the unreliable channel, latest-value ones go reliably
     let data = tagged(16, 4);
@@ -168,7 +168,7 @@ fn gns_carries_messages_when_built() {
     drop(client);
     pump(
         &mut server,
-        &mut GnsHost::open(&spec(Role::Client), &()).unwrap(),
+        &mut GnsHost::open(&spec(Role::Client), &GnsWait::default()).unwrap(),
         &mut evs,
         |s, _| s.contains(&Event::Disconnected(theirs)),
     );

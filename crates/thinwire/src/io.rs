@@ -5,7 +5,7 @@
 use std::io::{self, IoSliceMut};
 use std::net::{SocketAddr, UdpSocket};
 
-use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState, BATCH_SIZE};
+use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState};
 
 use crate::stats::IoStats;
 
@@ -29,6 +29,13 @@ impl<T: std::os::windows::io::AsSocket> Socket for T {}
 /// 64 KiB) fits whole, so nothing is ever truncated.
 const SLOT: usize = 1 << 16;
 
+/// Slots per batched receive: fewer than `quinn_udp::BATCH_SIZE` (32 on Linux), so that a host's
+/// receive buffer is 512 KiB rather than 2 MiB (a server's largest fixed allocation, counted
+/// against ENet's 0.9 MB of host heap). A GRO slot holds up to 64 datagrams of one flow, and
+/// the service loops call `recv` again while datagrams wait, so a batch of 8 costs one system
+/// call per 8 datagrams from distinct clients instead of one per 32.
+const RECV_SLOTS: usize = 8;
+
 /// Largest GSO train handed to one `sendmsg` (the kernel's limit is 64 KiB of payload).
 const MAX_GSO_BYTES: usize = 60_000;
 
@@ -49,11 +56,11 @@ pub(crate) fn bind(
     Ok((socket, state))
 }
 
-/// Receive buffers for one batch: [`BATCH_SIZE`] slots of 64 KiB. The memory is allocated
+/// Receive buffers for one batch: [`RECV_SLOTS`] slots of 64 KiB. The memory is allocated
 /// zeroed and only touched as far as datagrams reach, so small datagrams cost a page per slot.
 pub(crate) struct RecvBuf {
     buf: Vec<u8>,
-    meta: [RecvMeta; BATCH_SIZE],
+    meta: [RecvMeta; RECV_SLOTS],
     filled: usize,
 }
 
@@ -68,8 +75,8 @@ impl std::fmt::Debug for RecvBuf {
 impl RecvBuf {
     pub(crate) fn new() -> Self {
         Self {
-            buf: vec![0; SLOT * BATCH_SIZE],
-            meta: [RecvMeta::default(); BATCH_SIZE],
+            buf: vec![0; SLOT * RECV_SLOTS],
+            meta: [RecvMeta::default(); RECV_SLOTS],
             filled: 0,
         }
     }
@@ -83,7 +90,7 @@ impl RecvBuf {
     ) -> io::Result<usize> {
         self.filled = 0;
         let mut chunks = self.buf.chunks_mut(SLOT);
-        let mut iovs: [IoSliceMut<'_>; BATCH_SIZE] =
+        let mut iovs: [IoSliceMut<'_>; RECV_SLOTS] =
             std::array::from_fn(|_| IoSliceMut::new(chunks.next().unwrap_or_default()));
         let n = state.recv(socket, &mut iovs, &mut self.meta)?;
         self.filled = n;

@@ -24,12 +24,22 @@ use self::driver::{drive, Lanes, Stack};
 use self::quic::QuicCert;
 use crate::{EmuError, EmuNet};
 use thinwire_lab::protocol::ProtocolSpec;
-use thinwire_peers::{EnetHost, KcpHost, KcpMode, ThinwireHost};
+use thinwire_peers::{EnetHost, GnsHost, GnsWait, KcpHost, KcpMode, ThinwireHost};
 
 /// The port of every KCP host.
 const KCP_PORT: u16 = 7200;
 /// The port of every ENet host.
 const ENET_PORT: u16 = 7500;
+/// The port of every GameNetworkingSockets server.
+const GNS_PORT: u16 = 7600;
+/// How a GNS host waits for arrivals here: no spinning and 1 ms naps. A hundred hosts
+/// polling every 50 µs (the bench's default) would take both cores from every peer of the
+/// run; GNS's own thread receives meanwhile, so a message waits at most 1 ms more in its
+/// queue, against the scenario's 100 ms one-way delay.
+const GNS_WAIT: GnsWait = GnsWait {
+    spin: std::time::Duration::ZERO,
+    nap: std::time::Duration::from_millis(1),
+};
 
 /// A real transport stack run by the emulator.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +76,14 @@ pub enum RealPeer {
         /// Unsequenced packets for latest-value classes.
         unsequenced: bool,
     },
+    /// Valve's GameNetworkingSockets (loaded at run time through `thinwire-gns`; built by
+    /// `tools/build-gns.sh`), encrypted as GNS is by default: reliable messages for every
+    /// class, or with `unreliable` unreliable messages for latest-value classes (as ENet's
+    /// `unsequenced`).
+    Gns {
+        /// Unreliable messages for latest-value classes.
+        unreliable: bool,
+    },
 }
 
 impl RealPeer {
@@ -90,6 +108,8 @@ impl RealPeer {
             RealPeer::QuicStreams => "quic-streams".into(),
             RealPeer::Enet { unsequenced: false } => "enet-reliable".into(),
             RealPeer::Enet { unsequenced: true } => "enet-unsequenced".into(),
+            RealPeer::Gns { unreliable: false } => "gns-reliable".into(),
+            RealPeer::Gns { unreliable: true } => "gns-unreliable".into(),
         }
     }
 }
@@ -142,6 +162,15 @@ fn run_host(
                 lanes: Lanes::per_class(&plan.classes, *unsequenced),
             };
             drive::<EnetHost>(&stack, client, plan, book).map(|d| HostReport::sent(d.sent))
+        }
+        RealPeer::Gns { unreliable } => {
+            let stack = Stack {
+                settings: GNS_WAIT,
+                port: GNS_PORT,
+                key: None,
+                lanes: Lanes::per_class(&plan.classes, *unreliable),
+            };
+            drive::<GnsHost>(&stack, client, plan, book).map(|d| HostReport::sent(d.sent))
         }
     }
 }
