@@ -29,7 +29,7 @@ impl Connection {
 
     pub(super) fn has_reliable_data(&self) -> bool {
         self.deadline.as_ref().is_some_and(|d| d.tx.len() > 0)
-            || !self.queues.retransmit.is_empty()
+            || !self.active.get().queues.retransmit.is_empty()
             || self
                 .send
                 .iter()
@@ -78,8 +78,10 @@ impl Connection {
             until,
         };
         self.due.close = true;
-        self.queues.pending.clear();
-        self.queues.retransmit.clear();
+        if let Some(a) = self.active.made() {
+            a.queues.pending.clear();
+            a.queues.retransmit.clear();
+        }
     }
 
     /// Ends the connection at once and tells the application why.
