@@ -250,7 +250,7 @@ impl Connection {
                     t.set(Timer::Close, Some(s + cfg.close_timeout));
                 }
             }
-            State::Draining { until, .. } => t.set(Timer::Drain, Some(*until)),
+            State::Draining(d) => t.set(Timer::Drain, Some(d.until)),
             State::Closed => {}
         }
         self.timers = t;

@@ -27,9 +27,9 @@ impl Connection {
             State::AwaitingChallenge | State::AwaitingAccept => {
                 self.write_handshake(now, buf).then_some(self.remote)
             }
-            State::Draining { code, reason, .. } => {
+            State::Draining(d) => {
                 if self.due.close {
-                    let (code, reason) = (*code, reason.clone());
+                    let (code, reason) = (d.close.code, d.close.reason.clone());
                     self.write_close(now, code, &reason, buf)
                         .then_some(self.remote)
                 } else {
