@@ -204,8 +204,6 @@ impl Connection {
             instance,
             nonce,
             client: None,
-            sent_at: None,
-            retransmitted: false,
             started: now,
         };
         Self {

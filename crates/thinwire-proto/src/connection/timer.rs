@@ -147,7 +147,9 @@ impl Connection {
                 Timer::Idle => self.finish(DisconnectReason::TimedOut),
                 Timer::Handshake => {
                     self.due.handshake = true;
-                    self.handshake.retransmitted = true;
+                    if let Some(c) = self.handshake.client.as_mut() {
+                        c.retransmitted = true;
+                    }
                 }
                 Timer::HandshakeTimeout => self.finish(DisconnectReason::HandshakeTimedOut),
                 Timer::Close => self.stop_closing(now),
@@ -205,7 +207,11 @@ impl Connection {
                 if !self.due.handshake {
                     t.set(
                         Timer::Handshake,
-                        self.handshake.sent_at.map(|s| s + cfg.handshake_retry),
+                        self.handshake
+                            .client
+                            .as_ref()
+                            .and_then(|c| c.sent_at)
+                            .map(|s| s + cfg.handshake_retry),
                     );
                 }
                 t.set(

@@ -81,7 +81,9 @@ impl Connection {
             _ => return false,
         }
         self.due.handshake = false;
-        self.handshake.sent_at = Some(now);
+        if let Some(c) = self.handshake.client.as_mut() {
+            c.sent_at = Some(now);
+        }
         true
     }
 
