@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use super::state::{CloseFrame, Drain};
 use super::{Connection, State};
 use crate::crypto::{tokens_equal, RESET_TOKEN_LEN};
 use crate::error::DisconnectReason;
@@ -14,7 +15,7 @@ impl Connection {
     pub(crate) fn close(&mut self, now: Instant, code: u64, reason: Vec<u8>) {
         match self.state {
             State::Established => {
-                self.state = State::Closing { code, reason };
+                self.state = State::Closing(Box::new(CloseFrame { code, reason }));
                 self.close.started = Some(now);
                 self.maybe_finish_close(now);
             }
@@ -29,7 +30,7 @@ impl Connection {
 
     pub(super) fn has_reliable_data(&self) -> bool {
         self.deadline.as_ref().is_some_and(|d| d.tx.len() > 0)
-            || !self.queues.retransmit.is_empty()
+            || !self.active.get().queues.retransmit.is_empty()
             || self
                 .send
                 .iter()
@@ -46,8 +47,8 @@ impl Connection {
     /// A closing connection stops waiting (data delivered, or the close timeout): it sends its
     /// CLOSE and drains.
     pub(super) fn stop_closing(&mut self, now: Instant) {
-        if let State::Closing { code, reason } = &self.state {
-            let (code, reason) = (*code, reason.clone());
+        if let State::Closing(c) = &self.state {
+            let (code, reason) = (c.code, c.reason.clone());
             self.enter_draining(now, Some(DisconnectReason::LocallyClosed), code, reason);
         }
     }
@@ -55,11 +56,10 @@ impl Connection {
     /// The draining period is over (or the peer's CLOSE answered ours): forget the connection,
     /// and tell the application why it ended if that is still to be said.
     pub(super) fn drained(&mut self) {
-        if let State::Draining {
-            report: Some(r), ..
-        } = std::mem::replace(&mut self.state, State::Closed)
-        {
-            self.events.push(Event::Disconnected { reason: r });
+        if let State::Draining(d) = std::mem::replace(&mut self.state, State::Closed) {
+            if let Some(r) = d.report {
+                self.events.push(Event::Disconnected { reason: r });
+            }
         }
     }
 
@@ -71,15 +71,16 @@ impl Connection {
         reason: Vec<u8>,
     ) {
         let until = now + self.rto() * 3;
-        self.state = State::Draining {
+        self.state = State::Draining(Box::new(Drain {
             report,
-            code,
-            reason,
+            close: CloseFrame { code, reason },
             until,
-        };
+        }));
         self.due.close = true;
-        self.queues.pending.clear();
-        self.queues.retransmit.clear();
+        if let Some(a) = self.active.made() {
+            a.queues.pending.clear();
+            a.queues.retransmit.clear();
+        }
     }
 
     /// Ends the connection at once and tells the application why.

@@ -30,10 +30,6 @@ pub(super) struct HandshakeInfo {
     /// resent unchanged, and the Noise state that reads the Accept). Boxed: a server's
     /// connection has none, and a client's drops it once the Accept is read.
     pub(super) client: Option<Box<ClientHandshake>>,
-    /// When the last Hello/Connect was sent, and whether it was a retransmission (Karn's rule:
-    /// no RTT sample from a retransmitted handshake packet).
-    pub(super) sent_at: Option<Instant>,
-    pub(super) retransmitted: bool,
     pub(super) started: Instant,
 }
 
@@ -50,6 +46,11 @@ pub(crate) struct ClientHandshake {
     pub(crate) connect: Option<Vec<u8>>,
     /// The Noise state between Connect and Accept.
     pub(crate) initiator: Option<Initiator>,
+    /// When the last Hello/Connect was sent, and whether it was a retransmission (Karn's rule:
+    /// no RTT sample from a retransmitted handshake packet). Here, not inline in the
+    /// connection: only a client's handshake sends them.
+    pub(crate) sent_at: Option<Instant>,
+    pub(crate) retransmitted: bool,
 }
 
 impl Connection {
@@ -75,8 +76,8 @@ impl Connection {
         self.handshake_rtt_sample(now);
         self.state = State::AwaitingAccept;
         self.due.handshake = true;
-        self.handshake.retransmitted = false;
         if let Some(c) = self.handshake.client.as_mut() {
+            c.retransmitted = false;
             c.connect = Some(connect);
         }
         self.update_timers();
@@ -159,13 +160,13 @@ impl Connection {
             self.finish(PeerError::BadHandshake.into());
             return true;
         };
-        // what the handshake needed (server key, token, offered suites, the Connect, the
-        // Noise state) is not needed again
+        // the Connect's round trip, then what the handshake needed (server key, token,
+        // offered suites, the Connect, the Noise state, when it was sent) is not needed again
+        self.handshake_rtt_sample(now);
         self.handshake.client = None;
         let update_after = self.config.key_update_packets;
         self.keys = Some(PacketKeys::new(suite, &keys.tx, &keys.rx, update_after));
         self.peer_reset_token = Some(params.reset_token);
-        self.handshake_rtt_sample(now);
         self.remote_cid = Some(params.server_cid);
         self.recovery.peer_max_ack_delay = peer_max_ack_delay(params.max_ack_delay_us);
         self.state = State::Established;
@@ -213,7 +214,8 @@ impl Connection {
     }
 
     pub(super) fn handshake_rtt_sample(&mut self, now: Instant) {
-        if let (Some(sent), false) = (self.handshake.sent_at, self.handshake.retransmitted) {
+        let client = self.handshake.client.as_deref();
+        if let Some(sent) = client.filter(|c| !c.retransmitted).and_then(|c| c.sent_at) {
             self.recovery
                 .rtt
                 .update(now.saturating_duration_since(sent), Duration::ZERO);

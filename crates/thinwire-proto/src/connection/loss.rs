@@ -67,7 +67,7 @@ impl Connection {
             .ack_delay_seen
             .map_or(delay, |d| (d - d / 16).max(delay));
         self.recovery.ack_delay_seen = Some(seen);
-        let mut acked = std::mem::take(&mut self.scratch.acked);
+        let mut acked = std::mem::take(&mut self.active.get_mut().scratch.acked);
         self.recovery.sent.on_ack(ack, &mut acked);
         let mut new_data_acked = false;
         let mut late_ack = false;
@@ -113,7 +113,7 @@ impl Connection {
         for (_, packet) in acked.drain(..) {
             self.recovery.sent.recycle(packet.chunks);
         }
-        self.scratch.acked = acked;
+        self.active.get_mut().scratch.acked = acked;
         if late_ack {
             // the timeout was spurious: undo its backoff (RFC 4015's response)
             self.stats.recovery.spurious_timeouts += 1;
@@ -141,7 +141,7 @@ impl Connection {
 
     pub(super) fn detect_losses(&mut self, now: Instant) {
         let rule = self.loss_rule();
-        let mut lost = std::mem::take(&mut self.scratch.acked);
+        let mut lost = std::mem::take(&mut self.active.get_mut().scratch.acked);
         self.recovery.loss_time = self.recovery.sent.detect_lost(now, rule, &mut lost);
         if rule.thin {
             self.stats.recovery.thin_fast_losses += lost.len() as u64;
@@ -149,7 +149,7 @@ impl Connection {
         for (pn, packet) in lost.drain(..) {
             self.on_packet_lost(now, pn, packet);
         }
-        self.scratch.acked = lost;
+        self.active.get_mut().scratch.acked = lost;
     }
 
     pub(super) fn on_packet_lost(&mut self, now: Instant, pn: u64, packet: SentPacket) {
@@ -171,7 +171,7 @@ impl Connection {
             };
             if !f.acked && !f.queued && f.last_pn == Some(pn) {
                 f.queued = true;
-                self.queues.retransmit.push_back(c);
+                self.active.get_mut().queues.retransmit.push_back(c);
             }
         }
         self.recovery.sent.recycle(packet.chunks);

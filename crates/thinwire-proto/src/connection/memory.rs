@@ -78,8 +78,7 @@ impl Connection {
     fn release_buffers(&mut self) {
         self.send = Vec::new();
         self.recv = Vec::new();
-        self.queues.unacked_order = Default::default();
-        self.queues.copies = Default::default();
+        self.active.release_send();
         self.deadline = None;
     }
 }

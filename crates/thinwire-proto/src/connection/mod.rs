@@ -18,6 +18,7 @@
 //! | `timer.rs` | the timer table and which timers run in which state |
 //! | `state.rs`, `stats.rs` | the state machine's states, the counters |
 
+mod active;
 mod close;
 mod handshake;
 #[cfg(test)]
@@ -33,20 +34,20 @@ mod stats;
 mod timer;
 mod transmit;
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::channel::{Delivered, RecvChannel, SendChannel};
+use crate::channel::{RecvChannel, SendChannel};
 use crate::config::TransportConfig;
 use crate::crypto::{CipherSuite, PacketKeys, RESET_TOKEN_LEN};
 use crate::deadline::{DeadlineOptions, DeadlineReceiver, DeadlineSender};
 use crate::event::Event;
 use crate::policy::PolicyCache;
-use crate::recovery::{ChunkRef, ReceivedPackets};
-use crate::wire::{ChannelKind, ConnectionId, MessageHeader};
+use crate::recovery::ReceivedPackets;
+use crate::wire::{ChannelKind, ConnectionId};
 
+use active::LazyActive;
 use handshake::HandshakeInfo;
 pub(crate) use handshake::{peer_max_ack_delay, ClientHandshake};
 use loss::Recovery;
@@ -113,20 +114,6 @@ struct Deadline {
     channel_default: Vec<Option<DeadlineOptions>>,
 }
 
-/// The send queues: chunks of message data waiting for a datagram, in the order they go.
-#[derive(Debug, Default)]
-struct SendQueues {
-    /// New message data in the order the application sent it.
-    pending: VecDeque<ChunkRef>,
-    /// Data declared lost, to go before anything new.
-    retransmit: VecDeque<ChunkRef>,
-    /// Reliable data in order of first transmission, for bundling (acked entries pruned lazily).
-    unacked_order: VecDeque<ChunkRef>,
-    /// Copies the repair policy scheduled, by due time; `None` once the repair timer released
-    /// them (entries no longer wanted are pruned lazily).
-    copies: VecDeque<(Option<Instant>, ChunkRef)>,
-}
-
 /// What the next datagrams must carry besides data: set by timers and input, cleared when
 /// written.
 #[derive(Debug, Default, Clone, Copy)]
@@ -148,17 +135,6 @@ struct Due {
 struct CloseTimes {
     last_sent: Option<Instant>,
     started: Option<Instant>,
-}
-
-/// Lists kept only for their capacity between packets (empty between calls).
-#[derive(Debug, Default)]
-struct Scratch {
-    /// Messages delivered by the packet being received.
-    delivered: Vec<Delivered>,
-    /// Packets acknowledged or declared lost by the current ACK.
-    acked: Vec<(u64, crate::recovery::SentPacket)>,
-    /// The frames of the packet being received.
-    frames: Vec<crate::wire::Frame<'static>>,
 }
 
 /// A connection: its identity and handshake, then one part per job (keys, channels, send
@@ -186,11 +162,8 @@ pub(crate) struct Connection {
     send: Vec<SendChannel>,
     /// The channels' receive states, made at the first message received (`ensure_recv`).
     recv: Vec<RecvChannel>,
-    queues: SendQueues,
-    /// Where the last message frame of the packet being built starts, its header and its
-    /// payload length (it becomes the last-frame form when nothing follows it; fitting counts
-    /// it in its longer compact or full form).
-    last_message: Option<(usize, MessageHeader, usize)>,
+    /// The send queues, scratch lists and packet-building state, boxed while data moves.
+    active: LazyActive,
     next_pn: u64,
     recovery: Recovery,
     rx: ReceivedPackets,
@@ -208,7 +181,6 @@ pub(crate) struct Connection {
     policies: PolicyCache,
     /// The counters ([`stats`](Self::stats) adds the gauges and the channels).
     stats: ConnectionCounters,
-    scratch: Scratch,
     /// Idle memory was given back since the last packet (the Trim timer is off).
     trimmed: bool,
 }
@@ -232,8 +204,6 @@ impl Connection {
             instance,
             nonce,
             client: None,
-            sent_at: None,
-            retransmitted: false,
             started: now,
         };
         Self {
@@ -251,8 +221,7 @@ impl Connection {
             channels,
             send: Vec::new(),
             recv: Vec::new(),
-            queues: SendQueues::default(),
-            last_message: None,
+            active: LazyActive::default(),
             next_pn: 0,
             recovery: Recovery::new(&config),
             rx: ReceivedPackets::new(config.max_ack_ranges),
@@ -265,7 +234,6 @@ impl Connection {
             deadline: None,
             policies,
             stats: ConnectionCounters::default(),
-            scratch: Scratch::default(),
             trimmed: false,
             config,
         }

@@ -39,8 +39,8 @@ struct Probe {
 pub(super) struct PathState {
     /// Boxed: most connections never move.
     probe: Option<Box<Probe>>,
-    /// A PATH_RESPONSE to send, and where.
-    response: Option<(SocketAddr, [u8; PATH_DATA_LEN])>,
+    /// A PATH_RESPONSE to send, and where. Boxed: it waits only until the next transmit.
+    response: Option<Box<(SocketAddr, [u8; PATH_DATA_LEN])>>,
     challenges: u64,
 }
 
@@ -80,7 +80,7 @@ impl Connection {
 
     /// The peer challenges the path a packet came on: echo it there.
     pub(super) fn on_path_challenge(&mut self, from: SocketAddr, data: [u8; PATH_DATA_LEN]) {
-        self.path.response = Some((from, data));
+        self.path.response = Some(Box::new((from, data)));
     }
 
     /// A PATH_RESPONSE arrived: if it echoes our challenge, the probed address is the peer's.
@@ -117,7 +117,7 @@ impl Connection {
         now: Instant,
         buf: &mut Vec<u8>,
     ) -> Option<SocketAddr> {
-        if let Some((to, data)) = self.path.response {
+        if let Some(&(to, data)) = self.path.response.as_deref() {
             let pn = self.write_header(buf)?;
             let header_len = buf.len();
             wire::encode_path_response(&data, buf);

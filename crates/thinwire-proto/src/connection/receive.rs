@@ -118,7 +118,7 @@ impl Connection {
             return true;
         }
         // Parse and validate the whole packet before acting on any of it.
-        let mut frames = reuse(std::mem::take(&mut self.scratch.frames));
+        let mut frames = reuse(std::mem::take(&mut self.active.get_mut().scratch.frames));
         let Some(seen) = self.inspect(payload, &mut frames) else {
             // authenticated but malformed: a broken or hostile peer, never the network
             self.stats.udp.malformed_packets += 1;
@@ -173,7 +173,7 @@ impl Connection {
             &seen,
             (out_of_order, pn),
         );
-        self.scratch.frames = reuse(frames);
+        self.active.get_mut().scratch.frames = reuse(frames);
         true
     }
 
@@ -333,7 +333,7 @@ impl Connection {
         let ch = &mut self.recv[idx];
         let seq = m.seq.map(|s| wire::seq_expand(s, ch.expected()));
         let frag = m.fragment.map(|f| (f.index, f.count));
-        let mut out = std::mem::take(&mut self.scratch.delivered);
+        let mut out = std::mem::take(&mut self.active.get_mut().scratch.delivered);
         match ch.on_frame(seq, m.key, frag, data, &mut out) {
             RecvOutcome::Accepted => {}
             RecvOutcome::Duplicate => self.stats.frames.duplicate += 1,
@@ -350,7 +350,7 @@ impl Connection {
                 deadline: None,
             }));
         }
-        self.scratch.delivered = out;
+        self.active.get_mut().scratch.delivered = out;
         delivered
     }
 

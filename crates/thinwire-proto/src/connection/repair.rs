@@ -99,34 +99,44 @@ impl Connection {
         f.copies_due = extra;
         let at = now + copy_spacing(self.recovery.rtt.srtt());
         for _ in 0..extra {
-            self.queues.copies.push_back((Some(at), c));
+            self.active.get_mut().queues.copies.push_back((Some(at), c));
         }
     }
 
     /// Drops scheduled copies no longer wanted (acknowledged, or already carried by bundling)
     /// from the front.
     fn prune_copies(&mut self) {
-        while let Some(&(_, c)) = self.queues.copies.front() {
+        while let Some(&(_, c)) = self.active.get().queues.copies.front() {
             let wanted = self.send[c.channel as usize]
                 .frag(c.seq, c.frag)
                 .is_some_and(|f| !f.acked && f.copies_due > 0);
             if wanted {
                 return;
             }
-            self.queues.copies.pop_front();
+            if let Some(a) = self.active.made() {
+                a.queues.copies.pop_front();
+            }
         }
     }
 
     /// When the repair timer must fire: the due time of the first copy not yet released.
     pub(super) fn copy_timer(&mut self) -> Option<Instant> {
         self.prune_copies();
-        self.queues.copies.iter().find_map(|(at, _)| *at)
+        self.active
+            .get()
+            .queues
+            .copies
+            .iter()
+            .find_map(|(at, _)| *at)
     }
 
     /// The repair timer fired: the copies due by `now` are released (they no longer arm the
     /// timer) and go with the next datagrams that may carry data.
     pub(super) fn on_repair_timer(&mut self, now: Instant) {
-        for (at, _) in self.queues.copies.iter_mut() {
+        let Some(a) = self.active.made() else {
+            return;
+        };
+        for (at, _) in a.queues.copies.iter_mut() {
             match at {
                 Some(t) if *t <= now => *at = None,
                 Some(_) => break,
@@ -143,12 +153,9 @@ impl Connection {
                 .frag(c.seq, c.frag)
                 .is_some_and(|f| !f.acked && f.copies_due > 0)
         };
-        self.queues
-            .retransmit
-            .iter()
-            .any(|&c| self.chunk_unacked(c))
-            || self
-                .queues
+        let queues = &self.active.get().queues;
+        queues.retransmit.iter().any(|&c| self.chunk_unacked(c))
+            || queues
                 .copies
                 .iter()
                 .take_while(|(at, _)| at.is_none_or(|t| t <= now))
@@ -158,7 +165,9 @@ impl Connection {
     /// The first wanted copy, if it is due at `now` (released, or its time has come).
     pub(super) fn due_copy(&mut self, now: Instant) -> Option<ChunkRef> {
         self.prune_copies();
-        self.queues
+        self.active
+            .get()
+            .queues
             .copies
             .front()
             .filter(|(at, _)| at.is_none_or(|t| t <= now))

@@ -148,7 +148,7 @@ impl Connection {
         let msg = &mut ch.msgs.get_mut(seq).expect("just pushed");
         for (frag, state) in msg.frags.iter_mut().enumerate() {
             state.queued = true;
-            self.queues.pending.push_back(ChunkRef {
+            self.active.get_mut().queues.pending.push_back(ChunkRef {
                 channel,
                 seq,
                 frag: frag as u32,

@@ -1,6 +1,6 @@
 //! The connection's timers: one table, `poll_timeout` is its earliest entry.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{Connection, Side, State};
 use crate::error::DisconnectReason;
@@ -39,22 +39,69 @@ pub(crate) enum Timer {
 const COUNT: usize = 12;
 
 /// How long a connection is quiet before it gives back its idle memory.
-pub(crate) const TRIM_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) const TRIM_AFTER: Duration = Duration::from_secs(1);
 
-/// Deadlines of all timers.
-#[derive(Debug, Default, Clone)]
+/// A timer not armed.
+const UNSET: u64 = u64::MAX;
+
+/// Deadlines of all timers, each kept as nanoseconds after `base` (the earliest deadline set
+/// since the table was made): 8 bytes a timer instead of an `Option<Instant>`'s 16, and
+/// exact, since an `Instant` minus an earlier one is a whole number of nanoseconds and adding
+/// it back gives the same `Instant`. (Deadlines more than 584 years apart would not fit.)
+#[derive(Debug, Clone)]
 pub(crate) struct TimerTable {
-    at: [Option<Instant>; COUNT],
+    base: Option<Instant>,
+    at: [u64; COUNT],
+}
+
+impl Default for TimerTable {
+    fn default() -> Self {
+        Self {
+            base: None,
+            at: [UNSET; COUNT],
+        }
+    }
+}
+
+/// `d` in nanoseconds (below [`UNSET`]).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).map_or(UNSET - 1, |n| n.min(UNSET - 1))
 }
 
 impl TimerTable {
     pub(crate) fn set(&mut self, timer: Timer, at: Option<Instant>) {
-        self.at[timer as usize] = at;
+        let Some(at) = at else {
+            self.at[timer as usize] = UNSET;
+            return;
+        };
+        let base = match self.base {
+            Some(b) if b <= at => b,
+            old => {
+                // an earlier deadline becomes the base: the others move up by the difference
+                if let Some(b) = old {
+                    let shift = nanos(b - at);
+                    for o in self.at.iter_mut().filter(|o| **o != UNSET) {
+                        *o = o.saturating_add(shift).min(UNSET - 1);
+                    }
+                }
+                self.base = Some(at);
+                at
+            }
+        };
+        self.at[timer as usize] = nanos(at - base);
+    }
+
+    /// The deadline of timer number `i`, if armed.
+    fn get(&self, i: usize) -> Option<Instant> {
+        let o = self.at[i];
+        let base = self.base?;
+        (o != UNSET).then(|| base + Duration::from_nanos(o))
     }
 
     /// The earliest deadline.
     pub(crate) fn next(&self) -> Option<Instant> {
-        self.at.iter().flatten().min().copied()
+        let earliest = self.at.iter().copied().min().filter(|o| *o != UNSET)?;
+        Some(self.base? + Duration::from_nanos(earliest))
     }
 
     /// Timers due at `now`, in table order; they are cleared at once (the iterator does not
@@ -76,8 +123,8 @@ impl TimerTable {
         ];
         let mut due = [false; COUNT];
         for t in ALL {
-            if self.at[t as usize].is_some_and(|at| at <= now) {
-                self.at[t as usize] = None;
+            if self.get(t as usize).is_some_and(|at| at <= now) {
+                self.at[t as usize] = UNSET;
                 due[t as usize] = true;
             }
         }
@@ -100,7 +147,9 @@ impl Connection {
                 Timer::Idle => self.finish(DisconnectReason::TimedOut),
                 Timer::Handshake => {
                     self.due.handshake = true;
-                    self.handshake.retransmitted = true;
+                    if let Some(c) = self.handshake.client.as_mut() {
+                        c.retransmitted = true;
+                    }
                 }
                 Timer::HandshakeTimeout => self.finish(DisconnectReason::HandshakeTimedOut),
                 Timer::Close => self.stop_closing(now),
@@ -124,7 +173,8 @@ impl Connection {
 
     /// The connection has been quiet for [`TRIM_AFTER`]: drops the expanded keys, the
     /// capacity of every empty queue, the Accept once the client cannot ask for it again, and
-    /// the scratch lists. The next packet makes again what it needs.
+    /// the scratch lists (with the queues, when all are empty, the whole boxed `Active`
+    /// part). The next packet makes again what it needs.
     fn trim(&mut self, now: Instant) {
         self.trimmed = true;
         if let Some(k) = &mut self.keys {
@@ -134,23 +184,14 @@ impl Connection {
             self.accept_packet = None;
         }
         self.events = Vec::new();
-        self.scratch = Default::default();
-        for q in [&mut self.queues.pending, &mut self.queues.retransmit] {
-            if q.is_empty() {
-                *q = std::collections::VecDeque::new();
-            }
-        }
-        if self.queues.copies.is_empty() {
-            self.queues.copies = std::collections::VecDeque::new();
-        }
-        if self
+        let bundled_all_acked = self
+            .active
+            .get()
             .queues
             .unacked_order
             .iter()
-            .all(|&c| !self.chunk_unacked(c))
-        {
-            self.queues.unacked_order = std::collections::VecDeque::new();
-        }
+            .all(|&c| !self.chunk_unacked(c));
+        self.active.trim(bundled_all_acked);
         for ch in &mut self.send {
             ch.msgs.release_if_empty();
         }
@@ -166,7 +207,11 @@ impl Connection {
                 if !self.due.handshake {
                     t.set(
                         Timer::Handshake,
-                        self.handshake.sent_at.map(|s| s + cfg.handshake_retry),
+                        self.handshake
+                            .client
+                            .as_ref()
+                            .and_then(|c| c.sent_at)
+                            .map(|s| s + cfg.handshake_retry),
                     );
                 }
                 t.set(
@@ -211,9 +256,42 @@ impl Connection {
                     t.set(Timer::Close, Some(s + cfg.close_timeout));
                 }
             }
-            State::Draining { until, .. } => t.set(Timer::Drain, Some(*until)),
+            State::Draining(d) => t.set(Timer::Drain, Some(d.until)),
             State::Closed => {}
         }
         self.timers = t;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table gives back exactly the instants it was given, whichever order they come in
+    /// (a later earlier deadline moves the base), and fires each at that instant.
+    #[test]
+    fn deadlines_come_back_to_the_nanosecond() {
+        let t0 = Instant::now();
+        let at = |ns: u64| t0 + Duration::from_nanos(ns);
+        let mut t = TimerTable::default();
+        assert_eq!(t.next(), None);
+        t.set(Timer::Idle, Some(at(30_000_000_007)));
+        t.set(Timer::Ack, Some(at(1_999_999_999)));
+        t.set(Timer::Keepalive, Some(at(5)));
+        t.set(Timer::Trim, Some(at(1_000_000_001)));
+        t.set(Timer::Repair, None);
+        assert_eq!(t.next(), Some(at(5)));
+        let fired: Vec<_> = t.take_expired(at(4)).collect();
+        assert!(fired.is_empty());
+        let fired: Vec<_> = t.take_expired(at(1_000_000_001)).collect();
+        assert_eq!(fired, [Timer::Keepalive, Timer::Trim]);
+        assert_eq!(t.next(), Some(at(1_999_999_999)));
+        t.set(Timer::Ack, None);
+        assert_eq!(t.next(), Some(at(30_000_000_007)));
+        let fired: Vec<_> = t.take_expired(at(30_000_000_006)).collect();
+        assert!(fired.is_empty());
+        let fired: Vec<_> = t.take_expired(at(30_000_000_007)).collect();
+        assert_eq!(fired, [Timer::Idle]);
+        assert_eq!(t.next(), None);
     }
 }

@@ -27,9 +27,9 @@ impl Connection {
             State::AwaitingChallenge | State::AwaitingAccept => {
                 self.write_handshake(now, buf).then_some(self.remote)
             }
-            State::Draining { code, reason, .. } => {
+            State::Draining(d) => {
                 if self.due.close {
-                    let (code, reason) = (*code, reason.clone());
+                    let (code, reason) = (d.close.code, d.close.reason.clone());
                     self.write_close(now, code, &reason, buf)
                         .then_some(self.remote)
                 } else {
@@ -81,7 +81,9 @@ impl Connection {
             _ => return false,
         }
         self.due.handshake = false;
-        self.handshake.sent_at = Some(now);
+        if let Some(c) = self.handshake.client.as_mut() {
+            c.sent_at = Some(now);
+        }
         true
     }
 
@@ -142,9 +144,8 @@ impl Connection {
     }
 
     fn has_new_data(&mut self, now: Instant) -> bool {
-        !self.queues.retransmit.is_empty()
-            || !self.queues.pending.is_empty()
-            || self.due_copy(now).is_some()
+        let queues = &self.active.get().queues;
+        !queues.retransmit.is_empty() || !queues.pending.is_empty() || self.due_copy(now).is_some()
     }
 
     /// A packet carrying one deadline shard (and an ACK if one is due). Shards are not held by
@@ -213,7 +214,9 @@ impl Connection {
         let mut chunks = self.recovery.sent.chunk_list();
         let mut repair = false;
         let copies_before = self.stats.recovery.repair_copies;
-        self.last_message = None;
+        if let Some(a) = self.active.made() {
+            a.last_message = None;
+        }
         if may_send_data {
             repair |= self.fill_from_queue((now, pn), true, buf, max, &mut chunks);
             self.fill_from_queue((now, pn), false, buf, max, &mut chunks);
@@ -225,7 +228,7 @@ impl Connection {
         let mut ack_eliciting = !chunks.is_empty();
         // the message frame that ends the packet takes the last-frame form (no length, a seq8
         // for a full-form frame): its payload runs to the end
-        if let Some((start, header, len)) = self.last_message.take() {
+        if let Some((start, header, len)) = self.active.made().and_then(|a| a.last_message.take()) {
             wire::message_to_last(buf, start, &header, len);
         }
         let only_copies = ack_eliciting
@@ -307,9 +310,9 @@ impl Connection {
         let mut placed = false;
         loop {
             let queue = if retransmit {
-                &self.queues.retransmit
+                &self.active.get().queues.retransmit
             } else {
-                &self.queues.pending
+                &self.active.get().queues.pending
             };
             let Some(&c) = queue.front() else {
                 return placed;
@@ -326,9 +329,9 @@ impl Connection {
                 placed = true;
             }
             let queue = if retransmit {
-                &mut self.queues.retransmit
+                &mut self.active.get_mut().queues.retransmit
             } else {
-                &mut self.queues.pending
+                &mut self.active.get_mut().queues.pending
             };
             queue.pop_front();
         }
@@ -358,7 +361,7 @@ impl Connection {
             }
             chunks.push(c);
             placed = true;
-            self.queues.copies.pop_front();
+            self.active.get_mut().queues.copies.pop_front();
         }
         placed
     }
@@ -378,16 +381,16 @@ impl Connection {
         let budget_end = buf.len() + self.config.bundle_budget;
         let limit = max.min(budget_end);
         // drop acknowledged entries from the front
-        while let Some(&c) = self.queues.unacked_order.front() {
+        while let Some(&c) = self.active.get().queues.unacked_order.front() {
             if self.chunk_unacked(c) {
                 break;
             }
-            self.queues.unacked_order.pop_front();
+            self.active.get_mut().queues.unacked_order.pop_front();
         }
         // by index: placing a chunk needs `&mut self`, and copying the queue for every packet
         // would allocate on the hot path
-        for i in 0..self.queues.unacked_order.len() {
-            let c = self.queues.unacked_order[i];
+        for i in 0..self.active.get().queues.unacked_order.len() {
+            let c = self.active.get().queues.unacked_order[i];
             if buf.len() >= limit || chunks.len() >= wire::MAX_MESSAGES_PER_PACKET {
                 break;
             }
@@ -450,7 +453,7 @@ impl Connection {
         if buf.len() + wire::message_frame_len(&header, payload.len()) > limit {
             return false;
         }
-        self.last_message = Some((buf.len(), header, payload.len()));
+        self.active.get_mut().last_message = Some((buf.len(), header, payload.len()));
         wire::encode_message(&header, &payload, buf);
         let f = &mut msg.frags[c.frag as usize];
         // a copy is not the transmission that recovery follows: the packet that carried the
@@ -469,7 +472,7 @@ impl Connection {
                 self.stats.frames.first += 1;
                 self.stats.payload_bytes.first += bytes;
                 if kind.is_reliable() {
-                    self.queues.unacked_order.push_back(c);
+                    self.active.get_mut().queues.unacked_order.push_back(c);
                     self.schedule_copies(now, c, 1);
                 } else {
                     // unreliable data is sent once; sequenced channels keep the seq for the

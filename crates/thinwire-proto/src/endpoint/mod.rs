@@ -397,6 +397,8 @@ impl Endpoint {
             suites: self.config.cipher_suites.clone(),
             connect: None,
             initiator: None,
+            sent_at: None,
+            retransmitted: false,
         };
         let conn = Connection::new_client(now, setup, client);
         let h = self.insert(conn);

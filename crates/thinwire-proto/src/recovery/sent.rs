@@ -87,14 +87,36 @@ const SPARE_LISTS: usize = 16;
 /// acknowledge much while one packet waits cannot grow it.
 #[derive(Debug, Default)]
 pub(crate) struct SentPackets {
-    /// `(packet number, packet)`, numbers ascending; `None` once acknowledged or forgotten.
-    window: VecDeque<(u64, Option<SentPacket>)>,
+    /// The entries and the spare lists: boxed, made when a packet is recorded or a list
+    /// given back, and dropped by [`release_idle`](Self::release_idle) when nothing is
+    /// remembered (an idle connection holds a pointer, not two empty lists).
+    held: Option<Box<Held>>,
     /// Entries not declared lost.
     in_flight: usize,
     largest_acked: Option<u64>,
+}
+
+/// What [`SentPackets`] holds while packets are remembered.
+#[derive(Debug, Default)]
+struct Held {
+    /// `(packet number, packet)`, numbers ascending; `None` once acknowledged or forgotten.
+    window: VecDeque<(u64, Option<SentPacket>)>,
     /// Cleared chunk lists, for the next packets.
     spare: Vec<Vec<ChunkRef>>,
 }
+
+impl Held {
+    /// Takes back a chunk list, up to [`SPARE_LISTS`] of them.
+    fn recycle(&mut self, mut list: Vec<ChunkRef>) {
+        if self.spare.len() < SPARE_LISTS && list.capacity() > 0 {
+            list.clear();
+            self.spare.push(list);
+        }
+    }
+}
+
+/// What no entries read as.
+static EMPTY: VecDeque<(u64, Option<SentPacket>)> = VecDeque::new();
 
 impl SentPackets {
     /// Packets neither acknowledged nor declared lost.
@@ -108,24 +130,36 @@ impl SentPackets {
 
     /// An empty chunk list for the next packet (a recycled one when there is one).
     pub(crate) fn chunk_list(&mut self) -> Vec<ChunkRef> {
-        self.spare.pop().unwrap_or_default()
+        self.held
+            .as_mut()
+            .and_then(|h| h.spare.pop())
+            .unwrap_or_default()
+    }
+
+    /// The entries, oldest first.
+    fn window(&self) -> &VecDeque<(u64, Option<SentPacket>)> {
+        self.held.as_ref().map_or(&EMPTY, |h| &h.window)
+    }
+
+    /// What is held, made now if need be.
+    fn held_mut(&mut self) -> &mut Held {
+        self.held.get_or_insert_with(Box::default)
     }
 
     /// Takes back a chunk list that is no longer needed.
-    pub(crate) fn recycle(&mut self, mut list: Vec<ChunkRef>) {
-        if self.spare.len() < SPARE_LISTS && list.capacity() > 0 {
-            list.clear();
-            self.spare.push(list);
+    pub(crate) fn recycle(&mut self, list: Vec<ChunkRef>) {
+        if list.capacity() > 0 {
+            self.held_mut().recycle(list);
         }
     }
 
     pub(crate) fn on_sent(&mut self, pn: u64, packet: SentPacket) {
         self.in_flight += 1;
         debug_assert!(
-            self.window.back().is_none_or(|(last, _)| pn > *last),
+            self.window().back().is_none_or(|(last, _)| pn > *last),
             "packet numbers grow"
         );
-        self.window.push_back((pn, Some(packet)));
+        self.held_mut().window.push_back((pn, Some(packet)));
     }
 
     /// Records a packet of repair copies: remembered (its acknowledgement acknowledges its
@@ -133,30 +167,36 @@ impl SentPackets {
     pub(crate) fn on_sent_copies(&mut self, pn: u64, mut packet: SentPacket) {
         packet.lost = true;
         packet.copy = true;
-        self.window.push_back((pn, Some(packet)));
+        self.held_mut().window.push_back((pn, Some(packet)));
     }
 
     /// Gives back the spare lists, and the window's memory when nothing is remembered.
     pub(crate) fn release_idle(&mut self) {
-        self.spare = Vec::new();
-        if self.window.is_empty() {
-            self.window = VecDeque::new();
+        if let Some(h) = self.held.as_deref_mut() {
+            if h.window.is_empty() {
+                self.held = None;
+            } else {
+                h.spare = Vec::new();
+            }
         }
     }
 
     /// Drops the holes at the front, so the front is the oldest remembered packet.
     fn trim(&mut self) {
-        while matches!(self.window.front(), Some((_, None))) {
-            self.window.pop_front();
+        let Some(h) = self.held.as_deref_mut() else {
+            return;
+        };
+        while matches!(h.window.front(), Some((_, None))) {
+            h.window.pop_front();
         }
-        if self.window.is_empty() && self.window.capacity() > 64 {
+        if h.window.is_empty() && h.window.capacity() > 64 {
             // a burst is over: give its memory back
-            self.window = VecDeque::new();
+            h.window = VecDeque::new();
         }
     }
 
     fn entries(&self) -> impl Iterator<Item = (u64, &SentPacket)> + '_ {
-        self.window
+        self.window()
             .iter()
             .filter_map(|(pn, p)| Some((*pn, p.as_ref()?)))
     }
@@ -187,9 +227,12 @@ impl SentPackets {
     /// Moves the packets newly acknowledged by `ack` into `acked`, oldest first.
     pub(crate) fn on_ack(&mut self, ack: &AckFrame, acked: &mut Vec<(u64, SentPacket)>) {
         for range in ack.ranges.iter().rev() {
+            let Some(h) = self.held.as_deref_mut() else {
+                break;
+            };
             let (lo, hi) = (*range.start(), *range.end());
-            let first = self.window.partition_point(|(pn, _)| *pn < lo);
-            for (pn, slot) in self.window.range_mut(first..) {
+            let first = h.window.partition_point(|(pn, _)| *pn < lo);
+            for (pn, slot) in h.window.range_mut(first..) {
                 if *pn > hi {
                     break;
                 }
@@ -216,8 +259,8 @@ impl SentPackets {
         lost: &mut Vec<(u64, SentPacket)>,
     ) -> Option<Instant> {
         let mut next: Option<Instant> = None;
-        if let Some(largest) = self.largest_acked {
-            for (pn, slot) in self.window.iter_mut() {
+        if let (Some(largest), Some(h)) = (self.largest_acked, self.held.as_deref_mut()) {
+            for (pn, slot) in h.window.iter_mut() {
                 let pn = *pn;
                 if pn >= largest {
                     break;
@@ -236,7 +279,7 @@ impl SentPackets {
                 let Some(due) = due else { continue };
                 if due <= now {
                     self.in_flight -= 1;
-                    lost.push((pn, p.declare_lost(self.spare.pop().unwrap_or_default())));
+                    lost.push((pn, p.declare_lost(h.spare.pop().unwrap_or_default())));
                 } else {
                     next = Some(next.map_or(due, |n: Instant| n.min(due)));
                 }
@@ -251,16 +294,17 @@ impl SentPackets {
     /// grow the window by one entry per probe.
     fn forget_lost(&mut self, now: Instant, retention: Duration) {
         if let Some(horizon) = now.checked_sub(retention) {
-            for (_, slot) in self.window.iter_mut() {
+            let Some(h) = self.held.as_deref_mut() else {
+                return;
+            };
+            for i in 0..h.window.len() {
+                let slot = &mut h.window[i].1;
                 if slot
                     .as_ref()
                     .is_some_and(|p| p.lost && p.time_sent < horizon)
                 {
-                    if let Some(mut list) = slot.take().map(|p| p.chunks) {
-                        if self.spare.len() < SPARE_LISTS && list.capacity() > 0 {
-                            list.clear();
-                            self.spare.push(list);
-                        }
+                    if let Some(list) = slot.take().map(|p| p.chunks) {
+                        h.recycle(list);
                     }
                 }
             }
@@ -272,7 +316,7 @@ impl SentPackets {
     /// emptied entries between them (what the ledger's memory grows with).
     #[cfg(any(test, feature = "testing"))]
     pub(crate) fn tracked(&self) -> usize {
-        self.window.len()
+        self.window().len()
     }
 
     /// Declares lost every packet in flight sent at or before `cutoff` (retransmission timeout)
@@ -284,13 +328,16 @@ impl SentPackets {
         retention: Duration,
     ) -> Vec<(u64, SentPacket)> {
         let mut lost = Vec::new();
-        for (pn, slot) in self.window.iter_mut() {
+        let Some(h) = self.held.as_deref_mut() else {
+            return lost;
+        };
+        for (pn, slot) in h.window.iter_mut() {
             let Some(p) = slot.as_mut() else { continue };
             if p.lost || p.time_sent > cutoff(*pn) {
                 continue;
             }
             self.in_flight -= 1;
-            lost.push((*pn, p.declare_lost(self.spare.pop().unwrap_or_default())));
+            lost.push((*pn, p.declare_lost(h.spare.pop().unwrap_or_default())));
         }
         self.forget_lost(now, retention);
         lost
