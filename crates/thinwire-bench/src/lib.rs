@@ -153,8 +153,6 @@ impl BenchOptions {
 /// results (print [`terminal_table`] for the table).
 pub fn run(opts: &BenchOptions) -> Result<BenchResults, String> {
     let o = opts.effective()?;
-    // before any peer starts a thread: the heap accounting sees every thread's allocations
-    sys::one_heap_arena();
     let t0 = Instant::now();
     let started_unix = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)

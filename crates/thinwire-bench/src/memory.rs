@@ -152,10 +152,12 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              (the heap grown from before the host was created), the first only what connecting \
              added; thinwire, KCP and GNS preallocate nothing per connection, so their two rows \
              are the same (GNS's process-wide set-up, done once before any measurement, is in \
-             neither). Every thread allocates in glibc's one main arena (M_ARENA_MAX = 1, \
-             set before any measurement), so GNS's own socket thread is counted too, and each \
-             measurement starts once the heap has stopped moving (what an earlier one left, \
-             such as GNS's gracefully closing connections, is freed first). The host's own \
+             neither). mallinfo2 sees only glibc's main arena: what GNS's own socket thread \
+             allocates in its arena is not counted, so GNS's figure is a lower bound (one arena \
+             for every thread would count it, but slows ENet's and KCP's in-process servers \
+             2-4x in the later sections). Each measurement starts once the heap has stopped \
+             moving (what an earlier one left, such as GNS's gracefully closing connections, \
+             is freed first, instead of reading as a negative cost). The host's own \
              heap (no connection yet) is the last row; thinwire's includes its receive batch \
              buffer (8 slots of 64 KiB, touched only as far as datagrams reach). The \
              resident set (VmRSS) moves by pages and is shown as a check."

@@ -96,9 +96,11 @@ pub(crate) fn thread_cpu() -> Duration {
     )
 }
 
-/// Bytes of heap in use by the whole process: every `malloc` (Rust's allocator and ENet's C
-/// code both use glibc's) still held, small chunks and `mmap`ed ones alike. Exact to the
-/// chunk, unlike the resident set, which moves by pages and keeps what was freed.
+/// Bytes of heap in use: every `malloc` (Rust's allocator and ENet's C code both use glibc's)
+/// still held in glibc's main arena, and every `mmap`ed chunk. Exact to the chunk, unlike the
+/// resident set, which moves by pages and keeps what was freed. Small chunks of a thread that
+/// glibc gave an arena of its own (GNS's socket thread) are not seen: `mallinfo2` reports the
+/// main arena only.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 pub(crate) fn heap_in_use() -> Option<u64> {
@@ -107,22 +109,6 @@ pub(crate) fn heap_in_use() -> Option<u64> {
     let info = unsafe { libc::mallinfo2() };
     Some((info.uordblks + info.hblkhd) as u64)
 }
-
-/// Keeps every thread's allocations in glibc's main arena (`M_ARENA_MAX` = 1), the only one
-/// `mallinfo2` reports: without it, a thread of a peer's own (GNS's socket thread) allocates
-/// in an arena of its own that [`heap_in_use`] cannot see, and frees there what it allocated
-/// before. Called before the first measurement, before any peer starts a thread (glibc
-/// accepts any positive value, so the call cannot fail).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-pub(crate) fn one_heap_arena() {
-    // SAFETY: mallopt only sets an allocator parameter under the allocator's lock.
-    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
-}
-
-/// Without glibc there is no heap accounting to keep whole.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub(crate) fn one_heap_arena() {}
 
 /// The heap in use once it has stopped moving: read every 50 ms until two readings 250 ms
 /// apart agree, for at most 5 s (then the last reading). A peer's background thread may
