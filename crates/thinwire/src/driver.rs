@@ -4,7 +4,7 @@
 //!
 //! One turn: timers and at most `handshakes_per_turn` queued handshake reads
 //! ([`Engine::on_timeout`](crate::engine::Engine::on_timeout)), transmits, then at most
-//! [`RECV_BATCHES_PER_WAKE`] batches of datagrams. While Connects wait, the core's next timer
+//! [`RECV_BATCHES_PER_TURN`] batches of datagrams. While Connects wait, the core's next timer
 //! is due at once, so the loop turns again without sleeping: handshakes are read a few at a
 //! time between the datagrams of established connections.
 //!
@@ -24,12 +24,9 @@ use tokio::io::Interest;
 
 use crate::error::ConnectionError;
 use crate::host::ACK_HOLD;
-use crate::io::{RecvBuf, Sent, TxBatch};
+use crate::io::{RecvBuf, Sent, TxBatch, RECV_BATCHES_PER_TURN};
 use crate::shared::Shared;
 
-/// Most receive batches handled per wake-up before timers and transmits get a turn: 64 of
-/// 8 slots, up to 512 datagrams (more when GRO joins them).
-const RECV_BATCHES_PER_WAKE: usize = 64;
 /// Consecutive failed receives after which the socket is considered broken.
 const MAX_RECV_ERRORS: u32 = 64;
 
@@ -136,7 +133,7 @@ async fn hold_acks(shared: &Shared) {
 /// whether any datagram was read.
 fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<bool> {
     let mut read = false;
-    for _ in 0..RECV_BATCHES_PER_WAKE {
+    for _ in 0..RECV_BATCHES_PER_TURN {
         let r = shared.socket.try_io(Interest::READABLE, || {
             rx.recv(&shared.udp, UdpSockRef::from(&shared.socket))
         });

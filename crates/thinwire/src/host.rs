@@ -41,12 +41,9 @@ use thinwire_proto::{
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::BindError;
-use crate::io::{RecvBuf, TxBatch};
+use crate::io::{RecvBuf, TxBatch, RECV_BATCHES_PER_TURN};
 use crate::stats::EndpointStats;
 
-/// Most receive batches read per pass, so a flood cannot starve timers and transmits: 64 of
-/// 8 slots, up to 512 datagrams (more when GRO joins them).
-const RECV_BATCHES_PER_PASS: usize = 64;
 /// How long one send may wait for a full socket buffer to drain before the datagram is dropped.
 const SEND_WAIT: Duration = Duration::from_millis(100);
 
@@ -344,7 +341,7 @@ impl Host {
     /// Reads what the socket holds, without waiting; whether it held anything.
     fn receive(&mut self) -> io::Result<bool> {
         let mut read = false;
-        for _ in 0..RECV_BATCHES_PER_PASS {
+        for _ in 0..RECV_BATCHES_PER_TURN {
             match self.rx.recv(&self.udp, UdpSockRef::from(&self.socket)) {
                 Ok(_) => {
                     read = true;

@@ -36,6 +36,11 @@ const SLOT: usize = 1 << 16;
 /// call per 8 datagrams from distinct clients instead of one per 32.
 const RECV_SLOTS: usize = 8;
 
+/// Most batched receives a `Host` pass or a driver wake-up reads before timers and transmits
+/// get a turn, so a flood cannot starve them: 64 of [`RECV_SLOTS`], up to 512 datagrams (more
+/// when GRO joins them).
+pub(crate) const RECV_BATCHES_PER_TURN: usize = 64;
+
 /// Largest GSO train handed to one `sendmsg` (the kernel's limit is 64 KiB of payload).
 const MAX_GSO_BYTES: usize = 60_000;
 

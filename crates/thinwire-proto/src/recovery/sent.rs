@@ -108,7 +108,7 @@ struct Held {
 impl Held {
     /// Takes back a chunk list, up to [`SPARE_LISTS`] of them.
     fn recycle(&mut self, mut list: Vec<ChunkRef>) {
-        if self.spare.len() < SPARE_LISTS && list.capacity() > 0 {
+        if self.spare.len() < SPARE_LISTS {
             list.clear();
             self.spare.push(list);
         }
@@ -226,21 +226,20 @@ impl SentPackets {
 
     /// Moves the packets newly acknowledged by `ack` into `acked`, oldest first.
     pub(crate) fn on_ack(&mut self, ack: &AckFrame, acked: &mut Vec<(u64, SentPacket)>) {
-        for range in ack.ranges.iter().rev() {
-            let Some(h) = self.held.as_deref_mut() else {
-                break;
-            };
-            let (lo, hi) = (*range.start(), *range.end());
-            let first = h.window.partition_point(|(pn, _)| *pn < lo);
-            for (pn, slot) in h.window.range_mut(first..) {
-                if *pn > hi {
-                    break;
-                }
-                if let Some(p) = slot.take() {
-                    if !p.lost {
-                        self.in_flight -= 1;
+        if let Some(h) = self.held.as_deref_mut() {
+            for range in ack.ranges.iter().rev() {
+                let (lo, hi) = (*range.start(), *range.end());
+                let first = h.window.partition_point(|(pn, _)| *pn < lo);
+                for (pn, slot) in h.window.range_mut(first..) {
+                    if *pn > hi {
+                        break;
                     }
-                    acked.push((*pn, p));
+                    if let Some(p) = slot.take() {
+                        if !p.lost {
+                            self.in_flight -= 1;
+                        }
+                        acked.push((*pn, p));
+                    }
                 }
             }
         }
