@@ -46,6 +46,13 @@ impl Protocol {
         }
     }
 
+    /// The transport named `name` (its label, any case), if there is one.
+    pub fn from_label(name: &str) -> Option<Protocol> {
+        Protocol::ALL
+            .into_iter()
+            .find(|p| p.label().eq_ignore_ascii_case(name.trim()))
+    }
+
     /// Why this transport cannot run a measurement, if it cannot: KCP has no unreliable
     /// delivery, ENet may be missing from the build, an ENet host holds at most 4095 peers,
     /// and GNS may not be built (asking loads and initialises it, once per process, so its
@@ -188,3 +195,19 @@ macro_rules! with_host {
     };
 }
 pub(crate) use with_host;
+
+#[cfg(test)]
+mod tests {
+    use super::Protocol;
+
+    #[test]
+    fn a_stack_is_found_by_its_label_in_any_case() {
+        for p in Protocol::ALL {
+            assert_eq!(Protocol::from_label(p.label()), Some(p));
+            assert_eq!(Protocol::from_label(&p.label().to_uppercase()), Some(p));
+        }
+        assert_eq!(Protocol::from_label(" enet "), Some(Protocol::Enet));
+        assert_eq!(Protocol::from_label("quic"), None);
+        assert_eq!(Protocol::from_label(""), None);
+    }
+}

@@ -85,6 +85,9 @@ pub struct BenchOptions {
     pub shared_cores: bool,
     /// The sections to run (of [`SECTIONS`]); empty runs all.
     pub sections: Vec<String>,
+    /// The transports to run, in [`Protocol::ALL`]'s order whatever the order given; empty
+    /// runs all. For profiling one stack; the published page runs all four.
+    pub stacks: Vec<Protocol>,
     /// The command that runs this program as a bench child; `--child SPEC` is appended and
     /// the program must pass SPEC to [`child_main`]. For `thinwire`: the executable and
     /// `bench`.
@@ -108,6 +111,7 @@ impl Default for BenchOptions {
             thinwire_busy_poll_us: 0,
             shared_cores: false,
             sections: Vec::new(),
+            stacks: Vec::new(),
             child_command: Vec::new(),
             progress: |_| {},
         }
@@ -159,7 +163,10 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResults, String> {
         .map_or(0, |d| d.as_secs());
     let mut machine = Machine::read();
     let ctx = runner::Ctx {
-        protocols: Protocol::ALL.to_vec(),
+        protocols: Protocol::ALL
+            .into_iter()
+            .filter(|p| o.stacks.is_empty() || o.stacks.contains(p))
+            .collect(),
         reps: o.reps,
         seconds: Duration::from_secs_f64(o.seconds),
         warmup: if o.quick {

@@ -27,6 +27,10 @@ pub(crate) struct BenchArgs {
     /// gateway).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Run only these transports (comma-separated: thinwire, enet, kcp, gns); for
+    /// profiling one stack. Default: all four.
+    #[arg(long, value_delimiter = ',')]
+    stacks: Vec<String>,
     /// A short run that checks everything works (0.2 s measurements, 20 idle connections,
     /// a sweep of 50 clients, one repetition): for CI, not for numbers.
     #[arg(long)]
@@ -52,6 +56,14 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
     if let Some(spec) = &args.child {
         return thinwire_bench::child_main(spec);
     }
+    let stacks = args
+        .stacks
+        .iter()
+        .map(|s| {
+            thinwire_bench::Protocol::from_label(s)
+                .ok_or_else(|| format!("unknown stack `{s}` (known: thinwire, enet, kcp, gns)"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let exe = std::env::current_exe().map_err(|e| format!("locating this program: {e}"))?;
     let opts = BenchOptions {
         out: args.out,
@@ -64,6 +76,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         shared_cores: args.shared_cores,
         thinwire_busy_poll_us: args.thinwire_busy_poll,
         sections: args.only,
+        stacks,
         child_command: vec![exe.into(), "bench".into()],
         progress: |line| eprintln!("{line}"),
         ..BenchOptions::default()

@@ -1,0 +1,310 @@
+//! The server's side of a 30 Hz game tick, sans IO: N client connections (one client endpoint,
+//! a trusted source) each send one 40-byte reliable message per tick; the server answers each
+//! with a 40-byte reliable update; both sides ACK. Only the server endpoint's calls are timed
+//! (receive, timers, send, transmit, events), in nanoseconds per client per tick: the
+//! protocol's share of `thinwire bench`'s 30 Hz sweep, without sockets or the client load.
+//!
+//! Run: `cargo bench -p thinwire-proto --bench tick` (`-- 200,2000,10000` for other counts).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use thinwire_proto::{
+    ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, SendMode, ServerConfig,
+    ServerKey,
+};
+
+const PERIOD: Duration = Duration::from_micros(33_333);
+const ONE_WAY: Duration = Duration::from_millis(1);
+const WARM_TICKS: usize = 20;
+const TICKS: usize = 60;
+const REPETITIONS: usize = 5;
+
+struct World {
+    client: Endpoint,
+    server: Endpoint,
+    client_addr: SocketAddr,
+    server_addr: SocketAddr,
+    now: Instant,
+    client_conns: Vec<ConnectionHandle>,
+    server_conns: Vec<ConnectionHandle>,
+    buf: Vec<u8>,
+    /// Time spent in the server endpoint's calls.
+    server_time: Duration,
+    /// The same, by phase: client messages in (and ACKs out), updates out, ACKs in.
+    phases: [Duration; 3],
+}
+
+impl World {
+    fn new(n: usize) -> World {
+        let now = Instant::now();
+        let mut seed = [7u8; 32];
+        let client = Endpoint::new(EndpointConfig::new(seed), None, now).expect("client");
+        seed[0] = 9;
+        let server_addr: SocketAddr = "127.0.0.1:4433".parse().expect("addr");
+        let client_addr: SocketAddr = "127.0.0.1:40000".parse().expect("addr");
+        let server_config = ServerConfig {
+            key: Some(ServerKey::generate([3; 32])),
+            max_connections: n + 16,
+            trusted_sources: vec![client_addr.ip()],
+            ..ServerConfig::default()
+        };
+        let mut config = EndpointConfig::new(seed);
+        config.transport = Arc::new(config.transport.as_ref().clone());
+        let server = Endpoint::new(config, Some(server_config), now).expect("server");
+        let mut w = World {
+            client,
+            server,
+            client_addr,
+            server_addr,
+            now,
+            client_conns: Vec::with_capacity(n),
+            server_conns: Vec::with_capacity(n),
+            buf: Vec::with_capacity(2048),
+            server_time: Duration::ZERO,
+            phases: [Duration::ZERO; 3],
+        };
+        let key = w.server.public_key().expect("server key");
+        for _ in 0..n {
+            let c = w
+                .client
+                .connect(w.now, server_addr, &key, &[ChannelKind::ReliableOrdered])
+                .expect("connect");
+            w.client_conns.push(c);
+        }
+        let deadline = w.now + Duration::from_secs(120);
+        while w.server_conns.len() < n {
+            assert!(
+                w.now < deadline,
+                "{} of {n} connected",
+                w.server_conns.len()
+            );
+            w.exchange();
+            w.now += Duration::from_millis(1);
+            w.client.handle_timeout(w.now);
+            w.server.handle_timeout(w.now);
+        }
+        w.server_time = Duration::ZERO;
+        w
+    }
+
+    /// Client to server and back until nothing is in flight; collects the server's new
+    /// connections.
+    fn exchange(&mut self) {
+        let (mut up, mut down) = (Datagrams::default(), Datagrams::default());
+        loop {
+            up.clear();
+            down.clear();
+            drain(&mut self.client, self.now, &mut self.buf, &mut up);
+            while self.client.poll_event().is_some() {}
+            for d in up.iter() {
+                self.server.handle_datagram(self.now, self.client_addr, d);
+            }
+            drain(&mut self.server, self.now, &mut self.buf, &mut down);
+            while let Some((h, e)) = self.server.poll_event() {
+                if matches!(e, Event::Connected { .. }) {
+                    self.server_conns.push(h);
+                }
+            }
+            if up.is_empty() && down.is_empty() {
+                return;
+            }
+            for d in down.iter() {
+                self.client.handle_datagram(self.now, self.server_addr, d);
+            }
+        }
+    }
+
+    /// The server handles `incoming`, sending what each batch of it calls for into `out`;
+    /// returns the messages delivered.
+    fn serve(&mut self, incoming: &Datagrams, out: &mut Datagrams) -> usize {
+        let mut messages = 0;
+        let all: Vec<&[u8]> = incoming.iter().collect();
+        for batch in all.chunks(batch()) {
+            for d in batch {
+                self.server.handle_datagram(self.now, self.client_addr, d);
+            }
+            drain(&mut self.server, self.now, &mut self.buf, out);
+            while let Some((_, e)) = self.server.poll_event() {
+                messages += usize::from(matches!(e, Event::Message(_)));
+            }
+        }
+        messages
+    }
+
+    /// One tick: every client sends, the server receives, sends its updates, the clients
+    /// receive and ACK. The buffers in `d` are reused from tick to tick (no allocation).
+    fn tick(&mut self, payload: &Bytes, d: &mut [Datagrams; 5]) {
+        let [up, acks, down, client_acks, rest] = d;
+        for b in [
+            &mut *up,
+            &mut *acks,
+            &mut *down,
+            &mut *client_acks,
+            &mut *rest,
+        ] {
+            b.clear();
+        }
+        for &c in &self.client_conns {
+            self.client
+                .send(self.now, c, 0, payload.clone(), SendMode::Plain)
+                .expect("client send");
+        }
+        drain(&mut self.client, self.now, &mut self.buf, up);
+        self.now += ONE_WAY;
+        let t0 = Instant::now();
+        self.server.handle_timeout(self.now);
+        let messages = self.serve(up, acks);
+        self.lap(0, t0);
+        assert_eq!(
+            messages,
+            self.client_conns.len(),
+            "every client message arrives"
+        );
+        self.now += ONE_WAY;
+        for d in acks.iter() {
+            self.client.handle_datagram(self.now, self.server_addr, d);
+        }
+        // the server's tick
+        self.now += PERIOD / 2;
+        let t0 = Instant::now();
+        self.server.handle_timeout(self.now);
+        for &s in &self.server_conns {
+            self.server
+                .send(self.now, s, 0, payload.clone(), SendMode::Plain)
+                .expect("server send");
+        }
+        drain(&mut self.server, self.now, &mut self.buf, down);
+        self.lap(1, t0);
+        self.now += ONE_WAY;
+        for d in down.iter() {
+            self.client.handle_datagram(self.now, self.server_addr, d);
+        }
+        while self.client.poll_event().is_some() {}
+        drain(&mut self.client, self.now, &mut self.buf, client_acks);
+        self.now += ONE_WAY;
+        let t0 = Instant::now();
+        self.serve(client_acks, rest);
+        self.lap(2, t0);
+        for d in rest.iter() {
+            self.client.handle_datagram(self.now, self.server_addr, d);
+        }
+        if std::env::var_os("TICK_DEBUG").is_some() {
+            eprintln!(
+                "up {} acks {} down {} client_acks {} rest {}",
+                up.len, acks.len, down.len, client_acks.len, rest.len,
+            );
+        }
+        self.now += PERIOD - PERIOD / 2 - 3 * ONE_WAY;
+        self.client.handle_timeout(self.now);
+    }
+
+    /// Counts the server's time since `t0` in phase `phase`.
+    fn lap(&mut self, phase: usize, t0: Instant) {
+        let e = t0.elapsed();
+        self.server_time += e;
+        self.phases[phase] += e;
+    }
+}
+
+/// Datagrams the server handles before it sends what they called for (`TICK_BATCH`; all of
+/// a phase's by default).
+fn batch() -> usize {
+    std::env::var("TICK_BATCH")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+/// Datagrams in reused buffers, as a runtime's send batch holds them.
+#[derive(Default)]
+struct Datagrams {
+    all: Vec<Vec<u8>>,
+    len: usize,
+}
+
+impl Datagrams {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn push(&mut self, d: &[u8]) {
+        if self.len == self.all.len() {
+            self.all.push(Vec::with_capacity(1500));
+        }
+        let v = &mut self.all[self.len];
+        v.clear();
+        v.extend_from_slice(d);
+        self.len += 1;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        self.all[..self.len].iter().map(Vec::as_slice)
+    }
+}
+
+/// Everything `e` has to send now, appended to `out`.
+fn drain(e: &mut Endpoint, now: Instant, buf: &mut Vec<u8>, out: &mut Datagrams) {
+    while let Some(t) = e.poll_transmit(now, buf) {
+        out.push(&buf[..t.size]);
+    }
+}
+
+fn main() {
+    let counts: Vec<usize> = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(|a| {
+            a.split(',')
+                .map(|n| n.parse().expect("a client count"))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![200, 2000]);
+    let payload = Bytes::from(vec![0x5a; 40]);
+    for n in counts {
+        let mut per = Vec::new();
+        let mut phases = Vec::new();
+        let reps = std::env::var("TICK_REPS")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(REPETITIONS);
+        for _ in 0..reps {
+            let mut w = World::new(n);
+            let mut buffers = Default::default();
+            for _ in 0..WARM_TICKS {
+                w.tick(&payload, &mut buffers);
+            }
+            w.server_time = Duration::ZERO;
+            w.phases = [Duration::ZERO; 3];
+            let ticks = std::env::var("TICK_TICKS")
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(TICKS);
+            for _ in 0..ticks {
+                w.tick(&payload, &mut buffers);
+            }
+            per.push(w.server_time.as_nanos() as f64 / (n * ticks) as f64);
+            let ns = |d: Duration| d.as_nanos() as f64 / (n * ticks) as f64;
+            phases.push(w.phases.map(ns));
+        }
+        per.sort_by(f64::total_cmp);
+        println!(
+            "tick/{n} clients: server {:.0} ns per client per tick (median of {reps}; {:.0}-{:.0})",
+            per[reps / 2],
+            per[0],
+            per[reps - 1]
+        );
+        phases.sort_by(|a: &[f64; 3], b| a.iter().sum::<f64>().total_cmp(&b.iter().sum()));
+        let p = phases[reps / 2];
+        println!(
+            "  of which: client messages in and ACKs out {:.0}, updates out {:.0}, ACKs in {:.0}",
+            p[0], p[1], p[2]
+        );
+    }
+}
