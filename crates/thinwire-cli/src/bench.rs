@@ -60,8 +60,10 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         .stacks
         .iter()
         .map(|s| {
-            thinwire_bench::Protocol::from_label(s)
-                .ok_or_else(|| format!("unknown stack `{s}` (known: thinwire, enet, kcp, gns)"))
+            thinwire_bench::Protocol::from_label(s).ok_or_else(|| {
+                let known: Vec<_> = thinwire_bench::Protocol::ALL.map(|p| p.label()).into();
+                format!("unknown stack `{s}` (known: {})", known.join(", "))
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let exe = std::env::current_exe().map_err(|e| format!("locating this program: {e}"))?;

@@ -33,14 +33,15 @@ struct World {
     client_conns: Vec<ConnectionHandle>,
     server_conns: Vec<ConnectionHandle>,
     buf: Vec<u8>,
-    /// Time spent in the server endpoint's calls.
-    server_time: Duration,
-    /// The same, by phase: client messages in (and ACKs out), updates out, ACKs in.
+    /// Datagrams the server handles before it sends what they called for.
+    batch: usize,
+    /// Time spent in the server endpoint's calls, by phase: client messages in (and ACKs
+    /// out), updates out, ACKs in.
     phases: [Duration; 3],
 }
 
 impl World {
-    fn new(n: usize) -> World {
+    fn new(n: usize, batch: usize) -> World {
         let now = Instant::now();
         let mut seed = [7u8; 32];
         let client = Endpoint::new(EndpointConfig::new(seed), None, now).expect("client");
@@ -64,7 +65,7 @@ impl World {
             client_conns: Vec::with_capacity(n),
             server_conns: Vec::with_capacity(n),
             buf: Vec::with_capacity(2048),
-            server_time: Duration::ZERO,
+            batch: batch.max(1),
             phases: [Duration::ZERO; 3],
         };
         let key = w.server.public_key().expect("server key");
@@ -87,7 +88,6 @@ impl World {
             w.client.handle_timeout(w.now);
             w.server.handle_timeout(w.now);
         }
-        w.server_time = Duration::ZERO;
         w
     }
 
@@ -122,8 +122,7 @@ impl World {
     /// returns the messages delivered.
     fn serve(&mut self, incoming: &Datagrams, out: &mut Datagrams) -> usize {
         let mut messages = 0;
-        let all: Vec<&[u8]> = incoming.iter().collect();
-        for batch in all.chunks(batch()) {
+        for batch in incoming.all[..incoming.len].chunks(self.batch) {
             for d in batch {
                 self.server.handle_datagram(self.now, self.client_addr, d);
             }
@@ -192,7 +191,7 @@ impl World {
         for d in rest.iter() {
             self.client.handle_datagram(self.now, self.server_addr, d);
         }
-        if std::env::var_os("TICK_DEBUG").is_some() {
+        if DEBUG.load(std::sync::atomic::Ordering::Relaxed) {
             eprintln!(
                 "up {} acks {} down {} client_acks {} rest {}",
                 up.len, acks.len, down.len, client_acks.len, rest.len,
@@ -204,19 +203,19 @@ impl World {
 
     /// Counts the server's time since `t0` in phase `phase`.
     fn lap(&mut self, phase: usize, t0: Instant) {
-        let e = t0.elapsed();
-        self.server_time += e;
-        self.phases[phase] += e;
+        self.phases[phase] += t0.elapsed();
     }
 }
 
-/// Datagrams the server handles before it sends what they called for (`TICK_BATCH`; all of
-/// a phase's by default).
-fn batch() -> usize {
-    std::env::var("TICK_BATCH")
+/// `TICK_DEBUG` is set: datagrams per phase on stderr.
+static DEBUG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The number in environment variable `name`, or `default`.
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
         .ok()
         .and_then(|t| t.parse().ok())
-        .unwrap_or(usize::MAX)
+        .unwrap_or(default)
 }
 
 /// Datagrams in reused buffers, as a runtime's send batch holds them.
@@ -268,41 +267,37 @@ fn main() {
         })
         .unwrap_or_else(|| vec![200, 2000]);
     let payload = Bytes::from(vec![0x5a; 40]);
+    let reps = env_or("TICK_REPS", REPETITIONS).max(1);
+    let ticks = env_or("TICK_TICKS", TICKS).max(1);
+    let batch = env_or("TICK_BATCH", usize::MAX);
+    DEBUG.store(
+        std::env::var_os("TICK_DEBUG").is_some(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     for n in counts {
-        let mut per = Vec::new();
-        let mut phases = Vec::new();
-        let reps = std::env::var("TICK_REPS")
-            .ok()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(REPETITIONS);
+        // per run, ns per client per tick by phase
+        let mut runs: Vec<[f64; 3]> = Vec::new();
         for _ in 0..reps {
-            let mut w = World::new(n);
+            let mut w = World::new(n, batch);
             let mut buffers = Default::default();
             for _ in 0..WARM_TICKS {
                 w.tick(&payload, &mut buffers);
             }
-            w.server_time = Duration::ZERO;
             w.phases = [Duration::ZERO; 3];
-            let ticks = std::env::var("TICK_TICKS")
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or(TICKS);
             for _ in 0..ticks {
                 w.tick(&payload, &mut buffers);
             }
-            per.push(w.server_time.as_nanos() as f64 / (n * ticks) as f64);
-            let ns = |d: Duration| d.as_nanos() as f64 / (n * ticks) as f64;
-            phases.push(w.phases.map(ns));
+            runs.push(w.phases.map(|d| d.as_nanos() as f64 / (n * ticks) as f64));
         }
-        per.sort_by(f64::total_cmp);
+        let total = |p: &[f64; 3]| p.iter().sum::<f64>();
+        runs.sort_by(|a, b| total(a).total_cmp(&total(b)));
+        let p = runs[reps / 2];
         println!(
             "tick/{n} clients: server {:.0} ns per client per tick (median of {reps}; {:.0}-{:.0})",
-            per[reps / 2],
-            per[0],
-            per[reps - 1]
+            total(&p),
+            total(&runs[0]),
+            total(&runs[reps - 1])
         );
-        phases.sort_by(|a: &[f64; 3], b| a.iter().sum::<f64>().total_cmp(&b.iter().sum()));
-        let p = phases[reps / 2];
         println!(
             "  of which: client messages in and ACKs out {:.0}, updates out {:.0}, ACKs in {:.0}",
             p[0], p[1], p[2]
