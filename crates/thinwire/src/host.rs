@@ -339,16 +339,24 @@ impl Host {
     }
 
     /// Reads what the socket holds, without waiting; whether it held anything.
+    ///
+    /// A batch that did not fill every slot emptied the socket's queue, so the reading stops
+    /// there instead of asking again only to hear `WouldBlock`: one system call less on every
+    /// wake-up, which is on a round trip's critical path. A datagram that arrives meanwhile
+    /// is read at the next call (the wait is a level-triggered `poll`, which returns at once).
     fn receive(&mut self) -> io::Result<bool> {
         let mut read = false;
         for _ in 0..RECV_BATCHES_PER_TURN {
             match self.rx.recv(&self.udp, UdpSockRef::from(&self.socket)) {
-                Ok(_) => {
+                Ok(filled) => {
                     read = true;
                     let now = Instant::now();
                     self.engine.io.recv_calls += 1;
                     for (from, d) in self.rx.datagrams() {
                         self.engine.on_datagram(now, from, d);
+                    }
+                    if filled < self.rx.slots() {
+                        return Ok(true);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(read),

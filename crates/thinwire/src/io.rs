@@ -102,6 +102,11 @@ impl RecvBuf {
         Ok(n)
     }
 
+    /// Slots one receive can fill: a receive that fills fewer emptied the socket's queue.
+    pub(crate) fn slots(&self) -> usize {
+        RECV_SLOTS
+    }
+
     /// The datagrams of the last receive, GRO trains split at their stride.
     pub(crate) fn datagrams(&self) -> impl Iterator<Item = (SocketAddr, &[u8])> + '_ {
         self.meta[..self.filled]

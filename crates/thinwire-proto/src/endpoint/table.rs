@@ -6,11 +6,15 @@
 //! hashing. A slot's generation grows each time it is freed, so a handle is never reused by
 //! the same endpoint (until one slot has been reused 2^32 times).
 //!
-//! Timers: the heap holds `(deadline, index, generation)` entries and is never searched.
-//! Re-arming a connection pushes a new entry; the old one stays behind, stale, and is skipped
-//! when it surfaces (an entry is live only if its slot still holds that generation and that
-//! deadline). The top of the heap is kept live, so [`ConnTable::next_timer`] is exact, and the
-//! heap is rebuilt from the slots when stale entries outnumber the connections.
+//! Timers: the heap holds `(deadline, index, generation)` entries and is never searched. A
+//! slot has at most one live entry, `queued`, never later than its timer. Re-arming a
+//! connection *later* (what most packets do: the idle, keepalive and retransmission deadlines
+//! move on) touches no heap: the entry stays where it is, and only when it surfaces is it
+//! replaced by one at the slot's deadline then. Re-arming *earlier* pushes a new entry; the
+//! old one stays behind, stale, and is dropped when it surfaces (an entry is live only if its
+//! slot still holds that generation and that entry). The top of the heap is kept exact (live,
+//! at its slot's deadline), so [`ConnTable::next_timer`] is exact, and the heap is rebuilt from
+//! the slots when stale entries outnumber the connections.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -26,6 +30,9 @@ struct Slot {
     conn: Option<Box<Connection>>,
     /// The deadline this connection's timer is armed for.
     timer: Option<Instant>,
+    /// The deadline of this slot's live heap entry: never later than `timer` while that is
+    /// armed (`None`: no live entry).
+    queued: Option<Instant>,
     /// Queued in `dirty`.
     dirty: bool,
     /// Bytes of the memory budget the connection held when last looked at: in all, and of
@@ -65,6 +72,7 @@ impl ConnTable {
                     generation: 0,
                     conn: None,
                     timer: None,
+                    queued: None,
                     dirty: false,
                     held: 0,
                     received: 0,
@@ -152,6 +160,7 @@ impl ConnTable {
         let slot = self.slot_mut(h)?;
         let conn = slot.conn.take();
         slot.timer = None;
+        slot.queued = None;
         slot.generation = slot.generation.wrapping_add(1);
         if std::mem::take(&mut slot.dirty) {
             self.dirty.retain(|x| *x != h);
@@ -164,14 +173,28 @@ impl ConnTable {
 
     /// Arms (or with `None` disarms) the timer of `h`.
     pub(crate) fn set_timer(&mut self, h: ConnectionHandle, at: Option<Instant>) {
-        let (i, g) = split(h);
-        let Some(slot) = self.slot_mut(h) else { return };
+        if self.slot(h).is_some() {
+            self.arm(split(h).0, at);
+        }
+    }
+
+    /// Arms slot `i`'s timer: a new heap entry only when `at` is earlier than its live one.
+    fn arm(&mut self, i: usize, at: Option<Instant>) {
+        let slot = &mut self.slots[i];
         if slot.timer == at {
             return;
         }
         slot.timer = at;
-        if let Some(at) = at {
-            self.timers.push(Reverse((at, i as u32, g)));
+        match (at, slot.queued) {
+            // the live entry surfaces first; `settle` moves it on then
+            (Some(at), Some(q)) if q <= at => {}
+            (Some(at), _) => {
+                slot.queued = Some(at);
+                let g = slot.generation;
+                self.timers.push(Reverse((at, i as u32, g)));
+            }
+            // disarmed: the live entry is dropped when it surfaces
+            (None, _) => {}
         }
         self.settle();
         if self.timers.len() > 2 * self.len + 64 {
@@ -179,23 +202,40 @@ impl ConnTable {
         }
     }
 
-    fn is_live(&self, (at, i, g): (Instant, u32, u32)) -> bool {
-        self.slots
-            .get(i as usize)
-            .is_some_and(|s| s.generation == g && s.timer == Some(at))
-    }
-
-    /// Drops stale entries from the top, so the top is live.
+    /// Makes the top of the heap exact: stale entries are dropped, and a live entry whose
+    /// slot's deadline moved on is replaced by one at that deadline (or dropped, disarmed).
     fn settle(&mut self) {
-        while let Some(&Reverse(top)) = self.timers.peek() {
-            if self.is_live(top) {
+        while let Some(&Reverse((at, i, g))) = self.timers.peek() {
+            let Some(slot) = self
+                .slots
+                .get_mut(i as usize)
+                .filter(|s| s.generation == g && s.queued == Some(at))
+            else {
+                self.timers.pop();
+                continue;
+            };
+            if slot.timer == Some(at) {
                 break;
             }
-            self.timers.pop();
+            slot.queued = slot.timer;
+            match slot.timer {
+                Some(later) => {
+                    // one sift instead of a pop and a push
+                    if let Some(mut top) = self.timers.peek_mut() {
+                        *top = Reverse((later, i, g));
+                    }
+                }
+                None => {
+                    self.timers.pop();
+                }
+            }
         }
     }
 
     fn rebuild(&mut self) {
+        for s in &mut self.slots {
+            s.queued = s.timer;
+        }
         self.timers = self
             .slots
             .iter()
@@ -217,7 +257,9 @@ impl ConnTable {
             return None;
         }
         self.timers.pop();
-        self.slots[i as usize].timer = None;
+        let slot = &mut self.slots[i as usize];
+        slot.timer = None;
+        slot.queued = None;
         self.settle();
         Some(ConnectionHandle(u64::from(g) << 32 | u64::from(i)))
     }
@@ -256,36 +298,90 @@ mod tests {
     fn timers_fire_in_order_and_rearming_leaves_no_ghost() {
         // a table needs connections; the timer logic only looks at slots, so fake them by
         // inserting slots directly
-        let mut t = ConnTable::default();
-        for _ in 0..3 {
-            t.slots.push(Slot {
-                generation: 0,
-                conn: None,
-                timer: None,
-                dirty: false,
-                held: 0,
-                received: 0,
-                source: 0,
-            });
-        }
-        t.len = 3;
+        let mut t = fake_slots(3);
         let base = Instant::now();
         let at = |ms| base + Duration::from_millis(ms);
-        // set_timer looks slots up through live connections: drive the heap by hand
-        for (i, ms) in [(0u32, 30u64), (1, 10), (2, 20)] {
-            t.slots[i as usize].timer = Some(at(ms));
-            t.timers.push(Reverse((at(ms), i, 0)));
+        // set_timer looks slots up through live connections: arm the slots by index
+        for (i, ms) in [(0, 30u64), (1, 10), (2, 20)] {
+            t.arm(i, Some(at(ms)));
         }
-        // re-arm slot 1 later: its old entry becomes stale
-        t.slots[1].timer = Some(at(40));
-        t.timers.push(Reverse((at(40), 1, 0)));
-        t.settle();
+        assert_eq!(t.next_timer(), Some(at(10)));
+        // re-arm slot 1 later: no new entry, and the top moves on to slot 2
+        t.arm(1, Some(at(40)));
         assert_eq!(t.next_timer(), Some(at(20)));
+        assert_eq!(t.timers.len(), 3);
         let mut fired = Vec::new();
         while let Some(h) = t.pop_expired(at(100)) {
             fired.push(h.0);
         }
         assert_eq!(fired, vec![2, 0, 1]);
         assert_eq!(t.next_timer(), None);
+    }
+
+    fn fake_slots(n: usize) -> ConnTable {
+        let mut t = ConnTable::default();
+        for _ in 0..n {
+            t.slots.push(Slot {
+                generation: 0,
+                conn: None,
+                timer: None,
+                queued: None,
+                dirty: false,
+                held: 0,
+                received: 0,
+                source: 0,
+            });
+        }
+        t.len = n;
+        t
+    }
+
+    proptest::proptest! {
+        /// Against a model (each slot's deadline, the earliest of them): whatever the order of
+        /// re-arming later, earlier and disarming, `next_timer` is the earliest armed deadline,
+        /// expiry hands out exactly the slots due, earliest first, and the heap stays bounded.
+        #[test]
+        fn lazy_entries_keep_the_next_timer_exact(
+            ops in proptest::collection::vec((0usize..6, proptest::option::of(0u64..200), proptest::bool::ANY), 1..200)
+        ) {
+            let base = Instant::now();
+            let at = |ms| base + Duration::from_millis(ms);
+            let mut t = fake_slots(6);
+            let mut model: [Option<u64>; 6] = [None; 6];
+            let mut now = 0u64;
+            for (i, deadline, expire) in ops {
+                // deadlines are never in the past (a connection arms its timers ahead)
+                let deadline = deadline.map(|d| now + d);
+                t.arm(i, deadline.map(at));
+                model[i] = deadline;
+                proptest::prop_assert_eq!(t.next_timer(), model.iter().flatten().min().map(|&m| at(m)));
+                proptest::prop_assert!(t.timers.len() <= 2 * 6 + 64);
+                if expire {
+                    now += 50;
+                    let mut fired = Vec::new();
+                    while let Some(h) = t.pop_expired(at(now)) {
+                        fired.push(h.0 as usize);
+                    }
+                    let mut due: Vec<(u64, usize)> = model
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, m)| m.filter(|&m| m <= now).map(|m| (m, i)))
+                        .collect();
+                    due.sort();
+                    let want: Vec<usize> = due.iter().map(|&(_, i)| i).collect();
+                    let mut got_sorted = fired.clone();
+                    got_sorted.sort();
+                    let mut want_sorted = want.clone();
+                    want_sorted.sort();
+                    proptest::prop_assert_eq!(got_sorted, want_sorted);
+                    // earliest first (slots due at the same instant in either order)
+                    let times: Vec<u64> = fired.iter().map(|&i| model[i].unwrap_or(0)).collect();
+                    proptest::prop_assert!(times.windows(2).all(|w| w[0] <= w[1]));
+                    for &i in &fired {
+                        model[i] = None;
+                    }
+                }
+            }
+        }
     }
 }
