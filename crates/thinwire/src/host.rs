@@ -344,6 +344,7 @@ impl Host {
     /// there instead of asking again only to hear `WouldBlock`: one system call less on every
     /// wake-up, which is on a round trip's critical path. A datagram that arrives meanwhile
     /// is read at the next call (the wait is a level-triggered `poll`, which returns at once).
+    /// Where a receive reads one datagram at most, reading goes on until `WouldBlock`.
     fn receive(&mut self) -> io::Result<bool> {
         let mut read = false;
         for _ in 0..RECV_BATCHES_PER_TURN {

@@ -103,8 +103,10 @@ impl RecvBuf {
     }
 
     /// Slots one receive can fill: a receive that fills fewer emptied the socket's queue.
+    /// Where the system reads one datagram per call (`quinn_udp::BATCH_SIZE` is 1: Windows,
+    /// macOS without its batched path), that is one, and a full read says nothing.
     pub(crate) fn slots(&self) -> usize {
-        RECV_SLOTS
+        RECV_SLOTS.min(quinn_udp::BATCH_SIZE)
     }
 
     /// The datagrams of the last receive, GRO trains split at their stride.
