@@ -35,13 +35,15 @@ struct World {
     buf: Vec<u8>,
     /// Datagrams the server handles before it sends what they called for.
     batch: usize,
+    /// Datagrams per phase on stderr (`TICK_DEBUG`).
+    debug: bool,
     /// Time spent in the server endpoint's calls, by phase: client messages in (and ACKs
     /// out), updates out, ACKs in.
     phases: [Duration; 3],
 }
 
 impl World {
-    fn new(n: usize, batch: usize) -> World {
+    fn new(n: usize, batch: usize, debug: bool) -> World {
         let now = Instant::now();
         let mut seed = [7u8; 32];
         let client = Endpoint::new(EndpointConfig::new(seed), None, now).expect("client");
@@ -66,6 +68,7 @@ impl World {
             server_conns: Vec::with_capacity(n),
             buf: Vec::with_capacity(2048),
             batch: batch.max(1),
+            debug,
             phases: [Duration::ZERO; 3],
         };
         let key = w.server.public_key().expect("server key");
@@ -191,7 +194,7 @@ impl World {
         for d in rest.iter() {
             self.client.handle_datagram(self.now, self.server_addr, d);
         }
-        if DEBUG.load(std::sync::atomic::Ordering::Relaxed) {
+        if self.debug {
             eprintln!(
                 "up {} acks {} down {} client_acks {} rest {}",
                 up.len, acks.len, down.len, client_acks.len, rest.len,
@@ -206,9 +209,6 @@ impl World {
         self.phases[phase] += t0.elapsed();
     }
 }
-
-/// `TICK_DEBUG` is set: datagrams per phase on stderr.
-static DEBUG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The number in environment variable `name`, or `default`.
 fn env_or(name: &str, default: usize) -> usize {
@@ -270,15 +270,12 @@ fn main() {
     let reps = env_or("TICK_REPS", REPETITIONS).max(1);
     let ticks = env_or("TICK_TICKS", TICKS).max(1);
     let batch = env_or("TICK_BATCH", usize::MAX);
-    DEBUG.store(
-        std::env::var_os("TICK_DEBUG").is_some(),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let debug = std::env::var_os("TICK_DEBUG").is_some();
     for n in counts {
         // per run, ns per client per tick by phase
         let mut runs: Vec<[f64; 3]> = Vec::new();
         for _ in 0..reps {
-            let mut w = World::new(n, batch);
+            let mut w = World::new(n, batch, debug);
             let mut buffers = Default::default();
             for _ in 0..WARM_TICKS {
                 w.tick(&payload, &mut buffers);

@@ -349,14 +349,14 @@ impl Host {
         let mut read = false;
         for _ in 0..RECV_BATCHES_PER_TURN {
             match self.rx.recv(&self.udp, UdpSockRef::from(&self.socket)) {
-                Ok(filled) => {
+                Ok(_) => {
                     read = true;
                     let now = Instant::now();
                     self.engine.io.recv_calls += 1;
                     for (from, d) in self.rx.datagrams() {
                         self.engine.on_datagram(now, from, d);
                     }
-                    if filled < self.rx.slots() {
+                    if self.rx.drained() {
                         return Ok(true);
                     }
                 }

@@ -102,11 +102,12 @@ impl RecvBuf {
         Ok(n)
     }
 
-    /// Slots one receive can fill: a receive that fills fewer emptied the socket's queue.
-    /// Where the system reads one datagram per call (`quinn_udp::BATCH_SIZE` is 1: Windows,
-    /// macOS without its batched path), that is one, and a full read says nothing.
-    pub(crate) fn slots(&self) -> usize {
-        RECV_SLOTS.min(quinn_udp::BATCH_SIZE)
+    /// Whether the last receive emptied the socket's queue: it filled fewer slots than one
+    /// receive can. Where the system reads one datagram per call (`quinn_udp::BATCH_SIZE` is
+    /// 1: Windows, macOS without its batched path) a receive always fills all it can, and
+    /// this says no.
+    pub(crate) fn drained(&self) -> bool {
+        self.filled < RECV_SLOTS.min(quinn_udp::BATCH_SIZE)
     }
 
     /// The datagrams of the last receive, GRO trains split at their stride.
