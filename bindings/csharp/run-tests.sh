@@ -35,7 +35,7 @@ trap cleanup EXIT
 # Waits (at most 20 s) until FILE has LINES lines.
 wait_lines() {
     for _ in $(seq 200); do
-        [ "$(wc -l <"$1")" -ge "$2" ] && return 0
+        [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ] && return 0
         sleep 0.1
     done
     echo "run-tests: no $2 lines in $1:" >&2
