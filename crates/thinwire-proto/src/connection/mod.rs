@@ -312,15 +312,16 @@ impl Connection {
         self.remote_cid
     }
 
-    /// The handshake's `(address, instance, nonce)`: what a server recognises a repeated
-    /// Connect by. The address is the one the connection started from (it may have moved
-    /// since).
-    pub(crate) fn handshake_key(&self) -> (SocketAddr, u64, u64) {
-        (
-            self.handshake.origin,
-            self.handshake.instance,
-            self.handshake.nonce,
-        )
+    /// The address the connection started from (it may have moved since): the source it
+    /// was admitted from and is counted against.
+    pub(crate) fn origin(&self) -> SocketAddr {
+        self.handshake.origin
+    }
+
+    /// Whether the handshake was the client's `(instance, nonce)`: what a server recognises a
+    /// repeated Connect by, besides the client's address and id.
+    pub(crate) fn handshake_is(&self, instance: u64, nonce: u64) -> bool {
+        (self.handshake.instance, self.handshake.nonce) == (instance, nonce)
     }
 
     /// The client's Connect came again (our Accept was lost): send the Accept again, unless

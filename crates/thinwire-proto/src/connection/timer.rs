@@ -172,7 +172,7 @@ impl Connection {
     }
 
     /// The connection has been quiet for [`TRIM_AFTER`]: drops the expanded keys, the
-    /// capacity of every empty queue, the Accept once the client cannot ask for it again, and
+    /// capacity of every empty queue and the received ranges' spare room, the Accept once the client cannot ask for it again, and
     /// the scratch lists (with the queues, when all are empty, the whole boxed `Active`
     /// part). The next packet makes again what it needs.
     fn trim(&mut self, now: Instant) {
@@ -196,6 +196,7 @@ impl Connection {
             ch.msgs.release_if_empty();
         }
         self.recovery.sent.release_idle();
+        self.rx.release_idle();
     }
 
     pub(super) fn update_timers(&mut self) {

@@ -229,9 +229,7 @@ impl Endpoint {
         client: &Client,
         claims: Option<TokenClaims>,
     ) {
-        self.by_remote.insert((from, client.cid), h);
-        self.handshakes
-            .insert((from, client.instance, client.nonce), h);
+        self.peers.insert(from, client.cid, h);
         self.limits.add_connection(&from);
         if let Some(claims) = claims {
             self.client_ids.insert(claims.client_id, h);

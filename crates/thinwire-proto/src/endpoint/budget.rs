@@ -261,9 +261,7 @@ impl MemoryLedger {
 impl Endpoint {
     /// Stores a new connection and counts it against its source's memory budget.
     pub(super) fn insert(&mut self, conn: Connection) -> ConnectionHandle {
-        let source = self
-            .memory
-            .add_connection(Source::of(&conn.handshake_key().0));
+        let source = self.memory.add_connection(Source::of(&conn.origin()));
         self.conns.insert(conn, source)
     }
 

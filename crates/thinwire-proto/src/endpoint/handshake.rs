@@ -198,7 +198,7 @@ impl Endpoint {
                 });
                 match (ok, server_cid, self.by_cid.get(&dst_cid)) {
                     (true, Some(sc), Some(&h)) => {
-                        self.by_remote.insert((from, sc), h);
+                        self.peers.insert(from, sc, h);
                     }
                     (true, ..) => {}
                     (false, ..) => {
@@ -219,7 +219,7 @@ impl Endpoint {
                 }
             }
             LongPacket::Reset { cid, token, .. } => {
-                let believed = match self.by_remote.get(&(from, cid)).copied() {
+                let believed = match self.by_peer(from, cid) {
                     Some(h) => {
                         let ok = self.conns.get_mut(h).is_some_and(|c| c.on_reset(&token));
                         self.touched(h);
@@ -330,7 +330,12 @@ impl Endpoint {
             return;
         }
         // the address is proven from here on: refusals cannot be aimed at a victim
-        if let Some(&h) = self.handshakes.get(&(from, client.instance, client.nonce)) {
+        let repeated = self.by_peer(from, client.cid).filter(|&h| {
+            self.conns
+                .get(h)
+                .is_some_and(|c| c.handshake_is(client.instance, client.nonce))
+        });
+        if let Some(h) = repeated {
             // our Accept was lost: say it again, unchanged
             trace!(remote = %from, conn = %h, "Connect repeated: Accept sent again");
             if let Some(c) = self.conns.get_mut(h) {

@@ -14,6 +14,7 @@ mod admission;
 mod budget;
 mod handshake;
 mod limits;
+mod peers;
 mod prefix;
 mod queue;
 mod send;
@@ -38,6 +39,7 @@ use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
 use budget::MemoryLedger;
 use limits::SourceLimits;
+use peers::PeerIndex;
 use queue::HandshakeQueue;
 use rustc_hash::FxHashMap;
 use table::ConnTable;
@@ -106,8 +108,8 @@ pub struct Endpoint {
     /// Connection ids are ours and random, so a fast unkeyed hash spreads them well (an
     /// attacker chooses only the ids it looks up, never those stored).
     by_cid: FxHashMap<ConnectionId, ConnectionHandle>,
-    by_remote: HashMap<(SocketAddr, ConnectionId), ConnectionHandle>,
-    handshakes: HashMap<(SocketAddr, u64, u64), ConnectionHandle>,
+    /// Connections by their peer's address and id (Resets, repeated Connects).
+    peers: PeerIndex,
     replies: VecDeque<(SocketAddr, Vec<u8>)>,
     events: VecDeque<(ConnectionHandle, Event)>,
     stats: EndpointStats,
@@ -166,8 +168,7 @@ impl Endpoint {
             instance,
             conns: ConnTable::default(),
             by_cid: FxHashMap::default(),
-            by_remote: HashMap::new(),
-            handshakes: HashMap::new(),
+            peers: PeerIndex::default(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -452,8 +453,8 @@ impl Endpoint {
         );
         if conn.remote() != old_remote {
             if let Some(rc) = conn.remote_cid() {
-                self.by_remote.remove(&(old_remote, rc));
-                self.by_remote.insert((conn.remote(), rc), h);
+                self.peers.remove(old_remote, rc, h);
+                self.peers.insert(conn.remote(), rc, h);
             }
         }
         if !authentic {
@@ -571,17 +572,11 @@ impl Endpoint {
             self.stats.memory_held = self.memory.total() as u64;
             self.by_cid.remove(&conn.local_cid());
             if let Some(rc) = conn.remote_cid() {
-                if self.by_remote.get(&(conn.remote(), rc)) == Some(&h) {
-                    self.by_remote.remove(&(conn.remote(), rc));
-                }
-            }
-            let key = conn.handshake_key();
-            if self.handshakes.get(&key) == Some(&h) {
-                self.handshakes.remove(&key);
+                self.peers.remove(conn.remote(), rc, h);
             }
             if conn.is_incoming() {
                 // counted against the source it was admitted from (5.6)
-                self.limits.remove_connection(&key.0);
+                self.limits.remove_connection(&conn.origin());
             }
         }
     }

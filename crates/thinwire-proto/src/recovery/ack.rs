@@ -144,6 +144,12 @@ impl ReceivedPackets {
         !in_order
     }
 
+    /// Gives back the room the ranges grew into beyond those held (an idle connection's
+    /// trim): usually one range is left, where a busy moment made room for four or more.
+    pub(crate) fn release_idle(&mut self) {
+        self.ranges.shrink_to_fit();
+    }
+
     /// Whether enough packets that elicit no ACK arrived since the last ACK that the next
     /// ack-eliciting packet should carry one ([`NON_ELICITING_ACK_EVERY`]).
     pub(crate) fn ack_for_numbering(&self) -> bool {
