@@ -11,7 +11,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use aes_gcm::Aes256Gcm;
-use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -97,7 +97,7 @@ fn aes_is_accelerated() -> bool {
     }
 }
 
-/// AES-256-GCM for one direction: the key, and its expanded schedule (992 bytes with the
+/// AES-256-GCM for one direction: the key, and its expanded schedule (624 bytes with the
 /// GHASH tables), made at the first packet and dropped while the connection is idle
 /// ([`PacketKeys::release_idle`]), so an idle connection holds 32 bytes per direction.
 struct LazyAes {
@@ -258,8 +258,10 @@ impl PacketKeys {
         let n = nonce(self.suite, pn);
         let (header, body) = buf.split_at_mut(header_len);
         let tag = match &self.tx {
-            Cipher::ChaCha(c) => c.encrypt_in_place_detached((&n).into(), header, body),
-            Cipher::Aes(c) => c.get().encrypt_in_place_detached((&n).into(), header, body),
+            Cipher::ChaCha(c) => c.encrypt_inout_detached((&n).into(), header, body.into()),
+            Cipher::Aes(c) => c
+                .get()
+                .encrypt_inout_detached((&n).into(), header, body.into()),
             Cipher::Cleartext => return,
         };
         // encryption fails only for bodies beyond 2^38 bytes, far above any datagram
@@ -352,11 +354,11 @@ fn open_with(
     let tag: &[u8] = tag;
     let ok = match cipher {
         Cipher::ChaCha(c) => c
-            .decrypt_in_place_detached((&n).into(), header, frames, tag.into())
+            .decrypt_inout_detached((&n).into(), header, frames.into(), tag.try_into().ok()?)
             .is_ok(),
         Cipher::Aes(c) => c
             .get()
-            .decrypt_in_place_detached((&n).into(), header, frames, tag.into())
+            .decrypt_inout_detached((&n).into(), header, frames.into(), tag.try_into().ok()?)
             .is_ok(),
         Cipher::Cleartext => true,
     };

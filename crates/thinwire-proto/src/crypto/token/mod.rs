@@ -65,7 +65,7 @@
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 
-use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::{Key, Tag, XChaCha20Poly1305, XNonce};
 use thiserror::Error;
 
@@ -201,7 +201,7 @@ impl ConnectToken {
         sealed.extend_from_slice(&user_data_len.to_be_bytes());
         sealed.extend_from_slice(&claims.user_data);
         let tag = cipher(key)
-            .encrypt_in_place_detached(&XNonce::from(nonce), aad.as_slice(), &mut sealed)
+            .encrypt_inout_detached(&XNonce::from(nonce), aad.as_slice(), sealed.as_mut_slice().into())
             .expect("checked: the plaintext is at most MAX_PLAINTEXT_LEN bytes, far below the AEAD limit");
         sealed.extend_from_slice(&tag);
 
@@ -353,10 +353,10 @@ pub(crate) fn open(
         .ok_or(TokenError::TooLarge)?;
     plaintext.copy_from_slice(ciphertext);
     cipher(key)
-        .decrypt_in_place_detached(
+        .decrypt_inout_detached(
             &XNonce::from(*view.nonce),
             aad.as_slice(),
-            plaintext,
+            plaintext.into(),
             &Tag::from(*tag),
         )
         .map_err(|_| TokenError::BadSeal)?;

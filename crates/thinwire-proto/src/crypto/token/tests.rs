@@ -466,7 +466,11 @@ fn seal_raw(plaintext: &[u8]) -> Vec<u8> {
     let aad = Aad::new(&SERVER_KEY, &private).expect("small");
     let mut sealed = plaintext.to_vec();
     let tag = cipher(&TokenKey::new(KEY))
-        .encrypt_in_place_detached(&XNonce::from(NONCE), aad.as_slice(), &mut sealed)
+        .encrypt_inout_detached(
+            &XNonce::from(NONCE),
+            aad.as_slice(),
+            sealed.as_mut_slice().into(),
+        )
         .expect("small");
     sealed.extend_from_slice(&tag);
     private.extend_from_slice(&NONCE);
