@@ -10,7 +10,8 @@ use std::cell::OnceCell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use aes_gcm::Aes256Gcm;
+use aes_gcm::aes::{cipher::consts::U12, Aes256Enc};
+use aes_gcm::AesGcm;
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
@@ -97,8 +98,13 @@ fn aes_is_accelerated() -> bool {
     }
 }
 
-/// AES-256-GCM for one direction: the key, and its expanded schedule (624 bytes with the
-/// GHASH tables), made at the first packet and dropped while the connection is idle
+/// AES-256-GCM with the encrypting half of the key schedule only: counter mode never
+/// decrypts a block, so the decryption round keys (240 bytes) that `aes_gcm::Aes256Gcm` also
+/// expands would be memory every packet of a busy server pulls into its cache for nothing.
+type Aes256Gcm = AesGcm<Aes256Enc, U12>;
+
+/// AES-256-GCM for one direction: the key, and its expanded schedule (384 bytes with the
+/// GHASH key's powers), made at the first packet and dropped while the connection is idle
 /// ([`PacketKeys::release_idle`]), so an idle connection holds 32 bytes per direction.
 struct LazyAes {
     key: [u8; 32],
@@ -553,5 +559,15 @@ mod golden {
                 .collect();
             assert_eq!(hex, expected, "{suite:?}");
         }
+    }
+
+    /// What a busy connection's two expanded AES keys cost, and every packet reads: the
+    /// encrypting schedule and GHASH's key powers, not the decrypting schedule too.
+    #[test]
+    fn an_expanded_aes_key_holds_the_encrypting_schedule_only() {
+        let size = std::mem::size_of::<Aes256Gcm>();
+        let full = std::mem::size_of::<aes_gcm::Aes256Gcm>();
+        assert!(size <= 384, "{size} B");
+        assert!(size + 240 <= full, "{size} B against {full} B");
     }
 }
