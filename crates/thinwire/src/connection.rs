@@ -12,6 +12,7 @@ use thinwire_proto::{
 };
 use tokio::sync::Notify;
 
+use crate::engine::Engine;
 use crate::error::{ConnectError, ConnectionError, SendError};
 use crate::shared::{EndpointRef, Shared, Slot, DROP_CLOSE_CODE};
 
@@ -146,14 +147,27 @@ impl Connection {
         &self.inner.channels
     }
 
-    /// Runs one send call of the core on this connection, then wakes the driver (once per
-    /// driver pass: a burst of sends costs one wake-up). Per call: the endpoint's lock, one
-    /// slot lookup (a multiplication, no SipHash), a clock read, the core's call.
+    /// Runs one call of the core that takes the present time on this connection (see
+    /// [`with_engine`](Self::with_engine)).
     fn queue_with<T>(
         &self,
         call: impl FnOnce(
             &mut thinwire_proto::Endpoint,
             Instant,
+            thinwire_proto::ConnectionHandle,
+        ) -> Result<T, thinwire_proto::SendError>,
+    ) -> Result<T, SendError> {
+        self.with_engine(|engine, h| call(&mut engine.core, Instant::now(), h))
+    }
+
+    /// Runs `call` on the engine for this connection, unless the connection has ended or the
+    /// endpoint stopped, then wakes the driver (once per driver pass: a burst of sends costs
+    /// one wake-up). Per call: the endpoint's lock, one slot lookup (a multiplication, no
+    /// SipHash), the call (a send reads the clock only for a deadline message).
+    fn with_engine<T>(
+        &self,
+        call: impl FnOnce(
+            &mut Engine,
             thinwire_proto::ConnectionHandle,
         ) -> Result<T, thinwire_proto::SendError>,
     ) -> Result<T, SendError> {
@@ -165,9 +179,8 @@ impl Connection {
         if let Some(e) = &st.stopped {
             return Err(e.clone().into());
         }
-        let now = Instant::now();
         let h = self.inner.handle;
-        let out = call(&mut st.engine.core, now, h)?;
+        let out = call(&mut st.engine, h)?;
         shared.wake_driver(st);
         Ok(out)
     }
@@ -209,7 +222,7 @@ impl Connection {
         mode: SendMode,
     ) -> Result<(), SendError> {
         let data = data.into();
-        self.queue_with(|core, now, h| core.send(now, h, channel, data, mode))
+        self.with_engine(|engine, h| engine.send(h, channel, data, mode))
     }
 
     /// The next message (its channel is [`Message::channel`]). Messages already received are

@@ -202,9 +202,7 @@ impl Host {
         data: impl Into<Bytes>,
         mode: SendMode,
     ) -> Result<(), SendError> {
-        self.engine
-            .core
-            .send(Instant::now(), conn, channel, data.into(), mode)
+        self.engine.send(conn, channel, data.into(), mode)
     }
 
     /// Makes every later [`SendMode::Plain`] [`send`](Self::send) on `channel` of `conn` a

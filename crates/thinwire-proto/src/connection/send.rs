@@ -90,7 +90,7 @@ impl Connection {
     }
 
     /// The deadline options every plain send on `channel` uses, if it has a default.
-    fn channel_deadline(&self, channel: u8) -> Option<DeadlineOptions> {
+    pub(crate) fn channel_deadline(&self, channel: u8) -> Option<DeadlineOptions> {
         self.deadline
             .as_ref()
             .and_then(|d| d.channel_default.get(channel as usize).copied().flatten())

@@ -23,7 +23,7 @@ impl Endpoint {
         data: Bytes,
         mode: SendMode,
     ) -> Result<(), SendError> {
-        self.clock = now;
+        self.clock = self.clock.max(now);
         self.check_send_room(conn, data.len())?;
         let c = self
             .conns
@@ -32,6 +32,27 @@ impl Endpoint {
         c.send(now, channel, data, mode)?;
         self.touched(conn);
         Ok(())
+    }
+
+    /// Whether a [`send`](Self::send) in `mode` on `channel` of `conn` starts something timed,
+    /// so that its `now` must be the present: a deadline message ([`SendMode::Deadline`], or a
+    /// plain send on a channel with a deadline default). Any other send only queues its
+    /// message, and reads no time: for it, [`clock`](Self::clock) serves as well as a fresh
+    /// reading of the clock, which a runtime sending many small messages saves per message.
+    pub fn send_is_timed(&self, conn: ConnectionHandle, channel: u8, mode: &SendMode) -> bool {
+        match mode {
+            SendMode::Deadline(_) => true,
+            SendMode::Plain => self
+                .conns
+                .get(conn)
+                .is_some_and(|c| c.channel_deadline(channel).is_some()),
+            _ => false,
+        }
+    }
+
+    /// The latest instant this endpoint was given (by any call that takes `now`).
+    pub fn clock(&self) -> Instant {
+        self.clock
     }
 
     /// Sets (or with `None` clears) deadline options that every later [`SendMode::Plain`]

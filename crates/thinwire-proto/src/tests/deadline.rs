@@ -339,6 +339,14 @@ fn channel_default_makes_plain_sends_deadline_messages() {
         .endpoint_mut()
         .set_channel_deadline(c, 0, Some(o))
         .unwrap();
+    // a plain send now starts a timed message: a runtime must give it the present
+    let ep = p.client_mut().endpoint_mut();
+    assert!(ep.send_is_timed(c, 0, &SendMode::Plain));
+    assert!(ep.send_is_timed(c, 1, &SendMode::Deadline(o)));
+    assert!(
+        !ep.send_is_timed(c, 1, &SendMode::Plain),
+        "no channel 1, no default"
+    );
     let now = p.now();
     p.client_mut()
         .endpoint_mut()
@@ -353,6 +361,13 @@ fn channel_default_makes_plain_sends_deadline_messages() {
         .endpoint_mut()
         .set_channel_deadline(c, 0, None)
         .unwrap();
+    let ep = p.client_mut().endpoint_mut();
+    assert!(!ep.send_is_timed(c, 0, &SendMode::Plain), "cleared");
+    // an untimed send may pass any earlier instant: the endpoint's clock does not go back
+    let (clock, earlier) = (ep.clock(), p.now() - Duration::from_millis(200));
+    let ep = p.client_mut().endpoint_mut();
+    ep.send(earlier, c, 0, msg(10, 8), SendMode::Plain).unwrap();
+    assert_eq!(ep.clock(), clock);
     let now = p.now();
     p.client_mut()
         .endpoint_mut()
@@ -360,7 +375,8 @@ fn channel_default_makes_plain_sends_deadline_messages() {
         .unwrap();
     p.run_for(Duration::from_millis(300));
     assert!(deadline_msgs(&mut p).is_empty());
-    assert_eq!(p.server_mut().take_messages(0).len(), 1);
+    // the untimed send with the earlier instant, and this one
+    assert_eq!(p.server_mut().take_messages(0).len(), 2);
     assert_eq!(
         p.client_mut()
             .endpoint_mut()
