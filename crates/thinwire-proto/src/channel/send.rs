@@ -82,14 +82,15 @@ impl OutMessage {
         self.frags.len() as u32
     }
 
-    /// The payload bytes of fragment `frag`.
-    pub(crate) fn frag_payload(&self, frag: u32) -> Bytes {
+    /// The payload bytes of fragment `frag` (borrowed: encoding copies them, so a shared
+    /// handle's reference count is not touched twice per frame).
+    pub(crate) fn frag_payload(&self, frag: u32) -> &[u8] {
         if self.frags.len() == 1 {
-            return self.data.clone();
+            return &self.data;
         }
         let start = frag as usize * self.frag_size;
         let end = (start + self.frag_size).min(self.data.len());
-        self.data.slice(start..end)
+        &self.data[start..end]
     }
 }
 

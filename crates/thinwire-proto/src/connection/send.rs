@@ -89,8 +89,18 @@ impl Connection {
         }
     }
 
+    /// Whether a send in `mode` on `channel` starts a deadline message (see
+    /// [`Endpoint::send_is_timed`](crate::Endpoint::send_is_timed)); any other only queues.
+    pub(crate) fn send_is_timed(&self, channel: u8, mode: &SendMode) -> bool {
+        match mode {
+            SendMode::Deadline(_) => true,
+            SendMode::Plain => self.channel_deadline(channel).is_some(),
+            SendMode::Latest { .. } => false,
+        }
+    }
+
     /// The deadline options every plain send on `channel` uses, if it has a default.
-    pub(crate) fn channel_deadline(&self, channel: u8) -> Option<DeadlineOptions> {
+    fn channel_deadline(&self, channel: u8) -> Option<DeadlineOptions> {
         self.deadline
             .as_ref()
             .and_then(|d| d.channel_default.get(channel as usize).copied().flatten())

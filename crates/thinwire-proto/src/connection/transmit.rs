@@ -442,6 +442,7 @@ impl Connection {
             count,
         });
         let payload = msg.frag_payload(c.frag);
+        let payload_len = payload.len();
         let header = wire::MessageHeader {
             channel: c.channel,
             kind,
@@ -450,11 +451,11 @@ impl Connection {
             key: msg.key,
             fragment,
         };
-        if buf.len() + wire::message_frame_len(&header, payload.len()) > limit {
+        if buf.len() + wire::message_frame_len(&header, payload_len) > limit {
             return false;
         }
-        self.active.get_mut().last_message = Some((buf.len(), header, payload.len()));
-        wire::encode_message(&header, &payload, buf);
+        self.active.get_mut().last_message = Some((buf.len(), header, payload_len));
+        wire::encode_message(&header, payload, buf);
         let f = &mut msg.frags[c.frag as usize];
         // a copy is not the transmission that recovery follows: the packet that carried the
         // stage's first copy stays the one whose loss queues the data again (a packet of
@@ -463,7 +464,7 @@ impl Connection {
             f.last_pn = Some(pn);
         }
         f.queued = false;
-        let bytes = payload.len() as u64;
+        let bytes = payload_len as u64;
         match origin {
             Origin::First => {
                 f.stage = 1;

@@ -29,8 +29,21 @@ impl Endpoint {
             .conns
             .get_mut(conn)
             .ok_or(SendError::UnknownConnection)?;
+        if c.send_is_timed(channel, &mode) {
+            c.send(now, channel, data, mode)?;
+            self.touched(conn);
+            return Ok(());
+        }
+        // queuing changes no timer and raises no event (`Connection::queue`): only the
+        // memory held moves, and the connection may now have something to send
+        #[cfg(debug_assertions)]
+        let timer = c.poll_timeout();
         c.send(now, channel, data, mode)?;
-        self.touched(conn);
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(c.poll_timeout(), timer, "a queued message moved a timer");
+        let held = c.held_bytes();
+        self.conns.mark_dirty(conn);
+        self.account(conn, held);
         Ok(())
     }
 
@@ -40,14 +53,9 @@ impl Endpoint {
     /// message, and reads no time: for it, [`clock`](Self::clock) serves as well as a fresh
     /// reading of the clock, which a runtime sending many small messages saves per message.
     pub fn send_is_timed(&self, conn: ConnectionHandle, channel: u8, mode: &SendMode) -> bool {
-        match mode {
-            SendMode::Deadline(_) => true,
-            SendMode::Plain => self
-                .conns
-                .get(conn)
-                .is_some_and(|c| c.channel_deadline(channel).is_some()),
-            _ => false,
-        }
+        self.conns
+            .get(conn)
+            .is_some_and(|c| c.send_is_timed(channel, mode))
     }
 
     /// The latest instant this endpoint was given (by any call that takes `now`).
