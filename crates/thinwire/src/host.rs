@@ -100,6 +100,11 @@ pub struct Host {
     busy_poll: Duration,
 }
 
+/// Most events a drained host queue keeps room for (64 KiB): one queue per host, so a
+/// burst's worth of room is kept rather than given back and grown again (5 reallocations per
+/// burst of 64 messages, which a connection's 16-entry mailbox allowance would cost here).
+const KEEP_EVENTS: usize = 512;
+
 /// Longest `service` returns newly arrived events without processing timers and sending
 /// (acknowledgements, retransmissions) in between.
 pub(crate) const ACK_HOLD: Duration = Duration::from_millis(1);
@@ -290,7 +295,7 @@ impl Host {
     /// The oldest queued event; a queue a burst left large gives its memory back once drained.
     fn next_event(&mut self) -> Option<HostEvent> {
         let e = self.events.pop_front();
-        crate::shared::release_drained(&mut self.events);
+        crate::shared::release_drained_above(&mut self.events, KEEP_EVENTS);
         e
     }
 
