@@ -1,6 +1,7 @@
 //! Connections by their peer: the peer's address and the connection id it chose. A Reset
 //! names the connection this way (it carries the peer's id, not ours), and a repeated Connect
-//! finds the connection its first copy made (`docs/PROTOCOL.md` §5.3) by the client's id.
+//! finds the connection its first copy made (`docs/PROTOCOL.md` §5.6, "Duplicate") by the
+//! client's id.
 //!
 //! Memory: one 16-byte entry per connection (17 bytes with hashbrown's control byte), not the
 //! 57 bytes a map keyed by the address and id itself would take. The key is a 64-bit hash of
