@@ -116,10 +116,9 @@ impl Engine {
         }
     }
 
-    /// Queues a message ([`thinwire_proto::Endpoint::send`]), reading the clock only for a
-    /// send that starts something timed (a deadline message: `Endpoint::send_is_timed`). Any
-    /// other send passes the core's own latest instant: a clock reading per message was 4% of
-    /// a client's CPU time in `thinwire bench`'s messages per second.
+    /// Queues a message ([`thinwire_proto::Endpoint::send_with`]), reading the clock only for
+    /// a send that starts something timed (a deadline message): a clock reading per message
+    /// was 4% of a client's CPU time in `thinwire bench`'s messages per second.
     pub(crate) fn send(
         &mut self,
         conn: ConnectionHandle,
@@ -127,12 +126,7 @@ impl Engine {
         data: Bytes,
         mode: SendMode,
     ) -> Result<(), thinwire_proto::SendError> {
-        let now = if self.core.send_is_timed(conn, channel, &mode) {
-            Instant::now()
-        } else {
-            self.core.clock()
-        };
-        self.core.send(now, conn, channel, data, mode)
+        self.core.send_with(Instant::now, conn, channel, data, mode)
     }
 
     /// Expired timers: the core's, and datagrams the inbound fault link releases now. The

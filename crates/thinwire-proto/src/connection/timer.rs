@@ -172,9 +172,9 @@ impl Connection {
     }
 
     /// The connection has been quiet for [`TRIM_AFTER`]: drops the expanded keys, the
-    /// capacity of every empty queue and the received ranges' spare room, the Accept once the client cannot ask for it again, and
-    /// the scratch lists (with the queues, when all are empty, the whole boxed `Active`
-    /// part). The next packet makes again what it needs.
+    /// capacity of every empty queue and the received ranges' spare room, the Accept once the
+    /// client cannot ask for it again, and the scratch lists (with the queues, when all are
+    /// empty, the whole boxed `Active` part). The next packet makes again what it needs.
     fn trim(&mut self, now: Instant) {
         self.trimmed = true;
         if let Some(k) = &mut self.keys {

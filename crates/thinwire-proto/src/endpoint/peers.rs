@@ -12,7 +12,7 @@
 //! wins, and the other only loses what this index gives it (a Reset from its peer is not
 //! believed, a repeated Connect is not answered: its idle timeout still ends it).
 
-use std::collections::hash_map::RandomState;
+use std::collections::hash_map::{Entry, RandomState};
 use std::hash::BuildHasher;
 use std::net::SocketAddr;
 
@@ -49,9 +49,10 @@ impl PeerIndex {
 
     /// Forgets that `(addr, cid)` names `h` (another connection's entry stays).
     pub(super) fn remove(&mut self, addr: SocketAddr, cid: ConnectionId, h: ConnectionHandle) {
-        let key = self.key(addr, cid);
-        if self.map.get(&key) == Some(&h) {
-            self.map.remove(&key);
+        if let Entry::Occupied(e) = self.map.entry(self.key(addr, cid)) {
+            if *e.get() == h {
+                e.remove();
+            }
         }
     }
 

@@ -23,13 +23,29 @@ impl Endpoint {
         data: Bytes,
         mode: SendMode,
     ) -> Result<(), SendError> {
-        self.clock = self.clock.max(now);
+        self.send_with(|| now, conn, channel, data, mode)
+    }
+
+    /// [`send`](Self::send), asking `now` for the present only if the send starts something
+    /// timed ([`send_is_timed`](Self::send_is_timed)): any other send only queues and reads
+    /// no time. A runtime passes its clock (`Instant::now`) and saves a clock reading per
+    /// small message, with the timed check and the connection lookup made once.
+    pub fn send_with(
+        &mut self,
+        now: impl FnOnce() -> Instant,
+        conn: ConnectionHandle,
+        channel: u8,
+        data: Bytes,
+        mode: SendMode,
+    ) -> Result<(), SendError> {
         self.check_send_room(conn, data.len())?;
         let c = self
             .conns
             .get_mut(conn)
             .ok_or(SendError::UnknownConnection)?;
         if c.send_is_timed(channel, &mode) {
+            let now = now();
+            self.clock = self.clock.max(now);
             c.send(now, channel, data, mode)?;
             self.touched(conn);
             return Ok(());
@@ -38,7 +54,7 @@ impl Endpoint {
         // memory held moves, and the connection may now have something to send
         #[cfg(debug_assertions)]
         let timer = c.poll_timeout();
-        c.send(now, channel, data, mode)?;
+        c.send(self.clock, channel, data, mode)?;
         #[cfg(debug_assertions)]
         debug_assert_eq!(c.poll_timeout(), timer, "a queued message moved a timer");
         let held = c.held_bytes();
@@ -50,8 +66,7 @@ impl Endpoint {
     /// Whether a [`send`](Self::send) in `mode` on `channel` of `conn` starts something timed,
     /// so that its `now` must be the present: a deadline message ([`SendMode::Deadline`], or a
     /// plain send on a channel with a deadline default). Any other send only queues its
-    /// message, and reads no time: for it, [`clock`](Self::clock) serves as well as a fresh
-    /// reading of the clock, which a runtime sending many small messages saves per message.
+    /// message and reads no time ([`send_with`](Self::send_with) asks for none).
     pub fn send_is_timed(&self, conn: ConnectionHandle, channel: u8, mode: &SendMode) -> bool {
         self.conns
             .get(conn)

@@ -200,8 +200,9 @@ impl ConnectToken {
             u16::try_from(claims.user_data.len()).expect("checked: at most MAX_USER_DATA");
         sealed.extend_from_slice(&user_data_len.to_be_bytes());
         sealed.extend_from_slice(&claims.user_data);
+        let body = sealed.as_mut_slice().into();
         let tag = cipher(key)
-            .encrypt_inout_detached(&XNonce::from(nonce), aad.as_slice(), sealed.as_mut_slice().into())
+            .encrypt_inout_detached(&XNonce::from(nonce), aad.as_slice(), body)
             .expect("checked: the plaintext is at most MAX_PLAINTEXT_LEN bytes, far below the AEAD limit");
         sealed.extend_from_slice(&tag);
 
