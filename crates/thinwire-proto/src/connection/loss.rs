@@ -75,7 +75,7 @@ impl Connection {
             if packet.copy {
                 // repair copies only: never in flight, nothing to count
             } else if packet.lost {
-                self.stats.recovery.spurious_losses += 1;
+                self.stats.live().recovery.spurious_losses += 1;
                 self.recovery.estimates.on_spurious(packet.repair);
                 // declared lost by the timeout, and this ACK was sent for it (it is the
                 // largest acknowledged, so nothing sent later prompted it): the
@@ -116,7 +116,7 @@ impl Connection {
         self.active.get_mut().scratch.acked = acked;
         if late_ack {
             // the timeout was spurious: undo its backoff (RFC 4015's response)
-            self.stats.recovery.spurious_timeouts += 1;
+            self.stats.live().recovery.spurious_timeouts += 1;
             self.recovery.rto_mark = None;
             new_data_acked = true;
         }
@@ -143,8 +143,8 @@ impl Connection {
         let rule = self.loss_rule();
         let mut lost = std::mem::take(&mut self.active.get_mut().scratch.acked);
         self.recovery.loss_time = self.recovery.sent.detect_lost(now, rule, &mut lost);
-        if rule.thin {
-            self.stats.recovery.thin_fast_losses += lost.len() as u64;
+        if rule.thin && !lost.is_empty() {
+            self.stats.live().recovery.thin_fast_losses += lost.len() as u64;
         }
         for (pn, packet) in lost.drain(..) {
             self.on_packet_lost(now, pn, packet);
@@ -153,7 +153,7 @@ impl Connection {
     }
 
     pub(super) fn on_packet_lost(&mut self, now: Instant, pn: u64, packet: SentPacket) {
-        self.stats.recovery.packets_lost += 1;
+        self.stats.live().recovery.packets_lost += 1;
         self.recovery.estimates.on_outcome(true, packet.repair);
         self.recovery.cc.on_loss(packet.time_sent, now);
         for &c in &packet.chunks {
@@ -208,7 +208,7 @@ impl Connection {
             self.detect_losses(now);
         }
         if self.rto_deadline().is_some_and(|t| t <= now) {
-            self.stats.recovery.rto_expirations += 1;
+            self.stats.live().recovery.rto_expirations += 1;
             self.recovery.rto_mark = Some(self.next_pn);
             let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(pn)).unwrap_or(now));
             self.recovery.rto_streak = self.recovery.rto_streak.saturating_add(1);

@@ -17,9 +17,11 @@
 //! | `memory.rs` | the bytes held of the endpoint's memory budget; the close over budget |
 //! | `timer.rs` | the timer table and which timers run in which state |
 //! | `state.rs`, `stats.rs` | the state machine's states, the counters |
+//! | `counters.rs` | a connection's counters, packed small while it is idle |
 
 mod active;
 mod close;
+mod counters;
 mod handshake;
 #[cfg(test)]
 mod layout;
@@ -180,7 +182,7 @@ pub(crate) struct Connection {
     /// Where deadline and repair policies are looked up.
     policies: PolicyCache,
     /// The counters ([`stats`](Self::stats) adds the gauges and the channels).
-    stats: ConnectionCounters,
+    stats: counters::Counters,
     /// Idle memory was given back since the last packet (the Trim timer is off).
     trimmed: bool,
 }
@@ -233,7 +235,7 @@ impl Connection {
             events: Vec::new(),
             deadline: None,
             policies,
-            stats: ConnectionCounters::default(),
+            stats: counters::Counters::default(),
             trimmed: false,
             config,
         }
@@ -456,7 +458,7 @@ impl Connection {
 
     /// The counters of [`stats`](Self::stats), without the gauges and channels.
     pub(crate) fn counters(&self) -> ConnectionCounters {
-        let mut s = self.stats;
+        let mut s = self.stats.get();
         if let Some(d) = &self.deadline {
             let d = &d.tx.stats;
             s.deadline.messages_sent = d.messages;

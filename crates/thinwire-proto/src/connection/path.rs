@@ -88,7 +88,7 @@ impl Connection {
         if let Some(p) = self.path.probe.take_if(|p| p.data == data) {
             debug!(cid = %self.local_cid, from = %self.remote, to = %p.addr, "path validated: peer migrated");
             self.remote = p.addr;
-            self.stats.security.migrations += 1;
+            self.stats.live().security.migrations += 1;
         }
     }
 
@@ -143,7 +143,7 @@ impl Connection {
         p.bytes_out += buf.len();
         p.tries += 1;
         p.sent_at = Some(now);
-        self.stats.security.path_challenges_sent += 1;
+        self.stats.live().security.path_challenges_sent += 1;
         Some(to)
     }
 }

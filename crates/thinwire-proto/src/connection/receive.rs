@@ -105,7 +105,7 @@ impl Connection {
         };
         let pn = wire::pn_decode(packet.pn_truncated, packet.pn_len, largest);
         let Some(len) = keys.open(now, pn, (packet.header, packet.body), largest) else {
-            self.stats.security.unauthenticated_packets += 1;
+            self.stats.live().security.unauthenticated_packets += 1;
             return false;
         };
         let payload = &packet.body[..len];
@@ -212,9 +212,9 @@ impl Connection {
                     return;
                 }
                 Frame::Message(m) => {
-                    let duplicates = self.stats.frames.duplicate;
+                    let duplicates = self.stats.live().frames.duplicate;
                     completed |= self.on_message_frame(m, &mut shared);
-                    fresh |= self.stats.frames.duplicate == duplicates;
+                    fresh |= self.stats.live().frames.duplicate == duplicates;
                 }
                 // acknowledgements of deadline shards are never delayed (seen.has_shard)
                 Frame::Shard(f) => {
@@ -336,12 +336,12 @@ impl Connection {
         let mut out = std::mem::take(&mut self.active.get_mut().scratch.delivered);
         match ch.on_frame(seq, m.key, frag, data, &mut out) {
             RecvOutcome::Accepted => {}
-            RecvOutcome::Duplicate => self.stats.frames.duplicate += 1,
-            RecvOutcome::Refused => self.stats.frames.refused += 1,
+            RecvOutcome::Duplicate => self.stats.live().frames.duplicate += 1,
+            RecvOutcome::Refused => self.stats.live().frames.refused += 1,
         }
         let delivered = !out.is_empty();
         for d in out.drain(..) {
-            self.stats.frames.messages_delivered += 1;
+            self.stats.live().frames.messages_delivered += 1;
             self.events.push(Event::Message(Message {
                 channel: m.channel,
                 seq: d.seq,
@@ -358,21 +358,21 @@ impl Connection {
         let half_rtt = self.recovery.rtt.srtt() / 2;
         match self.deadline_mut().rx.on_shard(f, half_rtt) {
             ShardOutcome::Stored => {}
-            ShardOutcome::Duplicate => self.stats.frames.duplicate += 1,
-            ShardOutcome::Refused => self.stats.frames.refused += 1,
+            ShardOutcome::Duplicate => self.stats.live().frames.duplicate += 1,
+            ShardOutcome::Refused => self.stats.live().frames.refused += 1,
             ShardOutcome::Decoded {
                 channel,
                 data,
                 status,
             } => {
-                self.stats.deadline.delivered += 1;
+                self.stats.live().deadline.delivered += 1;
                 if status.late {
-                    self.stats.deadline.late += 1;
+                    self.stats.live().deadline.late += 1;
                     if !self.config.deliver_late {
                         return;
                     }
                 }
-                self.stats.frames.messages_delivered += 1;
+                self.stats.live().frames.messages_delivered += 1;
                 self.events.push(Event::Message(Message {
                     channel,
                     seq: None,

@@ -196,9 +196,9 @@ impl Connection {
         let rtts = ch.repair.unwrap_or_default().rtts;
         let allowed = Duration::from_secs_f64(srtt.as_secs_f64() * (1.0 + rtts));
         if now.saturating_duration_since(first) <= allowed {
-            self.stats.recovery.repairs_in_time += 1;
+            self.stats.live().recovery.repairs_in_time += 1;
         } else {
-            self.stats.recovery.repairs_late += 1;
+            self.stats.live().recovery.repairs_late += 1;
         }
     }
 

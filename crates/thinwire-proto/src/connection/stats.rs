@@ -80,6 +80,11 @@ macro_rules! counters {
             pub fn for_each(&self, mut f: impl FnMut(&'static str, u64)) {
                 $($(f(concat!(stringify!($part), ".", stringify!($field)), self.$part.$field);)*)*
             }
+
+            /// Calls `f` with every counter, in the order of [`Self::NAMES`], to change it.
+            pub(crate) fn for_each_mut(&mut self, mut f: impl FnMut(&mut u64)) {
+                $($(f(&mut self.$part.$field);)*)*
+            }
         }
 
         impl AddAssign for ConnectionCounters {

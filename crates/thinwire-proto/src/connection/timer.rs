@@ -174,7 +174,8 @@ impl Connection {
     /// The connection has been quiet for [`TRIM_AFTER`]: drops the expanded keys, the
     /// capacity of every empty queue and the received ranges' spare room, the Accept once the
     /// client cannot ask for it again, and the scratch lists (with the queues, when all are
-    /// empty, the whole boxed `Active` part). The next packet makes again what it needs.
+    /// empty, the whole boxed `Active` part); packs the counters. The next packet makes again
+    /// what it needs.
     fn trim(&mut self, now: Instant) {
         self.trimmed = true;
         if let Some(k) = &mut self.keys {
@@ -197,6 +198,7 @@ impl Connection {
         }
         self.recovery.sent.release_idle();
         self.rx.release_idle();
+        self.stats.park();
     }
 
     pub(super) fn update_timers(&mut self) {

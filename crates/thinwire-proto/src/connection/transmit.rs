@@ -123,7 +123,7 @@ impl Connection {
             wire::encode_ack(&ack, buf);
         }
         if !self.rx.changed && self.rx.repeat_armed {
-            self.stats.recovery.ack_repeats += 1;
+            self.stats.live().recovery.ack_repeats += 1;
         }
         self.rx.on_ack_sent();
     }
@@ -213,7 +213,7 @@ impl Connection {
         }
         let mut chunks = self.recovery.sent.chunk_list();
         let mut repair = false;
-        let copies_before = self.stats.recovery.repair_copies;
+        let copies_before = self.stats.read(|c| c.recovery.repair_copies);
         if let Some(a) = self.active.made() {
             a.last_message = None;
         }
@@ -232,7 +232,7 @@ impl Connection {
             wire::message_to_last(buf, start, &header, len);
         }
         let only_copies = ack_eliciting
-            && self.stats.recovery.repair_copies - copies_before == chunks.len() as u64;
+            && self.stats.live().recovery.repair_copies - copies_before == chunks.len() as u64;
         if only_copies {
             wire::insert_copies(buf, header_len);
         }
@@ -470,8 +470,9 @@ impl Connection {
                 f.stage = 1;
                 msg.sent_frags += 1;
                 msg.first_sent.get_or_insert(now);
-                self.stats.frames.first += 1;
-                self.stats.payload_bytes.first += bytes;
+                let s = self.stats.live();
+                s.frames.first += 1;
+                s.payload_bytes.first += bytes;
                 if kind.is_reliable() {
                     self.active.get_mut().queues.unacked_order.push_back(c);
                     self.schedule_copies(now, c, 1);
@@ -484,19 +485,22 @@ impl Connection {
             Origin::Retransmit => {
                 f.stage = f.stage.saturating_add(1);
                 let stage = f.stage;
-                self.stats.frames.retransmitted += 1;
-                self.stats.payload_bytes.retransmitted += bytes;
+                let s = self.stats.live();
+                s.frames.retransmitted += 1;
+                s.payload_bytes.retransmitted += bytes;
                 self.schedule_copies(now, c, stage);
             }
             Origin::Copy => {
                 f.copies_due = f.copies_due.saturating_sub(1);
-                self.stats.recovery.repair_copies += 1;
-                self.stats.payload_bytes.copies += bytes;
+                let s = self.stats.live();
+                s.recovery.repair_copies += 1;
+                s.payload_bytes.copies += bytes;
             }
             Origin::Bundle => {
                 f.bundled = f.bundled.saturating_add(1);
-                self.stats.frames.bundled += 1;
-                self.stats.payload_bytes.bundled += bytes;
+                let s = self.stats.live();
+                s.frames.bundled += 1;
+                s.payload_bytes.bundled += bytes;
             }
         }
         true

@@ -1,0 +1,293 @@
+//! A connection's counters, packed small while it is idle.
+//!
+//! [`ConnectionCounters`] is 38 `u64`s, 304 bytes, most of them zero on a connection that only
+//! exchanges keepalives. The datagram counters ([`UdpStats`]), which every packet changes,
+//! stay at hand in the connection. The other parts live in a box while the connection is
+//! busy and are packed into a few bytes when it trims ([`Counters::park`]): a bitmap of the
+//! counters that are not zero, then each of those as a LEB128 number (7 bits a byte, low bits
+//! first). The first change after that unpacks them ([`Counters::live`]). Only this module
+//! writes and reads the packed form, so it is never input from a peer.
+
+use super::stats::{ConnectionCounters, UdpStats};
+
+/// Counters of [`ConnectionCounters`] (the bitmap has a bit for each).
+const COUNT: usize = ConnectionCounters::NAMES.len();
+const _: () = assert!(COUNT <= 64, "the packed bitmap is one u64");
+/// Bytes of the packed bitmap.
+const MASK_BYTES: usize = COUNT.div_ceil(8);
+
+/// Every counter of one connection: the datagram part inline, the rest boxed or packed.
+#[derive(Debug)]
+pub(crate) struct Counters {
+    /// Datagrams and bytes sent and received: every packet changes them, keepalives too.
+    pub(crate) udp: UdpStats,
+    rest: Rest,
+}
+
+#[derive(Debug)]
+enum Rest {
+    /// Unpacked, to be changed. Its own `udp` part is unused (zero).
+    Live(Box<ConnectionCounters>),
+    /// [`pack`]ed; empty when every counter is zero (and then nothing is allocated).
+    Parked(Box<[u8]>),
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Self {
+            udp: UdpStats::default(),
+            rest: Rest::Parked(Box::default()),
+        }
+    }
+}
+
+impl Counters {
+    /// The counters other than [`udp`](Self::udp), to change (their `udp` part is not
+    /// read: change [`udp`](Self::udp) instead). Packed ones are unpacked first.
+    pub(crate) fn live(&mut self) -> &mut ConnectionCounters {
+        if let Rest::Parked(packed) = &self.rest {
+            self.rest = Rest::Live(Box::new(unpack(packed)));
+        }
+        match &mut self.rest {
+            Rest::Live(c) => c,
+            Rest::Parked(_) => unreachable!("unpacked above"),
+        }
+    }
+
+    /// What `f` reads of the counters other than [`udp`](Self::udp), without unpacking them
+    /// for good (a read alone leaves an idle connection's counters packed).
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&ConnectionCounters) -> T) -> T {
+        match &self.rest {
+            Rest::Live(c) => f(c),
+            Rest::Parked(packed) => f(&unpack(packed)),
+        }
+    }
+
+    /// Every counter, as a value.
+    pub(crate) fn get(&self) -> ConnectionCounters {
+        let mut c = match &self.rest {
+            Rest::Live(c) => **c,
+            Rest::Parked(packed) => unpack(packed),
+        };
+        debug_assert_eq!(
+            c.udp,
+            UdpStats::default(),
+            "udp counters go to Counters::udp"
+        );
+        c.udp = self.udp;
+        c
+    }
+
+    /// The connection went idle: packs the boxed counters (nothing to do when packed).
+    pub(crate) fn park(&mut self) {
+        if let Rest::Live(c) = &self.rest {
+            self.rest = Rest::Parked(pack(c));
+        }
+    }
+
+    /// Heap bytes held by the boxed or packed part.
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
+        match &self.rest {
+            Rest::Live(_) => std::mem::size_of::<ConnectionCounters>(),
+            Rest::Parked(p) => p.len(),
+        }
+    }
+}
+
+#[cfg(test)]
+impl super::Connection {
+    /// Whether the counters are packed (the connection trimmed and changed none since).
+    pub(crate) fn counters_packed(&self) -> bool {
+        matches!(self.stats.rest, Rest::Parked(_))
+    }
+}
+
+/// The bitmap of the non-zero counters, then each of them in LEB128; empty if all are zero.
+fn pack(c: &ConnectionCounters) -> Box<[u8]> {
+    let (mut mask, mut i) = (0u64, 0);
+    c.for_each(|_, v| {
+        mask |= u64::from(v != 0) << i;
+        i += 1;
+    });
+    if mask == 0 {
+        return Box::default();
+    }
+    let mut out = Vec::with_capacity(MASK_BYTES + 2 * mask.count_ones() as usize);
+    out.extend_from_slice(&mask.to_le_bytes()[..MASK_BYTES]);
+    c.for_each(|_, mut v| {
+        while v != 0 {
+            let low = (v & 0x7f) as u8;
+            v >>= 7;
+            out.push(if v == 0 { low } else { low | 0x80 });
+        }
+    });
+    out.into_boxed_slice()
+}
+
+/// What [`pack`] packed. (Bytes missing at the end read as zeros: the input is always
+/// `pack`'s own output.)
+fn unpack(packed: &[u8]) -> ConnectionCounters {
+    let mut c = ConnectionCounters::default();
+    let Some((mask, values)) = packed.split_at_checked(MASK_BYTES) else {
+        return c;
+    };
+    let mut bits = [0u8; 8];
+    bits[..MASK_BYTES].copy_from_slice(mask);
+    let mask = u64::from_le_bytes(bits);
+    let mut bytes = values.iter();
+    let mut i = 0;
+    c.for_each_mut(|v| {
+        if mask >> i & 1 == 1 {
+            let mut shift = 0;
+            for &b in bytes.by_ref() {
+                *v |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+                shift += 7;
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+        }
+        i += 1;
+    });
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Counters with any values, each zero with probability about 1/2 (as most are on an
+    /// idle connection), the `udp` part zero (it is never packed).
+    fn counters() -> impl Strategy<Value = ConnectionCounters> {
+        let value = prop_oneof![Just(0u64), 1..128u64, any::<u64>()];
+        proptest::collection::vec(value, COUNT).prop_map(|values| {
+            let mut c = ConnectionCounters::default();
+            let mut it = values.into_iter();
+            c.for_each_mut(|v| *v = it.next().unwrap_or(0));
+            c.udp = UdpStats::default();
+            c
+        })
+    }
+
+    proptest! {
+        /// Packing and unpacking gives back every counter, and the packed form is the bitmap
+        /// plus at most ten bytes per non-zero counter, or nothing when all are zero.
+        #[test]
+        fn packed_counters_come_back_unchanged(c in counters()) {
+            let packed = pack(&c);
+            prop_assert_eq!(unpack(&packed), c);
+            let mut nonzero = 0;
+            c.for_each(|_, v| nonzero += usize::from(v != 0));
+            if nonzero == 0 {
+                prop_assert!(packed.is_empty());
+            } else {
+                prop_assert!(packed.len() <= MASK_BYTES + 10 * nonzero);
+            }
+        }
+
+        /// Through the connection's view: the datagram counters stay inline, the rest survive
+        /// a park, and a change after a park lands on the unpacked values.
+        #[test]
+        fn a_parked_connection_keeps_its_counts(c in counters(), sent in any::<u64>()) {
+            let mut k = Counters::default();
+            *k.live() = c;
+            k.udp.packets_sent = sent;
+            k.park();
+            let mut want = c;
+            want.udp.packets_sent = sent;
+            prop_assert_eq!(k.get(), want);
+            k.live().recovery.packets_lost = k.live().recovery.packets_lost.wrapping_add(1);
+            want.recovery.packets_lost = want.recovery.packets_lost.wrapping_add(1);
+            prop_assert_eq!(k.get(), want);
+        }
+    }
+
+    /// A connection that only exchanges keepalives keeps its counters packed, on both ends:
+    /// they are packed when it trims and no keepalive or ACK of one unpacks them again (an ACK
+    /// that declares nothing lost changes no loss counter).
+    #[test]
+    fn keepalives_leave_an_idle_connections_counters_packed() {
+        use std::net::SocketAddr;
+        use std::time::{Duration, Instant};
+
+        use crate::{ChannelKind, Endpoint, EndpointConfig, Event, ServerConfig, ServerKey};
+
+        let mut now = Instant::now();
+        let (client_addr, server_addr): (SocketAddr, SocketAddr) = (
+            "198.51.100.10:5000".parse().expect("address"),
+            "192.0.2.1:4433".parse().expect("address"),
+        );
+        let server_config = ServerConfig {
+            key: Some(ServerKey::generate([42; 32])),
+            trusted_sources: vec![client_addr.ip()],
+            ..ServerConfig::default()
+        };
+        let mut server =
+            Endpoint::new(EndpointConfig::new([7; 32]), Some(server_config), now).expect("server");
+        let mut client = Endpoint::new(EndpointConfig::new([9; 32]), None, now).expect("client");
+        let key = server.public_key().expect("server key");
+        let ours = client
+            .connect(now, server_addr, &key, &[ChannelKind::ReliableOrdered])
+            .expect("connect");
+        let (mut buf, mut conn) = (Vec::new(), None);
+        let (mut packed_steps, mut datagrams_while_packed) = (0, 0);
+        for step in 0..2000 {
+            for _ in 0..2 {
+                while let Some(t) = client.poll_transmit(now, &mut buf) {
+                    let d = buf[..t.size].to_vec();
+                    server.handle_datagram(now, client_addr, &d);
+                }
+                while let Some(t) = server.poll_transmit(now, &mut buf) {
+                    let d = buf[..t.size].to_vec();
+                    client.handle_datagram(now, server_addr, &d);
+                    datagrams_while_packed += usize::from(packed_steps > 0);
+                }
+                while let Some((h, e)) = server.poll_event() {
+                    if matches!(e, Event::Connected { .. }) {
+                        conn = Some(h);
+                    }
+                }
+                while client.poll_event().is_some() {}
+            }
+            let ends = conn.and_then(|h| Some((server.connection(h)?, client.connection(ours)?)));
+            if let Some((theirs, mine)) = ends {
+                let packed = [theirs.counters_packed(), mine.counters_packed()];
+                // from 2 s on, once both have trimmed (the handshake changes counters)
+                if packed_steps > 0 || (step >= 400 && packed == [true; 2]) {
+                    assert_eq!(packed, [true; 2], "a keepalive unpacked the counters");
+                    packed_steps += 1;
+                }
+            }
+            now += Duration::from_millis(5);
+            client.handle_timeout(now);
+            server.handle_timeout(now);
+        }
+        // eight seconds of keepalives (one every two seconds)
+        assert!(packed_steps > 1000, "packed for {packed_steps} steps only");
+        assert!(
+            datagrams_while_packed >= 4,
+            "{datagrams_while_packed} datagrams"
+        );
+    }
+
+    /// An idle connection's usual counters pack into a few bytes instead of 304.
+    #[test]
+    fn an_idle_connections_counters_pack_small() {
+        let mut k = Counters::default();
+        assert_eq!(
+            k.heap_bytes(),
+            0,
+            "a new connection's counters allocate nothing"
+        );
+        k.live().frames.first = 3;
+        k.live().payload_bytes.first = 200;
+        k.live().recovery.ack_repeats = 1;
+        assert_eq!(k.heap_bytes(), size_of::<ConnectionCounters>());
+        k.park();
+        // 5 bytes of bitmap, 1 + 2 + 1 of values
+        assert_eq!(k.heap_bytes(), MASK_BYTES + 4);
+        assert_eq!(k.get().payload_bytes.first, 200);
+    }
+}
