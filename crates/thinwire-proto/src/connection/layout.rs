@@ -28,7 +28,14 @@ fn layout_of_a_connection() {
         Due,
         CloseTimes,
         ConnectionCounters,
-        counters::Counters
+        counters::Counters,
+        crate::recovery::SentPackets,
+        crate::recovery::RttEstimator,
+        crate::recovery::Congestion,
+        crate::recovery::LossEstimates,
+        PolicyCache,
+        CloseTimes,
+        Option<Vec<u8>>
     );
     assert!(
         size_of::<Connection>() <= CONNECTION_BOUND,

@@ -103,36 +103,29 @@ fn aes_is_accelerated() -> bool {
 /// expands would be memory every packet of a busy server pulls into its cache for nothing.
 type Aes256Gcm = AesGcm<Aes256Enc, U12>;
 
-/// AES-256-GCM for one direction: the key, and its expanded schedule (384 bytes with the
-/// GHASH key's powers), made at the first packet and dropped while the connection is idle
-/// ([`PacketKeys::release_idle`]), so an idle connection holds 32 bytes per direction.
-struct LazyAes {
-    key: [u8; 32],
-    expanded: OnceCell<Box<Aes256Gcm>>,
+/// One direction's AES-256-GCM under `key`: its expanded schedule (384 bytes with the GHASH
+/// key's powers), made at the first packet and dropped while the connection is idle
+/// ([`PacketKeys::release_idle`]).
+fn aes<'a>(expanded: &'a OnceCell<Box<Aes256Gcm>>, key: &[u8; 32]) -> &'a Aes256Gcm {
+    expanded.get_or_init(|| Box::new(Aes256Gcm::new(key.into())))
 }
 
-impl LazyAes {
-    fn get(&self) -> &Aes256Gcm {
-        self.expanded
-            .get_or_init(|| Box::new(Aes256Gcm::new((&self.key).into())))
-    }
-}
-
-/// One direction's cipher.
+/// What one direction's cipher keeps beside its key. The key is the direction's secret,
+/// which [`PacketKeys`] holds anyway for the next key update, so it is not copied here: an
+/// idle connection holds 32 bytes of key per direction. ChaCha20-Poly1305 has nothing to
+/// expand (its cipher is made from the key for each packet, a copy of 32 bytes).
 enum Cipher {
-    ChaCha(ChaCha20Poly1305),
-    Aes(LazyAes),
+    ChaCha,
+    /// The expanded schedule, once made.
+    Aes(OnceCell<Box<Aes256Gcm>>),
     Cleartext,
 }
 
 impl Cipher {
-    fn new(suite: CipherSuite, key: &[u8; 32]) -> Self {
+    fn new(suite: CipherSuite) -> Self {
         match suite {
-            CipherSuite::ChaCha20Poly1305 => Cipher::ChaCha(ChaCha20Poly1305::new(key.into())),
-            CipherSuite::Aes256Gcm => Cipher::Aes(LazyAes {
-                key: *key,
-                expanded: OnceCell::new(),
-            }),
+            CipherSuite::ChaCha20Poly1305 => Cipher::ChaCha,
+            CipherSuite::Aes256Gcm => Cipher::Aes(OnceCell::new()),
             CipherSuite::InsecureCleartext => Cipher::Cleartext,
         }
     }
@@ -140,7 +133,7 @@ impl Cipher {
     /// Drops what can be derived again from the key.
     fn release(&mut self) {
         if let Cipher::Aes(a) = self {
-            a.expanded.take();
+            a.take();
         }
     }
 }
@@ -193,8 +186,9 @@ pub(crate) struct PacketKeys {
     rx: Cipher,
     rx_secret: [u8; 32],
     rx_phase: bool,
-    /// Boxed, as `rx_next`: present only around a key update.
-    rx_prev: Option<Box<Cipher>>,
+    /// The previous receive generation and its key; boxed, as `rx_next`: present only
+    /// around a key update.
+    rx_prev: Option<Box<(Cipher, [u8; 32])>>,
     /// Packets opened under the current receive key, and since when it is in use.
     rx_opened: u64,
     rx_since: Option<Instant>,
@@ -218,11 +212,11 @@ impl PacketKeys {
     pub(crate) fn new(suite: CipherSuite, tx: &[u8; 32], rx: &[u8; 32], update_after: u64) -> Self {
         Self {
             suite,
-            tx: Cipher::new(suite, tx),
+            tx: Cipher::new(suite),
             tx_secret: *tx,
             tx_phase: false,
             tx_sealed: 0,
-            rx: Cipher::new(suite, rx),
+            rx: Cipher::new(suite),
             rx_secret: *rx,
             rx_phase: false,
             rx_prev: None,
@@ -248,7 +242,7 @@ impl PacketKeys {
         }
         if self.tx_sealed >= self.update_after {
             self.tx_secret = next_secret(&self.tx_secret);
-            self.tx = Cipher::new(self.suite, &self.tx_secret);
+            self.tx = Cipher::new(self.suite);
             self.tx_phase = !self.tx_phase;
             self.tx_sealed = 0;
             self.updates_sent += 1;
@@ -264,10 +258,11 @@ impl PacketKeys {
         let n = nonce(self.suite, pn);
         let (header, body) = buf.split_at_mut(header_len);
         let tag = match &self.tx {
-            Cipher::ChaCha(c) => c.encrypt_inout_detached((&n).into(), header, body.into()),
-            Cipher::Aes(c) => c
-                .get()
+            Cipher::ChaCha => ChaCha20Poly1305::new((&self.tx_secret).into())
                 .encrypt_inout_detached((&n).into(), header, body.into()),
+            Cipher::Aes(c) => {
+                aes(c, &self.tx_secret).encrypt_inout_detached((&n).into(), header, body.into())
+            }
             Cipher::Cleartext => return,
         };
         // encryption fails only for bodies beyond 2^38 bytes, far above any datagram
@@ -293,13 +288,14 @@ impl PacketKeys {
         let since = *self.rx_since.get_or_insert(now);
         let phase = header.first().is_some_and(|b| b & KEY_PHASE_BIT != 0);
         if phase == self.rx_phase {
-            let len = open_with(&self.rx, self.suite, pn, header, body)?;
+            let len = open_with(&self.rx, &self.rx_secret, self.suite, pn, header, body)?;
             self.rx_opened += 1;
             return Some(len);
         }
         if largest.is_some_and(|l| pn <= l) {
             // a late packet of the previous generation
-            return open_with(self.rx_prev.as_ref()?, self.suite, pn, header, body);
+            let (cipher, key) = self.rx_prev.as_deref()?;
+            return open_with(cipher, key, self.suite, pn, header, body);
         }
         if self.rx_opened < MIN_PACKETS_PER_KEY_PHASE
             && now.saturating_duration_since(since) < MIN_KEY_PHASE_TIME
@@ -311,16 +307,19 @@ impl PacketKeys {
             Some(next) => *next,
             None => {
                 let secret = next_secret(&self.rx_secret);
-                (Cipher::new(self.suite, &secret), secret)
+                (Cipher::new(self.suite), secret)
             }
         };
-        let Some(len) = open_with(&cipher, self.suite, pn, header, body) else {
+        let Some(len) = open_with(&cipher, &secret, self.suite, pn, header, body) else {
             // keep the derived key for the genuine update; a forgery changes nothing
             self.rx_next = Some(Box::new((cipher, secret)));
             return None;
         };
-        self.rx_prev = Some(Box::new(std::mem::replace(&mut self.rx, cipher)));
-        self.rx_secret = secret;
+        let prev = std::mem::replace(&mut self.rx, cipher);
+        self.rx_prev = Some(Box::new((
+            prev,
+            std::mem::replace(&mut self.rx_secret, secret),
+        )));
         self.rx_phase = phase;
         self.rx_opened = 1;
         self.rx_since = Some(now);
@@ -346,9 +345,10 @@ impl PacketKeys {
     }
 }
 
-/// One decryption attempt with `cipher`.
+/// One decryption attempt with `cipher` under `key`.
 fn open_with(
     cipher: &Cipher,
+    key: &[u8; 32],
     suite: CipherSuite,
     pn: u64,
     header: &[u8],
@@ -359,11 +359,10 @@ fn open_with(
     let (frames, tag) = body.split_at_mut(split);
     let tag: &[u8] = tag;
     let ok = match cipher {
-        Cipher::ChaCha(c) => c
+        Cipher::ChaCha => ChaCha20Poly1305::new(key.into())
             .decrypt_inout_detached((&n).into(), header, frames.into(), tag.try_into().ok()?)
             .is_ok(),
-        Cipher::Aes(c) => c
-            .get()
+        Cipher::Aes(c) => aes(c, key)
             .decrypt_inout_detached((&n).into(), header, frames.into(), tag.try_into().ok()?)
             .is_ok(),
         Cipher::Cleartext => true,
