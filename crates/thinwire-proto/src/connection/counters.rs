@@ -44,13 +44,23 @@ impl Default for Counters {
 impl Counters {
     /// The counters other than [`udp`](Self::udp), to change (their `udp` part is not
     /// read: change [`udp`](Self::udp) instead). Packed ones are unpacked first.
+    #[inline]
     pub(crate) fn live(&mut self) -> &mut ConnectionCounters {
-        if let Rest::Parked(packed) = &self.rest {
-            self.rest = Rest::Live(Box::new(unpack(packed)));
+        if let Rest::Parked(_) = self.rest {
+            self.unpark();
         }
         match &mut self.rest {
             Rest::Live(c) => c,
             Rest::Parked(_) => unreachable!("unpacked above"),
+        }
+    }
+
+    /// The first change after a park: the counters are unpacked into their box.
+    #[cold]
+    #[inline(never)]
+    fn unpark(&mut self) {
+        if let Rest::Parked(packed) = &self.rest {
+            self.rest = Rest::Live(Box::new(unpack(packed)));
         }
     }
 

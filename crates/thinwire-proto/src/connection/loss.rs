@@ -186,16 +186,19 @@ impl Connection {
                 .map(|t| t + self.rto());
         }
         let [even, odd] = self.recovery.sent.oldest_in_flight_by_parity();
-        let even = even.map(|t| t + self.rto_wait(0));
-        let odd = odd.map(|t| t + self.rto_wait(1));
+        if even.is_none() && odd.is_none() {
+            return None;
+        }
+        let rto = self.rto();
+        let even = even.map(|t| t + self.rto_wait(rto, 0));
+        let odd = odd.map(|t| t + self.rto_wait(rto, 1));
         even.into_iter().chain(odd).min()
     }
 
-    /// How long packet `pn` waits for its ACK before the timeout declares it lost: the RTO,
-    /// and with paired ACKs, for an even packet (whose ACK the peer may hold), the peer's
-    /// maximum ACK delay on top.
-    fn rto_wait(&self, pn: u64) -> Duration {
-        let rto = self.rto();
+    /// How long packet `pn` waits for its ACK before the timeout declares it lost: the RTO
+    /// (`rto`, from [`rto`](Self::rto)), and with paired ACKs, for an even packet (whose ACK
+    /// the peer may hold), the peer's maximum ACK delay on top.
+    fn rto_wait(&self, rto: Duration, pn: u64) -> Duration {
         if self.config.ack_pairs && pn % 2 == 0 {
             rto + self.recovery.peer_max_ack_delay
         } else {
@@ -210,7 +213,8 @@ impl Connection {
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.live().recovery.rto_expirations += 1;
             self.recovery.rto_mark = Some(self.next_pn);
-            let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(pn)).unwrap_or(now));
+            let rto = self.rto();
+            let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(rto, pn)).unwrap_or(now));
             self.recovery.rto_streak = self.recovery.rto_streak.saturating_add(1);
             if !self.is_thin() {
                 // standard behaviour: exponential backoff, window collapse

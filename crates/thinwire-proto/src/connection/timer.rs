@@ -42,66 +42,66 @@ const COUNT: usize = 12;
 pub(crate) const TRIM_AFTER: Duration = Duration::from_secs(1);
 
 /// A timer not armed.
-const UNSET: u64 = u64::MAX;
+const UNSET: i64 = i64::MAX;
 
-/// Deadlines of all timers, each kept as nanoseconds after `base` (the earliest deadline set
-/// since the table was made): 8 bytes a timer instead of an `Option<Instant>`'s 16, and
-/// exact, since an `Instant` minus an earlier one is a whole number of nanoseconds and adding
-/// it back gives the same `Instant`. (Deadlines more than 584 years apart would not fit.)
+/// Deadlines of all timers, each kept as signed nanoseconds from `base` (the connection's
+/// last receipt when the table was made): 8 bytes a timer instead of an `Option<Instant>`'s
+/// 16, and exact, since an `Instant` minus another is a whole number of nanoseconds and adding
+/// it back gives the same `Instant`. Timers that run from the last receipt are set from their
+/// duration alone ([`set_after`](Self::set_after)), without the `Instant` arithmetic that is
+/// most of a table's cost. (Deadlines more than 292 years from the base would not fit.)
 #[derive(Debug, Clone)]
 pub(crate) struct TimerTable {
-    base: Option<Instant>,
-    at: [u64; COUNT],
-}
-
-impl Default for TimerTable {
-    fn default() -> Self {
-        Self {
-            base: None,
-            at: [UNSET; COUNT],
-        }
-    }
+    base: Instant,
+    at: [i64; COUNT],
 }
 
 /// `d` in nanoseconds (below [`UNSET`]).
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).map_or(UNSET - 1, |n| n.min(UNSET - 1))
+fn nanos(d: Duration) -> i64 {
+    i64::try_from(d.as_nanos()).map_or(UNSET - 1, |n| n.min(UNSET - 1))
+}
+
+/// `at - from` in signed nanoseconds.
+fn signed_nanos(at: Instant, from: Instant) -> i64 {
+    if at >= from {
+        nanos(at - from)
+    } else {
+        -nanos(from - at)
+    }
 }
 
 impl TimerTable {
-    pub(crate) fn set(&mut self, timer: Timer, at: Option<Instant>) {
-        let Some(at) = at else {
-            self.at[timer as usize] = UNSET;
-            return;
-        };
-        let base = match self.base {
-            Some(b) if b <= at => b,
-            old => {
-                // an earlier deadline becomes the base: the others move up by the difference
-                if let Some(b) = old {
-                    let shift = nanos(b - at);
-                    for o in self.at.iter_mut().filter(|o| **o != UNSET) {
-                        *o = o.saturating_add(shift).min(UNSET - 1);
-                    }
-                }
-                self.base = Some(at);
-                at
-            }
-        };
-        self.at[timer as usize] = nanos(at - base);
+    /// A table with no timer armed, whose offsets count from `base`.
+    pub(crate) fn new(base: Instant) -> Self {
+        Self {
+            base,
+            at: [UNSET; COUNT],
+        }
     }
 
-    /// The deadline of timer number `i`, if armed.
-    fn get(&self, i: usize) -> Option<Instant> {
-        let o = self.at[i];
-        let base = self.base?;
-        (o != UNSET).then(|| base + Duration::from_nanos(o))
+    pub(crate) fn set(&mut self, timer: Timer, at: Option<Instant>) {
+        self.at[timer as usize] = at.map_or(UNSET, |at| signed_nanos(at, self.base));
+    }
+
+    /// Arms `timer` for `offset` nanoseconds after the base (see [`nanos`]).
+    fn set_after(&mut self, timer: Timer, offset: i64) {
+        self.at[timer as usize] = offset.min(UNSET - 1);
+    }
+
+    /// The instant `offset` nanoseconds from the base.
+    fn instant(&self, offset: i64) -> Instant {
+        let d = Duration::from_nanos(offset.unsigned_abs());
+        if offset >= 0 {
+            self.base + d
+        } else {
+            self.base - d
+        }
     }
 
     /// The earliest deadline.
     pub(crate) fn next(&self) -> Option<Instant> {
         let earliest = self.at.iter().copied().min().filter(|o| *o != UNSET)?;
-        Some(self.base? + Duration::from_nanos(earliest))
+        Some(self.instant(earliest))
     }
 
     /// Timers due at `now`, in table order; they are cleared at once (the iterator does not
@@ -121,10 +121,12 @@ impl TimerTable {
             Timer::Trim,
             Timer::Repair,
         ];
+        let now = signed_nanos(now, self.base);
         let mut due = [false; COUNT];
         for t in ALL {
-            if self.get(t as usize).is_some_and(|at| at <= now) {
-                self.at[t as usize] = UNSET;
+            let o = &mut self.at[t as usize];
+            if *o != UNSET && *o <= now {
+                *o = UNSET;
                 due[t as usize] = true;
             }
         }
@@ -204,7 +206,9 @@ impl Connection {
     pub(super) fn update_timers(&mut self) {
         let repair = self.copy_timer();
         let cfg = &self.config;
-        let mut t = TimerTable::default();
+        // offsets from the last receipt: the idle, keepalive and trim timers run from it or
+        // from the last send, one subtraction apart
+        let mut t = TimerTable::new(self.last_rx);
         match &self.state {
             State::AwaitingChallenge | State::AwaitingAccept => {
                 if !self.due.handshake {
@@ -231,6 +235,7 @@ impl Connection {
                 if !self.rx.immediate {
                     t.set(Timer::Ack, self.rx.deadline);
                 }
+                let last_tx = signed_nanos(self.last_tx, self.last_rx);
                 // Any packet (an ACK too) keeps NAT mappings and the peer's idle timer alive, and
                 // with data in flight the retransmission timer probes the path already. The
                 // server waits a quarter longer, so in a spell of silence only the client pings
@@ -240,14 +245,12 @@ impl Connection {
                         Side::Client => cfg.keepalive_interval,
                         Side::Server => cfg.keepalive_interval * 5 / 4,
                     };
-                    t.set(Timer::Keepalive, Some(self.last_tx + interval));
+                    t.set_after(Timer::Keepalive, last_tx.saturating_add(nanos(interval)));
                 }
-                t.set(Timer::Idle, Some(self.last_rx + cfg.idle_timeout));
+                t.set_after(Timer::Idle, nanos(cfg.idle_timeout));
                 if !self.trimmed {
-                    t.set(
-                        Timer::Trim,
-                        Some(self.last_rx.max(self.last_tx) + TRIM_AFTER),
-                    );
+                    let quiet_from = last_tx.max(0);
+                    t.set_after(Timer::Trim, quiet_from.saturating_add(nanos(TRIM_AFTER)));
                 }
                 t.set(
                     Timer::Deadline,
@@ -270,13 +273,14 @@ impl Connection {
 mod tests {
     use super::*;
 
-    /// The table gives back exactly the instants it was given, whichever order they come in
-    /// (a later earlier deadline moves the base), and fires each at that instant.
+    /// The table gives back exactly the instants it was given, before its base or after it,
+    /// and fires each at that instant; a timer set by its offset from the base is the same as
+    /// one set at the base plus that offset.
     #[test]
     fn deadlines_come_back_to_the_nanosecond() {
         let t0 = Instant::now();
         let at = |ns: u64| t0 + Duration::from_nanos(ns);
-        let mut t = TimerTable::default();
+        let mut t = TimerTable::new(at(1_000_000_000));
         assert_eq!(t.next(), None);
         t.set(Timer::Idle, Some(at(30_000_000_007)));
         t.set(Timer::Ack, Some(at(1_999_999_999)));
@@ -296,5 +300,10 @@ mod tests {
         let fired: Vec<_> = t.take_expired(at(30_000_000_007)).collect();
         assert_eq!(fired, [Timer::Idle]);
         assert_eq!(t.next(), None);
+        t.set_after(Timer::Close, 7);
+        assert_eq!(t.next(), Some(at(1_000_000_007)));
+        t.set(Timer::Drain, Some(at(1_000_000_006)));
+        let fired: Vec<_> = t.take_expired(at(1_000_000_007)).collect();
+        assert_eq!(fired, [Timer::Close, Timer::Drain]);
     }
 }

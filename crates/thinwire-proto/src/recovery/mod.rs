@@ -11,5 +11,5 @@ pub(crate) use ack::ReceivedPackets;
 pub(crate) use congestion::Congestion;
 pub(crate) use estimate::{LossEstimates, Rate};
 pub use rtt::thin_rto;
-pub(crate) use rtt::RttEstimator;
+pub(crate) use rtt::{ns, RttEstimator};
 pub(crate) use sent::{ChunkRef, LossRule, SentPacket, SentPackets};
