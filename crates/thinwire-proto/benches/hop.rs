@@ -22,6 +22,22 @@ use thinwire_proto::{
 /// clock moves by this much per datagram so that timers see time pass).
 const ONE_WAY: Duration = Duration::from_micros(15);
 
+/// Hands everything `from` (at `from_addr`) sends now to `to`; returns how many datagrams.
+fn deliver(
+    from: &mut Endpoint,
+    from_addr: SocketAddr,
+    to: &mut Endpoint,
+    now: Instant,
+    buf: &mut Vec<u8>,
+) -> u64 {
+    let mut datagrams = 0;
+    while let Some(t) = from.poll_transmit(now, buf) {
+        datagrams += 1;
+        to.handle_datagram(now, from_addr, &buf[..t.size]);
+    }
+    datagrams
+}
+
 struct Hop {
     client: Endpoint,
     server: Endpoint,
@@ -53,17 +69,13 @@ impl Hop {
         let mut buf = Vec::with_capacity(2048);
         let mut server_conn = None;
         for _ in 0..20 {
-            while let Some(t) = client.poll_transmit(now, &mut buf) {
-                server.handle_datagram(now, client_addr, &buf[..t.size]);
-            }
+            deliver(&mut client, client_addr, &mut server, now, &mut buf);
             while let Some((h, e)) = server.poll_event() {
                 if matches!(e, Event::Connected { .. }) {
                     server_conn = Some(h);
                 }
             }
-            while let Some(t) = server.poll_transmit(now, &mut buf) {
-                client.handle_datagram(now, server_addr, &buf[..t.size]);
-            }
+            deliver(&mut server, server_addr, &mut client, now, &mut buf);
             while client.poll_event().is_some() {}
             now += Duration::from_millis(1);
             client.handle_timeout(now);
@@ -83,18 +95,14 @@ impl Hop {
 
     /// One round trip; returns the datagrams it took and whether the echo came back.
     fn round_trip(&mut self, payload: &Bytes) -> (u64, bool) {
-        let mut datagrams = 0;
         let (now, c, s) = (self.now, self.client_conn, self.server_conn);
         let sent = self
             .client
             .send(now, c, 0, payload.clone(), SendMode::Plain);
         sent.expect("the send window of a round trip never fills");
         self.client.handle_timeout(now);
-        while let Some(t) = self.client.poll_transmit(now, &mut self.buf) {
-            datagrams += 1;
-            let d = &self.buf[..t.size];
-            self.server.handle_datagram(now, self.client_addr, d);
-        }
+        let (client, server) = (&mut self.client, &mut self.server);
+        let mut datagrams = deliver(client, self.client_addr, server, now, &mut self.buf);
         self.now += ONE_WAY;
         let now = self.now;
         while let Some((_, e)) = self.server.poll_event() {
@@ -104,11 +112,8 @@ impl Hop {
             }
         }
         self.server.handle_timeout(now);
-        while let Some(t) = self.server.poll_transmit(now, &mut self.buf) {
-            datagrams += 1;
-            let d = &self.buf[..t.size];
-            self.client.handle_datagram(now, self.server_addr, d);
-        }
+        let (client, server) = (&mut self.client, &mut self.server);
+        datagrams += deliver(server, self.server_addr, client, now, &mut self.buf);
         self.now += ONE_WAY;
         let mut echoed = false;
         while let Some((_, e)) = self.client.poll_event() {

@@ -47,6 +47,8 @@ pub(super) struct Active {
     /// payload length (it becomes the last-frame form when nothing follows it; fitting counts
     /// it in its longer compact or full form). `None` between packets.
     pub(super) last_message: Option<(usize, MessageHeader, usize)>,
+    /// Repair copies placed in the packet being built (a packet of copies alone is marked).
+    pub(super) copies_placed: usize,
 }
 
 /// What an absent box reads as: every queue empty.
@@ -63,6 +65,7 @@ static IDLE: Active = Active {
         frames: Vec::new(),
     },
     last_message: None,
+    copies_placed: 0,
 };
 
 /// The boxed [`Active`] parts, or nothing while the connection is idle.

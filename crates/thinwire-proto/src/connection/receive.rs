@@ -212,9 +212,9 @@ impl Connection {
                     return;
                 }
                 Frame::Message(m) => {
-                    let duplicates = self.stats.live().frames.duplicate;
-                    completed |= self.on_message_frame(m, &mut shared);
-                    fresh |= self.stats.live().frames.duplicate == duplicates;
+                    let (delivered, new) = self.on_message_frame(m, &mut shared);
+                    completed |= delivered;
+                    fresh |= new;
                 }
                 // acknowledgements of deadline shards are never delayed (seen.has_shard)
                 Frame::Shard(f) => {
@@ -321,12 +321,12 @@ impl Connection {
         Some(seen)
     }
 
-    /// Returns whether a message was delivered.
+    /// Returns whether a message was delivered, and whether the frame was not a duplicate.
     fn on_message_frame(
         &mut self,
         m: wire::MessageFrame<'_>,
         shared: &mut SharedPayload<'_>,
-    ) -> bool {
+    ) -> (bool, bool) {
         let data = shared.slice(m.payload);
         let idx = m.channel as usize;
         self.ensure_recv();
@@ -334,7 +334,8 @@ impl Connection {
         let seq = m.seq.map(|s| wire::seq_expand(s, ch.expected()));
         let frag = m.fragment.map(|f| (f.index, f.count));
         let mut out = std::mem::take(&mut self.active.get_mut().scratch.delivered);
-        match ch.on_frame(seq, m.key, frag, data, &mut out) {
+        let outcome = ch.on_frame(seq, m.key, frag, data, &mut out);
+        match outcome {
             RecvOutcome::Accepted => {}
             RecvOutcome::Duplicate => self.stats.live().frames.duplicate += 1,
             RecvOutcome::Refused => self.stats.live().frames.refused += 1,
@@ -351,7 +352,7 @@ impl Connection {
             }));
         }
         self.active.get_mut().scratch.delivered = out;
-        delivered
+        (delivered, outcome != RecvOutcome::Duplicate)
     }
 
     pub(super) fn on_shard_frame(&mut self, f: &wire::ShardFrame<'_>) {

@@ -213,9 +213,9 @@ impl Connection {
         }
         let mut chunks = self.recovery.sent.chunk_list();
         let mut repair = false;
-        let copies_before = self.stats.read(|c| c.recovery.repair_copies);
         if let Some(a) = self.active.made() {
             a.last_message = None;
+            a.copies_placed = 0;
         }
         if may_send_data {
             repair |= self.fill_from_queue((now, pn), true, buf, max, &mut chunks);
@@ -232,7 +232,10 @@ impl Connection {
             wire::message_to_last(buf, start, &header, len);
         }
         let only_copies = ack_eliciting
-            && self.stats.live().recovery.repair_copies - copies_before == chunks.len() as u64;
+            && self
+                .active
+                .made()
+                .is_some_and(|a| a.copies_placed == chunks.len());
         if only_copies {
             wire::insert_copies(buf, header_len);
         }
@@ -492,6 +495,7 @@ impl Connection {
             }
             Origin::Copy => {
                 f.copies_due = f.copies_due.saturating_sub(1);
+                self.active.get_mut().copies_placed += 1;
                 let s = self.stats.live();
                 s.recovery.repair_copies += 1;
                 s.payload_bytes.copies += bytes;

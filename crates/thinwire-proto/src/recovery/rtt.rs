@@ -2,25 +2,28 @@
 
 use std::time::Duration;
 
-/// The margin a timer allows past SRTT for RTT variance, `max(G, min(cap, 4 * RTTVAR))`: the
-/// one formula of [`thin_rto`] and of the RTT estimator's standard RTO and deadline stages.
-fn variance_margin(rttvar: Duration, cap: Duration, granularity: Duration) -> Duration {
-    rttvar.saturating_mul(4).min(cap).max(granularity)
-}
-
 /// `d` in nanoseconds, saturating at `u64::MAX` (584 years).
 ///
-/// A connection computes its timeout in nanoseconds ([`RttEstimator::rto_ns`]) rather than in
-/// `Duration`s, whose every operation normalises seconds and nanoseconds (ten times the
-/// instructions, several times per packet): the same formulas with the same results, since
-/// `Duration` arithmetic is exact integer nanoseconds too (its division rounds down as an
-/// integer one does), as long as nothing exceeds 584 years. The public [`thin_rto`] keeps
-/// `Duration`s, and saturates at [`Duration::MAX`].
+/// The timeouts are computed in nanoseconds rather than in `Duration`s, whose every operation
+/// normalises seconds and nanoseconds (ten times the instructions, several times per packet):
+/// the same results, since `Duration` arithmetic is exact integer nanoseconds too (its
+/// division rounds down as an integer one does), as long as nothing exceeds 584 years.
 pub(crate) fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// [`variance_margin`] in nanoseconds (see [`ns`]).
+/// `n` nanoseconds; the saturated `u64::MAX` reads as [`Duration::MAX`].
+fn from_ns(n: u64) -> Duration {
+    if n == u64::MAX {
+        Duration::MAX
+    } else {
+        Duration::from_nanos(n)
+    }
+}
+
+/// The margin a timer allows past SRTT for RTT variance, `max(G, min(cap, 4 * RTTVAR))`, in
+/// nanoseconds: the one formula of [`thin_rto`] and of the RTT estimator's standard RTO and
+/// deadline stages.
 fn margin_ns(rttvar: u64, cap: u64, granularity: u64) -> u64 {
     rttvar.saturating_mul(4).min(cap).max(granularity)
 }
@@ -43,15 +46,19 @@ fn thin_rto_ns(srtt: u64, rttvar: u64, granularity: u64, ack_delay: u64) -> u64 
 /// the timeout of a stream that can only recover by timeout. Connections use it while a stream
 /// is thin; the repair policy's stages are spaced by it
 /// ([`RepairTarget::stages`](crate::RepairTarget::stages), `thinwire policy repair`). Saturates
-/// at [`Duration::MAX`] instead of overflowing.
+/// instead of overflowing: a timeout beyond 584 years reads as [`Duration::MAX`].
 pub fn thin_rto(
     srtt: Duration,
     rttvar: Duration,
     granularity: Duration,
     ack_delay: Duration,
 ) -> Duration {
-    srtt.saturating_add(variance_margin(rttvar, srtt / 2, granularity))
-        .saturating_add(ack_delay)
+    from_ns(thin_rto_ns(
+        ns(srtt),
+        ns(rttvar),
+        ns(granularity),
+        ns(ack_delay),
+    ))
 }
 
 /// Smoothed RTT estimator (RFC 6298 section 2) and RTO calculator.
@@ -150,7 +157,7 @@ impl RttEstimator {
         granularity: Duration,
         peer_max_ack_delay: Duration,
     ) -> Duration {
-        Duration::from_nanos(self.rto_ns(thin_form, ns(granularity), ns(peer_max_ack_delay)))
+        from_ns(self.rto_ns(thin_form, ns(granularity), ns(peer_max_ack_delay)))
     }
 
     /// The retransmission timeout before backoff and clamping, in nanoseconds (see [`ns`]):
@@ -169,7 +176,7 @@ impl RttEstimator {
     /// The RTO uses it (capped at `SRTT / 2` in thin form) and so do deadline stages (capped at
     /// `SRTT / 4`).
     pub(crate) fn variance_margin(&self, cap: Duration, granularity: Duration) -> Duration {
-        variance_margin(self.rttvar, cap, granularity)
+        from_ns(margin_ns(ns(self.rttvar), ns(cap), ns(granularity)))
     }
 }
 
@@ -255,9 +262,18 @@ mod tests {
         assert_eq!(r.rto(false, ms(1), ms(5)), ms(605));
     }
 
+    /// The timeout and the variance margin as `Duration` arithmetic computed them before they
+    /// moved to nanoseconds: the reference the nanosecond formulas must match.
+    fn rto_in_durations(r: &RttEstimator, thin: bool, g: Duration, ack: Duration) -> Duration {
+        let margin = |cap: Duration| r.rttvar().saturating_mul(4).min(cap).max(g);
+        let cap = if thin { r.srtt() / 2 } else { Duration::MAX };
+        r.srtt().saturating_add(margin(cap)).saturating_add(ack)
+    }
+
     proptest::proptest! {
         /// The timeout in nanoseconds is the timeout in `Duration`s, to the nanosecond, in
-        /// both forms, for estimates up to an hour (well past `max_rto`'s range).
+        /// both forms, for estimates up to an hour (well past `max_rto`'s range), and so are
+        /// the thin-stream timeout and a deadline stage's margin (capped at SRTT / 4).
         #[test]
         fn the_timeout_in_nanoseconds_is_the_timeout_in_durations(
             first in 1u64..3_600_000_000_000,
@@ -271,13 +287,17 @@ mod tests {
                 r.update(Duration::from_nanos(sample), Duration::from_nanos(delay));
             }
             let (g_d, ack_d) = (Duration::from_nanos(g), Duration::from_nanos(ack));
+            let want = rto_in_durations(&r, thin, g_d, ack_d);
+            proptest::prop_assert_eq!(Duration::from_nanos(r.rto_ns(thin, g, ack)), want);
+            proptest::prop_assert_eq!(r.rto(thin, g_d, ack_d), want);
             proptest::prop_assert_eq!(
-                Duration::from_nanos(r.rto_ns(thin, g, ack)),
-                r.rto(thin, g_d, ack_d)
+                thin_rto(r.srtt(), r.rttvar(), g_d, ack_d),
+                rto_in_durations(&r, true, g_d, ack_d)
             );
+            let quarter = r.srtt() / 4;
             proptest::prop_assert_eq!(
-                Duration::from_nanos(thin_rto_ns(ns(r.srtt()), ns(r.rttvar()), g, ack)),
-                thin_rto(r.srtt(), r.rttvar(), g_d, ack_d)
+                r.variance_margin(quarter, g_d),
+                r.rttvar().saturating_mul(4).min(quarter).max(g_d)
             );
         }
     }
