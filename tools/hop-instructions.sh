@@ -4,16 +4,28 @@
 # a noisy machine. Two runs of different lengths; their difference over the extra round trips
 # cancels the handshake and start-up.
 #
-#   tools/hop-instructions.sh [reliable|unreliable]    (needs valgrind)
+#   tools/hop-instructions.sh [reliable|unreliable] [BURST]    (needs valgrind)
+#
+# BURST messages per round trip (default 1): with 32, the costs per message show rather than
+# those per datagram, as in a busy sender's flush; the result is also given per message.
 set -euo pipefail
 kind=${1:-reliable}
+burst=${2:-1}
 cd "$(dirname "$0")/.."
 cargo bench -p thinwire-proto --bench hop --no-run -q 2>/dev/null
 bin=$(cargo bench -p thinwire-proto --bench hop --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\))/\1/p' | tail -1)
 count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$kind" "$1" 2>&1 |
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$kind" "$1" "$burst" 2>&1 |
         sed -n 's/.*Collected : //p'
 }
-short=$(count 10000)
-long=$(count 30000)
-echo "hop/$kind: $(((long - short) / 20000)) instructions per round trip"
+# fewer round trips for bursts: the run's length stays about the same
+short=$((10000 / burst + 1))
+long=$((3 * short))
+a=$(count $short)
+b=$(count $long)
+per_trip=$(((b - a) / (long - short)))
+if [ "$burst" -eq 1 ]; then
+    echo "hop/$kind: $per_trip instructions per round trip"
+else
+    echo "hop/$kind x$burst: $per_trip instructions per round trip, $((per_trip / burst)) per message"
+fi

@@ -4,8 +4,9 @@
 //! through every layer of the core: queue, build, seal, route, open, ACK, timers, events. What
 //! is left of a game's round trip when the sockets and the wake-ups are taken away.
 //!
-//! Run: `cargo bench -p thinwire-proto --bench hop` (`-- unreliable 200000` for the other
-//! class and another count). Time on a shared machine drifts; the instructions do not:
+//! Run: `cargo bench -p thinwire-proto --bench hop` (`-- unreliable 200000 32` for the other
+//! class, another count, and bursts of 32 messages per round trip: a flush of a busy sender,
+//! where the costs per message show rather than those per datagram). Time on a shared machine drifts; the instructions do not:
 //! `tools/hop-instructions.sh` counts them under `valgrind --tool=callgrind` (two runs of
 //! different lengths, so the handshake's share cancels out), for comparing two commits.
 
@@ -93,13 +94,16 @@ impl Hop {
         }
     }
 
-    /// One round trip; returns the datagrams it took and whether the echo came back.
-    fn round_trip(&mut self, payload: &Bytes) -> (u64, bool) {
+    /// One round trip of `burst` messages; returns the datagrams it took and how many echoes
+    /// came back.
+    fn round_trip(&mut self, payload: &Bytes, burst: u64) -> (u64, u64) {
         let (now, c, s) = (self.now, self.client_conn, self.server_conn);
-        let sent = self
-            .client
-            .send(now, c, 0, payload.clone(), SendMode::Plain);
-        sent.expect("the send window of a round trip never fills");
+        for _ in 0..burst {
+            let sent = self
+                .client
+                .send(now, c, 0, payload.clone(), SendMode::Plain);
+            sent.expect("the send window of a round trip never fills");
+        }
         self.client.handle_timeout(now);
         let (client, server) = (&mut self.client, &mut self.server);
         let mut datagrams = deliver(client, self.client_addr, server, now, &mut self.buf);
@@ -115,9 +119,9 @@ impl Hop {
         let (client, server) = (&mut self.client, &mut self.server);
         datagrams += deliver(server, self.server_addr, client, now, &mut self.buf);
         self.now += ONE_WAY;
-        let mut echoed = false;
+        let mut echoed = 0;
         while let Some((_, e)) = self.client.poll_event() {
-            echoed |= matches!(e, Event::Message(_));
+            echoed += u64::from(matches!(e, Event::Message(_)));
         }
         (datagrams, echoed)
     }
@@ -132,20 +136,27 @@ fn main() {
     let count: u64 = args
         .next()
         .map_or(1_000_000, |n| n.parse().expect("a count"));
+    let burst: u64 = args.next().map_or(1, |n| n.parse().expect("a burst"));
     let mut hop = Hop::new(kind);
     let payload = Bytes::from_static(b"move x=1204 y=88 z=17 ..");
     let start = Instant::now();
     let (mut datagrams, mut echoes) = (0, 0);
     for _ in 0..count {
-        let (d, echoed) = hop.round_trip(&payload);
+        let (d, echoed) = hop.round_trip(&payload, burst);
         datagrams += d;
-        echoes += u64::from(echoed);
+        echoes += echoed;
     }
     let elapsed = start.elapsed();
-    assert_eq!(echoes, count, "every echo arrives on a perfect link");
+    assert_eq!(
+        echoes,
+        count * burst,
+        "every echo arrives on a perfect link"
+    );
     println!(
-        "hop/{kind:?}: {:.0} ns per round trip ({count} round trips, {:.2} datagrams each)",
+        "hop/{kind:?}: {:.0} ns per round trip of {burst} message{} ({count} round trips, \
+         {:.2} datagrams each)",
         elapsed.as_nanos() as f64 / count.max(1) as f64,
+        if burst == 1 { "" } else { "s" },
         datagrams as f64 / count.max(1) as f64
     );
 }

@@ -90,7 +90,7 @@ impl Connection {
         let client = hs.client.as_ref()?;
         let params = ConnectParams {
             max_ack_delay_us: self.config.max_ack_delay.as_micros() as u64,
-            channels: self.channels.clone(),
+            channels: self.channels.to_vec(),
             suites: client.suites.iter().map(|s| s.code()).collect(),
             token: client.token.clone(),
         };

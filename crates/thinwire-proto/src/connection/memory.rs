@@ -76,8 +76,8 @@ impl Connection {
 
     /// Drops what the channels hold (a draining connection neither sends data nor takes it).
     fn release_buffers(&mut self) {
-        self.send = Vec::new();
-        self.recv = Vec::new();
+        self.send = Box::default();
+        self.recv = Box::default();
         self.active.release_send();
         self.deadline = None;
     }

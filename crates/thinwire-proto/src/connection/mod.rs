@@ -155,15 +155,15 @@ pub(crate) struct Connection {
     peer_reset_token: Option<[u8; RESET_TOKEN_LEN]>,
     /// Server: the Accept datagram, kept until the client's first authenticated packet shows
     /// that it has it.
-    accept_packet: Option<Vec<u8>>,
+    accept_packet: Option<Box<[u8]>>,
     seed: [u8; 32],
     path: path::PathState,
     config: Arc<TransportConfig>,
-    channels: Vec<ChannelKind>,
+    channels: Box<[ChannelKind]>,
     /// The channels' send states, made at the first message sent (`ensure_send`).
-    send: Vec<SendChannel>,
+    send: Box<[SendChannel]>,
     /// The channels' receive states, made at the first message received (`ensure_recv`).
-    recv: Vec<RecvChannel>,
+    recv: Box<[RecvChannel]>,
     /// The send queues, scratch lists and packet-building state, boxed while data moves.
     active: LazyActive,
     next_pn: u64,
@@ -220,9 +220,9 @@ impl Connection {
             accept_packet: None,
             seed,
             path: path::PathState::default(),
-            channels,
-            send: Vec::new(),
-            recv: Vec::new(),
+            channels: channels.into_boxed_slice(),
+            send: Box::default(),
+            recv: Box::default(),
             active: LazyActive::default(),
             next_pn: 0,
             recovery: Recovery::new(&config),
@@ -259,7 +259,7 @@ impl Connection {
             c.recovery.rtt.update(rtt, Duration::ZERO);
         }
         c.keys = Some(client.keys);
-        c.accept_packet = Some(client.accept);
+        c.accept_packet = Some(client.accept.into_boxed_slice());
         c.due.accept = true;
         // room for this one event only (a push would make room for four): most connections
         // then stay idle
