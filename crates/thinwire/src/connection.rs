@@ -122,6 +122,11 @@ impl Connection {
         &self.inner.ep.0
     }
 
+    /// The endpoint this connection belongs to.
+    pub(crate) fn endpoint_ref(&self) -> &Arc<EndpointRef> {
+        &self.inner.ep
+    }
+
     /// The connection's handle within its endpoint.
     pub fn handle(&self) -> ConnectionHandle {
         self.inner.handle

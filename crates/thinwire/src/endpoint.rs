@@ -66,6 +66,11 @@ impl fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
+    /// What this endpoint's connections and batches hold of it.
+    pub(crate) fn endpoint_ref(&self) -> &Arc<EndpointRef> {
+        &self.inner
+    }
+
     /// Binds a UDP socket to `addr` (IPv4 or IPv6; port 0 picks a free port) and starts the
     /// endpoint's driver on the current tokio runtime.
     pub fn bind(addr: SocketAddr, config: Config) -> Result<Self, BindError> {

@@ -63,6 +63,7 @@
 //! ```
 // Unsafe code (denied by the workspace) only in `io/mmsg.rs`, the `sendmmsg` system call.
 
+mod batch;
 mod config;
 mod connection;
 mod driver;
@@ -77,6 +78,7 @@ pub mod metrics;
 mod shared;
 mod stats;
 
+pub use batch::SendBatch;
 pub use config::{Config, FaultConfig};
 pub use connection::Connection;
 pub use endpoint::Endpoint;

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::{join, key, within, ALL};
-use thinwire::{Config, ConnectionError, DisconnectReason, Endpoint, SendMode};
+use thinwire::{proto, Config, ConnectionError, DisconnectReason, Endpoint, SendError, SendMode};
 
 async fn exchange_every_class(bind: &str) {
     let addr: SocketAddr = bind.parse().unwrap();
@@ -289,4 +289,73 @@ async fn a_reliable_echo_carries_its_ack() {
         "{per_round:.2} datagrams per reliable round trip"
     );
     echo.abort();
+}
+
+/// A server's batch queues messages to several connections under one lock: every message
+/// arrives, in order on each connection, and a refused one (a connection of another endpoint,
+/// an unknown channel, a closed connection) is reported as `Connection::send` reports it,
+/// without losing those queued before it.
+#[tokio::test]
+async fn a_batch_reaches_every_client_and_reports_refusals() {
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let server = Endpoint::bind(any, Config::server()).unwrap();
+    let clients = [
+        Endpoint::bind(any, Config::client()).unwrap(),
+        Endpoint::bind(any, Config::client()).unwrap(),
+    ];
+    let (a, peer_a) = join(&clients[0], &server).await;
+    let (b, peer_b) = join(&clients[1], &server).await;
+    {
+        let mut batch = server.batch();
+        for i in 0..10u8 {
+            batch.send(&peer_a, 0, vec![1, i], SendMode::Plain).unwrap();
+            batch.send(&peer_b, 0, vec![2, i], SendMode::Plain).unwrap();
+        }
+        let err = batch.send(&a, 0, &b"x"[..], SendMode::Plain).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SendError::Rejected(proto::SendError::UnknownConnection)
+            ),
+            "{err:?}"
+        );
+        let err = batch
+            .send(&peer_a, 9, &b"x"[..], SendMode::Plain)
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SendError::Rejected(proto::SendError::UnknownChannel(9))
+            ),
+            "{err:?}"
+        );
+        assert_eq!(batch.queued(), 20);
+    }
+    for (conn, tag) in [(&a, 1u8), (&b, 2)] {
+        for i in 0..10u8 {
+            let m = within(5, "a batched message", conn.recv()).await.unwrap();
+            assert_eq!((m.channel, &m.data[..]), (0, &[tag, i][..]));
+        }
+    }
+    peer_b.close(1, b"bye");
+    within(5, "close", peer_b.closed()).await;
+    let mut batch = server.batch();
+    let err = batch
+        .send(&peer_b, 0, &b"x"[..], SendMode::Plain)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SendError::Closed(ConnectionError::Disconnected(
+                DisconnectReason::LocallyClosed
+            ))
+        ),
+        "{err:?}"
+    );
+    batch
+        .send(&peer_a, 0, &b"still open"[..], SendMode::Plain)
+        .unwrap();
+    drop(batch);
+    let m = within(5, "after a refusal", a.recv()).await.unwrap();
+    assert_eq!(&m.data[..], b"still open");
 }
