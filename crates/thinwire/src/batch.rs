@@ -14,9 +14,10 @@ use crate::shared::{EndpointRef, Slot, State};
 /// Messages queued together: made by [`Endpoint::batch`], filled by [`send`](Self::send),
 /// handed to the driver when dropped.
 ///
-/// [`Connection::send`] takes the endpoint's lock and wakes its driver once per message; a
-/// batch takes the lock once, and wakes the driver once, when it is dropped, so a server that
-/// answers every client each tick pays for one lock however many messages it sends. The
+/// [`Connection::send`] takes the endpoint's lock once per message, and wakes the driver,
+/// which then competes for that lock with the sends that follow; a batch takes the lock once,
+/// and wakes the driver once, when it is dropped, so a server that answers every client each
+/// tick pays for one lock however many messages it sends. The
 /// messages are the same as those `Connection::send` would queue, in the same order, with the
 /// same errors.
 ///
