@@ -6,9 +6,10 @@
 //!
 //! Run: `cargo bench -p thinwire-proto --bench hop` (`-- unreliable 200000 32` for the other
 //! class, another count, and bursts of 32 messages per round trip: a flush of a busy sender,
-//! where the costs per message show rather than those per datagram). Time on a shared machine drifts; the instructions do not:
-//! `tools/hop-instructions.sh` counts them under `valgrind --tool=callgrind` (two runs of
-//! different lengths, so the handshake's share cancels out), for comparing two commits.
+//! where the costs per message show rather than those per datagram). Time on a shared
+//! machine drifts; the instructions do not: `tools/hop-instructions.sh` counts them under
+//! `valgrind --tool=callgrind` (two runs of different lengths, so the handshake's share
+//! cancels out), for comparing two commits.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
