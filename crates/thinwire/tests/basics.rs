@@ -6,7 +6,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::{join, key, within, ALL};
-use thinwire::{proto, Config, ConnectionError, DisconnectReason, Endpoint, SendError, SendMode};
+use thinwire::{
+    proto, Config, ConnectionError, DisconnectReason, Endpoint, SendError, SendMode,
+    TransportConfig,
+};
 
 async fn exchange_every_class(bind: &str) {
     let addr: SocketAddr = bind.parse().unwrap();
@@ -358,4 +361,27 @@ async fn a_batch_reaches_every_client_and_reports_refusals() {
     drop(batch);
     let m = within(5, "after a refusal", a.recv()).await.unwrap();
     assert_eq!(&m.data[..], b"still open");
+}
+
+/// Dropping a batch wakes the driver at once. With keepalives a minute apart, once the
+/// connection has gone quiet (its ACKs out, its idle memory given back after about a second)
+/// the driver's next timer is that keepalive, so without the wake-up the batch's message would
+/// wait for it; it arrives within seconds.
+#[tokio::test]
+async fn dropping_a_batch_sends_it_at_once() {
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let quiet = TransportConfig {
+        keepalive_interval: Duration::from_secs(60),
+        idle_timeout: Duration::from_secs(120),
+        ..TransportConfig::default()
+    };
+    let server = Endpoint::bind(any, Config::server().with_transport(quiet.clone())).unwrap();
+    let client = Endpoint::bind(any, Config::client().with_transport(quiet)).unwrap();
+    let (conn, peer) = join(&client, &server).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut batch = server.batch();
+    batch.send(&peer, 0, &b"now"[..], SendMode::Plain).unwrap();
+    drop(batch);
+    let m = within(5, "the batch's message", conn.recv()).await.unwrap();
+    assert_eq!(&m.data[..], b"now");
 }
