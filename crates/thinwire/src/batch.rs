@@ -8,8 +8,8 @@ use thinwire_proto::SendMode;
 
 use crate::connection::Connection;
 use crate::endpoint::Endpoint;
-use crate::error::{ConnectionError, SendError};
-use crate::shared::{EndpointRef, Slot, State};
+use crate::error::SendError;
+use crate::shared::{EndpointRef, State};
 
 /// Messages queued together: made by [`Endpoint::batch`], filled by [`send`](Self::send),
 /// handed to the driver when dropped.
@@ -17,9 +17,9 @@ use crate::shared::{EndpointRef, Slot, State};
 /// [`Connection::send`] takes the endpoint's lock once per message, and wakes the driver,
 /// which then competes for that lock with the sends that follow; a batch takes the lock once,
 /// and wakes the driver once, when it is dropped, so a server that answers every client each
-/// tick pays for one lock however many messages it sends. The
-/// messages are the same as those `Connection::send` would queue, in the same order, with the
-/// same errors.
+/// tick pays for one lock however many messages it sends. The messages are the same as those
+/// `Connection::send` would queue, in the same order, with the same errors (both check the
+/// connection through one function first).
 ///
 /// While a batch lives the endpoint is locked: its driver does not run, and
 /// [`Connection::send`], [`Connection::try_recv`] and the endpoint's other calls wait for it
@@ -64,13 +64,7 @@ impl<'a> SendBatch<'a> {
         }
         let st = self.st.as_mut().expect("a live batch holds the lock");
         let h = conn.handle();
-        if let Some(Slot { end: Some(r), .. }) = st.conns.get(&h) {
-            return Err(ConnectionError::Disconnected((**r).clone()).into());
-        }
-        if let Some(e) = &st.stopped {
-            return Err(e.clone().into());
-        }
-        st.engine.send(h, channel, data.into(), mode)?;
+        st.engine_for(h)?.send(h, channel, data.into(), mode)?;
         self.queued += 1;
         Ok(())
     }

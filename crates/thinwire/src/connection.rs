@@ -178,14 +178,8 @@ impl Connection {
     ) -> Result<T, SendError> {
         let shared = self.shared();
         let mut st = shared.lock();
-        if let Some(Slot { end: Some(r), .. }) = st.conns.get(&self.inner.handle) {
-            return Err(ConnectionError::Disconnected((**r).clone()).into());
-        }
-        if let Some(e) = &st.stopped {
-            return Err(e.clone().into());
-        }
         let h = self.inner.handle;
-        let out = call(&mut st.engine, h)?;
+        let out = call(st.engine_for(h)?, h)?;
         shared.wake_driver(st);
         Ok(out)
     }

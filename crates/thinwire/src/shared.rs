@@ -18,7 +18,7 @@ use thinwire_proto::{ConnectionHandle, DisconnectReason, Event, Message};
 use tokio::sync::Notify;
 
 use crate::engine::Engine;
-use crate::error::ConnectionError;
+use crate::error::{ConnectionError, SendError};
 
 /// Close code used when a [`Connection`](crate::Connection) is dropped without an explicit close.
 pub const DROP_CLOSE_CODE: u64 = 0;
@@ -119,6 +119,19 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The engine, to act on connection `h`: unless `h` has ended (why it ended) or the
+    /// endpoint stopped (why it stopped). What every send checks first, one at a time
+    /// ([`Connection::send`](crate::Connection::send)) or in a batch.
+    pub(crate) fn engine_for(&mut self, h: ConnectionHandle) -> Result<&mut Engine, SendError> {
+        if let Some(Slot { end: Some(r), .. }) = self.conns.get(&h) {
+            return Err(ConnectionError::Disconnected((**r).clone()).into());
+        }
+        if let Some(e) = &self.stopped {
+            return Err(e.clone().into());
+        }
+        Ok(&mut self.engine)
+    }
+
     /// Moves the core's events into the connection slots and wakes whoever waits for them.
     /// Returns whether a message was handed to a waiting application.
     pub(crate) fn dispatch(&mut self, shared_accept: &Notify, idle: &Notify) -> bool {
