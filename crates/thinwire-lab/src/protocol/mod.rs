@@ -46,7 +46,9 @@ pub use tcp::{
     TcpStats, TcpVariant, MAX_RTX_TRACKED,
 };
 pub use tcp_streams::{StreamPacket, StreamsConn, TcpStreams};
-pub use thinwire::{lab_server_key, ThinwireCounters, ThinwireEndpoint, ThinwireProtocol};
+pub use thinwire::{
+    lab_server_key, ThinwireCounters, ThinwireEndpoint, ThinwireProtocol, COPY_FIRST_TARGET,
+};
 pub use udp::{UdpDatagram, UdpEndpoint, UdpModel, UDP_HEADER};
 
 use crate::workload::{ClassId, ClassSpec, Semantics};

@@ -1,6 +1,6 @@
 //! [`ProtocolSpec`]: a transport to compare, named as in scenario files and results.
 
-use super::thinwire::{INSECURE_SUFFIX, SHARDS_INFIX};
+use super::thinwire::{COPY_FIRST_SUFFIX, INSECURE_SUFFIX, SHARDS_INFIX};
 use super::{DeadlineParity, Mapping, Protocol, TcpVariant, ThinwireProtocol};
 
 /// A transport to compare.
@@ -60,6 +60,7 @@ impl ProtocolSpec {
         "thinwire-fec+2",
         "thinwire-fec+3",
         "thinwire-deadline-k2",
+        "thinwire-copy-first",
         "thinwire-insecure-cleartext",
     ];
 
@@ -74,6 +75,12 @@ impl ProtocolSpec {
     /// e.g. `thinwire-deadline-k2`, `thinwire-fec+3-k2`) cuts every deadline
     /// message into `N` data shards instead of 512-byte ones.
     ///
+    /// A thinwire configuration without deadline delivery followed by
+    /// `-copy-first` (e.g. `thinwire-copy-first`) gives its reliable channels
+    /// the one-round-trip tail target
+    /// [`COPY_FIRST_TARGET`](super::COPY_FIRST_TARGET), met with copies of first
+    /// transmissions.
+    ///
     /// Every thinwire configuration encrypts its packets, as thinwire always
     /// does; the same name ending in `-insecure-cleartext` (e.g.
     /// `thinwire-insecure-cleartext`, `thinwire-fec+2-insecure-cleartext`) is
@@ -84,6 +91,19 @@ impl ProtocolSpec {
                 ProtocolSpec::Thinwire(t) if !t.insecure_cleartext => {
                     Some(ProtocolSpec::Thinwire(ThinwireProtocol {
                         insecure_cleartext: true,
+                        ..t
+                    }))
+                }
+                _ => None,
+            };
+        }
+        if let Some(base) = name.strip_suffix(COPY_FIRST_SUFFIX) {
+            return match Self::parse(base)? {
+                ProtocolSpec::Thinwire(t)
+                    if t.deadline.is_none() && !t.copy_first && !t.insecure_cleartext =>
+                {
+                    Some(ProtocolSpec::Thinwire(ThinwireProtocol {
+                        copy_first: true,
                         ..t
                     }))
                 }
@@ -117,6 +137,7 @@ impl ProtocolSpec {
                 deadline,
                 deadline_shards: None,
                 insecure_cleartext: false,
+                copy_first: false,
             })
         };
         Some(match name {

@@ -223,6 +223,7 @@ fn deadline_protocol_names_round_trip() {
             deadline: Some(DeadlineParity::Fixed(n)),
             deadline_shards: None,
             insecure_cleartext: false,
+            copy_first: false,
         })
     };
     assert_eq!(ProtocolSpec::parse("thinwire-fec+8"), Some(fec(8)));

@@ -248,6 +248,7 @@ fn encryption_costs_sixteen_bytes_per_data_packet() {
         deadline: None,
         deadline_shards: None,
         insecure_cleartext,
+        copy_first: false,
     };
     let sealed = run(&tw(false), &s, &w, &mut |_| {});
     let clear = run(&tw(true), &s, &w, &mut |_| {});
