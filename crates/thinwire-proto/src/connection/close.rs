@@ -16,7 +16,7 @@ impl Connection {
         match self.state {
             State::Established => {
                 self.state = State::Closing(Box::new(CloseFrame { code, reason }));
-                self.close.started = Some(now);
+                self.close.started = self.timers.stamp(now);
                 self.maybe_finish_close(now);
             }
             State::AwaitingChallenge | State::AwaitingAccept => {

@@ -30,7 +30,6 @@ pub(super) struct HandshakeInfo {
     /// resent unchanged, and the Noise state that reads the Accept). Boxed: a server's
     /// connection has none, and a client's drops it once the Accept is read.
     pub(super) client: Option<Box<ClientHandshake>>,
-    pub(super) started: Instant,
 }
 
 /// What a client brings to its handshake.
@@ -171,8 +170,8 @@ impl Connection {
         self.recovery.peer_max_ack_delay = peer_max_ack_delay(params.max_ack_delay_us);
         self.state = State::Established;
         self.due.handshake = false;
-        self.last_rx = now;
-        self.last_tx = now;
+        self.last_rx = self.timers.stamp(now);
+        self.last_tx = self.last_rx;
         debug!(
             remote = %self.remote,
             cid = %self.local_cid,

@@ -61,7 +61,7 @@ pub use stats::{
     ChannelStats, ConnectionCounters, ConnectionStats, DeadlineStats, FrameStats, PathStats,
     PayloadStats, RecoveryStats, SecurityStats, UdpStats,
 };
-use timer::TimerTable;
+use timer::{Stamp, TimerTable};
 
 /// Which side opened the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,10 +133,19 @@ struct Due {
 }
 
 /// When the CLOSE frame was last sent, and when the graceful close began.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct CloseTimes {
-    last_sent: Option<Instant>,
-    started: Option<Instant>,
+    last_sent: Stamp,
+    started: Stamp,
+}
+
+impl Default for CloseTimes {
+    fn default() -> Self {
+        Self {
+            last_sent: Stamp::NONE,
+            started: Stamp::NONE,
+        }
+    }
 }
 
 /// A connection: its identity and handshake, then one part per job (keys, channels, send
@@ -169,10 +178,12 @@ pub(crate) struct Connection {
     next_pn: u64,
     recovery: Recovery,
     rx: ReceivedPackets,
+    /// The timers, and the base of every [`Stamp`] below: the moment the connection was made.
     timers: TimerTable,
-    last_rx: Instant,
+    /// When the last authenticated packet arrived.
+    last_rx: Stamp,
     /// When the last packet of any kind left (keepalives are only needed when nothing does).
-    last_tx: Instant,
+    last_tx: Stamp,
     due: Due,
     close: CloseTimes,
     events: Vec<Event>,
@@ -206,7 +217,6 @@ impl Connection {
             instance,
             nonce,
             client: None,
-            started: now,
         };
         Self {
             side,
@@ -228,8 +238,8 @@ impl Connection {
             recovery: Recovery::new(&config),
             rx: ReceivedPackets::new(config.max_ack_ranges),
             timers: TimerTable::new(now),
-            last_rx: now,
-            last_tx: now,
+            last_rx: Stamp::START,
+            last_tx: Stamp::START,
             due: Due::default(),
             close: CloseTimes::default(),
             events: Vec::new(),

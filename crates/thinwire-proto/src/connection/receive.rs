@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::{Connection, State};
+use super::{Connection, Stamp, State};
 use crate::channel::{RecvChannel, RecvOutcome};
 use crate::deadline::ShardOutcome;
 use crate::error::DisconnectReason;
@@ -128,7 +128,9 @@ impl Connection {
             if frames.iter().any(|f| matches!(f, Frame::Close { .. })) {
                 // both sides closed: done
                 self.drained();
-            } else if self.close.last_sent.is_none_or(|t| now >= t + self.rto()) {
+            } else if self.close.last_sent == Stamp::NONE
+                || self.timers.elapsed(self.close.last_sent, self.rto(), now)
+            {
                 self.due.close = true;
             }
             return true;
@@ -158,7 +160,7 @@ impl Connection {
         if self.rx.largest() == Some(pn) {
             self.rx.largest_len = datagram_len;
         }
-        self.last_rx = now;
+        self.last_rx = self.timers.stamp(now);
         self.trimmed = false;
         self.stats.udp.packets_received += 1;
         self.stats.udp.bytes_received += datagram_len as u64;

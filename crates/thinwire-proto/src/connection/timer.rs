@@ -44,16 +44,41 @@ pub(crate) const TRIM_AFTER: Duration = Duration::from_secs(1);
 /// A timer not armed.
 const UNSET: i64 = i64::MAX;
 
-/// Deadlines of all timers, each kept as signed nanoseconds from `base` (the connection's
-/// last receipt when the table was made): 8 bytes a timer instead of an `Option<Instant>`'s
-/// 16, and exact, since an `Instant` minus another is a whole number of nanoseconds and adding
-/// it back gives the same `Instant`. Timers that run from the last receipt are set from their
-/// duration alone ([`set_after`](Self::set_after)), without the `Instant` arithmetic that is
-/// most of a table's cost. (Deadlines more than 292 years from the base would not fit.)
+/// Deadlines of all timers, each kept as signed nanoseconds from `base` (the moment the
+/// connection was made, which every table of the connection keeps): 8 bytes a timer instead of
+/// an `Option<Instant>`'s 16, and exact, since an `Instant` minus another is a whole number of
+/// nanoseconds and adding it back gives the same `Instant`. The connection keeps its own
+/// moments (last receipt, last send, the close's) as [`Stamp`]s from the same base, so the
+/// timers that run from them are set by adding durations ([`set_after`](Self::set_after)),
+/// without the `Instant` arithmetic that is most of a table's cost. (Moments more than 292
+/// years from the base would not fit.)
 #[derive(Debug, Clone)]
 pub(crate) struct TimerTable {
     base: Instant,
     at: [i64; COUNT],
+}
+
+/// A moment of the connection's life as signed nanoseconds from the moment it was made (its
+/// timer table's base), or [`Stamp::NONE`]: 8 bytes where an `Instant` takes 16 and an
+/// `Option<Instant>` 16, and exact ([`TimerTable::stamp`] makes one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp(i64);
+
+impl Stamp {
+    /// The moment the connection was made.
+    pub(crate) const START: Stamp = Stamp(0);
+    /// No moment (the `None` of an optional one).
+    pub(crate) const NONE: Stamp = Stamp(UNSET);
+
+    /// The nanoseconds from the base, unless this is [`Stamp::NONE`].
+    pub(crate) fn get(self) -> Option<i64> {
+        (self.0 != UNSET).then_some(self.0)
+    }
+
+    /// Nanoseconds from the base ([`Stamp::NONE`] reads as the farthest future).
+    fn nanos(self) -> i64 {
+        self.0
+    }
 }
 
 /// `d` in nanoseconds (below [`UNSET`]).
@@ -77,6 +102,17 @@ impl TimerTable {
             base,
             at: [UNSET; COUNT],
         }
+    }
+
+    /// `at` as a moment of the connection's life.
+    pub(crate) fn stamp(&self, at: Instant) -> Stamp {
+        Stamp(signed_nanos(at, self.base).min(UNSET - 1))
+    }
+
+    /// Whether `d` has passed between moment `from` and `now` (never, from [`Stamp::NONE`]).
+    pub(crate) fn elapsed(&self, from: Stamp, d: Duration, now: Instant) -> bool {
+        from.get()
+            .is_some_and(|f| self.stamp(now).nanos() >= f.saturating_add(nanos(d)))
     }
 
     pub(crate) fn set(&mut self, timer: Timer, at: Option<Instant>) {
@@ -183,7 +219,10 @@ impl Connection {
         if let Some(k) = &mut self.keys {
             k.release_idle();
         }
-        if now >= self.handshake.started + self.config.handshake_timeout {
+        if self
+            .timers
+            .elapsed(Stamp::START, self.config.handshake_timeout, now)
+        {
             self.accept_packet = None;
         }
         self.events = Vec::new();
@@ -206,9 +245,9 @@ impl Connection {
     pub(super) fn update_timers(&mut self) {
         let repair = self.copy_timer();
         let cfg = &self.config;
-        // offsets from the last receipt: the idle, keepalive and trim timers run from it or
-        // from the last send, one subtraction apart
-        let mut t = TimerTable::new(self.last_rx);
+        // offsets from the connection's start, as the last receipt and send are kept: the
+        // idle, keepalive and trim timers run from them by one addition
+        let mut t = TimerTable::new(self.timers.base);
         match &self.state {
             State::AwaitingChallenge | State::AwaitingAccept => {
                 if !self.due.handshake {
@@ -221,10 +260,7 @@ impl Connection {
                             .map(|s| s + cfg.handshake_retry),
                     );
                 }
-                t.set(
-                    Timer::HandshakeTimeout,
-                    Some(self.handshake.started + cfg.handshake_timeout),
-                );
+                t.set_after(Timer::HandshakeTimeout, nanos(cfg.handshake_timeout));
             }
             State::Established | State::Closing { .. } => {
                 let loss = match (self.recovery.loss_time, self.rto_deadline()) {
@@ -235,7 +271,7 @@ impl Connection {
                 if !self.rx.immediate {
                     t.set(Timer::Ack, self.rx.deadline);
                 }
-                let last_tx = signed_nanos(self.last_tx, self.last_rx);
+                let (last_rx, last_tx) = (self.last_rx.nanos(), self.last_tx.nanos());
                 // Any packet (an ACK too) keeps NAT mappings and the peer's idle timer alive, and
                 // with data in flight the retransmission timer probes the path already. The
                 // server waits a quarter longer, so in a spell of silence only the client pings
@@ -247,9 +283,9 @@ impl Connection {
                     };
                     t.set_after(Timer::Keepalive, last_tx.saturating_add(nanos(interval)));
                 }
-                t.set_after(Timer::Idle, nanos(cfg.idle_timeout));
+                t.set_after(Timer::Idle, last_rx.saturating_add(nanos(cfg.idle_timeout)));
                 if !self.trimmed {
-                    let quiet_from = last_tx.max(0);
+                    let quiet_from = last_tx.max(last_rx);
                     t.set_after(Timer::Trim, quiet_from.saturating_add(nanos(TRIM_AFTER)));
                 }
                 t.set(
@@ -258,8 +294,8 @@ impl Connection {
                 );
                 t.set(Timer::PathProbe, self.path_timeout());
                 t.set(Timer::Repair, repair);
-                if let (State::Closing { .. }, Some(s)) = (&self.state, self.close.started) {
-                    t.set(Timer::Close, Some(s + cfg.close_timeout));
+                if let (State::Closing { .. }, Some(s)) = (&self.state, self.close.started.get()) {
+                    t.set_after(Timer::Close, s.saturating_add(nanos(cfg.close_timeout)));
                 }
             }
             State::Draining(d) => t.set(Timer::Drain, Some(d.until)),
@@ -305,5 +341,25 @@ mod tests {
         t.set(Timer::Drain, Some(at(1_000_000_006)));
         let fired: Vec<_> = t.take_expired(at(1_000_000_007)).collect();
         assert_eq!(fired, [Timer::Close, Timer::Drain]);
+    }
+
+    /// A stamp is the instant to the nanosecond, before the base or after it; `elapsed` is
+    /// true from the exact nanosecond the duration has passed, and never from no moment.
+    #[test]
+    fn stamps_measure_from_the_base_to_the_nanosecond() {
+        let t0 = Instant::now();
+        let at = |ns: u64| t0 + Duration::from_nanos(ns);
+        let t = TimerTable::new(at(1_000));
+        assert_eq!(t.stamp(at(1_000)), Stamp::START);
+        assert_eq!(t.stamp(at(1_007)).get(), Some(7));
+        assert_eq!(t.stamp(at(993)).get(), Some(-7));
+        let s = t.stamp(at(2_000));
+        let d = Duration::from_nanos(500);
+        assert!(!t.elapsed(s, d, at(2_499)));
+        assert!(t.elapsed(s, d, at(2_500)));
+        assert!(t.elapsed(t.stamp(at(10)), d, at(510)));
+        assert!(!t.elapsed(t.stamp(at(10)), d, at(509)));
+        assert!(!t.elapsed(Stamp::NONE, Duration::ZERO, at(u64::from(u32::MAX))));
+        assert_eq!(Stamp::NONE.get(), None);
     }
 }

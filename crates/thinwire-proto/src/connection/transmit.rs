@@ -49,7 +49,7 @@ impl Connection {
         let to = to?;
         self.stats.udp.packets_sent += 1;
         self.stats.udp.bytes_sent += buf.len() as u64;
-        self.last_tx = now;
+        self.last_tx = self.timers.stamp(now);
         self.trimmed = false;
         self.update_timers();
         Some(to)
@@ -139,7 +139,7 @@ impl Connection {
         wire::encode_close(code, &reason[..reason.len().min(room)], buf);
         self.seal(pn, header_len, buf);
         self.due.close = false;
-        self.close.last_sent = Some(now);
+        self.close.last_sent = self.timers.stamp(now);
         true
     }
 
