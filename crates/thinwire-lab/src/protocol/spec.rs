@@ -75,11 +75,12 @@ impl ProtocolSpec {
     /// e.g. `thinwire-deadline-k2`, `thinwire-fec+3-k2`) cuts every deadline
     /// message into `N` data shards instead of 512-byte ones.
     ///
-    /// A thinwire configuration without deadline delivery followed by
-    /// `-copy-first` (e.g. `thinwire-copy-first`) gives its reliable channels
-    /// the one-round-trip tail target
+    /// A thinwire configuration with its thin-stream features on and without
+    /// deadline delivery, followed by `-copy-first` (e.g. `thinwire-copy-first`),
+    /// gives its reliable channels the one-round-trip tail target
     /// [`COPY_FIRST_TARGET`](super::COPY_FIRST_TARGET), met with copies of first
-    /// transmissions.
+    /// transmissions. (Repair works only while a stream is thin, so
+    /// `thinwire-thin-off-copy-first` would copy nothing and is refused.)
     ///
     /// Every thinwire configuration encrypts its packets, as thinwire always
     /// does; the same name ending in `-insecure-cleartext` (e.g.
@@ -100,7 +101,7 @@ impl ProtocolSpec {
         if let Some(base) = name.strip_suffix(COPY_FIRST_SUFFIX) {
             return match Self::parse(base)? {
                 ProtocolSpec::Thinwire(t)
-                    if t.deadline.is_none() && !t.copy_first && !t.insecure_cleartext =>
+                    if t.thin && t.deadline.is_none() && !t.copy_first && !t.insecure_cleartext =>
                 {
                     Some(ProtocolSpec::Thinwire(ThinwireProtocol {
                         copy_first: true,

@@ -152,7 +152,6 @@ fn copy_first_suffix_parses_and_round_trips() {
     for name in [
         "thinwire-copy-first",
         "thinwire-full-mapping-copy-first",
-        "thinwire-thin-off-copy-first",
         "thinwire-copy-first-insecure-cleartext",
     ] {
         let t = thinwire(name);
@@ -166,6 +165,7 @@ fn copy_first_suffix_parses_and_round_trips() {
     );
     for bad in [
         "thinwire-deadline-copy-first",
+        "thinwire-thin-off-copy-first",
         "thinwire-copy-first-copy-first",
         "thinwire-insecure-cleartext-copy-first",
         "tcp-model-copy-first",
