@@ -88,28 +88,21 @@ impl ProtocolSpec {
     /// the explicit opt-out, for measuring what encryption costs.
     pub fn parse(name: &str) -> Option<ProtocolSpec> {
         if let Some(base) = name.strip_suffix(INSECURE_SUFFIX) {
-            return match Self::parse(base)? {
-                ProtocolSpec::Thinwire(t) if !t.insecure_cleartext => {
-                    Some(ProtocolSpec::Thinwire(ThinwireProtocol {
-                        insecure_cleartext: true,
-                        ..t
-                    }))
-                }
-                _ => None,
-            };
+            return Self::thinwire_variant(base, |t| {
+                (!t.insecure_cleartext).then_some(ThinwireProtocol {
+                    insecure_cleartext: true,
+                    ..t
+                })
+            });
         }
         if let Some(base) = name.strip_suffix(COPY_FIRST_SUFFIX) {
-            return match Self::parse(base)? {
-                ProtocolSpec::Thinwire(t)
-                    if t.thin && t.deadline.is_none() && !t.copy_first && !t.insecure_cleartext =>
-                {
-                    Some(ProtocolSpec::Thinwire(ThinwireProtocol {
+            return Self::thinwire_variant(base, |t| {
+                (t.thin && t.deadline.is_none() && !t.copy_first && !t.insecure_cleartext)
+                    .then_some(ThinwireProtocol {
                         copy_first: true,
                         ..t
-                    }))
-                }
-                _ => None,
-            };
+                    })
+            });
         }
         if let Some((base, k)) = name.rsplit_once(SHARDS_INFIX) {
             // Plain decimal digits only (no sign, no leading zero), 1..=64.
@@ -117,19 +110,13 @@ impl ProtocolSpec {
                 .then(|| k.parse::<u8>().ok())
                 .flatten()
                 .filter(|k| (1..=64).contains(k))?;
-            return match Self::parse(base)? {
-                ProtocolSpec::Thinwire(t)
-                    if t.deadline.is_some()
-                        && t.deadline_shards.is_none()
-                        && !t.insecure_cleartext =>
-                {
-                    Some(ProtocolSpec::Thinwire(ThinwireProtocol {
+            return Self::thinwire_variant(base, |t| {
+                (t.deadline.is_some() && t.deadline_shards.is_none() && !t.insecure_cleartext)
+                    .then_some(ThinwireProtocol {
                         deadline_shards: Some(k),
                         ..t
-                    }))
-                }
-                _ => None,
-            };
+                    })
+            });
         }
         let tw = |thin: bool, mapping: Mapping, deadline: Option<DeadlineParity>| {
             ProtocolSpec::Thinwire(ThinwireProtocol {
@@ -182,6 +169,18 @@ impl ProtocolSpec {
                 tw(true, Mapping::SingleOrdered, Some(DeadlineParity::Fixed(n)))
             }
         })
+    }
+
+    /// The thinwire configuration named `base`, changed by a name suffix: `vary` gives the
+    /// changed configuration, or `None` where the suffix does not apply to it.
+    fn thinwire_variant(
+        base: &str,
+        vary: impl FnOnce(ThinwireProtocol) -> Option<ThinwireProtocol>,
+    ) -> Option<ProtocolSpec> {
+        match Self::parse(base)? {
+            ProtocolSpec::Thinwire(t) => vary(t).map(ProtocolSpec::Thinwire),
+            _ => None,
+        }
     }
 
     /// The name of this protocol configuration.
