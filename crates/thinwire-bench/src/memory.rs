@@ -12,7 +12,7 @@ use crate::child::{Child, ChildSpec, Role};
 use crate::host::{with_host, BenchHost, Protocol};
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
-use crate::sys::{heap_in_use, rss_bytes, settled_heap};
+use crate::sys::{heap_in_use, release_free_heap, rss_bytes, settled_heap};
 
 /// The connections are given this long to open.
 const CONNECT_LIMIT: Duration = Duration::from_secs(150);
@@ -45,6 +45,9 @@ fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String>
     };
     let mut child = Child::spawn(ctx, &spec)?;
     // nothing reaches the host before it is serviced: this is its cost with no connection
+    // (the pages earlier measurements freed go back first, so that the resident set grows by
+    // what the connections touch)
+    release_free_heap();
     let (heap1, rss1) = (heap()?, rss_bytes());
     let mut connected = 0usize;
     let deadline = Instant::now() + CONNECT_LIMIT;
@@ -63,8 +66,10 @@ fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String>
             }
         }
     }
-    // let handshakes' leftovers (retransmissions, acknowledgements) settle
-    let settle = Instant::now() + ctx.warmup.max(Duration::from_millis(100));
+    // idle: the handshakes' leftovers (retransmissions, acknowledgements) settle, and the
+    // connections live as idle ones do, with their keepalives (thinwire gives back a quiet
+    // connection's working memory after 1 s)
+    let settle = Instant::now() + ctx.seconds.max(ctx.warmup).max(Duration::from_millis(100));
     while Instant::now() < settle {
         host.service(Duration::from_millis(5), &mut evs)?;
         evs.clear();
@@ -147,7 +152,9 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
             "A child process opens {n} connections from one socket to a server host in the \
              bench process; once all are up and have settled, the growth of the server \
              process's heap in use (glibc mallinfo2: Rust and C allocations, small and mmapped \
-             chunks) is divided by {n}. ENet's host is created with exactly {n} peer slots \
+             chunks) is divided by {n}, after the connections have idled for {:.1} s, keepalives \
+             going (thinwire gives back a connection's working memory after 1 s of quiet and \
+             keeps it given back through keepalives). ENet's host is created with exactly {n} peer slots \
              (enet_host_create's peerCount), allocated up front: the second row counts them \
              (the heap grown from before the host was created), the first only what connecting \
              added; thinwire, KCP and GNS preallocate nothing per connection, so their two rows \
@@ -160,7 +167,11 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              is freed first, instead of reading as a negative cost). The host's own \
              heap (no connection yet) is the last row; thinwire's includes its receive batch \
              buffer (8 slots of 64 KiB, touched only as far as datagrams reach). The \
-             resident set (VmRSS) moves by pages and is shown as a check."
+             resident set (VmRSS) moves by pages and is shown as a check; the pages of heap \
+             that earlier measurements freed are given back to the system (glibc malloc_trim) \
+             before its first reading, so that the connections' memory shows as growth \
+             rather than reusing them.",
+            ctx.seconds.max(ctx.warmup).max(Duration::from_millis(100)).as_secs_f64()
         ),
         rows,
     }

@@ -27,6 +27,13 @@ pub(super) struct SendQueues {
     pub(super) copies: VecDeque<(Option<Instant>, ChunkRef)>,
 }
 
+impl SendQueues {
+    /// No chunk waits to be sent, first or again, or to be copied.
+    pub(super) fn nothing_to_send(&self) -> bool {
+        self.pending.is_empty() && self.retransmit.is_empty() && self.copies.is_empty()
+    }
+}
+
 /// Lists kept only for their capacity between packets (empty between calls).
 #[derive(Debug, Default)]
 pub(super) struct Scratch {

@@ -194,8 +194,8 @@ pub(crate) struct Connection {
     policies: PolicyCache,
     /// The counters ([`stats`](Self::stats) adds the gauges and the channels).
     stats: counters::Counters,
-    /// Idle memory was given back since the last packet (the Trim timer is off).
-    trimmed: bool,
+    /// Whether idle memory was given back, and what moved since.
+    rest: timer::Rest,
 }
 
 impl Connection {
@@ -246,7 +246,7 @@ impl Connection {
             deadline: None,
             policies,
             stats: counters::Counters::default(),
-            trimmed: false,
+            rest: timer::Rest::Awake,
             config,
         }
     }

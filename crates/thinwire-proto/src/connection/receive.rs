@@ -161,7 +161,7 @@ impl Connection {
             self.rx.largest_len = datagram_len;
         }
         self.last_rx = self.timers.stamp(now);
-        self.trimmed = false;
+        self.rest.on_packet(seen.messages > 0);
         self.stats.udp.packets_received += 1;
         self.stats.udp.bytes_received += datagram_len as u64;
         if packet.from != self.remote {

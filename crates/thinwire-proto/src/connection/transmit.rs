@@ -50,7 +50,8 @@ impl Connection {
         self.stats.udp.packets_sent += 1;
         self.stats.udp.bytes_sent += buf.len() as u64;
         self.last_tx = self.timers.stamp(now);
-        self.trimmed = false;
+        // what carried data said so already (`write_data`, `write_shard`)
+        self.rest.on_packet(false);
         self.update_timers();
         Some(to)
     }
@@ -169,6 +170,7 @@ impl Connection {
         };
         self.next_pn += 1;
         self.seal(pn, header_len, buf);
+        self.rest.on_packet(true);
         self.recovery.sent.on_sent(
             pn,
             SentPacket {
@@ -226,6 +228,7 @@ impl Connection {
             }
         }
         let mut ack_eliciting = !chunks.is_empty();
+        self.rest.on_packet(ack_eliciting);
         // the message frame that ends the packet takes the last-frame form (no length, a seq8
         // for a full-form frame): its payload runs to the end
         if let Some((start, header, len)) = self.active.made().and_then(|a| a.last_message.take()) {
