@@ -180,7 +180,7 @@ impl Wire {
 }
 
 /// Bytes an idle server connection may cost (see the test below).
-const IDLE_BUDGET: usize = 1600;
+const IDLE_BUDGET: usize = 1560;
 
 const CHANNELS: [ChannelKind; 3] = [
     ChannelKind::ReliableOrdered,
@@ -194,10 +194,14 @@ const CHANNELS: [ChannelKind; 3] = [
 /// connection has been quiet long enough to give back its idle memory (expanded AES keys,
 /// the boxed send queues and scratch lists, the kept Accept) and pack its counters.
 ///
-/// The aim is 1 KiB per idle connection; this is a regression bound on what is built (1,561 B:
-/// the connection struct is 1,168 B, see `connection/layout.rs`, the endpoint's two
-/// connection indexes, by our id and by the peer's, about 35 B each, its table slot and timer
-/// entry, and the connection's few small allocations the rest), not that aim.
+/// The aim is 1 KiB per idle connection; this is a regression bound on what is built (1,537 B:
+/// the connection struct is 1,176 B, see `connection/layout.rs`; the endpoint's two
+/// connection indexes, by our id, about 51 B, and by the peer's, about 35 B; its table slot,
+/// 56 B, and timer entries, 16 B each; the connection's two small allocations, its channel
+/// list and received ranges; and, for a while after the handshakes, the spent-cookie filter,
+/// which remembers each handshake for a cookie lifetime, about 35 B, and here, where the 1,000
+/// connections open in the same instant, the endpoint's event queue, which that burst of
+/// events grew), not that aim.
 #[test]
 fn an_idle_connection_stays_within_its_memory_budget() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

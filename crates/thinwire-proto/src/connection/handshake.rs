@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tracing::debug;
 
-use super::{Connection, State};
+use super::{Connection, Stamp, State};
 use crate::crypto::{self, CipherSuite, Initiator, PacketKeys, PublicKey};
 use crate::error::{DisconnectReason, PeerError, RefuseReason};
 use crate::event::Event;
@@ -26,6 +26,8 @@ pub(super) struct HandshakeInfo {
     pub(super) origin: SocketAddr,
     pub(super) instance: u64,
     pub(super) nonce: u64,
+    /// When the connection was made.
+    pub(super) started: Stamp,
     /// Client: what it needs to write its Connect (and, once written, the Connect itself,
     /// resent unchanged, and the Noise state that reads the Accept). Boxed: a server's
     /// connection has none, and a client's drops it once the Accept is read.

@@ -61,6 +61,7 @@ pub use stats::{
     ChannelStats, ConnectionCounters, ConnectionStats, DeadlineStats, FrameStats, PathStats,
     PayloadStats, RecoveryStats, SecurityStats, UdpStats,
 };
+pub(crate) use timer::{instant_at, signed_nanos, UNSET};
 use timer::{Stamp, TimerTable};
 
 /// Which side opened the connection.
@@ -90,6 +91,8 @@ pub(crate) struct Setup {
     /// This connection's randomness (handshake ephemeral key, path challenges), drawn from the
     /// endpoint's seeded generator.
     pub(crate) seed: [u8; 32],
+    /// The endpoint's start: every moment and deadline of the connection counts from it.
+    pub(crate) epoch: Instant,
 }
 
 /// What a server learns of the client from its Connect.
@@ -178,7 +181,7 @@ pub(crate) struct Connection {
     next_pn: u64,
     recovery: Recovery,
     rx: ReceivedPackets,
-    /// The timers, and the base of every [`Stamp`] below: the moment the connection was made.
+    /// The timers, and the base of every [`Stamp`] below: the endpoint's start.
     timers: TimerTable,
     /// When the last authenticated packet arrived.
     last_rx: Stamp,
@@ -211,11 +214,15 @@ impl Connection {
             config,
             policies,
             seed,
+            epoch,
         } = setup;
+        let timers = TimerTable::new(epoch);
+        let started = timers.stamp(now);
         let handshake = HandshakeInfo {
             origin: remote,
             instance,
             nonce,
+            started,
             client: None,
         };
         Self {
@@ -237,9 +244,9 @@ impl Connection {
             next_pn: 0,
             recovery: Recovery::new(&config),
             rx: ReceivedPackets::new(config.max_ack_ranges),
-            timers: TimerTable::new(now),
-            last_rx: Stamp::START,
-            last_tx: Stamp::START,
+            timers,
+            last_rx: started,
+            last_tx: started,
             due: Due::default(),
             close: CloseTimes::default(),
             events: Vec::new(),

@@ -74,10 +74,11 @@ impl Rest {
 }
 
 /// A timer not armed.
-const UNSET: i64 = i64::MAX;
+pub(crate) const UNSET: i64 = i64::MAX;
 
-/// Deadlines of all timers, each kept as signed nanoseconds from `base` (the moment the
-/// connection was made, which every table of the connection keeps): 8 bytes a timer instead of
+/// Deadlines of all timers, each kept as signed nanoseconds from `base` (its endpoint's start,
+/// the base of the endpoint's own timer table too, so that the endpoint takes a connection's
+/// next deadline as it is, [`Connection::poll_deadline`]): 8 bytes a timer instead of
 /// an `Option<Instant>`'s 16, and exact, since an `Instant` minus another is a whole number of
 /// nanoseconds and adding it back gives the same `Instant`. The connection keeps its own
 /// moments (last receipt, last send, the close's) as [`Stamp`]s from the same base, so the
@@ -90,15 +91,13 @@ pub(crate) struct TimerTable {
     at: [i64; COUNT],
 }
 
-/// A moment of the connection's life as signed nanoseconds from the moment it was made (its
-/// timer table's base), or [`Stamp::NONE`]: 8 bytes where an `Instant` takes 16 and an
-/// `Option<Instant>` 16, and exact ([`TimerTable::stamp`] makes one).
+/// A moment of the connection's life as signed nanoseconds from its timer table's base, or
+/// [`Stamp::NONE`]: 8 bytes where an `Instant` takes 16 and an `Option<Instant>` 16, and exact
+/// ([`TimerTable::stamp`] makes one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp(i64);
 
 impl Stamp {
-    /// The moment the connection was made.
-    pub(crate) const START: Stamp = Stamp(0);
     /// No moment (the `None` of an optional one).
     pub(crate) const NONE: Stamp = Stamp(UNSET);
 
@@ -118,12 +117,23 @@ fn nanos(d: Duration) -> i64 {
     i64::try_from(d.as_nanos()).map_or(UNSET - 1, |n| n.min(UNSET - 1))
 }
 
-/// `at - from` in signed nanoseconds.
-fn signed_nanos(at: Instant, from: Instant) -> i64 {
+/// `at - from` in signed nanoseconds, below [`UNSET`] (a moment 292 years or more away
+/// saturates). The endpoint's timer table keeps its deadlines this way too.
+pub(crate) fn signed_nanos(at: Instant, from: Instant) -> i64 {
     if at >= from {
         nanos(at - from)
     } else {
         -nanos(from - at)
+    }
+}
+
+/// The instant `offset` nanoseconds from `base`: the inverse of [`signed_nanos`], exact.
+pub(crate) fn instant_at(base: Instant, offset: i64) -> Instant {
+    let d = Duration::from_nanos(offset.unsigned_abs());
+    if offset >= 0 {
+        base + d
+    } else {
+        base - d
     }
 }
 
@@ -156,20 +166,21 @@ impl TimerTable {
         self.at[timer as usize] = offset.min(UNSET - 1);
     }
 
-    /// The instant `offset` nanoseconds from the base.
-    fn instant(&self, offset: i64) -> Instant {
-        let d = Duration::from_nanos(offset.unsigned_abs());
-        if offset >= 0 {
-            self.base + d
-        } else {
-            self.base - d
-        }
+    /// The earliest deadline.
+    #[cfg(test)]
+    fn next(&self) -> Option<Instant> {
+        let earliest = self.next_offset();
+        (earliest != UNSET).then(|| instant_at(self.base, earliest))
     }
 
-    /// The earliest deadline.
-    pub(crate) fn next(&self) -> Option<Instant> {
-        let earliest = self.at.iter().copied().min().filter(|o| *o != UNSET)?;
-        Some(self.instant(earliest))
+    /// The earliest deadline as nanoseconds from the base ([`UNSET`]: none).
+    pub(crate) fn next_offset(&self) -> i64 {
+        self.at.iter().copied().min().unwrap_or(UNSET)
+    }
+
+    /// The instant the offsets count from.
+    pub(crate) fn base(&self) -> Instant {
+        self.base
     }
 
     /// Timers due at `now`, in table order; they are cleared at once (the iterator does not
@@ -204,8 +215,15 @@ impl TimerTable {
 
 // The connection's side: which timers run in which state, and what each does when it fires.
 impl Connection {
-    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
+    /// The earliest timer as signed nanoseconds from the endpoint's start ([`UNSET`]: no timer
+    /// armed): what the endpoint's timer table keeps, with no conversion.
+    pub(crate) fn poll_deadline(&self) -> i64 {
+        self.timers.next_offset()
+    }
+
+    /// The instant [`poll_deadline`](Self::poll_deadline) counts from.
+    pub(crate) fn deadline_base(&self) -> Instant {
+        self.timers.base()
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
@@ -253,7 +271,7 @@ impl Connection {
         }
         if self
             .timers
-            .elapsed(Stamp::START, self.config.handshake_timeout, now)
+            .elapsed(self.handshake.started, self.config.handshake_timeout, now)
         {
             self.accept_packet = None;
         }
@@ -304,7 +322,11 @@ impl Connection {
                             .map(|s| s + cfg.handshake_retry),
                     );
                 }
-                t.set_after(Timer::HandshakeTimeout, nanos(cfg.handshake_timeout));
+                let started = self.handshake.started.nanos();
+                t.set_after(
+                    Timer::HandshakeTimeout,
+                    started.saturating_add(nanos(cfg.handshake_timeout)),
+                );
             }
             State::Established | State::Closing { .. } => {
                 let loss = match (self.recovery.loss_time, self.rto_deadline()) {
@@ -398,7 +420,7 @@ mod tests {
         let t0 = Instant::now();
         let at = |ns: u64| t0 + Duration::from_nanos(ns);
         let t = TimerTable::new(at(1_000));
-        assert_eq!(t.stamp(at(1_000)), Stamp::START);
+        assert_eq!(t.stamp(at(1_000)).get(), Some(0));
         assert_eq!(t.stamp(at(1_007)).get(), Some(7));
         assert_eq!(t.stamp(at(993)).get(), Some(-7));
         let s = t.stamp(at(2_000));

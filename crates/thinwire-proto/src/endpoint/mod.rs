@@ -166,7 +166,7 @@ impl Endpoint {
             rng,
             cookie_key,
             instance,
-            conns: ConnTable::default(),
+            conns: ConnTable::new(now),
             by_cid: FxHashMap::default(),
             peers: PeerIndex::default(),
             replies: VecDeque::new(),
@@ -330,6 +330,7 @@ impl Endpoint {
             config: self.transport.clone(),
             policies: self.config.policy_cache.clone(),
             seed: self.rng.random(),
+            epoch: self.epoch,
         }
     }
 
@@ -553,7 +554,8 @@ impl Endpoint {
             self.remove(h);
             return;
         }
-        let next = conn.poll_timeout();
+        debug_assert_eq!(conn.deadline_base(), self.epoch, "deadlines share the base");
+        let next = conn.poll_deadline();
         let held = conn.held_bytes();
         self.conns.set_timer(h, next);
         self.account(h, held);

@@ -53,10 +53,10 @@ impl Endpoint {
         // queuing changes no timer and raises no event (`Connection::queue`): only the
         // memory held moves, and the connection may now have something to send
         #[cfg(debug_assertions)]
-        let timer = c.poll_timeout();
+        let timer = c.poll_deadline();
         c.send(self.clock, channel, data, mode)?;
         #[cfg(debug_assertions)]
-        debug_assert_eq!(c.poll_timeout(), timer, "a queued message moved a timer");
+        debug_assert_eq!(c.poll_deadline(), timer, "a queued message moved a timer");
         let held = c.held_bytes();
         self.conns.mark_dirty(conn);
         self.account(conn, held);

@@ -22,17 +22,25 @@ use std::time::Instant;
 
 use super::budget::SourceIndex;
 use super::ConnectionHandle;
-use crate::connection::Connection;
+use crate::connection::{instant_at, signed_nanos, Connection, UNSET};
+
+/// A deadline as signed nanoseconds from the table's base, the endpoint's start, which its
+/// connections count their own deadlines from too (8 bytes where an `Option<Instant>` takes
+/// 16, in every slot and heap entry; exact both ways); [`NONE`] for none.
+pub(crate) type Deadline = i64;
+
+/// No deadline (no real one reaches it: offsets saturate below).
+const NONE: Deadline = UNSET;
 
 #[derive(Debug)]
 struct Slot {
     generation: u32,
     conn: Option<Box<Connection>>,
-    /// The deadline this connection's timer is armed for.
-    timer: Option<Instant>,
+    /// The deadline this connection's timer is armed for ([`NONE`]: disarmed).
+    timer: Deadline,
     /// The deadline of this slot's live heap entry: never later than `timer` while that is
-    /// armed (`None`: no live entry).
-    queued: Option<Instant>,
+    /// armed ([`NONE`]: no live entry).
+    queued: Deadline,
     /// Queued in `dirty`.
     dirty: bool,
     /// Bytes of the memory budget the connection held when last looked at: in all, and of
@@ -44,12 +52,14 @@ struct Slot {
 }
 
 /// Connections by handle, their timers and the dirty queue.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ConnTable {
+    /// The moment every deadline is counted from.
+    base: Instant,
     slots: Vec<Slot>,
     free: Vec<u32>,
     len: usize,
-    timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
+    timers: BinaryHeap<Reverse<(Deadline, u32, u32)>>,
     dirty: VecDeque<ConnectionHandle>,
 }
 
@@ -58,6 +68,27 @@ fn split(h: ConnectionHandle) -> (usize, u32) {
 }
 
 impl ConnTable {
+    /// An empty table whose deadlines count from `base` (any moment; the endpoint's start).
+    pub(crate) fn new(base: Instant) -> Self {
+        Self {
+            base,
+            slots: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+            timers: BinaryHeap::new(),
+            dirty: VecDeque::new(),
+        }
+    }
+
+    #[cfg(test)]
+    fn deadline(&self, at: Option<Instant>) -> Deadline {
+        at.map_or(NONE, |at| signed_nanos(at, self.base))
+    }
+
+    fn instant(&self, d: Deadline) -> Option<Instant> {
+        (d != NONE).then(|| instant_at(self.base, d))
+    }
+
     /// Connections held.
     pub(crate) fn len(&self) -> usize {
         self.len
@@ -71,8 +102,8 @@ impl ConnTable {
                 self.slots.push(Slot {
                     generation: 0,
                     conn: None,
-                    timer: None,
-                    queued: None,
+                    timer: NONE,
+                    queued: NONE,
                     dirty: false,
                     held: 0,
                     received: 0,
@@ -159,8 +190,8 @@ impl ConnTable {
         let (i, _) = split(h);
         let slot = self.slot_mut(h)?;
         let conn = slot.conn.take();
-        slot.timer = None;
-        slot.queued = None;
+        slot.timer = NONE;
+        slot.queued = NONE;
         slot.generation = slot.generation.wrapping_add(1);
         if std::mem::take(&mut slot.dirty) {
             self.dirty.retain(|x| *x != h);
@@ -171,8 +202,9 @@ impl ConnTable {
         conn
     }
 
-    /// Arms (or with `None` disarms) the timer of `h`.
-    pub(crate) fn set_timer(&mut self, h: ConnectionHandle, at: Option<Instant>) {
+    /// Arms the timer of `h` for `at` (from the connection's
+    /// [`poll_deadline`](Connection::poll_deadline); [`UNSET`] disarms it).
+    pub(crate) fn set_timer(&mut self, h: ConnectionHandle, at: Deadline) {
         let (i, _) = split(h);
         if self.slot(h).is_some() {
             self.arm(i, at);
@@ -180,22 +212,18 @@ impl ConnTable {
     }
 
     /// Arms slot `i`'s timer: a new heap entry only when `at` is earlier than its live one.
-    fn arm(&mut self, i: usize, at: Option<Instant>) {
+    fn arm(&mut self, i: usize, at: Deadline) {
         let slot = &mut self.slots[i];
         if slot.timer == at {
             return;
         }
         slot.timer = at;
-        match (at, slot.queued) {
-            // the live entry surfaces first; `settle` moves it on then
-            (Some(at), Some(q)) if q <= at => {}
-            (Some(at), _) => {
-                slot.queued = Some(at);
-                let g = slot.generation;
-                self.timers.push(Reverse((at, i as u32, g)));
-            }
-            // disarmed: the live entry is dropped when it surfaces
-            (None, _) => {}
+        // disarmed (the live entry is dropped when it surfaces), or the live entry surfaces
+        // first (`settle` moves it on then): nothing to push
+        if at != NONE && at < slot.queued {
+            slot.queued = at;
+            let g = slot.generation;
+            self.timers.push(Reverse((at, i as u32, g)));
         }
         self.settle();
         if self.timers.len() > 2 * self.len + 64 {
@@ -210,25 +238,20 @@ impl ConnTable {
             let Some(slot) = self
                 .slots
                 .get_mut(i as usize)
-                .filter(|s| s.generation == g && s.queued == Some(at))
+                .filter(|s| s.generation == g && s.queued == at)
             else {
                 self.timers.pop();
                 continue;
             };
-            if slot.timer == Some(at) {
+            if slot.timer == at {
                 break;
             }
             slot.queued = slot.timer;
-            match slot.timer {
-                Some(later) => {
-                    // one sift instead of a pop and a push
-                    if let Some(mut top) = self.timers.peek_mut() {
-                        *top = Reverse((later, i, g));
-                    }
-                }
-                None => {
-                    self.timers.pop();
-                }
+            if slot.timer == NONE {
+                self.timers.pop();
+            } else if let Some(mut top) = self.timers.peek_mut() {
+                // one sift instead of a pop and a push
+                *top = Reverse((slot.timer, i, g));
             }
         }
     }
@@ -241,26 +264,29 @@ impl ConnTable {
             .slots
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| Some(Reverse((s.timer?, i as u32, s.generation))))
+            .filter(|(_, s)| s.timer != NONE)
+            .map(|(i, s)| Reverse((s.timer, i as u32, s.generation)))
             .collect();
     }
 
     /// The earliest armed timer.
     pub(crate) fn next_timer(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((at, ..))| *at)
+        self.timers
+            .peek()
+            .and_then(|Reverse((at, ..))| self.instant(*at))
     }
 
     /// The connection whose timer expired at or before `now`, earliest first; its timer is
     /// disarmed.
     pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<ConnectionHandle> {
         let &Reverse((at, i, g)) = self.timers.peek()?;
-        if at > now {
+        if at > signed_nanos(now, self.base) {
             return None;
         }
         self.timers.pop();
         let slot = &mut self.slots[i as usize];
-        slot.timer = None;
-        slot.queued = None;
+        slot.timer = NONE;
+        slot.queued = NONE;
         self.settle();
         Some(ConnectionHandle(u64::from(g) << 32 | u64::from(i)))
     }
@@ -299,15 +325,15 @@ mod tests {
     fn timers_fire_in_order_and_rearming_leaves_no_ghost() {
         // the timer logic only looks at slots (set_timer finds them through live connections):
         // fake the slots and arm them by index
-        let mut t = fake_slots(3);
         let base = Instant::now();
+        let mut t = fake_slots(3, base);
         let at = |ms| base + Duration::from_millis(ms);
         for (i, ms) in [(0, 30u64), (1, 10), (2, 20)] {
-            t.arm(i, Some(at(ms)));
+            t.arm(i, t.deadline(Some(at(ms))));
         }
         assert_eq!(t.next_timer(), Some(at(10)));
         // re-arm slot 1 later: no new entry, and the top moves on to slot 2
-        t.arm(1, Some(at(40)));
+        t.arm(1, t.deadline(Some(at(40))));
         assert_eq!(t.next_timer(), Some(at(20)));
         assert_eq!(t.timers.len(), 3);
         let mut fired = Vec::new();
@@ -318,14 +344,14 @@ mod tests {
         assert_eq!(t.next_timer(), None);
     }
 
-    fn fake_slots(n: usize) -> ConnTable {
-        let mut t = ConnTable::default();
+    fn fake_slots(n: usize, base: Instant) -> ConnTable {
+        let mut t = ConnTable::new(base);
         for _ in 0..n {
             t.slots.push(Slot {
                 generation: 0,
                 conn: None,
-                timer: None,
-                queued: None,
+                timer: NONE,
+                queued: NONE,
                 dirty: false,
                 held: 0,
                 received: 0,
@@ -349,13 +375,13 @@ mod tests {
         ) {
             let base = Instant::now();
             let at = |ms| base + Duration::from_millis(ms);
-            let mut t = fake_slots(6);
+            let mut t = fake_slots(6, base);
             let mut model: [Option<u64>; 6] = [None; 6];
             let mut now = 0u64;
             for (i, deadline, expire) in ops {
                 // deadlines are never in the past (a connection arms its timers ahead)
                 let deadline = deadline.map(|d| now + d);
-                t.arm(i, deadline.map(at));
+                t.arm(i, t.deadline(deadline.map(at)));
                 model[i] = deadline;
                 proptest::prop_assert_eq!(t.next_timer(), model.iter().flatten().min().map(|&m| at(m)));
                 proptest::prop_assert!(t.timers.len() <= 2 * 6 + 64);
