@@ -118,6 +118,7 @@ mod error;
 mod event;
 pub mod policy;
 mod recovery;
+mod stamp;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 #[cfg(feature = "fuzzing")]

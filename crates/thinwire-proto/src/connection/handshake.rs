@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use tracing::debug;
 
-use super::{Connection, Stamp, State};
+use super::{Connection, State};
 use crate::crypto::{self, CipherSuite, Initiator, PacketKeys, PublicKey};
 use crate::error::{DisconnectReason, PeerError, RefuseReason};
 use crate::event::Event;
+use crate::stamp::Stamp;
 use crate::wire::{self, AcceptParams, ConnectParams, LongPacket};
 
 /// The peer's advertised max ack delay, capped at 10 s so that a hostile value cannot stall our

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::Connection;
+use crate::stamp::Stamp;
 
 use crate::config::TransportConfig;
 use crate::recovery::{Congestion, LossEstimates, RttEstimator, SentPacket, SentPackets};
@@ -14,6 +15,10 @@ use crate::wire::AckFrame;
 /// timeouts use the same budget (`TCP_THIN_LINEAR_RETRIES`, 6), after Petlund et al.
 const THIN_LINEAR_RTOS: u32 = 6;
 
+/// No retransmission timeout to tell a late ACK by ([`Recovery::rto_mark`]; no packet number
+/// reaches it).
+const NO_MARK: u64 = u64::MAX;
+
 /// Loss recovery: the packets in flight, the round-trip and loss estimates, the congestion
 /// window, and the state of the retransmission timeout.
 #[derive(Debug)]
@@ -23,12 +28,13 @@ pub(super) struct Recovery {
     pub(super) cc: Congestion,
     /// Loss rates: mean, after a loss, and of acknowledgements.
     pub(super) estimates: LossEstimates,
-    /// When the reordering window or time threshold of a packet not yet declared lost ends.
-    pub(super) loss_time: Option<Instant>,
-    /// The next packet number when the retransmission timeout last fired: an ACK whose
-    /// largest is a packet below it that the timeout declared lost was merely late (a spurious
-    /// timeout, RFC 4015).
-    pub(super) rto_mark: Option<u64>,
+    /// When the reordering window or time threshold of a packet not yet declared lost ends
+    /// ([`Stamp::NONE`]: no such packet).
+    pub(super) loss_time: Stamp,
+    /// The next packet number when the retransmission timeout last fired ([`NO_MARK`]: not
+    /// since the last spurious one): an ACK whose largest is a packet below it that the
+    /// timeout declared lost was merely late (a spurious timeout, RFC 4015).
+    pub(super) rto_mark: u64,
     pub(super) peer_max_ack_delay: Duration,
     /// The ACK delay the peer has been reporting: the largest, decaying by 1/16 per ACK (the
     /// timeout allows this much for the peer's ACK delay, never more than its maximum: a
@@ -48,8 +54,8 @@ impl Recovery {
             rtt: RttEstimator::new(config.initial_rtt),
             cc: Congestion::new(config.initial_window, config.min_window, config.max_window),
             estimates: LossEstimates::default(),
-            loss_time: None,
-            rto_mark: None,
+            loss_time: Stamp::NONE,
+            rto_mark: NO_MARK,
             peer_max_ack_delay: Duration::ZERO,
             ack_delay_seen: None,
             backoff: 0,
@@ -81,7 +87,9 @@ impl Connection {
                 // largest acknowledged, so nothing sent later prompted it): the
                 // acknowledgement was late, not lost. (A lost ACK is followed by one that a
                 // later packet prompted.)
-                late_ack |= *pn == ack.largest && self.recovery.rto_mark.is_some_and(|m| *pn < m);
+                late_ack |= *pn == ack.largest
+                    && self.recovery.rto_mark != NO_MARK
+                    && *pn < self.recovery.rto_mark;
             } else {
                 new_data_acked = true;
                 self.recovery.cc.on_ack(packet.time_sent);
@@ -117,7 +125,7 @@ impl Connection {
         if late_ack {
             // the timeout was spurious: undo its backoff (RFC 4015's response)
             self.stats.live().recovery.spurious_timeouts += 1;
-            self.recovery.rto_mark = None;
+            self.recovery.rto_mark = NO_MARK;
             new_data_acked = true;
         }
         if new_data_acked {
@@ -142,7 +150,8 @@ impl Connection {
     pub(super) fn detect_losses(&mut self, now: Instant) {
         let rule = self.loss_rule();
         let mut lost = std::mem::take(&mut self.active.get_mut().scratch.acked);
-        self.recovery.loss_time = self.recovery.sent.detect_lost(now, rule, &mut lost);
+        let loss_time = self.recovery.sent.detect_lost(now, rule, &mut lost);
+        self.recovery.loss_time = loss_time.map_or(Stamp::NONE, |t| self.timers.stamp(t));
         if rule.thin && !lost.is_empty() {
             self.stats.live().recovery.thin_fast_losses += lost.len() as u64;
         }
@@ -207,12 +216,12 @@ impl Connection {
     }
 
     pub(super) fn on_loss_timer(&mut self, now: Instant) {
-        if self.recovery.loss_time.is_some_and(|t| t <= now) {
+        if self.recovery.loss_time <= self.timers.stamp(now) {
             self.detect_losses(now);
         }
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.live().recovery.rto_expirations += 1;
-            self.recovery.rto_mark = Some(self.next_pn);
+            self.recovery.rto_mark = self.next_pn;
             let rto = self.rto();
             let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(rto, pn)).unwrap_or(now));
             self.recovery.rto_streak = self.recovery.rto_streak.saturating_add(1);

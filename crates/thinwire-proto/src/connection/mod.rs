@@ -20,6 +20,7 @@
 //! | `counters.rs` | a connection's counters, packed small while it is idle |
 
 mod active;
+mod channel_list;
 mod close;
 mod counters;
 mod handshake;
@@ -49,6 +50,7 @@ use crate::policy::PolicyCache;
 use crate::recovery::{ns, ReceivedPackets};
 use crate::wire::{ChannelKind, ConnectionId};
 
+use crate::stamp::Stamp;
 use active::LazyActive;
 use handshake::HandshakeInfo;
 pub(crate) use handshake::{peer_max_ack_delay, ClientHandshake};
@@ -61,8 +63,7 @@ pub use stats::{
     ChannelStats, ConnectionCounters, ConnectionStats, DeadlineStats, FrameStats, PathStats,
     PayloadStats, RecoveryStats, SecurityStats, UdpStats,
 };
-pub(crate) use timer::{instant_at, signed_nanos, UNSET};
-use timer::{Stamp, TimerTable};
+use timer::TimerTable;
 
 /// Which side opened the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,7 +172,7 @@ pub(crate) struct Connection {
     seed: [u8; 32],
     path: path::PathState,
     config: Arc<TransportConfig>,
-    channels: Box<[ChannelKind]>,
+    channels: channel_list::ChannelList,
     /// The channels' send states, made at the first message sent (`ensure_send`).
     send: Box<[SendChannel]>,
     /// The channels' receive states, made at the first message received (`ensure_recv`).
@@ -237,7 +238,7 @@ impl Connection {
             accept_packet: None,
             seed,
             path: path::PathState::default(),
-            channels: channels.into_boxed_slice(),
+            channels: channels.into(),
             send: Box::default(),
             recv: Box::default(),
             active: LazyActive::default(),

@@ -6,11 +6,12 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::{Connection, Stamp, State};
+use super::{Connection, State};
 use crate::channel::{RecvChannel, RecvOutcome};
 use crate::deadline::ShardOutcome;
 use crate::error::DisconnectReason;
 use crate::event::{Event, Message};
+use crate::stamp::Stamp;
 use crate::wire::{self, Frame};
 
 /// Packets carrying only unreliable messages acknowledged together, at most (sooner when the
@@ -104,7 +105,8 @@ impl Connection {
             return false;
         };
         let pn = wire::pn_decode(packet.pn_truncated, packet.pn_len, largest);
-        let Some(len) = keys.open(now, pn, (packet.header, packet.body), largest) else {
+        let at = self.timers.stamp(now);
+        let Some(len) = keys.open(at, pn, (packet.header, packet.body), largest) else {
             self.stats.live().security.unauthenticated_packets += 1;
             return false;
         };
@@ -156,11 +158,11 @@ impl Connection {
         }
         // out of order: out of sequence, or (unless ACKs are paired) while a gap is open below
         let gap_open = self.rx.gap_open() && !self.config.ack_pairs;
-        let out_of_order = self.rx.insert(pn, now) || gap_open;
+        let out_of_order = self.rx.insert(pn, at) || gap_open;
         if self.rx.largest() == Some(pn) {
             self.rx.largest_len = datagram_len;
         }
-        self.last_rx = self.timers.stamp(now);
+        self.last_rx = at;
         self.rest.on_packet(seen.messages > 0);
         self.stats.udp.packets_received += 1;
         self.stats.udp.bytes_received += datagram_len as u64;
@@ -259,8 +261,8 @@ impl Connection {
             };
             if out_of_order || immediate_rule || self.rx.unacked_eliciting >= every {
                 self.rx.immediate = true;
-            } else if self.rx.deadline.is_none() {
-                self.rx.deadline = Some(now + self.config.max_ack_delay);
+            } else if self.rx.deadline == Stamp::NONE {
+                self.rx.deadline = self.timers.stamp(now).after(self.config.max_ack_delay);
             }
         }
         self.maybe_finish_close(now);

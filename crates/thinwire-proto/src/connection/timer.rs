@@ -73,8 +73,10 @@ impl Rest {
     }
 }
 
-/// A timer not armed.
-pub(crate) const UNSET: i64 = i64::MAX;
+#[cfg(test)]
+use crate::stamp::instant_at;
+pub(crate) use crate::stamp::UNSET;
+use crate::stamp::{nanos, signed_nanos, Stamp};
 
 /// Deadlines of all timers, each kept as signed nanoseconds from `base` (its endpoint's start,
 /// the base of the endpoint's own timer table too, so that the endpoint takes a connection's
@@ -89,52 +91,6 @@ pub(crate) const UNSET: i64 = i64::MAX;
 pub(crate) struct TimerTable {
     base: Instant,
     at: [i64; COUNT],
-}
-
-/// A moment of the connection's life as signed nanoseconds from its timer table's base, or
-/// [`Stamp::NONE`]: 8 bytes where an `Instant` takes 16 and an `Option<Instant>` 16, and exact
-/// ([`TimerTable::stamp`] makes one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp(i64);
-
-impl Stamp {
-    /// No moment (the `None` of an optional one).
-    pub(crate) const NONE: Stamp = Stamp(UNSET);
-
-    /// The nanoseconds from the base, unless this is [`Stamp::NONE`].
-    pub(crate) fn get(self) -> Option<i64> {
-        (self.0 != UNSET).then_some(self.0)
-    }
-
-    /// Nanoseconds from the base ([`Stamp::NONE`] reads as the farthest future).
-    fn nanos(self) -> i64 {
-        self.0
-    }
-}
-
-/// `d` in nanoseconds (below [`UNSET`]).
-fn nanos(d: Duration) -> i64 {
-    i64::try_from(d.as_nanos()).map_or(UNSET - 1, |n| n.min(UNSET - 1))
-}
-
-/// `at - from` in signed nanoseconds, below [`UNSET`] (a moment 292 years or more away
-/// saturates). The endpoint's timer table keeps its deadlines this way too.
-pub(crate) fn signed_nanos(at: Instant, from: Instant) -> i64 {
-    if at >= from {
-        nanos(at - from)
-    } else {
-        -nanos(from - at)
-    }
-}
-
-/// The instant `offset` nanoseconds from `base`: the inverse of [`signed_nanos`], exact.
-pub(crate) fn instant_at(base: Instant, offset: i64) -> Instant {
-    let d = Duration::from_nanos(offset.unsigned_abs());
-    if offset >= 0 {
-        base + d
-    } else {
-        base - d
-    }
 }
 
 impl TimerTable {
@@ -159,6 +115,11 @@ impl TimerTable {
 
     pub(crate) fn set(&mut self, timer: Timer, at: Option<Instant>) {
         self.at[timer as usize] = at.map_or(UNSET, |at| signed_nanos(at, self.base));
+    }
+
+    /// Arms `timer` for moment `at` ([`Stamp::NONE`] disarms it).
+    fn set_at(&mut self, timer: Timer, at: Stamp) {
+        self.at[timer as usize] = at.0;
     }
 
     /// Arms `timer` for `offset` nanoseconds after the base (see [`nanos`]).
@@ -298,7 +259,7 @@ impl Connection {
         self.recovery.sent.in_flight() == 0
             && self.rx.unacked_eliciting == 0
             && !self.rx.immediate
-            && self.rx.deadline.is_none()
+            && self.rx.deadline == Stamp::NONE
             && !self.due.ping
             && !self.due.probe
             && self.active.get().queues.nothing_to_send()
@@ -329,13 +290,10 @@ impl Connection {
                 );
             }
             State::Established | State::Closing { .. } => {
-                let loss = match (self.recovery.loss_time, self.rto_deadline()) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                t.set(Timer::LossDetection, loss);
+                let rto = self.rto_deadline().map_or(Stamp::NONE, |d| t.stamp(d));
+                t.set_at(Timer::LossDetection, self.recovery.loss_time.min(rto));
                 if !self.rx.immediate {
-                    t.set(Timer::Ack, self.rx.deadline);
+                    t.set_at(Timer::Ack, self.rx.deadline);
                 }
                 let (last_rx, last_tx) = (self.last_rx.nanos(), self.last_tx.nanos());
                 // Any packet (an ACK too) keeps NAT mappings and the peer's idle timer alive, and

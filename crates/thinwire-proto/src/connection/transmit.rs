@@ -115,7 +115,8 @@ impl Connection {
     fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>) {
         // a delay below the timer granularity is reported as none: the peer's timers cannot
         // resolve it, and an ACK without delay fits the short form
-        let delay = Some(self.rx.ack_delay(now)).filter(|d| *d >= self.config.timer_granularity);
+        let delay = Some(self.rx.ack_delay(self.timers.stamp(now)))
+            .filter(|d| *d >= self.config.timer_granularity);
         if let Some(ack) = AckFrame::from_ranges(
             self.rx.ranges_desc(),
             delay.map_or(0, |d| d.as_micros() as u64),
@@ -156,7 +157,7 @@ impl Connection {
             return false;
         };
         let header_len = buf.len();
-        if self.rx.changed || self.rx.ack_due(now) {
+        if self.rx.changed || self.rx.ack_due(|| self.timers.stamp(now)) {
             self.write_ack(now, buf);
         }
         let room = self.frame_room().saturating_sub(buf.len());
@@ -194,7 +195,7 @@ impl Connection {
         let may_send_data =
             self.due.probe || self.recovery.cc.can_send(self.recovery.sent.in_flight());
         let want_data = may_send_data && self.has_new_data(now);
-        let want_ack = self.rx.ack_due(now) || (want_data && self.rx.changed);
+        let want_ack = self.rx.ack_due(|| self.timers.stamp(now)) || (want_data && self.rx.changed);
         let want_ping = self.due.ping || self.due.probe;
         if !want_data && !want_ack && !want_ping {
             return false;
@@ -285,7 +286,7 @@ impl Connection {
         let worth = self.rx.loss() * self.rx.largest_len as f64;
         if self.config.ack_redundancy && worth >= len as f64 {
             self.rx.repeat_armed = true;
-            self.rx.deadline = Some(now + self.config.max_ack_delay / 2);
+            self.rx.deadline = self.timers.stamp(now).after(self.config.max_ack_delay / 2);
         }
     }
 

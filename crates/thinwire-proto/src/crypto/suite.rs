@@ -8,7 +8,7 @@
 
 use std::cell::OnceCell;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aes_gcm::aes::{cipher::consts::U12, Aes256Enc};
 use aes_gcm::AesGcm;
@@ -17,6 +17,7 @@ use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::stamp::Stamp;
 use crate::wire::KEY_PHASE_BIT;
 
 /// Length of the authentication tag of every encrypted suite.
@@ -191,7 +192,7 @@ pub(crate) struct PacketKeys {
     rx_prev: Option<Box<(Cipher, [u8; 32])>>,
     /// Packets opened under the current receive key, and since when it is in use.
     rx_opened: u64,
-    rx_since: Option<Instant>,
+    rx_since: Stamp,
     /// The next receive generation, derived on the first packet of the other phase.
     rx_next: Option<Box<(Cipher, [u8; 32])>>,
     update_after: u64,
@@ -221,7 +222,7 @@ impl PacketKeys {
             rx_phase: false,
             rx_prev: None,
             rx_opened: 0,
-            rx_since: None,
+            rx_since: Stamp::NONE,
             rx_next: None,
             update_after: update_after.max(1),
             updates_sent: 0,
@@ -277,7 +278,7 @@ impl PacketKeys {
     /// [`MIN_KEY_PHASE_TIME`]) under the current key.
     pub(crate) fn open(
         &mut self,
-        now: Instant,
+        now: Stamp,
         pn: u64,
         (header, body): (&[u8], &mut [u8]),
         largest: Option<u64>,
@@ -285,7 +286,10 @@ impl PacketKeys {
         if !self.suite.is_encrypted() {
             return Some(body.len());
         }
-        let since = *self.rx_since.get_or_insert(now);
+        if self.rx_since == Stamp::NONE {
+            self.rx_since = now;
+        }
+        let since = self.rx_since;
         let phase = header.first().is_some_and(|b| b & KEY_PHASE_BIT != 0);
         if phase == self.rx_phase {
             let len = open_with(&self.rx, &self.rx_secret, self.suite, pn, header, body)?;
@@ -298,7 +302,7 @@ impl PacketKeys {
             return open_with(cipher, key, self.suite, pn, header, body);
         }
         if self.rx_opened < MIN_PACKETS_PER_KEY_PHASE
-            && now.saturating_duration_since(since) < MIN_KEY_PHASE_TIME
+            && now.since(since).unwrap_or_default() < MIN_KEY_PHASE_TIME
         {
             // too soon after the last update: not a key an honest peer would use yet
             return None;
@@ -322,7 +326,7 @@ impl PacketKeys {
         )));
         self.rx_phase = phase;
         self.rx_opened = 1;
-        self.rx_since = Some(now);
+        self.rx_since = now;
         self.updates_received += 1;
         tracing::debug!(
             updates = self.updates_received,
@@ -374,10 +378,9 @@ fn open_with(
 mod tests {
     use super::*;
 
-    /// A fixed instant plus `secs` seconds (the keys only compare instants).
-    fn at(secs: u64) -> Instant {
-        thread_local!(static EPOCH: Instant = Instant::now());
-        EPOCH.with(|e| *e + Duration::from_secs(secs))
+    /// `secs` seconds from the base (the keys only compare moments).
+    fn at(secs: u64) -> Stamp {
+        Stamp(Duration::from_secs(secs).as_nanos() as i64)
     }
 
     fn pair(suite: CipherSuite) -> (PacketKeys, PacketKeys) {

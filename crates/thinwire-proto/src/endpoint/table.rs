@@ -22,7 +22,8 @@ use std::time::Instant;
 
 use super::budget::SourceIndex;
 use super::ConnectionHandle;
-use crate::connection::{instant_at, signed_nanos, Connection, UNSET};
+use crate::connection::Connection;
+use crate::stamp::{instant_at, signed_nanos, UNSET};
 
 /// A deadline as signed nanoseconds from the table's base, the endpoint's start, which its
 /// connections count their own deadlines from too (8 bytes where an `Option<Instant>` takes

@@ -2,9 +2,10 @@
 
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::Rate;
+use crate::stamp::Stamp;
 
 /// Received packet numbers as disjoint ranges (ascending), plus ack scheduling state.
 ///
@@ -16,13 +17,14 @@ pub(crate) struct ReceivedPackets {
     ranges: VecDeque<RangeInclusive<u64>>,
     floor: Option<u64>,
     max_ranges: usize,
-    largest_at: Option<Instant>,
+    /// When the largest packet arrived.
+    largest_at: Stamp,
     /// Ack-eliciting packets received since the last ACK was sent.
     pub(crate) unacked_eliciting: u32,
     /// Whether an ACK should go out at the next opportunity.
     pub(crate) immediate: bool,
-    /// When a delayed ACK falls due, if one is pending.
-    pub(crate) deadline: Option<Instant>,
+    /// When a delayed ACK falls due ([`Stamp::NONE`]: none is pending).
+    pub(crate) deadline: Stamp,
     /// Whether an ack-eliciting packet arrived since the last ACK (what makes an ACK worth
     /// sending or piggybacking: the peer does not track packets that elicit none).
     pub(crate) changed: bool,
@@ -64,10 +66,10 @@ impl ReceivedPackets {
             ranges: VecDeque::new(),
             floor: None,
             max_ranges: max_ranges.max(1),
-            largest_at: None,
+            largest_at: Stamp::NONE,
             unacked_eliciting: 0,
             immediate: false,
-            deadline: None,
+            deadline: Stamp::NONE,
             changed: false,
             unacked_any: 0,
             repeats_left: 0,
@@ -101,11 +103,11 @@ impl ReceivedPackets {
 
     /// Records `pn` (must not be `contains`ed). Returns true when it arrived out of sequence:
     /// not exactly one above the largest (it opens a gap, or lands below the largest).
-    pub(crate) fn insert(&mut self, pn: u64, now: Instant) -> bool {
+    pub(crate) fn insert(&mut self, pn: u64, now: Stamp) -> bool {
         let largest = self.largest();
         let in_order = largest.is_none_or(|l| pn == l + 1);
         if largest.is_none_or(|l| pn > l) {
-            self.largest_at = Some(now);
+            self.largest_at = now;
             let skipped = largest.map_or(0, |l| (pn - l - 1).min(64));
             for _ in 0..skipped {
                 self.loss.note(true, 256);
@@ -180,15 +182,14 @@ impl ReceivedPackets {
     }
 
     /// How long the largest packet has waited for its ACK.
-    pub(crate) fn ack_delay(&self, now: Instant) -> Duration {
-        self.largest_at
-            .map(|t| now.saturating_duration_since(t))
-            .unwrap_or_default()
+    pub(crate) fn ack_delay(&self, now: Stamp) -> Duration {
+        now.since(self.largest_at).unwrap_or_default()
     }
 
     /// Whether an ACK must be sent now.
-    pub(crate) fn ack_due(&self, now: Instant) -> bool {
-        self.immediate || self.deadline.is_some_and(|d| d <= now)
+    /// (`now` is asked for only when a delayed ACK is pending.)
+    pub(crate) fn ack_due(&self, now: impl FnOnce() -> Stamp) -> bool {
+        self.immediate || (self.deadline != Stamp::NONE && self.deadline <= now())
     }
 
     /// Bookkeeping after an ACK went out.
@@ -206,7 +207,7 @@ impl ReceivedPackets {
         self.unacked_any = 0;
         self.unacked_eliciting = 0;
         self.immediate = false;
-        self.deadline = None;
+        self.deadline = Stamp::NONE;
         self.changed = false;
     }
 }
@@ -217,7 +218,7 @@ mod tests {
 
     #[test]
     fn merges_and_detects_order() {
-        let now = Instant::now();
+        let now = Stamp(0);
         let mut r = ReceivedPackets::new(8);
         assert!(!r.insert(0, now));
         assert!(!r.insert(1, now));
@@ -231,7 +232,7 @@ mod tests {
 
     #[test]
     fn settled_ranges_leave_the_ack() {
-        let now = Instant::now();
+        let now = Stamp(0);
         let mut r = ReceivedPackets::new(8);
         for pn in [0, 1, 2, 4, 5] {
             r.insert(pn, now);
@@ -252,7 +253,7 @@ mod tests {
 
     #[test]
     fn bounded_ranges_raise_floor() {
-        let now = Instant::now();
+        let now = Stamp(0);
         let mut r = ReceivedPackets::new(2);
         r.insert(0, now);
         r.insert(2, now);

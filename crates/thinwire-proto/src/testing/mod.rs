@@ -378,9 +378,10 @@ pub mod crypto {
     use crate::wire::ConnectionId;
     use crate::{CipherSuite, ServerKey};
 
-    /// Both directions' keys of one side, under fixed test keys.
+    /// Both directions' keys of one side, under fixed test keys, and the first moment it
+    /// opened a packet (the keys count time from there).
     #[derive(Debug)]
-    pub struct PacketCipher(PacketKeys);
+    pub struct PacketCipher(PacketKeys, Option<Instant>);
 
     impl PacketCipher {
         /// A side that sends with key `[1; 32]` and receives with `[2; 32]` (`mirror` swaps
@@ -389,9 +390,9 @@ pub mod crypto {
             let (a, b) = ([1u8; 32], [2u8; 32]);
             let never = u64::MAX;
             if mirror {
-                Self(PacketKeys::new(suite, &b, &a, never))
+                Self(PacketKeys::new(suite, &b, &a, never), None)
             } else {
-                Self(PacketKeys::new(suite, &a, &b, never))
+                Self(PacketKeys::new(suite, &a, &b, never), None)
             }
         }
 
@@ -408,7 +409,9 @@ pub mod crypto {
             header: &[u8],
             body: &mut [u8],
         ) -> Option<usize> {
-            self.0.open(now, pn, (header, body), None)
+            let base = *self.1.get_or_insert(now);
+            let at = crate::stamp::Stamp(crate::stamp::signed_nanos(now, base));
+            self.0.open(at, pn, (header, body), None)
         }
     }
 
