@@ -31,9 +31,10 @@ pub(super) struct Recovery {
     /// When the reordering window or time threshold of a packet not yet declared lost ends
     /// ([`Stamp::NONE`]: no such packet).
     pub(super) loss_time: Stamp,
-    /// The next packet number when the retransmission timeout last fired ([`NO_MARK`]: not
-    /// since the last spurious one): an ACK whose largest is a packet below it that the
-    /// timeout declared lost was merely late (a spurious timeout, RFC 4015).
+    /// The next packet number when the retransmission timeout last fired ([`NO_MARK`]: it has
+    /// not fired since the connection started or since the last spurious timeout): an ACK
+    /// whose largest is a packet below it that the timeout declared lost was merely late (a
+    /// spurious timeout, RFC 4015).
     pub(super) rto_mark: u64,
     pub(super) peer_max_ack_delay: Duration,
     /// The ACK delay the peer has been reporting: the largest, decaying by 1/16 per ACK (the
