@@ -30,6 +30,12 @@ struct Sample {
     host: f64,
 }
 
+/// How long the connections idle before the heap is read: the measurement time, so that
+/// they live through keepalives and thinwire's trim of idle memory (after 1 s of quiet).
+fn idle_time(ctx: &Ctx) -> Duration {
+    ctx.seconds.max(ctx.warmup).max(Duration::from_millis(100))
+}
+
 fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String> {
     let heap = || heap_in_use().ok_or("no heap statistics on this platform (glibc only)");
     let mut evs = Vec::with_capacity(65_536);
@@ -69,7 +75,7 @@ fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String>
     // idle: the handshakes' leftovers (retransmissions, acknowledgements) settle, and the
     // connections live as idle ones do, with their keepalives (thinwire gives back a quiet
     // connection's working memory after 1 s)
-    let settle = Instant::now() + ctx.seconds.max(ctx.warmup).max(Duration::from_millis(100));
+    let settle = Instant::now() + idle_time(ctx);
     while Instant::now() < settle {
         host.service(Duration::from_millis(5), &mut evs)?;
         evs.clear();
@@ -171,7 +177,7 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              that earlier measurements freed are given back to the system (glibc malloc_trim) \
              before its first reading, so that the connections' memory shows as growth \
              rather than reusing them.",
-            ctx.seconds.max(ctx.warmup).max(Duration::from_millis(100)).as_secs_f64()
+            idle_time(ctx).as_secs_f64()
         ),
         rows,
     }

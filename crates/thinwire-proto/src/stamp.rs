@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 /// No moment: after every moment (a timer not armed).
-pub(crate) const UNSET: i64 = i64::MAX;
+const UNSET: i64 = i64::MAX;
 
 /// A moment as signed nanoseconds from the base, or [`Stamp::NONE`]. Stamps order as their
 /// moments, [`Stamp::NONE`] after every moment. (Moments 292 years or more from the base
@@ -15,18 +15,21 @@ pub(crate) const UNSET: i64 = i64::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Stamp(pub(crate) i64);
 
+/// No moment.
+impl Default for Stamp {
+    fn default() -> Self {
+        Stamp::NONE
+    }
+}
+
 impl Stamp {
     /// No moment (the `None` of an optional one).
     pub(crate) const NONE: Stamp = Stamp(UNSET);
 
     /// The nanoseconds from the base, unless this is [`Stamp::NONE`].
+    #[cfg(test)]
     pub(crate) fn get(self) -> Option<i64> {
         (self.0 != UNSET).then_some(self.0)
-    }
-
-    /// Nanoseconds from the base ([`Stamp::NONE`] reads as the farthest future).
-    pub(crate) fn nanos(self) -> i64 {
-        self.0
     }
 
     /// This moment plus `d` (saturating below [`Stamp::NONE`]); none stays none.

@@ -329,18 +329,14 @@ fn first_transmission_latency_leaves_out_the_wait_for_the_window() {
     // One 8000-byte message (6 segments) into an initial window of 3 over a
     // lossless path (50 ms down, 0 up): its last segment leaves one RTT
     // after the write.
+    let down = LinkConfig {
+        delay: Duration::from_millis(50),
+        ..LinkConfig::default()
+    };
     let setup = SimSetup {
-        clients: 1,
-        access_up: vec![LinkConfig::default()],
-        access_down: vec![LinkConfig {
-            delay: Duration::from_millis(50),
-            ..LinkConfig::default()
-        }],
-        bottleneck: None,
-        cross: (None, None),
         duration: Duration::from_millis(500),
         drain: Duration::from_secs(2),
-        seed: 1,
+        ..SimSetup::access_only(1, LinkConfig::default(), down)
     };
     let w = [WorkloadSpec::Messaging(MessagingWorkload {
         size: 8000,

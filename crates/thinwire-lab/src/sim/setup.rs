@@ -26,3 +26,21 @@ pub struct SimSetup {
     /// Run seed.
     pub seed: u64,
 }
+
+#[cfg(test)]
+impl SimSetup {
+    /// Tests' setup: `clients` clients, each over its own access links `up` and `down` and
+    /// nothing else (no bottleneck, no cross traffic), 10 s of traffic, 5 s of drain, seed 1.
+    pub(crate) fn access_only(clients: u32, up: LinkConfig, down: LinkConfig) -> Self {
+        SimSetup {
+            clients,
+            access_up: vec![up],
+            access_down: vec![down],
+            bottleneck: None,
+            cross: (None, None),
+            duration: Duration::from_secs(10),
+            drain: Duration::from_secs(5),
+            seed: 1,
+        }
+    }
+}

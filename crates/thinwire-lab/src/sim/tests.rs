@@ -11,19 +11,6 @@ use crate::workload::{Direction, MmorpgWorkload, ReplayWorkload, TraceRow, Workl
 
 const MS: Duration = Duration::from_millis(1);
 
-fn setup(clients: u32, up: LinkConfig, down: LinkConfig) -> SimSetup {
-    SimSetup {
-        clients,
-        access_up: vec![up],
-        access_down: vec![down],
-        bottleneck: None,
-        cross: (None, None),
-        duration: Duration::from_secs(10),
-        drain: Duration::from_secs(5),
-        seed: 1,
-    }
-}
-
 fn rows(rows: &[(u64, Direction, u32, &str)]) -> WorkloadSpec {
     WorkloadSpec::Replay(ReplayWorkload {
         rows: Arc::new(
@@ -57,7 +44,7 @@ fn access_and_bottleneck_delays_and_serialization_add_up() {
         (0, Direction::Up, 100, "x"),
         (1000, Direction::Down, 100, "x"),
     ])];
-    let mut s = setup(
+    let mut s = SimSetup::access_only(
         1,
         LinkConfig::default()
             .with_delay(10 * MS)
@@ -84,7 +71,7 @@ fn udp_loses_what_the_link_loses_and_tcp_recovers_it() {
     let lossy = LinkConfig::default()
         .with_delay(20 * MS)
         .with_bernoulli_loss(0.1);
-    let s = setup(20, lossy.clone(), lossy);
+    let s = SimSetup::access_only(20, lossy.clone(), lossy);
     let w = [WorkloadSpec::Profile(crate::workload::ProfileWorkload {
         profile: *crate::workload::GameProfile::by_key("age-of-conan").expect("profile"),
         direction: Direction::Down,
@@ -119,7 +106,7 @@ fn udp_loses_what_the_link_loses_and_tcp_recovers_it() {
 
 #[test]
 fn server_relays_attacks_and_talk_to_the_zone() {
-    let s = setup(
+    let s = SimSetup::access_only(
         6,
         LinkConfig::default().with_delay(10 * MS),
         LinkConfig::default().with_delay(10 * MS),
@@ -157,7 +144,7 @@ fn a_newer_latest_value_satisfies_older_lost_ones() {
     // Three moves; the link loses the second datagram only.
     let trace = thinwire_netmodel::Trace::parse("10,0\n10,1\n10,0\n").expect("trace");
     let up = LinkConfig::default().with_trace(Arc::new(trace));
-    let s = setup(1, up, LinkConfig::default());
+    let s = SimSetup::access_only(1, up, LinkConfig::default());
     let w = [rows(&[
         (0, Direction::Up, 25, "move"),
         (100, Direction::Up, 25, "move"),
@@ -180,7 +167,7 @@ fn a_newer_latest_value_satisfies_older_lost_ones() {
 
 #[test]
 fn same_seed_same_outcome_with_cross_traffic() {
-    let mut s = setup(
+    let mut s = SimSetup::access_only(
         10,
         LinkConfig::default()
             .with_delay(10 * MS)
@@ -235,7 +222,7 @@ fn encryption_costs_sixteen_bytes_per_data_packet() {
     use crate::protocol::{Mapping, ThinwireProtocol};
     let link = LinkConfig::default().with_delay(20 * MS);
     let clients = 3;
-    let s = setup(clients, link.clone(), link);
+    let s = SimSetup::access_only(clients, link.clone(), link);
     let w = [rows(&[
         (0, Direction::Up, 30, "x"),
         (50, Direction::Down, 300, "x"),

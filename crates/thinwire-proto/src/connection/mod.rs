@@ -137,19 +137,12 @@ struct Due {
 }
 
 /// When the CLOSE frame was last sent, and when the graceful close began.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy)]
 struct CloseTimes {
+    /// [`Stamp::NONE`] until the first CLOSE.
     last_sent: Stamp,
+    /// [`Stamp::NONE`] until the graceful close begins.
     started: Stamp,
-}
-
-impl Default for CloseTimes {
-    fn default() -> Self {
-        Self {
-            last_sent: Stamp::NONE,
-            started: Stamp::NONE,
-        }
-    }
 }
 
 /// A connection: its identity and handshake, then one part per job (keys, channels, send

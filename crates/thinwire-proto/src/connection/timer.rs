@@ -76,67 +76,59 @@ impl Rest {
 
 #[cfg(test)]
 use crate::stamp::instant_at;
-use crate::stamp::{nanos, signed_nanos, Stamp, UNSET};
+use crate::stamp::{signed_nanos, Stamp};
 
-/// Deadlines of all timers, each kept as signed nanoseconds from `base` (its endpoint's start,
-/// the base of the endpoint's own timer table too, so that the endpoint takes a connection's
-/// next deadline as it is, [`Connection::poll_deadline`]): 8 bytes a timer instead of
-/// an `Option<Instant>`'s 16, and exact, since an `Instant` minus another is a whole number of
-/// nanoseconds and adding it back gives the same `Instant`. The connection keeps its own
-/// moments (last receipt, last send, the close's) as [`Stamp`]s from the same base, so the
-/// timers that run from them are set by adding durations ([`set_after`](Self::set_after)),
-/// without the `Instant` arithmetic that is most of a table's cost. (Moments more than 292
-/// years from the base would not fit.)
+/// The deadlines of all timers, as [`Stamp`]s from `base` (its endpoint's start, the base of
+/// the endpoint's own timer table too, so that the endpoint takes a connection's next deadline
+/// as it is, [`Connection::poll_deadline`]): 8 bytes a timer instead of an
+/// `Option<Instant>`'s 16, and exact. The connection keeps its own moments (last receipt, last
+/// send, the close's) as stamps from the same base, so the timers that run from them are set
+/// by adding durations ([`Stamp::after`]), without the `Instant` arithmetic that is most of a
+/// table's cost.
 #[derive(Debug, Clone)]
 pub(crate) struct TimerTable {
     base: Instant,
-    at: [i64; COUNT],
+    at: [Stamp; COUNT],
 }
 
 impl TimerTable {
-    /// A table with no timer armed, whose offsets count from `base`.
+    /// A table with no timer armed, whose stamps count from `base`.
     pub(crate) fn new(base: Instant) -> Self {
         Self {
             base,
-            at: [UNSET; COUNT],
+            at: [Stamp::NONE; COUNT],
         }
     }
 
     /// `at` as a moment of the connection's life.
     pub(crate) fn stamp(&self, at: Instant) -> Stamp {
-        Stamp(signed_nanos(at, self.base).min(UNSET - 1))
+        Stamp(signed_nanos(at, self.base))
     }
 
     /// Whether `d` has passed between moment `from` and `now` (never, from [`Stamp::NONE`]).
     pub(crate) fn elapsed(&self, from: Stamp, d: Duration, now: Instant) -> bool {
-        from.get()
-            .is_some_and(|f| self.stamp(now).nanos() >= f.saturating_add(nanos(d)))
+        from != Stamp::NONE && self.stamp(now) >= from.after(d)
     }
 
     pub(crate) fn set(&mut self, timer: Timer, at: Option<Instant>) {
-        self.at[timer as usize] = at.map_or(UNSET, |at| signed_nanos(at, self.base));
+        self.set_at(timer, at.map_or(Stamp::NONE, |at| self.stamp(at)));
     }
 
     /// Arms `timer` for moment `at` ([`Stamp::NONE`] disarms it).
     fn set_at(&mut self, timer: Timer, at: Stamp) {
-        self.at[timer as usize] = at.0;
-    }
-
-    /// Arms `timer` for `offset` nanoseconds after the base (see [`nanos`]).
-    fn set_after(&mut self, timer: Timer, offset: i64) {
-        self.at[timer as usize] = offset.min(UNSET - 1);
+        self.at[timer as usize] = at;
     }
 
     /// The earliest deadline.
     #[cfg(test)]
     fn next(&self) -> Option<Instant> {
-        let earliest = self.next_offset();
-        (earliest != UNSET).then(|| instant_at(self.base, earliest))
+        let earliest = self.next_deadline();
+        (earliest != Stamp::NONE).then(|| instant_at(self.base, earliest.0))
     }
 
-    /// The earliest deadline as nanoseconds from the base ([`UNSET`]: none).
-    pub(crate) fn next_offset(&self) -> i64 {
-        self.at.iter().copied().min().unwrap_or(UNSET)
+    /// The earliest deadline ([`Stamp::NONE`]: none).
+    pub(crate) fn next_deadline(&self) -> Stamp {
+        self.at.iter().copied().min().unwrap_or(Stamp::NONE)
     }
 
     /// The instant the offsets count from.
@@ -161,12 +153,12 @@ impl TimerTable {
             Timer::Trim,
             Timer::Repair,
         ];
-        let now = signed_nanos(now, self.base);
+        let now = self.stamp(now);
         let mut due = [false; COUNT];
         for t in ALL {
             let o = &mut self.at[t as usize];
-            if *o != UNSET && *o <= now {
-                *o = UNSET;
+            if *o <= now {
+                *o = Stamp::NONE;
                 due[t as usize] = true;
             }
         }
@@ -176,10 +168,10 @@ impl TimerTable {
 
 // The connection's side: which timers run in which state, and what each does when it fires.
 impl Connection {
-    /// The earliest timer as signed nanoseconds from the endpoint's start ([`UNSET`]: no timer
+    /// The earliest timer, counted from the endpoint's start ([`Stamp::NONE`]: no timer
     /// armed): what the endpoint's timer table keeps, with no conversion.
-    pub(crate) fn poll_deadline(&self) -> i64 {
-        self.timers.next_offset()
+    pub(crate) fn poll_deadline(&self) -> Stamp {
+        self.timers.next_deadline()
     }
 
     /// The instant [`poll_deadline`](Self::poll_deadline) counts from.
@@ -283,11 +275,8 @@ impl Connection {
                             .map(|s| s + cfg.handshake_retry),
                     );
                 }
-                let started = self.handshake.started.nanos();
-                t.set_after(
-                    Timer::HandshakeTimeout,
-                    started.saturating_add(nanos(cfg.handshake_timeout)),
-                );
+                let timeout = self.handshake.started.after(cfg.handshake_timeout);
+                t.set_at(Timer::HandshakeTimeout, timeout);
             }
             State::Established | State::Closing { .. } => {
                 let rto = self.rto_deadline().map_or(Stamp::NONE, |d| t.stamp(d));
@@ -295,7 +284,6 @@ impl Connection {
                 if !self.rx.immediate {
                     t.set_at(Timer::Ack, self.rx.deadline);
                 }
-                let (last_rx, last_tx) = (self.last_rx.nanos(), self.last_tx.nanos());
                 // Any packet (an ACK too) keeps NAT mappings and the peer's idle timer alive, and
                 // with data in flight the retransmission timer probes the path already. The
                 // server waits a quarter longer, so in a spell of silence only the client pings
@@ -305,15 +293,15 @@ impl Connection {
                         Side::Client => cfg.keepalive_interval,
                         Side::Server => cfg.keepalive_interval * 5 / 4,
                     };
-                    t.set_after(Timer::Keepalive, last_tx.saturating_add(nanos(interval)));
+                    t.set_at(Timer::Keepalive, self.last_tx.after(interval));
                 }
-                t.set_after(Timer::Idle, last_rx.saturating_add(nanos(cfg.idle_timeout)));
-                let quiet_from = last_tx.max(last_rx);
+                t.set_at(Timer::Idle, self.last_rx.after(cfg.idle_timeout));
+                let quiet_from = self.last_tx.max(self.last_rx);
                 match self.rest {
                     Rest::Trimmed => {}
-                    Rest::Stirred if self.settled() => t.set_after(Timer::Trim, quiet_from),
+                    Rest::Stirred if self.settled() => t.set_at(Timer::Trim, quiet_from),
                     Rest::Awake | Rest::Stirred => {
-                        t.set_after(Timer::Trim, quiet_from.saturating_add(nanos(TRIM_AFTER)))
+                        t.set_at(Timer::Trim, quiet_from.after(TRIM_AFTER))
                     }
                 }
                 t.set(
@@ -322,8 +310,9 @@ impl Connection {
                 );
                 t.set(Timer::PathProbe, self.path_timeout());
                 t.set(Timer::Repair, repair);
-                if let (State::Closing { .. }, Some(s)) = (&self.state, self.close.started.get()) {
-                    t.set_after(Timer::Close, s.saturating_add(nanos(cfg.close_timeout)));
+                if let State::Closing { .. } = self.state {
+                    // a close not begun (no moment) arms nothing
+                    t.set_at(Timer::Close, self.close.started.after(cfg.close_timeout));
                 }
             }
             State::Draining(d) => t.set(Timer::Drain, Some(d.until)),
@@ -364,7 +353,7 @@ mod tests {
         let fired: Vec<_> = t.take_expired(at(30_000_000_007)).collect();
         assert_eq!(fired, [Timer::Idle]);
         assert_eq!(t.next(), None);
-        t.set_after(Timer::Close, 7);
+        t.set_at(Timer::Close, Stamp(7));
         assert_eq!(t.next(), Some(at(1_000_000_007)));
         t.set(Timer::Drain, Some(at(1_000_000_006)));
         let fired: Vec<_> = t.take_expired(at(1_000_000_007)).collect();

@@ -23,15 +23,15 @@ use std::time::Instant;
 use super::budget::SourceIndex;
 use super::ConnectionHandle;
 use crate::connection::Connection;
-use crate::stamp::{instant_at, signed_nanos, UNSET};
+use crate::stamp::{instant_at, signed_nanos, Stamp};
 
-/// A deadline as signed nanoseconds from the table's base, the endpoint's start, which its
-/// connections count their own deadlines from too (8 bytes where an `Option<Instant>` takes
-/// 16, in every slot and heap entry; exact both ways); [`NONE`] for none.
-pub(crate) type Deadline = i64;
+/// A deadline: a [`Stamp`] from the table's base, the endpoint's start, which its connections
+/// count their own deadlines from too (8 bytes where an `Option<Instant>` takes 16, in every
+/// slot and heap entry); [`NONE`] for none.
+type Deadline = Stamp;
 
-/// No deadline (no real one reaches it: offsets saturate below).
-const NONE: Deadline = UNSET;
+/// No deadline.
+const NONE: Deadline = Stamp::NONE;
 
 #[derive(Debug)]
 struct Slot {
@@ -83,11 +83,11 @@ impl ConnTable {
 
     #[cfg(test)]
     fn deadline(&self, at: Option<Instant>) -> Deadline {
-        at.map_or(NONE, |at| signed_nanos(at, self.base))
+        at.map_or(NONE, |at| Stamp(signed_nanos(at, self.base)))
     }
 
     fn instant(&self, d: Deadline) -> Option<Instant> {
-        (d != NONE).then(|| instant_at(self.base, d))
+        (d != NONE).then(|| instant_at(self.base, d.0))
     }
 
     /// Connections held.
@@ -204,7 +204,7 @@ impl ConnTable {
     }
 
     /// Arms the timer of `h` for `at` (from the connection's
-    /// [`poll_deadline`](Connection::poll_deadline); [`UNSET`] disarms it).
+    /// [`poll_deadline`](Connection::poll_deadline); [`NONE`] disarms it).
     pub(crate) fn set_timer(&mut self, h: ConnectionHandle, at: Deadline) {
         let (i, _) = split(h);
         if self.slot(h).is_some() {
@@ -281,7 +281,7 @@ impl ConnTable {
     /// disarmed.
     pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<ConnectionHandle> {
         let &Reverse((at, i, g)) = self.timers.peek()?;
-        if at > signed_nanos(now, self.base) {
+        if at > Stamp(signed_nanos(now, self.base)) {
             return None;
         }
         self.timers.pop();

@@ -17,14 +17,10 @@ fn thinwire(name: &str) -> ThinwireProtocol {
 /// Two 2 KB messages to each of 3 clients over `down` (RTT all on it).
 fn two_messages(name: &str, down: LinkConfig) -> RunOutput {
     let setup = SimSetup {
-        clients: 3,
-        access_up: vec![LinkConfig::default()],
-        access_down: vec![down],
-        bottleneck: None,
-        cross: (None, None),
         duration: Duration::from_millis(2500),
         drain: Duration::from_secs(3),
         seed: 3,
+        ..SimSetup::access_only(3, LinkConfig::default(), down)
     };
     let w = [WorkloadSpec::Messaging(MessagingWorkload {
         start: Duration::from_secs(1),
@@ -182,14 +178,9 @@ fn thin_stream_at_3_percent(name: &str) -> RunOutput {
         .with_delay(Duration::from_millis(100))
         .with_bernoulli_loss(0.03);
     let setup = SimSetup {
-        clients: 20,
-        access_up: vec![link.clone()],
-        access_down: vec![link],
-        bottleneck: None,
-        cross: (None, None),
         duration: Duration::from_secs(120),
-        drain: Duration::from_secs(5),
         seed: 11,
+        ..SimSetup::access_only(20, link.clone(), link)
     };
     let w = [WorkloadSpec::Profile(crate::workload::ProfileWorkload {
         profile: *crate::workload::GameProfile::by_key("anarchy-online").expect("profile"),
