@@ -116,6 +116,7 @@ mod deadline;
 mod endpoint;
 mod error;
 mod event;
+mod pack;
 pub mod policy;
 mod recovery;
 mod stamp;

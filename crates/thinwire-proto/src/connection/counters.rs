@@ -3,12 +3,12 @@
 //! [`ConnectionCounters`] is 38 `u64`s, 304 bytes, most of them zero on a connection that only
 //! exchanges keepalives. The datagram counters ([`UdpStats`]), which every packet changes,
 //! stay at hand in the connection. The other parts live in a box while the connection is
-//! busy and are packed into a few bytes when it trims ([`Counters::park`]): a bitmap of the
-//! counters that are not zero, then each of those as a LEB128 number (7 bits a byte, low bits
-//! first). The first change after that unpacks them ([`Counters::live`]). Only this module
-//! writes and reads the packed form, so it is never input from a peer.
+//! busy and are packed into a few bytes when it trims ([`Counters::park`], a [`Parked`]
+//! value): a bitmap of the counters that are not zero, then each of those as a LEB128 number
+//! ([`Packer::u64`]). The first change after that unpacks them ([`Counters::live`]).
 
 use super::stats::{ConnectionCounters, UdpStats};
+use crate::pack::{Pack, Packer, Parked, Unpacker};
 
 /// Counters of [`ConnectionCounters`] (the bitmap has a bit for each).
 const COUNT: usize = ConnectionCounters::NAMES.len();
@@ -21,22 +21,16 @@ const MASK_BYTES: usize = COUNT.div_ceil(8);
 pub(crate) struct Counters {
     /// Datagrams and bytes sent and received: every packet changes them, keepalives too.
     pub(crate) udp: UdpStats,
-    rest: Rest,
-}
-
-#[derive(Debug)]
-enum Rest {
-    /// Unpacked, to be changed. Its own `udp` part is unused (zero).
-    Live(Box<ConnectionCounters>),
-    /// [`pack`]ed; empty when every counter is zero (and then nothing is allocated).
-    Parked(Box<[u8]>),
+    /// The other counters (their own `udp` part unused, zero). A new connection's are packed,
+    /// all zero, which takes no allocation.
+    rest: Parked<ConnectionCounters>,
 }
 
 impl Default for Counters {
     fn default() -> Self {
         Self {
             udp: UdpStats::default(),
-            rest: Rest::Parked(Box::default()),
+            rest: Parked::resting(Box::default()),
         }
     }
 }
@@ -46,30 +40,12 @@ impl Counters {
     /// read: change [`udp`](Self::udp) instead). Packed ones are unpacked first.
     #[inline]
     pub(crate) fn live(&mut self) -> &mut ConnectionCounters {
-        if let Rest::Parked(_) = self.rest {
-            self.unpark();
-        }
-        match &mut self.rest {
-            Rest::Live(c) => c,
-            Rest::Parked(_) => unreachable!("unpacked above"),
-        }
+        &mut self.rest
     }
 
-    /// The first change after a park: the counters are unpacked into their box.
-    #[cold]
-    #[inline(never)]
-    fn unpark(&mut self) {
-        if let Rest::Parked(packed) = &self.rest {
-            self.rest = Rest::Live(Box::new(unpack(packed)));
-        }
-    }
-
-    /// Every counter, as a value.
+    /// Every counter, as a value (packed ones are read without unpacking them).
     pub(crate) fn get(&self) -> ConnectionCounters {
-        let mut c = match &self.rest {
-            Rest::Live(c) => **c,
-            Rest::Parked(packed) => unpack(packed),
-        };
+        let mut c = self.rest.peek(|c| *c);
         debug_assert_eq!(
             c.udp,
             UdpStats::default(),
@@ -81,18 +57,13 @@ impl Counters {
 
     /// The connection went idle: packs the boxed counters (nothing to do when packed).
     pub(crate) fn park(&mut self) {
-        if let Rest::Live(c) = &self.rest {
-            self.rest = Rest::Parked(pack(c));
-        }
+        self.rest.park();
     }
 
     /// Heap bytes held by the boxed or packed part.
     #[cfg(test)]
     fn heap_bytes(&self) -> usize {
-        match &self.rest {
-            Rest::Live(_) => std::mem::size_of::<ConnectionCounters>(),
-            Rest::Parked(p) => p.len(),
-        }
+        self.rest.heap_bytes()
     }
 }
 
@@ -100,58 +71,44 @@ impl Counters {
 impl super::Connection {
     /// Whether the counters are packed (the connection trimmed and changed none since).
     pub(crate) fn counters_packed(&self) -> bool {
-        matches!(self.stats.rest, Rest::Parked(_))
+        self.stats.rest.is_parked()
     }
 }
 
-/// The bitmap of the non-zero counters, then each of them in LEB128; empty if all are zero.
-fn pack(c: &ConnectionCounters) -> Box<[u8]> {
-    let (mut mask, mut i) = (0u64, 0);
-    c.for_each(|_, v| {
-        mask |= u64::from(v != 0) << i;
-        i += 1;
-    });
-    if mask == 0 {
-        return Box::default();
-    }
-    let mut out = Vec::with_capacity(MASK_BYTES + 2 * mask.count_ones() as usize);
-    out.extend_from_slice(&mask.to_le_bytes()[..MASK_BYTES]);
-    c.for_each(|_, mut v| {
-        while v != 0 {
-            let low = (v & 0x7f) as u8;
-            v >>= 7;
-            out.push(if v == 0 { low } else { low | 0x80 });
+/// The bitmap of the non-zero counters, then each of them in LEB128; nothing if all are zero.
+impl Pack for ConnectionCounters {
+    fn pack(&self, p: &mut Packer) -> bool {
+        let (mut mask, mut i) = (0u64, 0);
+        self.for_each(|_, v| {
+            mask |= u64::from(v != 0) << i;
+            i += 1;
+        });
+        if mask == 0 {
+            return true;
         }
-    });
-    out.into_boxed_slice()
-}
-
-/// What [`pack`] packed. (Bytes missing at the end read as zeros: the input is always
-/// `pack`'s own output.)
-fn unpack(packed: &[u8]) -> ConnectionCounters {
-    let mut c = ConnectionCounters::default();
-    let Some((mask, values)) = packed.split_at_checked(MASK_BYTES) else {
-        return c;
-    };
-    let mut bits = [0u8; 8];
-    bits[..MASK_BYTES].copy_from_slice(mask);
-    let mask = u64::from_le_bytes(bits);
-    let mut bytes = values.iter();
-    let mut i = 0;
-    c.for_each_mut(|v| {
-        if mask >> i & 1 == 1 {
-            let mut shift = 0;
-            for &b in bytes.by_ref() {
-                *v |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
-                shift += 7;
-                if b & 0x80 == 0 {
-                    break;
-                }
+        p.bytes(&mask.to_le_bytes()[..MASK_BYTES]);
+        self.for_each(|_, v| {
+            if v != 0 {
+                p.u64(v);
             }
-        }
-        i += 1;
-    });
-    c
+        });
+        true
+    }
+
+    fn unpack(u: &mut Unpacker<'_>) -> Self {
+        let mut c = ConnectionCounters::default();
+        let mut bits = [0u8; 8];
+        u.bytes(&mut bits[..MASK_BYTES]);
+        let mask = u64::from_le_bytes(bits);
+        let mut i = 0;
+        c.for_each_mut(|v| {
+            if mask >> i & 1 == 1 {
+                *v = u.u64();
+            }
+            i += 1;
+        });
+        c
+    }
 }
 
 #[cfg(test)]
@@ -177,8 +134,10 @@ mod tests {
         /// plus at most ten bytes per non-zero counter, or nothing when all are zero.
         #[test]
         fn packed_counters_come_back_unchanged(c in counters()) {
-            let packed = pack(&c);
-            prop_assert_eq!(unpack(&packed), c);
+            let mut p = Packer::default();
+            prop_assert!(c.pack(&mut p));
+            let packed = p.finish();
+            prop_assert_eq!(ConnectionCounters::unpack(&mut Unpacker::new(&packed)), c);
             let mut nonzero = 0;
             c.for_each(|_, v| nonzero += usize::from(v != 0));
             if nonzero == 0 {

@@ -48,6 +48,8 @@ pub(crate) struct ClientHandshake {
     pub(crate) connect: Option<Vec<u8>>,
     /// The Noise state between Connect and Accept.
     pub(crate) initiator: Option<Initiator>,
+    /// The randomness its ephemeral key is made from ([`Setup::seed`](super::Setup)).
+    pub(crate) seed: [u8; 32],
     /// When the last Hello/Connect was sent, and whether it was a retransmission (Karn's rule:
     /// no RTT sample from a retransmitted handshake packet). Here, not inline in the
     /// connection: only a client's handshake sends them.
@@ -100,7 +102,7 @@ impl Connection {
         params.encode(&mut payload);
         let prologue = crypto::prologue(wire::VERSION, &self.local_cid, hs.instance, hs.nonce);
         let (initiator, msg) =
-            Initiator::start(&client.server_key, &prologue, self.seed, &payload).ok()?;
+            Initiator::start(&client.server_key, &prologue, client.seed, &payload).ok()?;
         let mut out = Vec::new();
         LongPacket::Connect {
             version: wire::VERSION,
@@ -170,7 +172,7 @@ impl Connection {
         self.keys = Some(PacketKeys::new(suite, &keys.tx, &keys.rx, update_after));
         self.peer_reset_token = Some(params.reset_token);
         self.remote_cid = Some(params.server_cid);
-        self.recovery.peer_max_ack_delay = peer_max_ack_delay(params.max_ack_delay_us);
+        self.flow.recovery.peer_max_ack_delay = peer_max_ack_delay(params.max_ack_delay_us);
         self.state = State::Established;
         self.due.handshake = false;
         self.last_rx = self.timers.stamp(now);
@@ -218,7 +220,8 @@ impl Connection {
     pub(super) fn handshake_rtt_sample(&mut self, now: Instant) {
         let client = self.handshake.client.as_deref();
         if let Some(sent) = client.filter(|c| !c.retransmitted).and_then(|c| c.sent_at) {
-            self.recovery
+            self.flow
+                .recovery
                 .rtt
                 .update(now.saturating_duration_since(sent), Duration::ZERO);
         }

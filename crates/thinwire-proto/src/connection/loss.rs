@@ -4,10 +4,10 @@
 use std::time::{Duration, Instant};
 
 use super::Connection;
-use crate::stamp::Stamp;
-
 use crate::config::TransportConfig;
+use crate::pack::{Pack, Packer, Unpacker};
 use crate::recovery::{Congestion, LossEstimates, RttEstimator, SentPacket, SentPackets};
+use crate::stamp::Stamp;
 use crate::wire::AckFrame;
 
 /// Retransmission timeouts in a row, with nothing acknowledged, that a thin stream takes at a
@@ -47,6 +47,42 @@ pub(super) struct Recovery {
     pub(super) rto_streak: u32,
 }
 
+/// Packs what an idle connection's recovery keeps (nothing in flight: [`SentPackets`] says
+/// when it cannot be packed).
+impl Pack for Recovery {
+    fn pack(&self, p: &mut Packer) -> bool {
+        if !self.sent.pack(p) {
+            return false;
+        }
+        self.rtt.pack(p);
+        self.cc.pack(p);
+        self.estimates.pack(p);
+        p.stamp(self.loss_time);
+        // NO_MARK is most of u64's range: one byte as 0, any mark as itself plus one
+        p.u64(self.rto_mark.wrapping_add(1));
+        p.duration(self.peer_max_ack_delay);
+        p.opt_duration(self.ack_delay_seen);
+        p.u64(u64::from(self.backoff));
+        p.u64(u64::from(self.rto_streak));
+        true
+    }
+
+    fn unpack(u: &mut Unpacker<'_>) -> Self {
+        Self {
+            sent: SentPackets::unpack(u),
+            rtt: RttEstimator::unpack(u),
+            cc: Congestion::unpack(u),
+            estimates: LossEstimates::unpack(u),
+            loss_time: u.stamp(),
+            rto_mark: u.u64().wrapping_sub(1),
+            peer_max_ack_delay: u.duration(),
+            ack_delay_seen: u.opt_duration(),
+            backoff: u32::try_from(u.u64()).unwrap_or(0),
+            rto_streak: u32::try_from(u.u64()).unwrap_or(0),
+        }
+    }
+}
+
 impl Recovery {
     /// Nothing sent yet: the configured initial RTT and windows.
     pub(super) fn new(config: &TransportConfig) -> Self {
@@ -67,15 +103,15 @@ impl Recovery {
 
 impl Connection {
     pub(super) fn on_ack_frame(&mut self, now: Instant, ack: &AckFrame) {
-        let largest_before = self.recovery.sent.largest_acked();
+        let recovery = &mut self.flow.recovery;
+        let largest_before = recovery.sent.largest_acked();
         let delay = Duration::from_micros(ack.ack_delay_us);
-        let seen = self
-            .recovery
+        let seen = recovery
             .ack_delay_seen
             .map_or(delay, |d| (d - d / 16).max(delay));
-        self.recovery.ack_delay_seen = Some(seen);
+        recovery.ack_delay_seen = Some(seen);
         let mut acked = std::mem::take(&mut self.active.get_mut().scratch.acked);
-        self.recovery.sent.on_ack(ack, &mut acked);
+        self.flow.recovery.sent.on_ack(ack, &mut acked);
         let mut new_data_acked = false;
         let mut late_ack = false;
         for (pn, packet) in &acked {
@@ -83,26 +119,27 @@ impl Connection {
                 // repair copies only: never in flight, nothing to count
             } else if packet.lost {
                 self.stats.live().recovery.spurious_losses += 1;
-                self.recovery.estimates.on_spurious(packet.repair);
+                self.flow.recovery.estimates.on_spurious(packet.repair);
                 // declared lost by the timeout, and this ACK was sent for it (it is the
                 // largest acknowledged, so nothing sent later prompted it): the
                 // acknowledgement was late, not lost. (A lost ACK is followed by one that a
                 // later packet prompted.)
                 late_ack |= *pn == ack.largest
-                    && self.recovery.rto_mark != NO_MARK
-                    && *pn < self.recovery.rto_mark;
+                    && self.flow.recovery.rto_mark != NO_MARK
+                    && *pn < self.flow.recovery.rto_mark;
             } else {
                 new_data_acked = true;
-                self.recovery.cc.on_ack(packet.time_sent);
-                self.recovery.estimates.on_outcome(false, packet.repair);
+                let timers = &self.timers;
+                let recovery = &mut self.flow.recovery;
+                recovery.cc.on_ack(|| timers.stamp(packet.time_sent));
+                recovery.estimates.on_outcome(false, packet.repair);
             }
             if *pn == ack.largest && largest_before.is_none_or(|l| ack.largest > l) {
                 let sample = now.saturating_duration_since(packet.time_sent);
-                self.recovery
-                    .rtt
-                    .update(sample, Duration::from_micros(ack.ack_delay_us));
+                let rtt = &mut self.flow.recovery.rtt;
+                rtt.update(sample, delay);
                 if late_ack {
-                    self.recovery.rtt.on_spurious_timeout(sample);
+                    rtt.on_spurious_timeout(sample);
                 }
             }
             for c in &packet.chunks {
@@ -120,29 +157,30 @@ impl Connection {
             }
         }
         for (_, packet) in acked.drain(..) {
-            self.recovery.sent.recycle(packet.chunks);
+            self.flow.recovery.sent.recycle(packet.chunks);
         }
         self.active.get_mut().scratch.acked = acked;
         if late_ack {
             // the timeout was spurious: undo its backoff (RFC 4015's response)
             self.stats.live().recovery.spurious_timeouts += 1;
-            self.recovery.rto_mark = NO_MARK;
+            self.flow.recovery.rto_mark = NO_MARK;
             new_data_acked = true;
         }
         if new_data_acked {
-            self.recovery.backoff = 0;
-            self.recovery.rto_streak = 0;
+            let recovery = &mut self.flow.recovery;
+            recovery.backoff = 0;
+            recovery.rto_streak = 0;
         }
 
         self.detect_losses(now);
     }
 
     pub(super) fn loss_rule(&self) -> crate::recovery::LossRule {
-        let srtt = self.recovery.rtt.srtt();
+        let srtt = self.flow.recovery.rtt.srtt();
         crate::recovery::LossRule {
             thin: self.is_thin(),
             thin_window: srtt / self.config.thin_reorder_divisor,
-            rtt: self.recovery.rtt.latest(),
+            rtt: self.flow.recovery.rtt.latest(),
             packet_threshold: 3,
             retention: self.rto() * 4,
         }
@@ -151,8 +189,8 @@ impl Connection {
     pub(super) fn detect_losses(&mut self, now: Instant) {
         let rule = self.loss_rule();
         let mut lost = std::mem::take(&mut self.active.get_mut().scratch.acked);
-        let loss_time = self.recovery.sent.detect_lost(now, rule, &mut lost);
-        self.recovery.loss_time = loss_time.map_or(Stamp::NONE, |t| self.timers.stamp(t));
+        let loss_time = self.flow.recovery.sent.detect_lost(now, rule, &mut lost);
+        self.flow.recovery.loss_time = loss_time.map_or(Stamp::NONE, |t| self.timers.stamp(t));
         if rule.thin && !lost.is_empty() {
             self.stats.live().recovery.thin_fast_losses += lost.len() as u64;
         }
@@ -164,8 +202,9 @@ impl Connection {
 
     pub(super) fn on_packet_lost(&mut self, now: Instant, pn: u64, packet: SentPacket) {
         self.stats.live().recovery.packets_lost += 1;
-        self.recovery.estimates.on_outcome(true, packet.repair);
-        self.recovery.cc.on_loss(packet.time_sent, now);
+        self.flow.recovery.estimates.on_outcome(true, packet.repair);
+        let (sent, now_stamp) = (self.timers.stamp(packet.time_sent), self.timers.stamp(now));
+        self.flow.recovery.cc.on_loss(sent, now_stamp);
         for &c in &packet.chunks {
             let Some(ch) = self.send.get_mut(c.channel as usize) else {
                 continue;
@@ -184,18 +223,19 @@ impl Connection {
                 self.active.get_mut().queues.retransmit.push_back(c);
             }
         }
-        self.recovery.sent.recycle(packet.chunks);
+        self.flow.recovery.sent.recycle(packet.chunks);
     }
 
     pub(super) fn rto_deadline(&self) -> Option<Instant> {
         if !self.config.ack_pairs {
             return self
+                .flow
                 .recovery
                 .sent
                 .oldest_in_flight()
                 .map(|t| t + self.rto());
         }
-        let [even, odd] = self.recovery.sent.oldest_in_flight_by_parity();
+        let [even, odd] = self.flow.recovery.sent.oldest_in_flight_by_parity();
         if even.is_none() && odd.is_none() {
             return None;
         }
@@ -210,36 +250,38 @@ impl Connection {
     /// the peer may hold), the peer's maximum ACK delay on top.
     fn rto_wait(&self, rto: Duration, pn: u64) -> Duration {
         if self.config.ack_pairs && pn % 2 == 0 {
-            rto + self.recovery.peer_max_ack_delay
+            rto + self.flow.recovery.peer_max_ack_delay
         } else {
             rto
         }
     }
 
     pub(super) fn on_loss_timer(&mut self, now: Instant) {
-        if self.recovery.loss_time <= self.timers.stamp(now) {
+        if self.flow.recovery.loss_time <= self.timers.stamp(now) {
             self.detect_losses(now);
         }
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.live().recovery.rto_expirations += 1;
-            self.recovery.rto_mark = self.next_pn;
+            self.flow.recovery.rto_mark = self.flow.next_pn;
             let rto = self.rto();
             let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(rto, pn)).unwrap_or(now));
-            self.recovery.rto_streak = self.recovery.rto_streak.saturating_add(1);
+            self.flow.recovery.rto_streak = self.flow.recovery.rto_streak.saturating_add(1);
             if !self.is_thin() {
                 // standard behaviour: exponential backoff, window collapse
-                self.recovery.backoff = (self.recovery.backoff + 1).min(16);
-                self.recovery.cc.on_timeout(now);
-            } else if self.recovery.rto_streak > THIN_LINEAR_RTOS {
+                self.flow.recovery.backoff = (self.flow.recovery.backoff + 1).min(16);
+                let now = self.timers.stamp(now);
+                self.flow.recovery.cc.on_timeout(now);
+            } else if self.flow.recovery.rto_streak > THIN_LINEAR_RTOS {
                 // the thin-stream budget is spent and nothing came back: the peer is probably
                 // gone, so stop probing it at a linear pace
-                self.recovery.backoff = (self.recovery.backoff + 1).min(16);
+                self.flow.recovery.backoff = (self.flow.recovery.backoff + 1).min(16);
             }
             let retention = self.loss_rule().retention;
-            let lost = self
-                .recovery
-                .sent
-                .expire(now, |pn| cutoffs[(pn % 2) as usize], retention);
+            let lost =
+                self.flow
+                    .recovery
+                    .sent
+                    .expire(now, |pn| cutoffs[(pn % 2) as usize], retention);
             for (pn, p) in lost {
                 self.on_packet_lost(now, pn, p);
             }

@@ -69,7 +69,7 @@ impl Connection {
         let pn = self.write_header(buf)?;
         let header_len = buf.len();
         buf.extend_from_slice(frames);
-        self.next_pn += 1;
+        self.flow.next_pn += 1;
         self.seal(pn, header_len, buf);
         Some(self.remote)
     }

@@ -11,7 +11,6 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
 use tracing::debug;
 
 use super::Connection;
@@ -60,14 +59,14 @@ impl Connection {
         if !newest {
             return;
         }
+        // only an authenticated packet comes here, so there are keys
+        let Some(keys) = &self.keys else {
+            return;
+        };
         self.path.challenges += 1;
         debug!(cid = %self.local_cid, from = %self.remote, to = %from, "path validation started");
-        let mut h = Sha256::new();
-        h.update(b"thinwire path challenge");
-        h.update(self.seed);
-        h.update(self.path.challenges.to_be_bytes());
         let mut data = [0u8; PATH_DATA_LEN];
-        data.copy_from_slice(&h.finalize()[..PATH_DATA_LEN]);
+        data.copy_from_slice(&keys.path_challenge(self.path.challenges)[..PATH_DATA_LEN]);
         self.path.probe = Some(Box::new(Probe {
             addr: from,
             data,
@@ -122,7 +121,7 @@ impl Connection {
             let header_len = buf.len();
             wire::encode_path_response(&data, buf);
             self.path.response = None;
-            self.next_pn += 1;
+            self.flow.next_pn += 1;
             self.seal(pn, header_len, buf);
             return Some(to);
         }
@@ -137,7 +136,7 @@ impl Connection {
         let pn = self.write_header(buf)?;
         let header_len = buf.len();
         wire::encode_path_challenge(&data, buf);
-        self.next_pn += 1;
+        self.flow.next_pn += 1;
         self.seal(pn, header_len, buf);
         let p = self.path.probe.as_mut()?;
         p.bytes_out += buf.len();

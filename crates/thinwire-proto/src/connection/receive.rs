@@ -100,7 +100,7 @@ impl Connection {
             // a client still in its handshake cannot open it yet; the data will come again
             return true;
         }
-        let largest = self.rx.largest();
+        let largest = self.flow.rx.largest();
         let Some(keys) = &mut self.keys else {
             return false;
         };
@@ -113,9 +113,9 @@ impl Connection {
         let payload = &packet.body[..len];
         // the client has keys, so it has our Accept
         self.accept_packet = None;
-        if self.rx.contains(pn) {
+        if self.flow.rx.contains(pn) {
             self.stats.udp.duplicate_packets += 1;
-            self.rx.immediate = true; // our ACK may have been lost
+            self.flow.rx.immediate = true; // our ACK may have been lost
             self.update_timers();
             return true;
         }
@@ -157,17 +157,18 @@ impl Connection {
             return true;
         }
         // out of order: out of sequence, or (unless ACKs are paired) while a gap is open below
-        let gap_open = self.rx.gap_open() && !self.config.ack_pairs;
-        let out_of_order = self.rx.insert(pn, at) || gap_open;
-        if self.rx.largest() == Some(pn) {
-            self.rx.largest_len = datagram_len;
+        let rx = &mut self.flow.rx;
+        let gap_open = rx.gap_open() && !self.config.ack_pairs;
+        let out_of_order = rx.insert(pn, at) || gap_open;
+        let newest = rx.largest() == Some(pn);
+        if newest {
+            rx.largest_len = datagram_len;
         }
         self.last_rx = at;
         self.rest.on_packet(seen.messages > 0);
         self.stats.udp.packets_received += 1;
         self.stats.udp.bytes_received += datagram_len as u64;
         if packet.from != self.remote {
-            let newest = self.rx.largest() == Some(pn);
             self.on_packet_from_new_address(packet.from, datagram_len, newest);
         }
         self.apply_frames(
@@ -244,8 +245,9 @@ impl Connection {
         // as usual.)
         let repair_copy = marked && !fresh;
         if seen.ack_eliciting && !repair_copy {
-            self.rx.changed = true;
-            self.rx.unacked_eliciting += 1;
+            let rx = &mut self.flow.rx;
+            rx.changed = true;
+            rx.unacked_eliciting += 1;
             // Unreliable data is never retransmitted: its ACK only feeds the RTT, the loss
             // estimate and the congestion window, so it waits up to the ACK delay for data
             // going back to ride on, or for UNRELIABLE_ACK_EVERY such packets.
@@ -259,10 +261,10 @@ impl Connection {
             } else {
                 (false, UNRELIABLE_ACK_EVERY)
             };
-            if out_of_order || immediate_rule || self.rx.unacked_eliciting >= every {
-                self.rx.immediate = true;
-            } else if self.rx.deadline == Stamp::NONE {
-                self.rx.deadline = self.timers.stamp(now).after(self.config.max_ack_delay);
+            if out_of_order || immediate_rule || rx.unacked_eliciting >= every {
+                rx.immediate = true;
+            } else if rx.deadline == Stamp::NONE {
+                rx.deadline = self.timers.stamp(now).after(self.config.max_ack_delay);
             }
         }
         self.maybe_finish_close(now);
@@ -285,7 +287,7 @@ impl Connection {
                 }
             }
             match &f {
-                Frame::Ack(a) if a.largest >= self.next_pn => return None,
+                Frame::Ack(a) if a.largest >= self.flow.next_pn => return None,
                 Frame::Message(m) => {
                     // a channel that received nothing yet is in its initial state
                     let fresh;
@@ -360,7 +362,7 @@ impl Connection {
     }
 
     pub(super) fn on_shard_frame(&mut self, f: &wire::ShardFrame<'_>) {
-        let half_rtt = self.recovery.rtt.srtt() / 2;
+        let half_rtt = self.flow.recovery.rtt.srtt() / 2;
         match self.deadline_mut().rx.on_shard(f, half_rtt) {
             ShardOutcome::Stored => {}
             ShardOutcome::Duplicate => self.stats.live().frames.duplicate += 1,

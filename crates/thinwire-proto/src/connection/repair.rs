@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::loss::Recovery;
 use super::Connection;
 use crate::error::SendError;
 use crate::policy::repair::{
@@ -46,14 +47,15 @@ impl Connection {
         Ok(())
     }
 
-    /// The model for `target` at the current estimates and timers.
-    pub(super) fn repair_model(&self, target: &RepairTarget) -> RepairModel {
-        let rate = |r: f64| (f64::from(step_up(r)) * RATE_STEP).min(MAX_LOSS);
+    /// The model for `target` at the estimates and timers of loss recovery `r` (the
+    /// connection's own, `self.flow.recovery`, but for a look at a resting connection's).
+    pub(super) fn repair_model(&self, target: &RepairTarget, r: &Recovery) -> RepairModel {
+        let rate = |p: f64| (f64::from(step_up(p)) * RATE_STEP).min(MAX_LOSS);
         RepairModel {
-            stages: target.stages(self.recovery.rtt.srtt(), self.rto()),
-            loss: rate(self.recovery.estimates.planning_loss()),
-            repeat_loss: rate(self.recovery.estimates.repeat_loss()),
-            ack_loss: rate(self.recovery.estimates.ack_loss()),
+            stages: target.stages(r.rtt.srtt(), self.rto_with(r)),
+            loss: rate(r.estimates.planning_loss()),
+            repeat_loss: rate(r.estimates.repeat_loss()),
+            ack_loss: rate(r.estimates.ack_loss()),
             target: target.target,
             max_copies: target.max_copies,
             max_first_copies: if target.copy_first {
@@ -74,7 +76,7 @@ impl Connection {
         if (stage <= 1 && !target.copy_first) || !self.is_thin() {
             return 1;
         }
-        let model = self.repair_model(&target);
+        let model = self.repair_model(&target, &self.flow.recovery);
         self.policies
             .repair(&model)
             .unwrap_or_else(|_| RepairPolicy::plain(&model))
@@ -97,7 +99,7 @@ impl Connection {
             return;
         };
         f.copies_due = extra;
-        let at = now + copy_spacing(self.recovery.rtt.srtt());
+        let at = now + copy_spacing(self.flow.recovery.rtt.srtt());
         for _ in 0..extra {
             self.active.get_mut().queues.copies.push_back((Some(at), c));
         }
@@ -179,7 +181,7 @@ impl Connection {
     /// acknowledgement came within `(1 + rtts)` smoothed RTTs of the first transmission
     /// (delivery one-way delay before it, against a deadline of one-way delay + `rtts` RTTs).
     pub(super) fn note_repair_acked(&mut self, now: Instant, c: ChunkRef) {
-        let srtt = self.recovery.rtt.srtt();
+        let srtt = self.flow.recovery.rtt.srtt();
         let Some(ch) = self.send.get(c.channel as usize) else {
             return;
         };
@@ -202,13 +204,13 @@ impl Connection {
         }
     }
 
-    /// The plan (copies per stage) of the transport's default target at the current
-    /// estimates, for the statistics.
-    pub(super) fn repair_plan(&self) -> Vec<u8> {
+    /// The plan (copies per stage) of the transport's default target at the estimates of loss
+    /// recovery `r`, for the statistics.
+    pub(super) fn repair_plan(&self, r: &Recovery) -> Vec<u8> {
         let Some(target) = self.config.repair else {
             return Vec::new();
         };
-        let model = self.repair_model(&target);
+        let model = self.repair_model(&target, r);
         let stages = model.stages.min(MAX_STAGES);
         self.policies
             .repair(&model)

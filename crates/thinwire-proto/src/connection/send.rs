@@ -217,15 +217,16 @@ impl Connection {
     /// `2 RTT - RTT/2` for the stages: two stages fit only if a stage is under 1.5 RTT, and a
     /// stage too long costs a missed deadline while one too short costs a spare shard.
     pub(super) fn stage_context(&self) -> StageContext {
-        let srtt = self.recovery.rtt.srtt();
+        let srtt = self.flow.recovery.rtt.srtt();
         StageContext {
             stage_len: srtt
                 + self
+                    .flow
                     .recovery
                     .rtt
                     .variance_margin(srtt / 4, self.config.timer_granularity),
             one_way: srtt / 2,
-            loss: self.recovery.estimates.loss(),
+            loss: self.flow.recovery.estimates.loss(),
         }
     }
 }

@@ -106,8 +106,8 @@ impl Connection {
 
     pub(super) fn write_header(&mut self, buf: &mut Vec<u8>) -> Option<u64> {
         let cid = self.remote_cid?;
-        let pn = self.next_pn;
-        let pn_len = wire::pn_encode_len(pn, self.recovery.sent.largest_acked());
+        let pn = self.flow.next_pn;
+        let pn_len = wire::pn_encode_len(pn, self.flow.recovery.sent.largest_acked());
         ShortHeader::encode(&cid, pn, pn_len, buf);
         Some(pn)
     }
@@ -115,19 +115,19 @@ impl Connection {
     fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>) {
         // a delay below the timer granularity is reported as none: the peer's timers cannot
         // resolve it, and an ACK without delay fits the short form
-        let delay = Some(self.rx.ack_delay(self.timers.stamp(now)))
+        let delay = Some(self.flow.rx.ack_delay(self.timers.stamp(now)))
             .filter(|d| *d >= self.config.timer_granularity);
         if let Some(ack) = AckFrame::from_ranges(
-            self.rx.ranges_desc(),
+            self.flow.rx.ranges_desc(),
             delay.map_or(0, |d| d.as_micros() as u64),
             self.config.ack_frame_ranges,
         ) {
             wire::encode_ack(&ack, buf);
         }
-        if !self.rx.changed && self.rx.repeat_armed {
+        if !self.flow.rx.changed && self.flow.rx.repeat_armed {
             self.stats.live().recovery.ack_repeats += 1;
         }
-        self.rx.on_ack_sent();
+        self.flow.rx.on_ack_sent();
     }
 
     fn write_close(&mut self, now: Instant, code: u64, reason: &[u8], buf: &mut Vec<u8>) -> bool {
@@ -135,7 +135,7 @@ impl Connection {
             return false;
         };
         let header_len = buf.len();
-        self.next_pn += 1;
+        self.flow.next_pn += 1;
         // the reason is cut so that the packet fits one datagram
         let room = self.frame_room().saturating_sub(header_len + 20);
         wire::encode_close(code, &reason[..reason.len().min(room)], buf);
@@ -157,7 +157,7 @@ impl Connection {
             return false;
         };
         let header_len = buf.len();
-        if self.rx.changed || self.rx.ack_due(|| self.timers.stamp(now)) {
+        if self.flow.rx.changed || self.flow.rx.ack_due(|| self.timers.stamp(now)) {
             self.write_ack(now, buf);
         }
         let room = self.frame_room().saturating_sub(buf.len());
@@ -169,10 +169,10 @@ impl Connection {
             buf.clear();
             return false;
         };
-        self.next_pn += 1;
+        self.flow.next_pn += 1;
         self.seal(pn, header_len, buf);
         self.rest.on_packet(true);
-        self.recovery.sent.on_sent(
+        self.flow.recovery.sent.on_sent(
             pn,
             SentPacket {
                 time_sent: now,
@@ -192,11 +192,17 @@ impl Connection {
         {
             return true;
         }
-        let may_send_data =
-            self.due.probe || self.recovery.cc.can_send(self.recovery.sent.in_flight());
-        let want_data = may_send_data && self.has_new_data(now);
-        let want_ack = self.rx.ack_due(|| self.timers.stamp(now)) || (want_data && self.rx.changed);
         let want_ping = self.due.ping || self.due.probe;
+        // a resting connection (nothing in flight, no ACK owed: `trim`) with nothing new to
+        // send sends nothing, and is not unpacked to find that out
+        if !want_ping && self.flow.is_parked() && !self.has_new_data(now) {
+            return false;
+        }
+        let recovery = &self.flow.recovery;
+        let may_send_data = self.due.probe || recovery.cc.can_send(recovery.sent.in_flight());
+        let want_data = may_send_data && self.has_new_data(now);
+        let rx = &self.flow.rx;
+        let want_ack = rx.ack_due(|| self.timers.stamp(now)) || (want_data && rx.changed);
         if !want_data && !want_ack && !want_ping {
             return false;
         }
@@ -208,13 +214,14 @@ impl Connection {
         let max = self.frame_room().saturating_sub(1);
         // an ACK rides along when there is news, and (ACK redundancy) in the next packets
         // after news even without
-        let repeat = self.config.ack_redundancy && self.rx.repeats_left > 0;
-        let news = self.rx.changed && self.rx.unacked_eliciting > 0;
-        let rides = repeat || self.rx.ack_for_numbering();
-        if want_ack || self.rx.changed || (rides && (want_data || want_ping)) {
+        let rx = &self.flow.rx;
+        let repeat = self.config.ack_redundancy && rx.repeats_left > 0;
+        let news = rx.changed && rx.unacked_eliciting > 0;
+        let rides = repeat || rx.ack_for_numbering();
+        if want_ack || rx.changed || (rides && (want_data || want_ping)) {
             self.write_ack(now, buf);
         }
-        let mut chunks = self.recovery.sent.chunk_list();
+        let mut chunks = self.flow.recovery.sent.chunk_list();
         let mut repair = false;
         if let Some(a) = self.active.made() {
             a.last_message = None;
@@ -247,7 +254,7 @@ impl Connection {
             wire::encode_ping(buf);
             ack_eliciting = true;
         }
-        self.next_pn += 1;
+        self.flow.next_pn += 1;
         self.seal(pn, header_len, buf);
         if ack_eliciting {
             self.due.ping = false;
@@ -263,12 +270,12 @@ impl Connection {
                 shard: None,
             };
             if only_copies {
-                self.recovery.sent.on_sent_copies(pn, packet);
+                self.flow.recovery.sent.on_sent_copies(pn, packet);
             } else {
-                self.recovery.sent.on_sent(pn, packet);
+                self.flow.recovery.sent.on_sent(pn, packet);
             }
         } else {
-            self.recovery.sent.recycle(chunks);
+            self.flow.recovery.sent.recycle(chunks);
             if news {
                 self.maybe_repeat_ack(now, buf.len());
             }
@@ -283,10 +290,10 @@ impl Connection {
     /// expected bytes of the spurious retransmission a lost ACK would cause (at least one
     /// copy) against the bytes of the repeat.
     fn maybe_repeat_ack(&mut self, now: Instant, len: usize) {
-        let worth = self.rx.loss() * self.rx.largest_len as f64;
+        let worth = self.flow.rx.loss() * self.flow.rx.largest_len as f64;
         if self.config.ack_redundancy && worth >= len as f64 {
-            self.rx.repeat_armed = true;
-            self.rx.deadline = self.timers.stamp(now).after(self.config.max_ack_delay / 2);
+            self.flow.rx.repeat_armed = true;
+            self.flow.rx.deadline = self.timers.stamp(now).after(self.config.max_ack_delay / 2);
         }
     }
 

@@ -111,31 +111,22 @@ fn aes<'a>(expanded: &'a OnceCell<Box<Aes256Gcm>>, key: &[u8; 32]) -> &'a Aes256
     expanded.get_or_init(|| Box::new(Aes256Gcm::new(key.into())))
 }
 
-/// What one direction's cipher keeps beside its key. The key is the direction's secret,
-/// which [`PacketKeys`] holds anyway for the next key update, so it is not copied here: an
-/// idle connection holds 32 bytes of key per direction. ChaCha20-Poly1305 has nothing to
-/// expand (its cipher is made from the key for each packet, a copy of 32 bytes).
-enum Cipher {
-    ChaCha,
-    /// The expanded schedule, once made.
-    Aes(OnceCell<Box<Aes256Gcm>>),
-    Cleartext,
-}
+/// What one direction's cipher keeps beside its key: with AES-256-GCM, its expanded schedule,
+/// once made. The key is the direction's secret, which [`PacketKeys`] holds anyway for the next
+/// key update, so it is not copied here: an idle connection holds 32 bytes of key per
+/// direction. ChaCha20-Poly1305 has nothing to expand (its cipher is made from the key for each
+/// packet, a copy of 32 bytes), and the cleartext opt-out nothing at all, so for them this
+/// stays empty; the suite, which [`PacketKeys`] keeps once, says which. 8 bytes.
+struct Cipher(OnceCell<Box<Aes256Gcm>>);
 
 impl Cipher {
-    fn new(suite: CipherSuite) -> Self {
-        match suite {
-            CipherSuite::ChaCha20Poly1305 => Cipher::ChaCha,
-            CipherSuite::Aes256Gcm => Cipher::Aes(OnceCell::new()),
-            CipherSuite::InsecureCleartext => Cipher::Cleartext,
-        }
+    fn new() -> Self {
+        Cipher(OnceCell::new())
     }
 
     /// Drops what can be derived again from the key.
     fn release(&mut self) {
-        if let Cipher::Aes(a) = self {
-            a.take();
-        }
+        self.0.take();
     }
 }
 
@@ -213,11 +204,11 @@ impl PacketKeys {
     pub(crate) fn new(suite: CipherSuite, tx: &[u8; 32], rx: &[u8; 32], update_after: u64) -> Self {
         Self {
             suite,
-            tx: Cipher::new(suite),
+            tx: Cipher::new(),
             tx_secret: *tx,
             tx_phase: false,
             tx_sealed: 0,
-            rx: Cipher::new(suite),
+            rx: Cipher::new(),
             rx_secret: *rx,
             rx_phase: false,
             rx_prev: None,
@@ -243,7 +234,7 @@ impl PacketKeys {
         }
         if self.tx_sealed >= self.update_after {
             self.tx_secret = next_secret(&self.tx_secret);
-            self.tx = Cipher::new(self.suite);
+            self.tx = Cipher::new();
             self.tx_phase = !self.tx_phase;
             self.tx_sealed = 0;
             self.updates_sent += 1;
@@ -258,13 +249,15 @@ impl PacketKeys {
         self.tx_sealed += 1;
         let n = nonce(self.suite, pn);
         let (header, body) = buf.split_at_mut(header_len);
-        let tag = match &self.tx {
-            Cipher::ChaCha => ChaCha20Poly1305::new((&self.tx_secret).into())
+        let tag = match self.suite {
+            CipherSuite::ChaCha20Poly1305 => ChaCha20Poly1305::new((&self.tx_secret).into())
                 .encrypt_inout_detached((&n).into(), header, body.into()),
-            Cipher::Aes(c) => {
-                aes(c, &self.tx_secret).encrypt_inout_detached((&n).into(), header, body.into())
-            }
-            Cipher::Cleartext => return,
+            CipherSuite::Aes256Gcm => aes(&self.tx.0, &self.tx_secret).encrypt_inout_detached(
+                (&n).into(),
+                header,
+                body.into(),
+            ),
+            CipherSuite::InsecureCleartext => return,
         };
         // encryption fails only for bodies beyond 2^38 bytes, far above any datagram
         buf.extend_from_slice(&tag.expect("datagram-sized body"));
@@ -311,7 +304,7 @@ impl PacketKeys {
             Some(next) => *next,
             None => {
                 let secret = next_secret(&self.rx_secret);
-                (Cipher::new(self.suite), secret)
+                (Cipher::new(), secret)
             }
         };
         let Some(len) = open_with(&cipher, &secret, self.suite, pn, header, body) else {
@@ -337,6 +330,18 @@ impl PacketKeys {
 }
 
 impl PacketKeys {
+    /// The data of this side's `n`th PATH_CHALLENGE: `HMAC-SHA256(sending secret, "thinwire
+    /// path challenge" || n)`, which nobody without the connection's keys can predict, so that
+    /// only the peer, receiving at the new address, can answer it. (The secret is the current
+    /// one; a challenge's data is made once, when its probe starts.)
+    pub(crate) fn path_challenge(&self, n: u64) -> [u8; 32] {
+        let mut m =
+            <Hmac<Sha256> as Mac>::new_from_slice(&self.tx_secret).expect("any key length works");
+        m.update(b"thinwire path challenge");
+        m.update(&n.to_be_bytes());
+        m.finalize().into_bytes().into()
+    }
+
     /// The connection went idle: drops the expanded key schedules (made again at the next
     /// packet) and the previous receive generation (a packet of it this late is dropped).
     pub(crate) fn release_idle(&mut self) {
@@ -362,14 +367,14 @@ fn open_with(
     let split = body.len().checked_sub(TAG_LEN)?;
     let (frames, tag) = body.split_at_mut(split);
     let tag: &[u8] = tag;
-    let ok = match cipher {
-        Cipher::ChaCha => ChaCha20Poly1305::new(key.into())
+    let ok = match suite {
+        CipherSuite::ChaCha20Poly1305 => ChaCha20Poly1305::new(key.into())
             .decrypt_inout_detached((&n).into(), header, frames.into(), tag.try_into().ok()?)
             .is_ok(),
-        Cipher::Aes(c) => aes(c, key)
+        CipherSuite::Aes256Gcm => aes(&cipher.0, key)
             .decrypt_inout_detached((&n).into(), header, frames.into(), tag.try_into().ok()?)
             .is_ok(),
-        Cipher::Cleartext => true,
+        CipherSuite::InsecureCleartext => true,
     };
     ok.then_some(split)
 }

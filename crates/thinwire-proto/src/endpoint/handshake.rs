@@ -197,7 +197,7 @@ impl Endpoint {
                     ok
                 });
                 match (ok, server_cid, self.by_cid.get(&dst_cid)) {
-                    (true, Some(sc), Some(&h)) => {
+                    (true, Some(sc), Some(h)) => {
                         self.peers.insert(from, sc, h);
                     }
                     (true, ..) => {}
@@ -294,7 +294,7 @@ impl Endpoint {
     }
 
     fn with_conn(&mut self, cid: ConnectionId, f: impl FnOnce(&mut Connection) -> bool) -> bool {
-        let Some(&h) = self.by_cid.get(&cid) else {
+        let Some(h) = self.by_cid.get(&cid) else {
             return false;
         };
         let Some(c) = self.conns.get_mut(h) else {

@@ -12,6 +12,7 @@
 
 mod admission;
 mod budget;
+mod cids;
 mod handshake;
 mod limits;
 mod peers;
@@ -38,10 +39,10 @@ use crate::error::{ConfigError, ConnectError};
 use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
 use budget::MemoryLedger;
+use cids::CidIndex;
 use limits::SourceLimits;
 use peers::PeerIndex;
 use queue::HandshakeQueue;
-use rustc_hash::FxHashMap;
 use table::ConnTable;
 
 pub use stats::EndpointStats;
@@ -105,9 +106,8 @@ pub struct Endpoint {
     instance: u64,
     /// The connections, their timers and which may have datagrams to send.
     conns: ConnTable,
-    /// Connection ids are ours and random, so a fast unkeyed hash spreads them well (an
-    /// attacker chooses only the ids it looks up, never those stored).
-    by_cid: FxHashMap<ConnectionId, ConnectionHandle>,
+    /// Connections by the id this endpoint issued them.
+    by_cid: CidIndex,
     /// Connections by their peer's address and id (Resets, repeated Connects).
     peers: PeerIndex,
     replies: VecDeque<(SocketAddr, Vec<u8>)>,
@@ -150,6 +150,7 @@ impl Endpoint {
             )
         });
         let memory = config.memory;
+        let by_cid = CidIndex::new(config.cid_len);
         Ok(Self {
             reset: ResetKeys::new(server_key.as_ref(), keys[1]),
             limits: SourceLimits::new(keys[2], rates.0, rates.1),
@@ -167,7 +168,7 @@ impl Endpoint {
             cookie_key,
             instance,
             conns: ConnTable::new(now),
-            by_cid: FxHashMap::default(),
+            by_cid,
             peers: PeerIndex::default(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
@@ -306,7 +307,7 @@ impl Endpoint {
             let mut bytes = [0u8; 8];
             self.rng.fill_bytes(&mut bytes[..len]);
             let cid = ConnectionId::new(&bytes[..len]).expect("valid length");
-            if !self.by_cid.contains_key(&cid) {
+            if !self.by_cid.contains(&cid) {
                 return Some(cid);
             }
         }
@@ -399,6 +400,7 @@ impl Endpoint {
             suites: self.config.cipher_suites.clone(),
             connect: None,
             initiator: None,
+            seed: setup.seed,
             sent_at: None,
             retransmitted: false,
         };
@@ -428,7 +430,7 @@ impl Endpoint {
                 return;
             }
         };
-        let Some(&h) = self.by_cid.get(&hdr.dst_cid) else {
+        let Some(h) = self.by_cid.get(&hdr.dst_cid) else {
             self.stats.dropped_unknown_connection += 1;
             self.send_reset(now, from, hdr.dst_cid, false, datagram.len());
             return;

@@ -5,6 +5,7 @@ use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use super::Rate;
+use crate::pack::{Pack, Packer, Unpacker};
 use crate::stamp::Stamp;
 
 /// Received packet numbers as disjoint ranges (ascending), plus ack scheduling state.
@@ -209,6 +210,66 @@ impl ReceivedPackets {
         self.immediate = false;
         self.deadline = Stamp::NONE;
         self.changed = false;
+    }
+}
+
+impl Pack for ReceivedPackets {
+    fn pack(&self, p: &mut Packer) -> bool {
+        // the ranges ascend and are disjoint: each as the gap from the last one's end and its
+        // length, small numbers
+        p.u64(self.ranges.len() as u64);
+        let mut from = 0;
+        for r in &self.ranges {
+            p.u64(r.start() - from);
+            p.u64(r.end() - r.start());
+            from = *r.end();
+        }
+        p.opt_u64(self.floor);
+        p.u64(self.max_ranges as u64);
+        p.stamp(self.largest_at);
+        p.u64(u64::from(self.unacked_eliciting));
+        p.bool(self.immediate);
+        p.stamp(self.deadline);
+        p.bool(self.changed);
+        p.u64(u64::from(self.unacked_any));
+        p.u64(u64::from(self.repeats_left));
+        p.bool(self.repeat_armed);
+        self.loss.pack(p);
+        p.u64(self.largest_len as u64);
+        for r in self.reported {
+            p.u64(r);
+        }
+        p.u64(self.acks_sent);
+        true
+    }
+
+    fn unpack(u: &mut Unpacker<'_>) -> Self {
+        let n = u.u64();
+        let mut ranges = VecDeque::with_capacity(usize::try_from(n).unwrap_or(0).min(64));
+        let mut from = 0u64;
+        for _ in 0..n {
+            let start = from.wrapping_add(u.u64());
+            let end = start.wrapping_add(u.u64());
+            ranges.push_back(start..=end);
+            from = end;
+        }
+        Self {
+            ranges,
+            floor: u.opt_u64(),
+            max_ranges: usize::try_from(u.u64()).unwrap_or(0),
+            largest_at: u.stamp(),
+            unacked_eliciting: u32::try_from(u.u64()).unwrap_or(0),
+            immediate: u.bool(),
+            deadline: u.stamp(),
+            changed: u.bool(),
+            unacked_any: u32::try_from(u.u64()).unwrap_or(0),
+            repeats_left: u8::try_from(u.u64()).unwrap_or(0),
+            repeat_armed: u.bool(),
+            loss: Rate::unpack(u),
+            largest_len: usize::try_from(u.u64()).unwrap_or(0),
+            reported: std::array::from_fn(|_| u.u64()),
+            acks_sent: u.u64(),
+        }
     }
 }
 

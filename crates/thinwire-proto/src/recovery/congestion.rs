@@ -13,7 +13,8 @@
 //! timeout costs 1/N of it (one of the N flows timing out), so the aggregate takes N flows'
 //! share of a bottleneck, no more, and is still congestion-controlled.
 
-use std::time::Instant;
+use crate::pack::{Pack, Packer, Unpacker};
+use crate::stamp::Stamp;
 
 /// Congestion window state.
 #[derive(Debug, Clone)]
@@ -22,7 +23,8 @@ pub(crate) struct Congestion {
     ssthresh: f64,
     min_window: f64,
     max_window: f64,
-    recovery_start: Option<Instant>,
+    /// When the current recovery period began ([`Stamp::NONE`]: none has).
+    recovery_start: Stamp,
     /// N: how many flows the connection stands for (1 for an ordinary connection).
     weight: f64,
 }
@@ -35,7 +37,7 @@ impl Congestion {
             ssthresh: f64::INFINITY,
             min_window: min as f64,
             max_window: max.max(min) as f64,
-            recovery_start: None,
+            recovery_start: Stamp::NONE,
             weight: 1.0,
         }
     }
@@ -60,9 +62,10 @@ impl Congestion {
         (in_flight as f64) < self.window.floor()
     }
 
-    /// One packet sent at `sent` was acknowledged.
-    pub(crate) fn on_ack(&mut self, sent: Instant) {
-        if self.recovery_start.is_some_and(|start| sent <= start) {
+    /// One packet sent at `sent` was acknowledged. (`sent` is asked for only after a loss,
+    /// when it matters.)
+    pub(crate) fn on_ack(&mut self, sent: impl FnOnce() -> Stamp) {
+        if self.recovery_start != Stamp::NONE && sent() <= self.recovery_start {
             return; // acks of packets sent before the loss do not grow the window
         }
         if self.window < self.ssthresh {
@@ -75,25 +78,48 @@ impl Congestion {
     }
 
     /// A packet sent at `sent` was declared lost at `now`; reacts once per recovery period.
-    pub(crate) fn on_loss(&mut self, sent: Instant, now: Instant) {
-        if self.recovery_start.is_some_and(|start| sent <= start) {
+    pub(crate) fn on_loss(&mut self, sent: Stamp, now: Stamp) {
+        if self.recovery_start != Stamp::NONE && sent <= self.recovery_start {
             return;
         }
-        self.recovery_start = Some(now);
+        self.recovery_start = now;
         self.window = (self.window * (1.0 - 0.5 / self.weight)).max(self.min_window);
         self.ssthresh = self.window;
     }
 
     /// A retransmission timeout fired on a non-thin connection: collapse to the minimum window
     /// (with weight N, one of the N flows collapses: the window loses 1/N of itself).
-    pub(crate) fn on_timeout(&mut self, now: Instant) {
+    pub(crate) fn on_timeout(&mut self, now: Stamp) {
         self.ssthresh = (self.window * (1.0 - 0.5 / self.weight)).max(self.min_window);
         self.window = if self.weight > 1.0 {
             (self.window * (1.0 - 1.0 / self.weight)).max(self.min_window)
         } else {
             self.min_window
         };
-        self.recovery_start = Some(now);
+        self.recovery_start = now;
+    }
+}
+
+impl Pack for Congestion {
+    fn pack(&self, p: &mut Packer) -> bool {
+        p.f64(self.window);
+        p.f64(self.ssthresh);
+        p.f64(self.min_window);
+        p.f64(self.max_window);
+        p.stamp(self.recovery_start);
+        p.f64(self.weight);
+        true
+    }
+
+    fn unpack(u: &mut Unpacker<'_>) -> Self {
+        Self {
+            window: u.f64(),
+            ssthresh: u.f64(),
+            min_window: u.f64(),
+            max_window: u.f64(),
+            recovery_start: u.stamp(),
+            weight: u.f64(),
+        }
     }
 }
 
@@ -102,27 +128,22 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// `ms` milliseconds after the base.
+    fn t(ms: u64) -> Stamp {
+        Stamp(0).after(Duration::from_millis(ms))
+    }
+
     #[test]
     fn halves_once_per_recovery_and_never_below_min() {
-        let t0 = Instant::now();
         let mut c = Congestion::new(16, 4, 1000);
-        c.on_loss(t0, t0 + Duration::from_millis(10));
+        c.on_loss(t(0), t(10));
         assert_eq!(c.window(), 8);
         // a second loss of a packet sent before recovery started: no further reduction
-        c.on_loss(
-            t0 + Duration::from_millis(5),
-            t0 + Duration::from_millis(11),
-        );
+        c.on_loss(t(5), t(11));
         assert_eq!(c.window(), 8);
-        c.on_loss(
-            t0 + Duration::from_millis(20),
-            t0 + Duration::from_millis(30),
-        );
+        c.on_loss(t(20), t(30));
         assert_eq!(c.window(), 4);
-        c.on_loss(
-            t0 + Duration::from_millis(40),
-            t0 + Duration::from_millis(50),
-        );
+        c.on_loss(t(40), t(50));
         assert_eq!(c.window(), 4);
         assert!(c.can_send(3));
         assert!(!c.can_send(4));
@@ -130,13 +151,11 @@ mod tests {
 
     #[test]
     fn a_weighted_window_acts_as_n_flows() {
-        let t0 = Instant::now();
-        let ms = Duration::from_millis;
         let mut one = Congestion::new(100, 4, 10_000);
         let mut ten = Congestion::new(100, 4, 10_000);
         ten.set_weight(10);
-        one.on_loss(t0, t0 + ms(1));
-        ten.on_loss(t0, t0 + ms(1));
+        one.on_loss(t(0), t(1));
+        ten.on_loss(t(0), t(1));
         assert_eq!(one.window(), 50, "one flow halves");
         assert_eq!(
             ten.window(),
@@ -146,10 +165,10 @@ mod tests {
         // a window's worth of acks: one packet more for one flow, ten for ten flows
         let (w1, w10) = (one.window(), ten.window());
         for _ in 0..w1 {
-            one.on_ack(t0 + ms(2));
+            one.on_ack(|| t(2));
         }
         for _ in 0..w10 {
-            ten.on_ack(t0 + ms(2));
+            ten.on_ack(|| t(2));
         }
         assert!((w1..=w1 + 1).contains(&one.window()), "{}", one.window());
         assert!(
@@ -158,30 +177,29 @@ mod tests {
             ten.window()
         );
         // a timeout: one flow of ten collapses
-        ten.on_timeout(t0 + ms(3));
+        ten.on_timeout(t(3));
         assert!((94..=95).contains(&ten.window()), "{}", ten.window());
-        one.on_timeout(t0 + ms(3));
+        one.on_timeout(t(3));
         assert_eq!(one.window(), 4);
     }
 
     #[test]
     fn grows_in_slow_start_then_linearly() {
-        let t0 = Instant::now();
         let mut c = Congestion::new(4, 4, 1000);
         for _ in 0..4 {
-            c.on_ack(t0);
+            c.on_ack(|| t(0));
         }
         assert_eq!(c.window(), 8);
-        c.on_loss(t0, t0);
+        c.on_loss(t(0), t(0));
         let w = c.window();
         for _ in 0..w {
-            c.on_ack(t0 + Duration::from_millis(1));
+            c.on_ack(|| t(1));
         }
         // congestion avoidance: about one packet more per window's worth of acks
         assert_eq!(c.window(), w);
         let mut acks = w;
         while c.window() == w {
-            c.on_ack(t0 + Duration::from_millis(1));
+            c.on_ack(|| t(1));
             acks += 1;
         }
         assert_eq!(c.window(), w + 1);

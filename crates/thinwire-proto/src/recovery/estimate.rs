@@ -1,6 +1,8 @@
 //! The sender's loss estimates: the mean loss rate, the loss rate of copies sent after a loss
 //! (what bursts raise), and the rate of acknowledgements missing at the timeout.
 
+use crate::pack::{Pack, Packer, Unpacker};
+
 /// Outcomes averaged by the mean loss estimate: the plain mean of the first 256, then an
 /// exponentially weighted average over about the last 256 (the deadline policy needs a steady
 /// estimate: a short window swings a 2% path between 0% and 6% and buys parity it does not
@@ -115,6 +117,35 @@ impl LossEstimates {
     /// Rate of acknowledgements missing when the data had arrived.
     pub(crate) fn ack_loss(&self) -> f64 {
         self.ack.value
+    }
+}
+
+impl Pack for Rate {
+    fn pack(&self, p: &mut Packer) -> bool {
+        p.f64(self.value);
+        p.u64(u64::from(self.samples));
+        true
+    }
+
+    fn unpack(u: &mut Unpacker<'_>) -> Self {
+        Self {
+            value: u.f64(),
+            samples: u32::try_from(u.u64()).unwrap_or(0),
+        }
+    }
+}
+
+impl Pack for LossEstimates {
+    fn pack(&self, p: &mut Packer) -> bool {
+        self.loss.pack(p) && self.repeat.pack(p) && self.ack.pack(p)
+    }
+
+    fn unpack(u: &mut Unpacker<'_>) -> Self {
+        Self {
+            loss: Rate::unpack(u),
+            repeat: Rate::unpack(u),
+            ack: Rate::unpack(u),
+        }
     }
 }
 

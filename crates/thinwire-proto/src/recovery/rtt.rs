@@ -1,5 +1,6 @@
 //! Round-trip time estimation and the retransmission timeout (RFC 6298, with the thin-stream form).
 
+use crate::pack::{Pack, Packer, Unpacker};
 use std::time::Duration;
 
 /// `d` in nanoseconds, saturating at `u64::MAX` (584 years).
@@ -177,6 +178,27 @@ impl RttEstimator {
     /// `SRTT / 4`).
     pub(crate) fn variance_margin(&self, cap: Duration, granularity: Duration) -> Duration {
         from_ns(margin_ns(ns(self.rttvar), ns(cap), ns(granularity)))
+    }
+}
+
+impl Pack for RttEstimator {
+    fn pack(&self, p: &mut Packer) -> bool {
+        p.duration(self.srtt);
+        p.duration(self.rttvar);
+        p.opt_duration(self.min_rtt);
+        p.duration(self.latest);
+        p.bool(self.has_sample);
+        true
+    }
+
+    fn unpack(u: &mut Unpacker<'_>) -> Self {
+        Self {
+            srtt: u.duration(),
+            rttvar: u.duration(),
+            min_rtt: u.opt_duration(),
+            latest: u.duration(),
+            has_sample: u.bool(),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::pack::{Pack, Packer, Unpacker};
 use crate::wire::AckFrame;
 
 /// One piece of message data carried by a packet: a fragment of message `seq` on `channel`.
@@ -340,5 +341,25 @@ impl SentPackets {
         }
         self.forget_lost(now, retention);
         lost
+    }
+}
+
+/// Packs only what an idle sender keeps: nothing remembered, so no packet and no spare list.
+impl Pack for SentPackets {
+    fn pack(&self, p: &mut Packer) -> bool {
+        if self.held.is_some() {
+            return false;
+        }
+        p.u64(self.in_flight as u64);
+        p.opt_u64(self.largest_acked);
+        true
+    }
+
+    fn unpack(u: &mut Unpacker<'_>) -> Self {
+        Self {
+            held: None,
+            in_flight: usize::try_from(u.u64()).unwrap_or(0),
+            largest_acked: u.opt_u64(),
+        }
     }
 }
