@@ -41,6 +41,15 @@ impl Stamp {
         }
     }
 
+    /// This moment minus `d`, unless that is before the earliest moment a stamp holds (or
+    /// this is no moment).
+    pub(crate) fn before(self, d: Duration) -> Option<Stamp> {
+        if self == Stamp::NONE {
+            return None;
+        }
+        self.0.checked_sub(nanos(d)).map(Stamp)
+    }
+
     /// The time from `earlier` to this moment (zero if `earlier` is not earlier); `None` when
     /// either is no moment.
     pub(crate) fn since(self, earlier: Stamp) -> Option<Duration> {

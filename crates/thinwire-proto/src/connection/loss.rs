@@ -102,7 +102,8 @@ impl Recovery {
 }
 
 impl Connection {
-    pub(super) fn on_ack_frame(&mut self, now: Instant, ack: &AckFrame) {
+    /// An ACK frame arrived at `now`, moment `at`.
+    pub(super) fn on_ack_frame(&mut self, (now, at): (Instant, Stamp), ack: &AckFrame) {
         let recovery = &mut self.flow.recovery;
         let largest_before = recovery.sent.largest_acked();
         let delay = Duration::from_micros(ack.ack_delay_us);
@@ -129,13 +130,12 @@ impl Connection {
                     && *pn < self.flow.recovery.rto_mark;
             } else {
                 new_data_acked = true;
-                let timers = &self.timers;
                 let recovery = &mut self.flow.recovery;
-                recovery.cc.on_ack(|| timers.stamp(packet.time_sent));
+                recovery.cc.on_ack(packet.time_sent);
                 recovery.estimates.on_outcome(false, packet.repair);
             }
             if *pn == ack.largest && largest_before.is_none_or(|l| ack.largest > l) {
-                let sample = now.saturating_duration_since(packet.time_sent);
+                let sample = at.since(packet.time_sent).unwrap_or_default();
                 let rtt = &mut self.flow.recovery.rtt;
                 rtt.update(sample, delay);
                 if late_ack {
@@ -172,7 +172,7 @@ impl Connection {
             recovery.rto_streak = 0;
         }
 
-        self.detect_losses(now);
+        self.detect_losses(at);
     }
 
     pub(super) fn loss_rule(&self) -> crate::recovery::LossRule {
@@ -186,11 +186,12 @@ impl Connection {
         }
     }
 
-    pub(super) fn detect_losses(&mut self, now: Instant) {
+    /// Declares the packets lost that the loss rule says are, at moment `now`.
+    pub(super) fn detect_losses(&mut self, now: Stamp) {
         let rule = self.loss_rule();
         let mut lost = std::mem::take(&mut self.active.get_mut().scratch.acked);
         let loss_time = self.flow.recovery.sent.detect_lost(now, rule, &mut lost);
-        self.flow.recovery.loss_time = loss_time.map_or(Stamp::NONE, |t| self.timers.stamp(t));
+        self.flow.recovery.loss_time = loss_time.unwrap_or(Stamp::NONE);
         if rule.thin && !lost.is_empty() {
             self.stats.live().recovery.thin_fast_losses += lost.len() as u64;
         }
@@ -200,11 +201,12 @@ impl Connection {
         self.active.get_mut().scratch.acked = lost;
     }
 
-    pub(super) fn on_packet_lost(&mut self, now: Instant, pn: u64, packet: SentPacket) {
+    /// Packet `pn` was declared lost at moment `now`: its reliable data goes again.
+    pub(super) fn on_packet_lost(&mut self, now: Stamp, pn: u64, packet: SentPacket) {
         self.stats.live().recovery.packets_lost += 1;
-        self.flow.recovery.estimates.on_outcome(true, packet.repair);
-        let (sent, now_stamp) = (self.timers.stamp(packet.time_sent), self.timers.stamp(now));
-        self.flow.recovery.cc.on_loss(sent, now_stamp);
+        let recovery = &mut self.flow.recovery;
+        recovery.estimates.on_outcome(true, packet.repair);
+        recovery.cc.on_loss(packet.time_sent, now);
         for &c in &packet.chunks {
             let Some(ch) = self.send.get_mut(c.channel as usize) else {
                 continue;
@@ -226,22 +228,23 @@ impl Connection {
         self.flow.recovery.sent.recycle(packet.chunks);
     }
 
-    pub(super) fn rto_deadline(&self) -> Option<Instant> {
+    /// When the retransmission timeout expires, if anything is in flight.
+    pub(super) fn rto_deadline(&self) -> Option<Stamp> {
         if !self.config.ack_pairs {
             return self
                 .flow
                 .recovery
                 .sent
                 .oldest_in_flight()
-                .map(|t| t + self.rto());
+                .map(|t| t.after(self.rto()));
         }
         let [even, odd] = self.flow.recovery.sent.oldest_in_flight_by_parity();
         if even.is_none() && odd.is_none() {
             return None;
         }
         let rto = self.rto();
-        let even = even.map(|t| t + self.rto_wait(rto, 0));
-        let odd = odd.map(|t| t + self.rto_wait(rto, 1));
+        let even = even.map(|t| t.after(self.rto_wait(rto, 0)));
+        let odd = odd.map(|t| t.after(self.rto_wait(rto, 1)));
         even.into_iter().chain(odd).min()
     }
 
@@ -257,19 +260,19 @@ impl Connection {
     }
 
     pub(super) fn on_loss_timer(&mut self, now: Instant) {
-        if self.flow.recovery.loss_time <= self.timers.stamp(now) {
+        let now = self.timers.stamp(now);
+        if self.flow.recovery.loss_time <= now {
             self.detect_losses(now);
         }
         if self.rto_deadline().is_some_and(|t| t <= now) {
             self.stats.live().recovery.rto_expirations += 1;
             self.flow.recovery.rto_mark = self.flow.next_pn;
             let rto = self.rto();
-            let cutoffs = [0, 1].map(|pn| now.checked_sub(self.rto_wait(rto, pn)).unwrap_or(now));
+            let cutoffs = [0, 1].map(|pn| now.before(self.rto_wait(rto, pn)).unwrap_or(now));
             self.flow.recovery.rto_streak = self.flow.recovery.rto_streak.saturating_add(1);
             if !self.is_thin() {
                 // standard behaviour: exponential backoff, window collapse
                 self.flow.recovery.backoff = (self.flow.recovery.backoff + 1).min(16);
-                let now = self.timers.stamp(now);
                 self.flow.recovery.cc.on_timeout(now);
             } else if self.flow.recovery.rto_streak > THIN_LINEAR_RTOS {
                 // the thin-stream budget is spent and nothing came back: the peer is probably

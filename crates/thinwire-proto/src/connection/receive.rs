@@ -176,7 +176,7 @@ impl Connection {
             packet.from,
             (payload, &mut frames),
             &seen,
-            (out_of_order, pn),
+            (out_of_order, pn, at),
         );
         self.active.get_mut().scratch.frames = reuse(frames);
         true
@@ -190,7 +190,7 @@ impl Connection {
         from: SocketAddr,
         (payload, frames): (&'a [u8], &mut Vec<Frame<'a>>),
         seen: &Inspection,
-        (out_of_order, pn): (bool, u64),
+        (out_of_order, pn, at): (bool, u64, Stamp),
     ) {
         let mut completed = false;
         // whether any ack-eliciting frame brought something new (not a copy of data held)
@@ -203,7 +203,7 @@ impl Connection {
         };
         for frame in frames.drain(..) {
             match frame {
-                Frame::Ack(ack) => self.on_ack_frame(now, &ack),
+                Frame::Ack(ack) => self.on_ack_frame((now, at), &ack),
                 Frame::Close { code, reason } => {
                     let reason = reason.to_vec();
                     self.events.push(Event::Disconnected {
@@ -264,7 +264,7 @@ impl Connection {
             if out_of_order || immediate_rule || rx.unacked_eliciting >= every {
                 rx.immediate = true;
             } else if rx.deadline == Stamp::NONE {
-                rx.deadline = self.timers.stamp(now).after(self.config.max_ack_delay);
+                rx.deadline = at.after(self.config.max_ack_delay);
             }
         }
         self.maybe_finish_close(now);

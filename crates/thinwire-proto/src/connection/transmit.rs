@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::{Connection, Side, State};
 use crate::recovery::{ChunkRef, SentPacket};
+use crate::stamp::Stamp;
 use crate::wire::{self, AckFrame, Fragment, LongPacket, ShortHeader};
 
 /// Where a chunk placed in a packet came from (for statistics).
@@ -22,6 +23,8 @@ impl Connection {
     /// Writes the next datagram into `buf` (cleared first) and returns its destination.
     pub(crate) fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
         buf.clear();
+        // the moment the packet was written, if its writer made it already
+        let mut at = None;
         let to = match &self.state {
             State::Closed => None,
             State::AwaitingChallenge | State::AwaitingAccept => {
@@ -42,14 +45,15 @@ impl Connection {
                 } else if let Some(to) = self.write_path_packet(now, buf) {
                     Some(to)
                 } else {
-                    self.write_data(now, buf).then_some(self.remote)
+                    at = self.write_data(now, buf);
+                    at.map(|_| self.remote)
                 }
             }
         };
         let to = to?;
         self.stats.udp.packets_sent += 1;
         self.stats.udp.bytes_sent += buf.len() as u64;
-        self.last_tx = self.timers.stamp(now);
+        self.last_tx = at.unwrap_or_else(|| self.timers.stamp(now));
         // what carried data said so already (`write_data`, `write_shard`)
         self.rest.on_packet(false);
         self.update_timers();
@@ -112,11 +116,12 @@ impl Connection {
         Some(pn)
     }
 
-    fn write_ack(&mut self, now: Instant, buf: &mut Vec<u8>) {
+    /// An ACK frame, written at moment `now`.
+    fn write_ack(&mut self, now: Stamp, buf: &mut Vec<u8>) {
         // a delay below the timer granularity is reported as none: the peer's timers cannot
         // resolve it, and an ACK without delay fits the short form
-        let delay = Some(self.flow.rx.ack_delay(self.timers.stamp(now)))
-            .filter(|d| *d >= self.config.timer_granularity);
+        let delay =
+            Some(self.flow.rx.ack_delay(now)).filter(|d| *d >= self.config.timer_granularity);
         if let Some(ack) = AckFrame::from_ranges(
             self.flow.rx.ranges_desc(),
             delay.map_or(0, |d| d.as_micros() as u64),
@@ -152,13 +157,12 @@ impl Connection {
 
     /// A packet carrying one deadline shard (and an ACK if one is due). Shards are not held by
     /// the congestion window: the stage policy already decided how many the deadline needs.
-    fn write_shard(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
-        let Some(pn) = self.write_header(buf) else {
-            return false;
-        };
+    fn write_shard(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Stamp> {
+        let pn = self.write_header(buf)?;
         let header_len = buf.len();
-        if self.flow.rx.changed || self.flow.rx.ack_due(|| self.timers.stamp(now)) {
-            self.write_ack(now, buf);
+        let at = self.timers.stamp(now);
+        if self.flow.rx.changed || self.flow.rx.ack_due(|| at) {
+            self.write_ack(at, buf);
         }
         let room = self.frame_room().saturating_sub(buf.len());
         let shard = self
@@ -167,7 +171,7 @@ impl Connection {
             .and_then(|d| d.tx.write_next(now, buf, room));
         let Some(shard) = shard else {
             buf.clear();
-            return false;
+            return None;
         };
         self.flow.next_pn += 1;
         self.seal(pn, header_len, buf);
@@ -175,28 +179,30 @@ impl Connection {
         self.flow.recovery.sent.on_sent(
             pn,
             SentPacket {
-                time_sent: now,
+                time_sent: at,
                 lost: false,
                 repair: false,
                 copy: false,
-                indicated_at: None,
+                indicated_at: Stamp::NONE,
                 chunks: Vec::new(),
                 shard: Some(shard),
             },
         );
-        true
+        Some(at)
     }
 
-    fn write_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
-        if self.deadline.as_ref().is_some_and(|d| d.tx.has_pending()) && self.write_shard(now, buf)
-        {
-            return true;
+    /// A packet of data, ACK or PING, if any is due: the moment it was written.
+    fn write_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Stamp> {
+        if self.deadline.as_ref().is_some_and(|d| d.tx.has_pending()) {
+            if let Some(at) = self.write_shard(now, buf) {
+                return Some(at);
+            }
         }
         let want_ping = self.due.ping || self.due.probe;
         // a resting connection (nothing in flight, no ACK owed: `trim`) with nothing new to
         // send sends nothing, and is not unpacked to find that out
         if !want_ping && self.flow.is_parked() && !self.has_new_data(now) {
-            return false;
+            return None;
         }
         let recovery = &self.flow.recovery;
         let may_send_data = self.due.probe || recovery.cc.can_send(recovery.sent.in_flight());
@@ -204,11 +210,10 @@ impl Connection {
         let rx = &self.flow.rx;
         let want_ack = rx.ack_due(|| self.timers.stamp(now)) || (want_data && rx.changed);
         if !want_data && !want_ack && !want_ping {
-            return false;
+            return None;
         }
-        let Some(pn) = self.write_header(buf) else {
-            return false;
-        };
+        let pn = self.write_header(buf)?;
+        let at = self.timers.stamp(now);
         let header_len = buf.len();
         // one byte kept for a COPIES marker
         let max = self.frame_room().saturating_sub(1);
@@ -219,7 +224,7 @@ impl Connection {
         let news = rx.changed && rx.unacked_eliciting > 0;
         let rides = repeat || rx.ack_for_numbering();
         if want_ack || rx.changed || (rides && (want_data || want_ping)) {
-            self.write_ack(now, buf);
+            self.write_ack(at, buf);
         }
         let mut chunks = self.flow.recovery.sent.chunk_list();
         let mut repair = false;
@@ -261,11 +266,11 @@ impl Connection {
             self.due.probe = false;
             // only ack-eliciting packets are recorded (an ACK-only packet is never acknowledged)
             let packet = SentPacket {
-                time_sent: now,
+                time_sent: at,
                 lost: false,
                 repair,
                 copy: false,
-                indicated_at: None,
+                indicated_at: Stamp::NONE,
                 chunks,
                 shard: None,
             };
@@ -280,7 +285,7 @@ impl Connection {
                 self.maybe_repeat_ack(now, buf.len());
             }
         }
-        true
+        Some(at)
     }
 
     /// ACK redundancy for an ACK-only packet of `len` bytes that acknowledged new

@@ -62,10 +62,9 @@ impl Congestion {
         (in_flight as f64) < self.window.floor()
     }
 
-    /// One packet sent at `sent` was acknowledged. (`sent` is asked for only after a loss,
-    /// when it matters.)
-    pub(crate) fn on_ack(&mut self, sent: impl FnOnce() -> Stamp) {
-        if self.recovery_start != Stamp::NONE && sent() <= self.recovery_start {
+    /// One packet sent at `sent` was acknowledged.
+    pub(crate) fn on_ack(&mut self, sent: Stamp) {
+        if self.recovery_start != Stamp::NONE && sent <= self.recovery_start {
             return; // acks of packets sent before the loss do not grow the window
         }
         if self.window < self.ssthresh {
@@ -165,10 +164,10 @@ mod tests {
         // a window's worth of acks: one packet more for one flow, ten for ten flows
         let (w1, w10) = (one.window(), ten.window());
         for _ in 0..w1 {
-            one.on_ack(|| t(2));
+            one.on_ack(t(2));
         }
         for _ in 0..w10 {
-            ten.on_ack(|| t(2));
+            ten.on_ack(t(2));
         }
         assert!((w1..=w1 + 1).contains(&one.window()), "{}", one.window());
         assert!(
@@ -187,19 +186,19 @@ mod tests {
     fn grows_in_slow_start_then_linearly() {
         let mut c = Congestion::new(4, 4, 1000);
         for _ in 0..4 {
-            c.on_ack(|| t(0));
+            c.on_ack(t(0));
         }
         assert_eq!(c.window(), 8);
         c.on_loss(t(0), t(0));
         let w = c.window();
         for _ in 0..w {
-            c.on_ack(|| t(1));
+            c.on_ack(t(1));
         }
         // congestion avoidance: about one packet more per window's worth of acks
         assert_eq!(c.window(), w);
         let mut acks = w;
         while c.window() == w {
-            c.on_ack(|| t(1));
+            c.on_ack(t(1));
             acks += 1;
         }
         assert_eq!(c.window(), w + 1);

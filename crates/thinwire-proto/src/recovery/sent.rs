@@ -1,9 +1,10 @@
 //! The ledger of sent packets and loss detection (thin-stream and standard rules).
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::pack::{Pack, Packer, Unpacker};
+use crate::stamp::Stamp;
 use crate::wire::AckFrame;
 
 /// One piece of message data carried by a packet: a fragment of message `seq` on `channel`.
@@ -18,7 +19,8 @@ pub(crate) struct ChunkRef {
 /// (packets carrying only ACK or padding are not recorded).
 #[derive(Debug, Clone)]
 pub(crate) struct SentPacket {
-    pub(crate) time_sent: Instant,
+    /// When it was sent.
+    pub(crate) time_sent: Stamp,
     /// Declared lost (kept a while to detect spurious retransmissions).
     pub(crate) lost: bool,
     /// Carries data sent after a loss of it (a retransmission or a repair copy): its outcome
@@ -28,8 +30,9 @@ pub(crate) struct SentPacket {
     /// neither its loss nor the receiver not acknowledging it promptly triggers anything; an
     /// acknowledgement of it still acknowledges its data.
     pub(crate) copy: bool,
-    /// When an acknowledgement of a later packet first indicated this one may be lost.
-    pub(crate) indicated_at: Option<Instant>,
+    /// When an acknowledgement of a later packet first indicated this one may be lost
+    /// ([`Stamp::NONE`]: none has).
+    pub(crate) indicated_at: Stamp,
     /// Message data carried (first transmissions, retransmissions and bundled copies alike).
     pub(crate) chunks: Vec<ChunkRef>,
     /// A deadline-message shard carried, if any.
@@ -203,7 +206,7 @@ impl SentPackets {
     }
 
     /// Send time of the oldest packet in flight (the RTO is armed from it).
-    pub(crate) fn oldest_in_flight(&self) -> Option<Instant> {
+    pub(crate) fn oldest_in_flight(&self) -> Option<Stamp> {
         self.entries()
             .find(|(_, p)| !p.lost)
             .map(|(_, p)| p.time_sent)
@@ -211,7 +214,7 @@ impl SentPackets {
 
     /// Send times of the oldest packets in flight with an even and with an odd number (paired
     /// ACKs: the peer may hold the ACK of an even one).
-    pub(crate) fn oldest_in_flight_by_parity(&self) -> [Option<Instant>; 2] {
+    pub(crate) fn oldest_in_flight_by_parity(&self) -> [Option<Stamp>; 2] {
         let mut found = [None, None];
         for (pn, p) in self.entries().filter(|(_, p)| !p.lost) {
             let slot = &mut found[(pn % 2) as usize];
@@ -254,11 +257,11 @@ impl SentPackets {
     /// entries kept as `lost`) go into `lost`. Returns when the next loss check is due.
     pub(crate) fn detect_lost(
         &mut self,
-        now: Instant,
+        now: Stamp,
         rule: LossRule,
         lost: &mut Vec<(u64, SentPacket)>,
-    ) -> Option<Instant> {
-        let mut next: Option<Instant> = None;
+    ) -> Option<Stamp> {
+        let mut next: Option<Stamp> = None;
         if let (Some(largest), Some(h)) = (self.largest_acked, self.held.as_deref_mut()) {
             for (pn, slot) in h.window.iter_mut() {
                 let pn = *pn;
@@ -268,9 +271,14 @@ impl SentPackets {
                 let Some(p) = slot.as_mut().filter(|p| !p.lost) else {
                     continue;
                 };
-                let indicated = *p.indicated_at.get_or_insert(now);
+                if p.indicated_at == Stamp::NONE {
+                    p.indicated_at = now;
+                }
                 let due = if rule.thin {
-                    Some(indicated.max(p.time_sent + rule.rtt + rule.thin_window))
+                    Some(
+                        p.indicated_at
+                            .max(p.time_sent.after(rule.rtt).after(rule.thin_window)),
+                    )
                 } else if largest >= pn + rule.packet_threshold {
                     Some(now)
                 } else {
@@ -281,7 +289,7 @@ impl SentPackets {
                     self.in_flight -= 1;
                     lost.push((pn, p.declare_lost(h.spare.pop().unwrap_or_default())));
                 } else {
-                    next = Some(next.map_or(due, |n: Instant| n.min(due)));
+                    next = Some(next.map_or(due, |n: Stamp| n.min(due)));
                 }
             }
         }
@@ -292,8 +300,8 @@ impl SentPackets {
     /// Forgets declared-lost packets sent more than `retention` ago (they are kept until then
     /// only to recognise spurious losses). Without it, a peer that never acknowledges would
     /// grow the window by one entry per probe.
-    fn forget_lost(&mut self, now: Instant, retention: Duration) {
-        if let Some(horizon) = now.checked_sub(retention) {
+    fn forget_lost(&mut self, now: Stamp, retention: Duration) {
+        if let Some(horizon) = now.before(retention) {
             let Some(h) = self.held.as_deref_mut() else {
                 return;
             };
@@ -323,8 +331,8 @@ impl SentPackets {
     /// and forgets lost packets older than `retention`.
     pub(crate) fn expire(
         &mut self,
-        now: Instant,
-        cutoff: impl Fn(u64) -> Instant,
+        now: Stamp,
+        cutoff: impl Fn(u64) -> Stamp,
         retention: Duration,
     ) -> Vec<(u64, SentPacket)> {
         let mut lost = Vec::new();
