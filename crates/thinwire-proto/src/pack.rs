@@ -138,6 +138,11 @@ impl<'a> Unpacker<'a> {
         }
     }
 
+    /// Bytes not read yet (a bound on how many more values there are).
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// What [`Packer::u64`] wrote.
     pub(crate) fn u64(&mut self) -> u64 {
         let (mut v, mut shift) = (0u64, 0u32);

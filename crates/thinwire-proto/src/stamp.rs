@@ -1,8 +1,8 @@
 //! Moments as signed nanoseconds from a base, the endpoint's start: 8 bytes where an `Instant`
 //! takes 16 and an `Option<Instant>` 16, exact both ways (an `Instant` minus another is a whole
 //! number of nanoseconds, and adding it back gives the same `Instant`), and ordered by plain
-//! integer comparison. A connection's timer table makes them from `Instant`s
-//! (`TimerTable::stamp`); the endpoint's timer table keeps its deadlines the same way.
+//! integer comparison. A connection makes them from `Instant`s (`Timers::stamp`); the
+//! endpoint's timer table keeps its deadlines the same way.
 
 use std::time::{Duration, Instant};
 

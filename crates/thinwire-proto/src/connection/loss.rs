@@ -84,6 +84,19 @@ impl Pack for Recovery {
 }
 
 impl Recovery {
+    /// This state with the sent packets forgotten, their counts kept (tests of the packed
+    /// form, which packs only a recovery that remembers no packet).
+    #[cfg(test)]
+    pub(super) fn forgetting_packets(&self) -> Recovery {
+        Recovery {
+            sent: self.sent.forgetting_packets(),
+            rtt: self.rtt.clone(),
+            cc: self.cc.clone(),
+            estimates: self.estimates,
+            ..*self
+        }
+    }
+
     /// Nothing sent yet: the configured initial RTT and windows.
     pub(super) fn new(config: &TransportConfig) -> Self {
         Self {

@@ -1,7 +1,8 @@
 //! Path validation: the peer's address moves only to an address that has proven it receives.
 //!
 //! An authenticated packet from a new address (the newest packet received, not a reordered
-//! old one) starts a probe: a PATH_CHALLENGE with 8 unpredictable bytes goes to the new
+//! old one) starts a probe: a PATH_CHALLENGE with 8 bytes nobody but this endpoint can predict
+//! ([`PathKey`]: not even the peer, which holds the connection's packet keys) goes to the new
 //! address, while everything else still goes to the old one. Only a PATH_RESPONSE echoing those
 //! bytes (which only the peer can seal, and only after receiving at the new address) moves the
 //! connection. Toward the unvalidated address at most three times the bytes received from it
@@ -14,6 +15,7 @@ use std::time::Instant;
 use tracing::debug;
 
 use super::Connection;
+use crate::crypto::PathKey;
 use crate::wire::{self, PATH_DATA_LEN};
 
 /// Challenges sent for one new address before it is given up.
@@ -48,6 +50,7 @@ impl Connection {
     /// it is the highest packet number received so far.
     pub(super) fn on_packet_from_new_address(
         &mut self,
+        key: &PathKey,
         from: SocketAddr,
         len: usize,
         newest: bool,
@@ -59,14 +62,13 @@ impl Connection {
         if !newest {
             return;
         }
-        // only an authenticated packet comes here, so there are keys
-        let Some(keys) = &self.keys else {
-            return;
-        };
         self.path.challenges += 1;
         debug!(cid = %self.local_cid, from = %self.remote, to = %from, "path validation started");
-        let mut data = [0u8; PATH_DATA_LEN];
-        data.copy_from_slice(&keys.path_challenge(self.path.challenges)[..PATH_DATA_LEN]);
+        let data = key.challenge(
+            self.local_cid,
+            (self.handshake.instance, self.handshake.nonce),
+            self.path.challenges,
+        );
         self.path.probe = Some(Box::new(Probe {
             addr: from,
             data,

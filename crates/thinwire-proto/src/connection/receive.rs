@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::{Connection, State};
 use crate::channel::{RecvChannel, RecvOutcome};
+use crate::crypto::PathKey;
 use crate::deadline::ShardOutcome;
 use crate::error::DisconnectReason;
 use crate::event::{Event, Message};
@@ -88,6 +89,8 @@ pub(crate) struct IncomingPacket<'a> {
     /// or the endpoint's free room allows); data that would add more and frees nothing is
     /// refused like data over `recv_buffer`.
     pub(crate) budget_room: usize,
+    /// The endpoint's key for PATH_CHALLENGE data, should the packet come from a new address.
+    pub(crate) path_key: &'a PathKey,
 }
 
 impl Connection {
@@ -100,7 +103,8 @@ impl Connection {
             // a client still in its handshake cannot open it yet; the data will come again
             return true;
         }
-        let largest = self.flow.rx.largest();
+        // read without unpacking a resting connection: a forged packet must not wake it
+        let largest = self.flow.peek(|f| f.rx.largest());
         let Some(keys) = &mut self.keys else {
             return false;
         };
@@ -169,7 +173,7 @@ impl Connection {
         self.stats.udp.packets_received += 1;
         self.stats.udp.bytes_received += datagram_len as u64;
         if packet.from != self.remote {
-            self.on_packet_from_new_address(packet.from, datagram_len, newest);
+            self.on_packet_from_new_address(packet.path_key, packet.from, datagram_len, newest);
         }
         self.apply_frames(
             now,

@@ -248,8 +248,9 @@ impl Connection {
     /// The connection has been quiet for [`TRIM_AFTER`]: drops the expanded keys, the
     /// capacity of every empty queue and the received ranges' spare room, the Accept once the
     /// client cannot ask for it again, and the scratch lists (with the queues, when all are
-    /// empty, the whole boxed `Active` part); packs the counters. The next packet makes again
-    /// what it needs.
+    /// empty, the whole boxed `Active` part); packs the counters, and, when nothing is in
+    /// flight and no ACK is owed, the packet numbers, loss recovery and ACK state (`flow`).
+    /// The next packet makes again what it needs.
     fn trim(&mut self, now: Instant) {
         self.rest = Rest::Trimmed;
         if let Some(k) = &mut self.keys {
@@ -441,11 +442,22 @@ mod tests {
         assert!(!t.elapsed(t.stamp(at(10)), d, at(509)));
         assert!(!t.elapsed(Stamp::NONE, Duration::ZERO, at(u64::from(u32::MAX))));
         assert_eq!(Stamp::NONE.get(), None);
+        // `before` is the inverse of `after`, before the base too; none has no moment before it
+        assert_eq!(s.before(d), Some(t.stamp(at(1_500))));
+        assert_eq!(s.before(d).map(|b| b.after(d)), Some(s));
+        assert_eq!(
+            s.before(Duration::from_nanos(1_003)),
+            Some(t.stamp(at(997)))
+        );
+        assert_eq!(t.stamp(at(997)).get(), Some(-3));
+        assert_eq!(Stamp::NONE.before(d), None);
+        assert_eq!(Stamp(i64::MIN + 1).before(Duration::from_nanos(2)), None);
     }
 
     /// An idle connection's loss recovery and ACK state rest packed between its keepalive
-    /// exchanges, on both ends, in about a hundred bytes, and reading their statistics does not
-    /// unpack it; a message sent on a resting connection goes and arrives as on any other.
+    /// exchanges, on both ends, in about a hundred bytes; neither reading their statistics nor
+    /// a forged packet unpacks it; a message sent on a resting connection goes and arrives as
+    /// on any other.
     #[test]
     fn an_idle_connection_rests_packed_between_keepalives() {
         use crate::testing::Pair;
@@ -484,6 +496,25 @@ mod tests {
             steps += 1;
             if ends.iter().all(|c| c.flow.is_parked()) {
                 parked_steps += 1;
+                // a forged packet for the server's connection (an on-path attacker knows its
+                // id) is dropped unauthenticated, and does not unpack it
+                let cid = ends[0].local_cid();
+                let mut forged = Vec::new();
+                crate::wire::ShortHeader::encode(&cid, 1_000_000 + step, 4, &mut forged);
+                forged.resize(60, 0xa5);
+                let (now, from) = (pair.now(), pair.client().addr());
+                pair.server_mut()
+                    .endpoint_mut()
+                    .handle_datagram(now, from, &forged);
+                let conn = pair.server().endpoint().connection(theirs).expect("held");
+                assert!(
+                    conn.flow.is_parked(),
+                    "a forged packet unpacked a resting connection"
+                );
+                let ends = [
+                    conn,
+                    pair.client().endpoint().connection(ours).expect("held"),
+                ];
                 for c in ends {
                     // 400 bytes unpacked
                     assert!(
@@ -550,11 +581,13 @@ mod tests {
                 pair.client().endpoint().connection(ours),
             ];
             for c in ends.into_iter().flatten() {
+                // what traffic made of it, packets in flight aside (a recovery packs only
+                // when it remembers none)
+                let recovery = c.flow.recovery.forgetting_packets();
                 let mut p = Packer::default();
-                if c.flow.recovery.pack(&mut p) {
-                    let back = Recovery::unpack(&mut Unpacker::new(&p.finish()));
-                    proptest::prop_assert_eq!(format!("{back:?}"), format!("{:?}", c.flow.recovery));
-                }
+                proptest::prop_assert!(recovery.pack(&mut p));
+                let back = Recovery::unpack(&mut Unpacker::new(&p.finish()));
+                proptest::prop_assert_eq!(format!("{back:?}"), format!("{recovery:?}"));
                 let mut p = Packer::default();
                 proptest::prop_assert!(c.flow.rx.pack(&mut p));
                 let back = ReceivedPackets::unpack(&mut Unpacker::new(&p.finish()));

@@ -161,7 +161,8 @@ impl Connection {
         let pn = self.write_header(buf)?;
         let header_len = buf.len();
         let at = self.timers.stamp(now);
-        if self.flow.rx.changed || self.flow.rx.ack_due(|| at) {
+        let wrote_ack = self.flow.rx.changed || self.flow.rx.ack_due(|| at);
+        if wrote_ack {
             self.write_ack(at, buf);
         }
         let room = self.frame_room().saturating_sub(buf.len());
@@ -171,6 +172,11 @@ impl Connection {
             .and_then(|d| d.tx.write_next(now, buf, room));
         let Some(shard) = shard else {
             buf.clear();
+            if wrote_ack {
+                // the ACK written above goes with the next packet instead (its bookkeeping
+                // counted it sent, and no timer would bring it back)
+                self.flow.rx.immediate = true;
+            }
             return None;
         };
         self.flow.next_pn += 1;

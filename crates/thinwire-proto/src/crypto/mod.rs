@@ -22,6 +22,7 @@
 
 mod keys;
 mod noise;
+mod path;
 mod reset;
 mod suite;
 pub(crate) mod token;
@@ -29,6 +30,7 @@ mod x25519;
 
 pub use keys::{KeyParseError, PublicKey, ServerKey};
 pub(crate) use noise::{prologue, Initiator, Responder};
+pub(crate) use path::PathKey;
 pub(crate) use reset::{tokens_equal, ResetKeys, RESET_TOKEN_LEN};
 pub(crate) use suite::PacketKeys;
 pub use suite::{CipherSuite, MIN_KEY_UPDATE_PACKETS};

@@ -330,18 +330,6 @@ impl PacketKeys {
 }
 
 impl PacketKeys {
-    /// The data of this side's `n`th PATH_CHALLENGE: `HMAC-SHA256(sending secret, "thinwire
-    /// path challenge" || n)`, which nobody without the connection's keys can predict, so that
-    /// only the peer, receiving at the new address, can answer it. (The secret is the current
-    /// one; a challenge's data is made once, when its probe starts.)
-    pub(crate) fn path_challenge(&self, n: u64) -> [u8; 32] {
-        let mut m =
-            <Hmac<Sha256> as Mac>::new_from_slice(&self.tx_secret).expect("any key length works");
-        m.update(b"thinwire path challenge");
-        m.update(&n.to_be_bytes());
-        m.finalize().into_bytes().into()
-    }
-
     /// The connection went idle: drops the expanded key schedules (made again at the next
     /// packet) and the previous receive generation (a packet of it this late is dropped).
     pub(crate) fn release_idle(&mut self) {

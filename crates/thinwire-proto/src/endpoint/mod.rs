@@ -34,7 +34,9 @@ use crate::config::{EndpointConfig, ServerConfig, TransportConfig};
 use crate::connection::{
     ClientHandshake, Connection, ConnectionCounters, ConnectionStats, IncomingPacket, Setup,
 };
-use crate::crypto::{CipherSuite, ConnectToken, PublicKey, ResetKeys, ServerKey, TokenClaims};
+use crate::crypto::{
+    CipherSuite, ConnectToken, PathKey, PublicKey, ResetKeys, ServerKey, TokenClaims,
+};
 use crate::error::{ConfigError, ConnectError};
 use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
@@ -95,6 +97,9 @@ pub struct Endpoint {
     /// The server's static key pair (servers only).
     server_key: Option<ServerKey>,
     reset: ResetKeys,
+    /// This endpoint's key for its connections' PATH_CHALLENGE data (`PathKey`): only it
+    /// holds it, so no peer can predict a challenge it did not receive.
+    path_key: PathKey,
     limits: SourceLimits,
     /// Connections admitted by connect token: their claims, and the handle per client id.
     claims: HashMap<ConnectionHandle, TokenClaims>,
@@ -153,6 +158,7 @@ impl Endpoint {
         let by_cid = CidIndex::new(config.cid_len);
         Ok(Self {
             reset: ResetKeys::new(server_key.as_ref(), keys[1]),
+            path_key: PathKey::derive(&keys[1]),
             limits: SourceLimits::new(keys[2], rates.0, rates.1),
             queue: HandshakeQueue::new(server.as_ref()),
             server_key,
@@ -452,6 +458,7 @@ impl Endpoint {
                 header,
                 body,
                 budget_room,
+                path_key: &self.path_key,
             },
         );
         if conn.remote() != old_remote {

@@ -244,8 +244,9 @@ impl Pack for ReceivedPackets {
     }
 
     fn unpack(u: &mut Unpacker<'_>) -> Self {
-        let n = u.u64();
-        let mut ranges = VecDeque::with_capacity(usize::try_from(n).unwrap_or(0).min(64));
+        // each range takes two bytes at least: a damaged count cannot run on
+        let n = usize::try_from(u.u64()).unwrap_or(0).min(u.remaining() / 2);
+        let mut ranges = VecDeque::with_capacity(n);
         let mut from = 0u64;
         for _ in 0..n {
             let start = from.wrapping_add(u.u64());

@@ -174,6 +174,17 @@ impl SentPackets {
         self.held_mut().window.push_back((pn, Some(packet)));
     }
 
+    /// What these packets would be with nothing remembered: the counts alone (tests of the
+    /// packed form, which keeps only those).
+    #[cfg(test)]
+    pub(crate) fn forgetting_packets(&self) -> SentPackets {
+        SentPackets {
+            held: None,
+            in_flight: self.in_flight,
+            largest_acked: self.largest_acked,
+        }
+    }
+
     /// Gives back the spare lists, and the window's memory when nothing is remembered.
     pub(crate) fn release_idle(&mut self) {
         if let Some(h) = self.held.as_deref_mut() {
