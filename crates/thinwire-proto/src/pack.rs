@@ -221,8 +221,8 @@ impl<'a> Unpacker<'a> {
 
 /// A value that can rest packed: written field by field and read back the same.
 pub(crate) trait Pack: Sized {
-    /// Writes the value, or returns `false` (having written anything) when it holds what the
-    /// packed form does not keep (packets in flight, say): then it stays unpacked.
+    /// Writes the value, or returns `false` when it holds what the packed form does not keep
+    /// (packets in flight, say): then it stays unpacked, and what was written is dropped.
     fn pack(&self, p: &mut Packer) -> bool;
 
     /// The value [`pack`](Self::pack) wrote.
