@@ -204,7 +204,7 @@ impl Connection {
         let rule = self.loss_rule();
         let mut lost = std::mem::take(&mut self.active.get_mut().scratch.acked);
         let loss_time = self.flow.recovery.sent.detect_lost(now, rule, &mut lost);
-        self.flow.recovery.loss_time = loss_time.unwrap_or(Stamp::NONE);
+        self.flow.recovery.loss_time = loss_time;
         if rule.thin && !lost.is_empty() {
             self.stats.live().recovery.thin_fast_losses += lost.len() as u64;
         }
@@ -241,24 +241,24 @@ impl Connection {
         self.flow.recovery.sent.recycle(packet.chunks);
     }
 
-    /// When the retransmission timeout expires, if anything is in flight.
-    pub(super) fn rto_deadline(&self) -> Option<Stamp> {
+    /// When the retransmission timeout expires ([`Stamp::NONE`]: nothing is in flight, and
+    /// the timeout is not computed).
+    pub(super) fn rto_deadline(&self) -> Stamp {
         if !self.config.ack_pairs {
-            return self
-                .flow
-                .recovery
-                .sent
-                .oldest_in_flight()
-                .map(|t| t.after(self.rto()));
+            let oldest = self.flow.recovery.sent.oldest_in_flight();
+            if oldest == Stamp::NONE {
+                return Stamp::NONE;
+            }
+            return oldest.after(self.rto());
         }
         let [even, odd] = self.flow.recovery.sent.oldest_in_flight_by_parity();
-        if even.is_none() && odd.is_none() {
-            return None;
+        if even == Stamp::NONE && odd == Stamp::NONE {
+            return Stamp::NONE;
         }
         let rto = self.rto();
-        let even = even.map(|t| t.after(self.rto_wait(rto, 0)));
-        let odd = odd.map(|t| t.after(self.rto_wait(rto, 1)));
-        even.into_iter().chain(odd).min()
+        // no moment stays none
+        even.after(self.rto_wait(rto, 0))
+            .min(odd.after(self.rto_wait(rto, 1)))
     }
 
     /// How long packet `pn` waits for its ACK before the timeout declares it lost: the RTO
@@ -277,7 +277,7 @@ impl Connection {
         if self.flow.recovery.loss_time <= now {
             self.detect_losses(now);
         }
-        if self.rto_deadline().is_some_and(|t| t <= now) {
+        if self.rto_deadline() <= now {
             self.stats.live().recovery.rto_expirations += 1;
             self.flow.recovery.rto_mark = self.flow.next_pn;
             let rto = self.rto();

@@ -342,7 +342,7 @@ impl Connection {
             State::Established | State::Closing { .. } => {
                 // a parked connection has neither timer (`trim` checks): it is not unpacked
                 if !self.flow.is_parked() {
-                    let rto = self.rto_deadline().unwrap_or(Stamp::NONE);
+                    let rto = self.rto_deadline();
                     t.set_at(Timer::LossDetection, self.flow.recovery.loss_time.min(rto));
                 }
                 if !self.flow.is_parked() && !self.flow.rx.immediate {

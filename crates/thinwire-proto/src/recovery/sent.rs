@@ -216,23 +216,24 @@ impl SentPackets {
             .filter_map(|(pn, p)| Some((*pn, p.as_ref()?)))
     }
 
-    /// Send time of the oldest packet in flight (the RTO is armed from it).
-    pub(crate) fn oldest_in_flight(&self) -> Option<Stamp> {
+    /// Send time of the oldest packet in flight (the RTO is armed from it; [`Stamp::NONE`]:
+    /// nothing is in flight).
+    pub(crate) fn oldest_in_flight(&self) -> Stamp {
         self.entries()
             .find(|(_, p)| !p.lost)
-            .map(|(_, p)| p.time_sent)
+            .map_or(Stamp::NONE, |(_, p)| p.time_sent)
     }
 
     /// Send times of the oldest packets in flight with an even and with an odd number (paired
     /// ACKs: the peer may hold the ACK of an even one).
-    pub(crate) fn oldest_in_flight_by_parity(&self) -> [Option<Stamp>; 2] {
-        let mut found = [None, None];
+    pub(crate) fn oldest_in_flight_by_parity(&self) -> [Stamp; 2] {
+        let mut found = [Stamp::NONE; 2];
         for (pn, p) in self.entries().filter(|(_, p)| !p.lost) {
             let slot = &mut found[(pn % 2) as usize];
-            if slot.is_none() {
-                *slot = Some(p.time_sent);
+            if *slot == Stamp::NONE {
+                *slot = p.time_sent;
             }
-            if found.iter().all(Option::is_some) {
+            if found.iter().all(|s| *s != Stamp::NONE) {
                 break;
             }
         }
@@ -271,8 +272,8 @@ impl SentPackets {
         now: Stamp,
         rule: LossRule,
         lost: &mut Vec<(u64, SentPacket)>,
-    ) -> Option<Stamp> {
-        let mut next: Option<Stamp> = None;
+    ) -> Stamp {
+        let mut next = Stamp::NONE;
         if let (Some(largest), Some(h)) = (self.largest_acked, self.held.as_deref_mut()) {
             for (pn, slot) in h.window.iter_mut() {
                 let pn = *pn;
@@ -300,7 +301,7 @@ impl SentPackets {
                     self.in_flight -= 1;
                     lost.push((pn, p.declare_lost(h.spare.pop().unwrap_or_default())));
                 } else {
-                    next = Some(next.map_or(due, |n: Stamp| n.min(due)));
+                    next = next.min(due);
                 }
             }
         }
