@@ -47,21 +47,29 @@ fn reuse<'b>(mut frames: Vec<Frame<'_>>) -> Vec<Frame<'b>> {
 
 /// A packet's opened payload and, once a message needed it, one shared copy of it: every
 /// message of the packet is a slice of that copy (one allocation per packet, none per
-/// message).
+/// message). A packet of one or two messages copies each on its own instead: one allocation
+/// each, where sharing costs two (the copy and the count shared between its slices) and keeps
+/// the whole packet alive for as long as the application holds either message.
 struct SharedPayload<'a> {
     payload: &'a [u8],
     bytes: Option<Bytes>,
+    /// Copy each message on its own (the packet holds at most [`COPY_ALONE`] messages).
+    alone: bool,
 }
+
+/// Up to this many messages in a packet, each is copied on its own rather than shared.
+const COPY_ALONE: usize = 2;
 
 impl SharedPayload<'_> {
     /// `part` (a sub-slice of the payload) as a slice of the shared copy.
     fn slice(&mut self, part: &[u8]) -> Bytes {
         let offset = (part.as_ptr() as usize).wrapping_sub(self.payload.as_ptr() as usize);
-        if offset
-            .checked_add(part.len())
-            .is_none_or(|end| end > self.payload.len())
+        if self.alone
+            || offset
+                .checked_add(part.len())
+                .is_none_or(|end| end > self.payload.len())
         {
-            // not from this payload (never happens): a copy of its own
+            // few messages, or not from this payload (never happens): a copy of its own
             return Bytes::copy_from_slice(part);
         }
         let payload = self.payload;
@@ -204,6 +212,7 @@ impl Connection {
         let mut shared = SharedPayload {
             payload,
             bytes: None,
+            alone: seen.messages <= COPY_ALONE,
         };
         for frame in frames.drain(..) {
             match frame {

@@ -299,7 +299,7 @@ pub fn last_message_frame_len(header: &MessageHeader, payload_len: usize) -> usi
 
 /// Turns the message frame that [`encode_message`] wrote at `start` for `header` and a payload
 /// of `payload_len` bytes, and that ends `buf`, into the last-frame form `11cccccc` (whatever
-/// its length, compact or full form): its header is rewritten in place, the payload moves up.
+/// its length, compact or full form): its header is rewritten in place, the payload moves forward.
 /// Returns false, changing nothing, when the header may not take that form
 /// ([`MessageHeader::may_be_last`]) or the bytes from `start` to the end are not such a frame.
 pub fn message_to_last(
@@ -321,12 +321,17 @@ pub fn message_to_last(
         return false;
     }
     let old_prefix = buf.len() - start - payload_len;
-    // the new prefix goes after the payload, turns to the front, and the old one goes
+    // the new prefix (at most 10 bytes: the type, an 8-bit seq and a key's varint) is written
+    // after the payload, set aside, and put in front of the payload, which moves once
     let end = buf.len();
     header.write_short_prefix(LAST_MSG, buf);
     let new_prefix = buf.len() - end;
-    buf[start..].rotate_right(new_prefix);
-    buf.drain(start + new_prefix..start + new_prefix + old_prefix);
+    let mut prefix = [0u8; 16];
+    prefix[..new_prefix].copy_from_slice(&buf[end..]);
+    // the buffer is `end + new_prefix` long, so the payload's new place is inside it
+    buf.copy_within(start + old_prefix..end, start + new_prefix);
+    buf[start..start + new_prefix].copy_from_slice(&prefix[..new_prefix]);
+    buf.truncate(end - old_prefix + new_prefix);
     true
 }
 
