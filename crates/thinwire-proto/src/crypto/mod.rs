@@ -15,11 +15,13 @@
 //! |---|---|
 //! | `keys.rs` | the server's static key pair and public key |
 //! | `suite.rs` | cipher suites and sealing/opening of short-header packets |
+//! | `aes.rs` | AES-256-GCM's expanded keys, in the generation each packet size is faster with |
 //! | `noise.rs` | the two handshake messages, with the endpoint's seeded randomness |
 //! | `reset.rs` | stateless reset tokens (and decoys for live connections) |
 //! | `token/` | connect tokens minted by a matchmaking backend (and their tests) |
 //! | `x25519.rs` | the Diffie-Hellman function (remembered in fuzzer builds, for speed) |
 
+mod aes;
 mod keys;
 mod noise;
 mod path;

@@ -6,17 +6,17 @@
 //! under one key. The nonce layout is Noise's for each cipher (four zero bytes, then the number
 //! little-endian for ChaChaPoly, big-endian for AES-GCM).
 
-use std::cell::OnceCell;
 use std::fmt;
 use std::time::Duration;
 
-use aes_gcm::aes::{cipher::consts::U12, Aes256Enc};
-use aes_gcm::AesGcm;
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use super::aes::Cipher;
+#[cfg(test)]
+use super::aes::SWITCH_SIZES;
 use crate::stamp::Stamp;
 use crate::wire::KEY_PHASE_BIT;
 
@@ -99,37 +99,6 @@ fn aes_is_accelerated() -> bool {
     }
 }
 
-/// AES-256-GCM with the encrypting half of the key schedule only: counter mode never
-/// decrypts a block, so the decryption round keys (240 bytes) that `aes_gcm::Aes256Gcm` also
-/// expands would be memory every packet of a busy server pulls into its cache for nothing.
-type Aes256Gcm = AesGcm<Aes256Enc, U12>;
-
-/// One direction's AES-256-GCM under `key`: its expanded schedule (384 bytes with the GHASH
-/// key's powers), made at the first packet and dropped while the connection is idle
-/// ([`PacketKeys::release_idle`]).
-fn aes<'a>(expanded: &'a OnceCell<Box<Aes256Gcm>>, key: &[u8; 32]) -> &'a Aes256Gcm {
-    expanded.get_or_init(|| Box::new(Aes256Gcm::new(key.into())))
-}
-
-/// What one direction's cipher keeps beside its key: with AES-256-GCM, its expanded schedule,
-/// once made. The key is the direction's secret, which [`PacketKeys`] holds anyway for the next
-/// key update, so it is not copied here: an idle connection holds 32 bytes of key per
-/// direction. ChaCha20-Poly1305 has nothing to expand (its cipher is made from the key for each
-/// packet, a copy of 32 bytes), and the cleartext opt-out nothing at all, so for them this
-/// stays empty; the suite, which [`PacketKeys`] keeps once, says which. 8 bytes.
-struct Cipher(OnceCell<Box<Aes256Gcm>>);
-
-impl Cipher {
-    fn new() -> Self {
-        Cipher(OnceCell::new())
-    }
-
-    /// Drops what can be derived again from the key.
-    fn release(&mut self) {
-        self.0.take();
-    }
-}
-
 fn nonce(suite: CipherSuite, pn: u64) -> [u8; 12] {
     let mut n = [0u8; 12];
     match suite {
@@ -174,10 +143,14 @@ pub(crate) struct PacketKeys {
     tx: Cipher,
     tx_secret: [u8; 32],
     tx_phase: bool,
+    /// Whether a packet was sealed since the last release ([`Cipher::with_aes`]).
+    tx_warm: bool,
     tx_sealed: u64,
     rx: Cipher,
     rx_secret: [u8; 32],
     rx_phase: bool,
+    /// Whether a packet was opened since the last release ([`Cipher::with_aes`]).
+    rx_warm: bool,
     /// The previous receive generation and its key; boxed, as `rx_next`: present only
     /// around a key update.
     rx_prev: Option<Box<(Cipher, [u8; 32])>>,
@@ -207,10 +180,12 @@ impl PacketKeys {
             tx: Cipher::new(),
             tx_secret: *tx,
             tx_phase: false,
+            tx_warm: false,
             tx_sealed: 0,
             rx: Cipher::new(),
             rx_secret: *rx,
             rx_phase: false,
+            rx_warm: false,
             rx_prev: None,
             rx_opened: 0,
             rx_since: Stamp::NONE,
@@ -249,18 +224,19 @@ impl PacketKeys {
         self.tx_sealed += 1;
         let n = nonce(self.suite, pn);
         let (header, body) = buf.split_at_mut(header_len);
-        let tag = match self.suite {
+        let tag: [u8; TAG_LEN] = match self.suite {
+            // encryption fails only for bodies beyond 2^38 bytes, far above any datagram
             CipherSuite::ChaCha20Poly1305 => ChaCha20Poly1305::new((&self.tx_secret).into())
-                .encrypt_inout_detached((&n).into(), header, body.into()),
-            CipherSuite::Aes256Gcm => aes(&self.tx.0, &self.tx_secret).encrypt_inout_detached(
-                (&n).into(),
-                header,
-                body.into(),
-            ),
+                .encrypt_inout_detached((&n).into(), header, body.into())
+                .expect("datagram-sized body")
+                .into(),
+            CipherSuite::Aes256Gcm => {
+                let key = &self.tx_secret;
+                (self.tx).with_aes(&mut self.tx_warm, |c| c.seal(key, &n, header, body))
+            }
             CipherSuite::InsecureCleartext => return,
         };
-        // encryption fails only for bodies beyond 2^38 bytes, far above any datagram
-        buf.extend_from_slice(&tag.expect("datagram-sized body"));
+        buf.extend_from_slice(&tag);
     }
 
     /// Opens a received packet in place: `body` is everything after the header, tag included;
@@ -285,14 +261,21 @@ impl PacketKeys {
         let since = self.rx_since;
         let phase = header.first().is_some_and(|b| b & KEY_PHASE_BIT != 0);
         if phase == self.rx_phase {
-            let len = open_with(&self.rx, &self.rx_secret, self.suite, pn, header, body)?;
+            let len = open_with(
+                (&self.rx, &mut self.rx_warm),
+                &self.rx_secret,
+                self.suite,
+                pn,
+                header,
+                body,
+            )?;
             self.rx_opened += 1;
             return Some(len);
         }
         if largest.is_some_and(|l| pn <= l) {
             // a late packet of the previous generation
             let (cipher, key) = self.rx_prev.as_deref()?;
-            return open_with(cipher, key, self.suite, pn, header, body);
+            return open_with((cipher, &mut true), key, self.suite, pn, header, body);
         }
         if self.rx_opened < MIN_PACKETS_PER_KEY_PHASE
             && now.since(since).unwrap_or_default() < MIN_KEY_PHASE_TIME
@@ -307,7 +290,8 @@ impl PacketKeys {
                 (Cipher::new(), secret)
             }
         };
-        let Some(len) = open_with(&cipher, &secret, self.suite, pn, header, body) else {
+        let Some(len) = open_with((&cipher, &mut true), &secret, self.suite, pn, header, body)
+        else {
             // keep the derived key for the genuine update; a forgery changes nothing
             self.rx_next = Some(Box::new((cipher, secret)));
             return None;
@@ -335,6 +319,8 @@ impl PacketKeys {
     pub(crate) fn release_idle(&mut self) {
         self.tx.release();
         self.rx.release();
+        self.tx_warm = false;
+        self.rx_warm = false;
         self.rx_prev = None;
         if let Some(next) = &mut self.rx_next {
             next.0.release();
@@ -342,9 +328,9 @@ impl PacketKeys {
     }
 }
 
-/// One decryption attempt with `cipher` under `key`.
+/// One decryption attempt with `cipher` under `key` (`warm`: see [`Cipher::with_aes`]).
 fn open_with(
-    cipher: &Cipher,
+    (cipher, warm): (&Cipher, &mut bool),
     key: &[u8; 32],
     suite: CipherSuite,
     pn: u64,
@@ -354,14 +340,12 @@ fn open_with(
     let n = nonce(suite, pn);
     let split = body.len().checked_sub(TAG_LEN)?;
     let (frames, tag) = body.split_at_mut(split);
-    let tag: &[u8] = tag;
+    let tag: &[u8; TAG_LEN] = (&*tag).try_into().ok()?;
     let ok = match suite {
         CipherSuite::ChaCha20Poly1305 => ChaCha20Poly1305::new(key.into())
-            .decrypt_inout_detached((&n).into(), header, frames.into(), tag.try_into().ok()?)
+            .decrypt_inout_detached((&n).into(), header, frames.into(), tag.into())
             .is_ok(),
-        CipherSuite::Aes256Gcm => aes(&cipher.0, key)
-            .decrypt_inout_detached((&n).into(), header, frames.into(), tag.try_into().ok()?)
-            .is_ok(),
+        CipherSuite::Aes256Gcm => cipher.with_aes(warm, |c| c.open(key, &n, header, frames, tag)),
         CipherSuite::InsecureCleartext => true,
     };
     ok.then_some(split)
@@ -413,6 +397,59 @@ mod tests {
             let (h, b) = d.split_at_mut(5);
             assert_eq!(alice.open(at(0), 7, (h, b), None), None);
             assert_eq!(open(7, &buf[..10]), None, "truncated");
+        }
+    }
+
+    /// Packet keys open what they sealed, and nothing with one bit changed, on either side
+    /// of the switch between the two AES-256-GCM generations (`aes.rs`).
+    #[test]
+    fn packets_open_on_either_side_of_the_small_packet_switch() {
+        let sizes = SWITCH_SIZES;
+        let (mut alice, mut bob) = pair(CipherSuite::Aes256Gcm);
+        for (pn, len) in sizes.into_iter().enumerate() {
+            let pn = pn as u64;
+            let mut buf = vec![0x40, 0xaa, pn as u8];
+            buf.extend((0..len).map(|i| i as u8));
+            let plain = buf[3..].to_vec();
+            alice.seal(pn, &mut buf, 3);
+            assert_eq!(buf.len(), 3 + len + TAG_LEN);
+            let mut open = |d: &[u8]| {
+                let mut d = d.to_vec();
+                let (h, b) = d.split_at_mut(3);
+                bob.open(at(0), pn, (h, b), None).map(|n| b[..n].to_vec())
+            };
+            for i in [0, 3, 3 + len / 2, buf.len() - 1] {
+                let mut bad = buf.clone();
+                bad[i] ^= 0x80;
+                assert_eq!(open(&bad), None, "{len} B: bit flip at byte {i} accepted");
+            }
+            assert_eq!(open(&buf), Some(plain), "{len} B");
+        }
+    }
+
+    /// A direction keeps its expanded keys from its second packet since the last release on,
+    /// so a resting connection that wakes for one keepalive each way keeps nothing, and a busy
+    /// one expands its keys once.
+    #[test]
+    fn expanded_keys_are_kept_from_the_second_packet_after_a_release() {
+        let (mut alice, mut bob) = pair(CipherSuite::Aes256Gcm);
+        let kept = |k: &PacketKeys| (k.tx.is_kept(), k.rx.is_kept());
+        let exchange = |alice: &mut PacketKeys, bob: &mut PacketKeys, pn: u64| {
+            let mut buf = vec![0x40, 0xaa, pn as u8, 0x01];
+            alice.seal(pn, &mut buf, 3);
+            let (h, b) = buf.split_at_mut(3);
+            assert_eq!(bob.open(at(0), pn, (h, b), None), Some(1), "packet {pn}");
+        };
+        for round in 0..2u64 {
+            exchange(&mut alice, &mut bob, 10 * round);
+            assert_eq!((kept(&alice), kept(&bob)), ((false, false), (false, false)));
+            exchange(&mut alice, &mut bob, 10 * round + 1);
+            assert_eq!((kept(&alice), kept(&bob)), ((true, false), (false, true)));
+            exchange(&mut alice, &mut bob, 10 * round + 2);
+            assert_eq!((kept(&alice), kept(&bob)), ((true, false), (false, true)));
+            alice.release_idle();
+            bob.release_idle();
+            assert_eq!((kept(&alice), kept(&bob)), ((false, false), (false, false)));
         }
     }
 
@@ -554,15 +591,5 @@ mod golden {
                 .collect();
             assert_eq!(hex, expected, "{suite:?}");
         }
-    }
-
-    /// What a busy connection's two expanded AES keys cost, and every packet reads: the
-    /// encrypting schedule and GHASH's key powers, not the decrypting schedule too.
-    #[test]
-    fn an_expanded_aes_key_holds_the_encrypting_schedule_only() {
-        let size = std::mem::size_of::<Aes256Gcm>();
-        let full = std::mem::size_of::<aes_gcm::Aes256Gcm>();
-        assert!(size <= 384, "{size} B");
-        assert!(size + 240 <= full, "{size} B against {full} B");
     }
 }
