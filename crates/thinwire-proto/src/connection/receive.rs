@@ -47,21 +47,24 @@ fn reuse<'b>(mut frames: Vec<Frame<'_>>) -> Vec<Frame<'b>> {
 
 /// A packet's opened payload and, once a message needed it, one shared copy of it: every
 /// message of the packet is a slice of that copy (one allocation per packet, none per
-/// message). A packet of one or two messages copies each on its own instead: one allocation
-/// each, where sharing costs two (the copy and the count shared between its slices) and keeps
-/// the whole packet alive for as long as the application holds either message.
+/// message). A packet of at most two message or shard frames copies each message on its own
+/// instead: one allocation each, where sharing costs two (the copy and the count shared
+/// between its slices) and keeps the whole packet alive for as long as the application holds
+/// either message.
 struct SharedPayload<'a> {
     payload: &'a [u8],
     bytes: Option<Bytes>,
-    /// Copy each message on its own (the packet holds at most [`COPY_ALONE`] messages).
+    /// Copy each message on its own (the packet holds at most [`COPY_ALONE`] message or shard
+    /// frames).
     alone: bool,
 }
 
-/// Up to this many messages in a packet, each is copied on its own rather than shared.
+/// Up to this many message or shard frames in a packet, each message is copied on its own
+/// rather than shared.
 const COPY_ALONE: usize = 2;
 
 impl SharedPayload<'_> {
-    /// `part` (a sub-slice of the payload) as a slice of the shared copy.
+    /// `part` (a sub-slice of the payload) as a slice of the shared copy, or a copy of its own.
     fn slice(&mut self, part: &[u8]) -> Bytes {
         let offset = (part.as_ptr() as usize).wrapping_sub(self.payload.as_ptr() as usize);
         if self.alone
@@ -208,7 +211,8 @@ impl Connection {
         // whether any ack-eliciting frame brought something new (not a copy of data held)
         let mut fresh = false;
         let mut marked = false;
-        // the packet's messages share one copy of it, made at the first message
+        // the packet's messages share one copy of it, made at the first message (or, few,
+        // are copied one by one)
         let mut shared = SharedPayload {
             payload,
             bytes: None,

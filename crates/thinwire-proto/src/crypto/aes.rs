@@ -1,6 +1,6 @@
-//! AES-256-GCM in two generations of RustCrypto's crates, each for the packet sizes it is the
-//! faster at: one direction's expanded keys ([`Expanded`]), and when a direction keeps them
-//! ([`Cipher`]).
+//! AES-256-GCM in two generations of RustCrypto's crates, where the CPU makes one of them the
+//! faster for small packets ([`small_generation_helps`]): one direction's expanded keys
+//! ([`Expanded`]), and when a direction keeps them ([`Cipher`]).
 
 use std::cell::OnceCell;
 
@@ -15,12 +15,13 @@ use aes_gcm_small::aead::consts::U12 as U12Small;
 /// For packets above [`SMALL_BODY`].
 pub(super) type Aes256Gcm = AesGcm<Aes256Enc, U12>;
 
-/// AES-256-GCM for packets of at most [`SMALL_BODY`] bytes: aes-gcm 0.10 over aes 0.8, the
-/// generation snow uses. aes 0.9 (under aes-gcm 0.11) runs on VAES where the CPU has AVX-512
-/// and then broadcasts its round keys into vector registers at every call, about 45 ns,
-/// which a small packet pays twice (the tag's mask and the key stream); aes 0.8 has no such
-/// path. Its key is 992 bytes, of which AES-NI reads the 240 of the round keys (the rest is
-/// the software fallback's schedule, in a union with them).
+/// AES-256-GCM for packets of at most [`SMALL_BODY`] bytes where [`small_generation_helps`]:
+/// aes-gcm 0.10 over aes 0.8, the generation snow uses. aes 0.9 (under aes-gcm 0.11) runs on
+/// VAES where the CPU has it, and then broadcasts its round keys into vector registers at
+/// every call, about 45 ns on the AVX-512 machine of the measurement below, which a small
+/// packet pays twice (the tag's mask and the key stream); aes 0.8 has no VAES path. Its key
+/// is 992 bytes, of which AES-NI reads the 240 of the round keys (the rest is the software
+/// fallback's schedule, in a union with them).
 pub(super) type SmallAes256Gcm = aes_gcm_small::AesGcm<aes_gcm_small::aes::Aes256Enc, U12Small>;
 
 /// Packet bodies (frames, without the tag) of at most this many bytes are sealed and opened
@@ -32,29 +33,76 @@ pub(super) type SmallAes256Gcm = aes_gcm_small::AesGcm<aes_gcm_small::aes::Aes25
 /// 600 B 778 / 592 and 875 / 660, 1,184 B 1,247 / 889 and 1,276 / 751.
 pub(super) const SMALL_BODY: usize = 320;
 
-/// One direction's expanded AES-256-GCM keys, each made at the first packet of its size:
-/// most connections of a game send and receive small packets only.
+/// Whether this CPU has AES and carry-less multiplication instructions (AES-256-GCM is then
+/// the default suite's first choice).
+pub(super) fn aes_is_accelerated() -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        std::arch::is_x86_feature_detected!("aes")
+            && std::arch::is_x86_feature_detected!("pclmulqdq")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        std::arch::is_aarch64_feature_detected!("aes")
+            && std::arch::is_aarch64_feature_detected!("pmull")
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
+}
+
+/// Whether packets of at most [`SMALL_BODY`] bytes go to [`SmallAes256Gcm`]: on x86 where
+/// aes 0.9 runs on VAES (and so broadcasts its keys at every call) and aes 0.8 and polyval 0.6
+/// find AES-NI and carry-less multiplication. Elsewhere aes-gcm 0.11 takes every size: on x86
+/// without VAES its small packets cost what aes-gcm 0.10's did (measured when thinwire moved
+/// to it, `docs/results/bench.md`), and on ARM aes 0.8 and polyval 0.6 use the CPU's AES and
+/// polynomial instructions only when built with flags of their own (`--cfg aes_armv8`), so
+/// they would run in software.
+pub(super) fn small_generation_helps() -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        std::arch::is_x86_feature_detected!("vaes") && aes_is_accelerated()
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        false
+    }
+}
+
+/// One direction's expanded AES-256-GCM keys, each generation's made at the first packet of
+/// its sizes: most connections of a game send and receive small packets only, and most
+/// directions of a bulk transfer large ones only.
 pub(super) struct Expanded {
-    small: OnceCell<SmallAes256Gcm>,
-    large: OnceCell<Box<Aes256Gcm>>,
+    /// Where [`small_generation_helps`], the small packets' keys (boxed: elsewhere they take
+    /// the 8 bytes of an empty cell, not 992); elsewhere `None`, and every size takes `large`.
+    small: Option<OnceCell<Box<SmallAes256Gcm>>>,
+    large: OnceCell<Aes256Gcm>,
 }
 
 impl Expanded {
+    /// Keys split between the generations where this CPU makes that faster, nothing made yet.
     pub(super) fn new() -> Self {
+        Self::with_split(small_generation_helps())
+    }
+
+    /// Keys split between the two generations or not, as `split` says, nothing made yet.
+    pub(super) fn with_split(split: bool) -> Self {
         Expanded {
-            small: OnceCell::new(),
+            small: split.then(OnceCell::new),
             large: OnceCell::new(),
         }
     }
 
-    fn small(&self, key: &[u8; 32]) -> &SmallAes256Gcm {
+    /// The small packets' generation, for a body of `len` bytes, if it takes them.
+    fn small(&self, key: &[u8; 32], len: usize) -> Option<&SmallAes256Gcm> {
         use aes_gcm_small::aead::KeyInit as _;
-        self.small.get_or_init(|| SmallAes256Gcm::new(key.into()))
+        let small = self.small.as_ref().filter(|_| len <= SMALL_BODY)?;
+        Some(small.get_or_init(|| Box::new(SmallAes256Gcm::new(key.into()))))
     }
 
     fn large(&self, key: &[u8; 32]) -> &Aes256Gcm {
-        self.large
-            .get_or_init(|| Box::new(Aes256Gcm::new(key.into())))
+        self.large.get_or_init(|| Aes256Gcm::new(key.into()))
     }
 
     /// Encrypts `body` in place, `header` authenticated; returns the tag.
@@ -68,8 +116,7 @@ impl Expanded {
         use aes_gcm_small::aead::AeadInPlace;
         // encryption fails only for bodies beyond 2^36 bytes, far above any datagram
         const FITS: &str = "datagram-sized body";
-        if body.len() <= SMALL_BODY {
-            let small = self.small(key);
+        if let Some(small) = self.small(key, body.len()) {
             small
                 .encrypt_in_place_detached(n.into(), header, body)
                 .expect(FITS)
@@ -93,8 +140,7 @@ impl Expanded {
         tag: &[u8; 16],
     ) -> bool {
         use aes_gcm_small::aead::AeadInPlace;
-        if frames.len() <= SMALL_BODY {
-            let small = self.small(key);
+        if let Some(small) = self.small(key, frames.len()) {
             small
                 .decrypt_in_place_detached(n.into(), header, frames, tag.into())
                 .is_ok()
@@ -110,8 +156,8 @@ impl Expanded {
 /// What one direction's cipher keeps beside its key: with AES-256-GCM, its expanded keys
 /// ([`Expanded`]), kept from the second packet after a release on, and dropped while the
 /// connection is idle (`PacketKeys::release_idle`). A resting connection that wakes for one
-/// keepalive and its ACK expands its keys for that packet only and keeps nothing (about 1 KB
-/// per direction with the small packets' generation). The key is the direction's secret,
+/// keepalive and its ACK expands its keys for that packet only and keeps nothing (with the
+/// small packets' generation, about 1.4 KB per direction). The key is the direction's secret,
 /// which `PacketKeys` holds anyway for the next key update, so it is not copied here: an
 /// idle connection holds 32 bytes of key per direction. ChaCha20-Poly1305 has nothing to
 /// expand (its cipher is made from the key for each packet, a copy of 32 bytes), and the
@@ -124,8 +170,9 @@ impl Cipher {
         Cipher(OnceCell::new())
     }
 
-    /// Runs `f` with the AES-256-GCM keys: the kept ones, or, for the first packet since the
-    /// last release (`warm` false, and made true here), keys expanded for this packet alone.
+    /// Runs `f` with the AES-256-GCM keys under `key`: the kept ones, or, for the first
+    /// packet tried since the last release (`warm` false, and made true here, whether the
+    /// packet then opens or not), keys expanded for this packet alone.
     pub(super) fn with_aes<R>(&self, warm: &mut bool, f: impl FnOnce(&Expanded) -> R) -> R {
         if let Some(kept) = self.0.get() {
             return f(kept);
@@ -175,8 +222,7 @@ mod tests {
         let key = [7u8; 32];
         let small = SmallAes256Gcm::new((&key).into());
         let large = Aes256Gcm::new((&key).into());
-        let sizes = SWITCH_SIZES;
-        for len in sizes {
+        for len in SWITCH_SIZES {
             let mut n = [0u8; 12];
             n[4..].copy_from_slice(&(1_000 + len as u64).to_be_bytes());
             let header = [0x40, 1, 2, 3, len as u8];
@@ -195,6 +241,36 @@ mod tests {
                 assert_ne!(a, plain, "{len} B: not encrypted");
             }
         }
+    }
+
+    /// A CPU that splits the sizes and one that does not are two ends of one connection:
+    /// each opens what the other sealed, at every size around the switch, and nothing with
+    /// its tag changed.
+    #[test]
+    fn split_and_one_generation_keys_open_each_others_packets() {
+        let key = [9u8; 32];
+        let ends = [Expanded::with_split(true), Expanded::with_split(false)];
+        for len in SWITCH_SIZES {
+            for (from, to) in [(0, 1), (1, 0)] {
+                let n = [len as u8; 12];
+                let header = [0x40, len as u8];
+                let plain: Vec<u8> = (0..len).map(|i| (i * 5) as u8).collect();
+                let mut body = plain.clone();
+                let tag = ends[from].seal(&key, &n, &header, &mut body);
+                let mut bad = tag;
+                bad[len % 16] ^= 1;
+                let mut tried = body.clone();
+                assert!(
+                    !ends[to].open(&key, &n, &header, &mut tried, &bad),
+                    "{len} B"
+                );
+                assert!(ends[to].open(&key, &n, &header, &mut body, &tag), "{len} B");
+                assert_eq!(body, plain, "{len} B from {from} to {to}");
+            }
+        }
+        // the split end used its small packets' keys, and only for small packets
+        assert!(ends[0].small.as_ref().is_some_and(|s| s.get().is_some()));
+        assert!(ends[1].small.is_none());
     }
 
     /// What a busy connection's expanded AES keys cost, and every packet reads: the

@@ -14,9 +14,9 @@ use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::aes::Cipher;
 #[cfg(test)]
 use super::aes::SWITCH_SIZES;
+use super::aes::{aes_is_accelerated, Cipher};
 use crate::stamp::Stamp;
 use crate::wire::KEY_PHASE_BIT;
 
@@ -82,23 +82,6 @@ impl CipherSuite {
     }
 }
 
-fn aes_is_accelerated() -> bool {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    {
-        std::arch::is_x86_feature_detected!("aes")
-            && std::arch::is_x86_feature_detected!("pclmulqdq")
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        std::arch::is_aarch64_feature_detected!("aes")
-            && std::arch::is_aarch64_feature_detected!("pmull")
-    }
-    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64", target_arch = "aarch64")))]
-    {
-        false
-    }
-}
-
 fn nonce(suite: CipherSuite, pn: u64) -> [u8; 12] {
     let mut n = [0u8; 12];
     match suite {
@@ -149,7 +132,7 @@ pub(crate) struct PacketKeys {
     rx: Cipher,
     rx_secret: [u8; 32],
     rx_phase: bool,
-    /// Whether a packet was opened since the last release ([`Cipher::with_aes`]).
+    /// Whether a packet was tried since the last release, opened or not ([`Cipher::with_aes`]).
     rx_warm: bool,
     /// The previous receive generation and its key; boxed, as `rx_next`: present only
     /// around a key update.
@@ -314,8 +297,9 @@ impl PacketKeys {
 }
 
 impl PacketKeys {
-    /// The connection went idle: drops the expanded key schedules (made again at the next
-    /// packet) and the previous receive generation (a packet of it this late is dropped).
+    /// The connection went idle: drops the expanded key schedules (made again from the keys,
+    /// and kept from each direction's second packet on, [`Cipher::with_aes`]) and the previous
+    /// receive generation (a packet of it this late is dropped).
     pub(crate) fn release_idle(&mut self) {
         self.tx.release();
         self.rx.release();
@@ -404,9 +388,8 @@ mod tests {
     /// of the switch between the two AES-256-GCM generations (`aes.rs`).
     #[test]
     fn packets_open_on_either_side_of_the_small_packet_switch() {
-        let sizes = SWITCH_SIZES;
         let (mut alice, mut bob) = pair(CipherSuite::Aes256Gcm);
-        for (pn, len) in sizes.into_iter().enumerate() {
+        for (pn, len) in SWITCH_SIZES.into_iter().enumerate() {
             let pn = pn as u64;
             let mut buf = vec![0x40, 0xaa, pn as u8];
             buf.extend((0..len).map(|i| i as u8));
@@ -451,6 +434,18 @@ mod tests {
             bob.release_idle();
             assert_eq!((kept(&alice), kept(&bob)), ((false, false), (false, false)));
         }
+        // a packet that does not open counts as a first packet too: forged packets cost one
+        // expansion each only until the next genuine packet keeps its keys
+        let mut forged = vec![0x40, 0xaa, 30, 0x01];
+        forged.extend_from_slice(&[0u8; TAG_LEN]);
+        let (h, b) = forged.split_at_mut(3);
+        assert_eq!(bob.open(at(0), 30, (h, b), None), None);
+        assert!(!kept(&bob).1);
+        exchange(&mut alice, &mut bob, 31);
+        assert!(
+            kept(&bob).1,
+            "the genuine packet after a forged one keeps its keys"
+        );
     }
 
     #[test]
