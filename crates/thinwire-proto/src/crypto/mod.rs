@@ -14,7 +14,7 @@
 //! | file | what |
 //! |---|---|
 //! | `keys.rs` | the server's static key pair and public key |
-//! | `suite.rs` | cipher suites and sealing/opening of short-header packets |
+//! | `suite.rs` | cipher suites and sealing/opening of short-header packets (tests in `suite/`) |
 //! | `aes.rs` | AES-256-GCM's expanded keys, in the generation each packet size is faster with |
 //! | `noise.rs` | the two handshake messages, with the endpoint's seeded randomness |
 //! | `reset.rs` | stateless reset tokens (and decoys for live connections) |
