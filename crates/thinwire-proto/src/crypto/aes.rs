@@ -56,10 +56,11 @@ pub(super) fn aes_is_accelerated() -> bool {
 /// Whether packets of at most [`SMALL_BODY`] bytes go to [`SmallAes256Gcm`]: on x86 where
 /// aes 0.9 runs on VAES (and so broadcasts its keys at every call) and aes 0.8 and polyval 0.6
 /// find AES-NI and carry-less multiplication. Elsewhere aes-gcm 0.11 takes every size: on x86
-/// without VAES its small packets cost what aes-gcm 0.10's did (measured when thinwire moved
-/// to it, `docs/results/bench.md`), and on ARM aes 0.8 and polyval 0.6 use the CPU's AES and
-/// polynomial instructions only when built with flags of their own (`--cfg aes_armv8`), so
-/// they would run in software.
+/// without VAES aes 0.9 runs on AES-NI as aes 0.8 does, with no keys to broadcast (not
+/// measured: this machine has VAES; when thinwire moved to aes-gcm 0.11, on an earlier
+/// machine whose CPU flags were not recorded, 40-byte packets cost the same in both), and on
+/// ARM aes 0.8 and polyval 0.6 use the CPU's AES and polynomial instructions only when built
+/// with flags of their own (`--cfg aes_armv8`), so they would run in software.
 pub(super) fn small_generation_helps() -> bool {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
