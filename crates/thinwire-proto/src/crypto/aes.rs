@@ -20,9 +20,9 @@ pub(super) type Aes256Gcm = AesGcm<Aes256Enc, U12>;
 /// VAES where the CPU has it, and then broadcasts its round keys into vector registers at
 /// every call, which a small packet pays twice (the tag's mask and the key stream): on the
 /// AVX-512 machine of the measurement below one block took 58-72 ns, against 3.1 ns a block
-/// in batches of 64. aes 0.8 has no VAES path. Its key
-/// is 992 bytes, of which AES-NI reads the 240 of the round keys (the rest is the software
-/// fallback's schedule, in a union with them).
+/// in batches of 64. aes 0.8 has no VAES path. Its key is 992 bytes, of which AES-NI reads
+/// the 240 of the round keys (the rest is the software fallback's schedule, in a union with
+/// them).
 pub(super) type SmallAes256Gcm = aes_gcm_small::AesGcm<aes_gcm_small::aes::Aes256Enc, U12Small>;
 
 /// Packet bodies (frames, without the tag) of at most this many bytes are sealed and opened

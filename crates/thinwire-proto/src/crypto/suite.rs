@@ -14,8 +14,6 @@ use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-#[cfg(test)]
-use super::aes::SWITCH_SIZES;
 use super::aes::{aes_is_accelerated, Cipher};
 use crate::stamp::Stamp;
 use crate::wire::KEY_PHASE_BIT;

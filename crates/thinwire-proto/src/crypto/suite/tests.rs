@@ -1,6 +1,7 @@
 //! Sealing and opening, key updates, and when expanded keys are kept.
 
 use super::*;
+use crate::crypto::aes::SWITCH_SIZES;
 
 /// `secs` seconds from the base (the keys only compare moments).
 fn at(secs: u64) -> Stamp {
