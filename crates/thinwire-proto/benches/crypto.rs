@@ -1,7 +1,7 @@
 //! The cost of security per packet and per connection: sealing and opening a short-header
 //! packet with each cipher suite (a 40-byte thin-stream packet, a full 1200-byte one, and
-//! sizes on both sides of the switch between AES-256-GCM's two generations at 320 bytes of
-//! frames, `crypto/aes.rs`), and a whole Noise NK handshake (both sides).
+//! sizes around 320 bytes of frames, where ring's VAES code starts its wide strides,
+//! `crypto/aead.rs`), and a whole Noise NK handshake (both sides).
 //!
 //! Run: `cargo bench -p thinwire-proto --features testing --bench crypto`
 

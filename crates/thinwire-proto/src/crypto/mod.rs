@@ -15,13 +15,13 @@
 //! |---|---|
 //! | `keys.rs` | the server's static key pair and public key |
 //! | `suite.rs` | cipher suites and sealing/opening of short-header packets (tests in `suite/`) |
-//! | `aes.rs` | AES-256-GCM's expanded keys, in the generation each packet size is faster with |
+//! | `aead.rs` | the packet AEADs (through ring), and when a direction keeps its expanded key |
 //! | `noise.rs` | the two handshake messages, with the endpoint's seeded randomness |
 //! | `reset.rs` | stateless reset tokens (and decoys for live connections) |
 //! | `token/` | connect tokens minted by a matchmaking backend (and their tests) |
 //! | `x25519.rs` | the Diffie-Hellman function (remembered in fuzzer builds, for speed) |
 
-mod aes;
+mod aead;
 mod keys;
 mod noise;
 mod path;

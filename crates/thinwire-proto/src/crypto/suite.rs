@@ -9,17 +9,13 @@
 use std::fmt;
 use std::time::Duration;
 
-use chacha20poly1305::aead::{AeadInOut, KeyInit};
-use chacha20poly1305::ChaCha20Poly1305;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::aes::{aes_is_accelerated, Cipher};
+pub(crate) use super::aead::TAG_LEN;
+use super::aead::{aes_is_accelerated, Aead, Cipher};
 use crate::stamp::Stamp;
 use crate::wire::KEY_PHASE_BIT;
-
-/// Length of the authentication tag of every encrypted suite.
-pub(crate) const TAG_LEN: usize = 16;
 
 /// How short-header packets are protected. Negotiated in the handshake: the client lists what
 /// it accepts (its order is the preference), the server takes the first it accepts too.
@@ -58,6 +54,15 @@ impl CipherSuite {
     /// Whether packets are encrypted and authenticated.
     pub fn is_encrypted(self) -> bool {
         self != CipherSuite::InsecureCleartext
+    }
+
+    /// The AEAD of an encrypted suite.
+    fn aead(self) -> Option<Aead> {
+        match self {
+            CipherSuite::ChaCha20Poly1305 => Some(Aead::ChaCha20Poly1305),
+            CipherSuite::Aes256Gcm => Some(Aead::Aes256Gcm),
+            CipherSuite::InsecureCleartext => None,
+        }
     }
 
     /// Bytes the suite adds to every short-header packet.
@@ -124,13 +129,13 @@ pub(crate) struct PacketKeys {
     tx: Cipher,
     tx_secret: [u8; 32],
     tx_phase: bool,
-    /// Whether a packet was sealed since the last release ([`Cipher::with_aes`]).
+    /// Whether a packet was sealed since the last release ([`Cipher::with_key`]).
     tx_warm: bool,
     tx_sealed: u64,
     rx: Cipher,
     rx_secret: [u8; 32],
     rx_phase: bool,
-    /// Whether a packet was tried since the last release, opened or not ([`Cipher::with_aes`]).
+    /// Whether a packet was tried since the last release, opened or not ([`Cipher::with_key`]).
     rx_warm: bool,
     /// The previous receive generation and its key; boxed, as `rx_next`: present only
     /// around a key update.
@@ -185,9 +190,9 @@ impl PacketKeys {
     /// its key phase bit set here), the rest the frames (encrypted in place); the tag is
     /// appended.
     pub(crate) fn seal(&mut self, pn: u64, buf: &mut Vec<u8>, header_len: usize) {
-        if !self.suite.is_encrypted() {
+        let Some(aead) = self.suite.aead() else {
             return;
-        }
+        };
         if self.tx_sealed >= self.update_after {
             self.tx_secret = next_secret(&self.tx_secret);
             self.tx = Cipher::new();
@@ -205,18 +210,9 @@ impl PacketKeys {
         self.tx_sealed += 1;
         let n = nonce(self.suite, pn);
         let (header, body) = buf.split_at_mut(header_len);
-        let tag: [u8; TAG_LEN] = match self.suite {
-            // encryption fails only for bodies beyond 2^38 bytes, far above any datagram
-            CipherSuite::ChaCha20Poly1305 => ChaCha20Poly1305::new((&self.tx_secret).into())
-                .encrypt_inout_detached((&n).into(), header, body.into())
-                .expect("datagram-sized body")
-                .into(),
-            CipherSuite::Aes256Gcm => {
-                let key = &self.tx_secret;
-                (self.tx).with_aes(&mut self.tx_warm, |c| c.seal(key, &n, header, body))
-            }
-            CipherSuite::InsecureCleartext => return,
-        };
+        let tag = (self.tx).with_key(aead, &self.tx_secret, &mut self.tx_warm, |k| {
+            k.seal(n, header, body)
+        });
         buf.extend_from_slice(&tag);
     }
 
@@ -296,7 +292,7 @@ impl PacketKeys {
 
 impl PacketKeys {
     /// The connection went idle: drops the expanded key schedules (made again from the keys,
-    /// and kept from each direction's second packet on, [`Cipher::with_aes`]) and the previous
+    /// and kept from each direction's second packet on, [`Cipher::with_key`]) and the previous
     /// receive generation (a packet of it this late is dropped).
     pub(crate) fn release_idle(&mut self) {
         self.tx.release();
@@ -310,7 +306,7 @@ impl PacketKeys {
     }
 }
 
-/// One decryption attempt with `cipher` under `key` (`warm`: see [`Cipher::with_aes`]).
+/// One decryption attempt with `cipher` under `key` (`warm`: see [`Cipher::with_key`]).
 fn open_with(
     (cipher, warm): (&Cipher, &mut bool),
     key: &[u8; 32],
@@ -319,17 +315,14 @@ fn open_with(
     header: &[u8],
     body: &mut [u8],
 ) -> Option<usize> {
+    let Some(aead) = suite.aead() else {
+        return Some(body.len());
+    };
     let n = nonce(suite, pn);
     let split = body.len().checked_sub(TAG_LEN)?;
     let (frames, tag) = body.split_at_mut(split);
     let tag: &[u8; TAG_LEN] = (&*tag).try_into().ok()?;
-    let ok = match suite {
-        CipherSuite::ChaCha20Poly1305 => ChaCha20Poly1305::new(key.into())
-            .decrypt_inout_detached((&n).into(), header, frames.into(), tag.into())
-            .is_ok(),
-        CipherSuite::Aes256Gcm => cipher.with_aes(warm, |c| c.open(key, &n, header, frames, tag)),
-        CipherSuite::InsecureCleartext => true,
-    };
+    let ok = cipher.with_key(aead, key, warm, |k| k.open(n, header, frames, tag));
     ok.then_some(split)
 }
 

@@ -1,7 +1,7 @@
 //! Sealing and opening, key updates, and when expanded keys are kept.
 
 use super::*;
-use crate::crypto::aes::SWITCH_SIZES;
+use crate::crypto::aead::TEST_SIZES;
 
 /// `secs` seconds from the base (the keys only compare moments).
 fn at(secs: u64) -> Stamp {
@@ -48,12 +48,18 @@ fn sealed_packets_open_only_unchanged_with_the_right_number() {
     }
 }
 
-/// Packet keys open what they sealed, and nothing with one bit changed, on either side
-/// of the switch between the two AES-256-GCM generations (`aes.rs`).
+/// Packet keys open what they sealed, and nothing with one bit changed, at every test size
+/// from empty to a full datagram (`aead.rs`), in both suites.
 #[test]
-fn packets_open_on_either_side_of_the_small_packet_switch() {
-    let (mut alice, mut bob) = pair(CipherSuite::Aes256Gcm);
-    for (pn, len) in SWITCH_SIZES.into_iter().enumerate() {
+fn packets_open_at_every_size() {
+    for suite in [CipherSuite::Aes256Gcm, CipherSuite::ChaCha20Poly1305] {
+        packets_open_at_every_size_in(suite);
+    }
+}
+
+fn packets_open_at_every_size_in(suite: CipherSuite) {
+    let (mut alice, mut bob) = pair(suite);
+    for (pn, len) in TEST_SIZES.into_iter().enumerate() {
         let pn = pn as u64;
         let mut buf = vec![0x40, 0xaa, pn as u8];
         buf.extend((0..len).map(|i| i as u8));
@@ -68,9 +74,13 @@ fn packets_open_on_either_side_of_the_small_packet_switch() {
         for i in [0, 3, 3 + len / 2, buf.len() - 1] {
             let mut bad = buf.clone();
             bad[i] ^= 0x80;
-            assert_eq!(open(&bad), None, "{len} B: bit flip at byte {i} accepted");
+            assert_eq!(
+                open(&bad),
+                None,
+                "{suite:?} {len} B: bit flip at byte {i} accepted"
+            );
         }
-        assert_eq!(open(&buf), Some(plain), "{len} B");
+        assert_eq!(open(&buf), Some(plain), "{suite:?} {len} B");
     }
 }
 
