@@ -54,6 +54,10 @@ impl World {
             key: Some(ServerKey::generate([3; 32])),
             max_connections: n + 16,
             trusted_sources: vec![client_addr.ip()],
+            // every client connects at once, in simulated time: no reason to pace the reads
+            handshake_reads_per_second: 1_000_000,
+            max_pending_handshakes: n + 16,
+            handshakes_per_turn: 1_000,
             ..ServerConfig::default()
         };
         let server =
