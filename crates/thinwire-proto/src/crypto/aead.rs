@@ -14,7 +14,8 @@
 
 use std::cell::OnceCell;
 
-use ring::aead::{Aad, LessSafeKey, Nonce, Tag, UnboundKey, AES_256_GCM, CHACHA20_POLY1305};
+use ring::aead::{Aad, LessSafeKey, Nonce, Tag, UnboundKey};
+pub(super) use ring::aead::{Algorithm, AES_256_GCM, CHACHA20_POLY1305};
 
 /// Length of the authentication tag of both AEADs.
 pub(crate) const TAG_LEN: usize = 16;
@@ -38,28 +39,14 @@ pub(super) fn aes_is_accelerated() -> bool {
     }
 }
 
-/// Which AEAD a direction runs (the encrypted suites of `CipherSuite`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Aead {
-    /// AES-256-GCM: its keyed form holds the expanded round keys and GHASH's key powers,
-    /// which take a key schedule to make (213 ns on the machine above).
-    Aes256Gcm,
-    /// ChaCha20-Poly1305: its keyed form is the key itself, made for each packet.
-    ChaCha20Poly1305,
-}
-
 /// One direction's key in the form its cipher runs from (544 bytes: ring keeps room for the
 /// larger of the two AEADs' forms).
 pub(super) struct Keyed(LessSafeKey);
 
 impl Keyed {
-    /// `key` made ready for `aead`.
-    pub(super) fn new(aead: Aead, key: &[u8; 32]) -> Self {
-        let alg = match aead {
-            Aead::Aes256Gcm => &AES_256_GCM,
-            Aead::ChaCha20Poly1305 => &CHACHA20_POLY1305,
-        };
-        // both algorithms take exactly 32-byte keys
+    /// `key` made ready for `alg` (one of the suites' AEADs, `CipherSuite::aead`).
+    pub(super) fn new(alg: &'static Algorithm, key: &[u8; 32]) -> Self {
+        // both suites' algorithms take exactly 32-byte keys
         Keyed(LessSafeKey::new(
             UnboundKey::new(alg, key).expect("a 32-byte key"),
         ))
@@ -112,12 +99,14 @@ impl Cipher {
         Cipher(OnceCell::new())
     }
 
-    /// Runs `f` with `key` made ready for `aead`: the kept form, or, for ChaCha20-Poly1305
-    /// and for the first packet tried since the last release (`warm` false, and made true
-    /// here, whether the packet then opens or not), a form made for this packet alone.
+    /// Runs `f` with `key` made ready for `alg`: the kept form, or a form made for this
+    /// packet alone, for ChaCha20-Poly1305 (whose form is the key itself) and for the first
+    /// packet tried since the last release (`warm` false, and made true here, whether the
+    /// packet then opens or not). Only AES-256-GCM's form, the expanded round keys and
+    /// GHASH's key powers (213 ns to make on the machine above), is worth keeping.
     pub(super) fn with_key<R>(
         &self,
-        aead: Aead,
+        alg: &'static Algorithm,
         key: &[u8; 32],
         warm: &mut bool,
         f: impl FnOnce(&Keyed) -> R,
@@ -125,10 +114,10 @@ impl Cipher {
         if let Some(kept) = self.0.get() {
             return f(kept);
         }
-        if aead == Aead::ChaCha20Poly1305 || !std::mem::replace(warm, true) {
-            return f(&Keyed::new(aead, key));
+        if alg != &AES_256_GCM || !std::mem::replace(warm, true) {
+            return f(&Keyed::new(alg, key));
         }
-        f(self.0.get_or_init(|| Box::new(Keyed::new(aead, key))))
+        f(self.0.get_or_init(|| Box::new(Keyed::new(alg, key))))
     }
 
     /// Drops what can be derived again from the key.
@@ -163,8 +152,8 @@ mod tests {
         let key = [7u8; 32];
         let aes = aes_gcm_oracle::Aes256Gcm::new((&key).into());
         let chacha = chacha20poly1305::ChaCha20Poly1305::new((&key).into());
-        for aead in [Aead::Aes256Gcm, Aead::ChaCha20Poly1305] {
-            let keyed = Keyed::new(aead, &key);
+        for alg in [&AES_256_GCM, &CHACHA20_POLY1305] {
+            let keyed = Keyed::new(alg, &key);
             for len in TEST_SIZES {
                 let mut n = [0u8; 12];
                 n[4..].copy_from_slice(&(1_000 + len as u64).to_be_bytes());
@@ -173,33 +162,28 @@ mod tests {
                 let mut ours = plain.clone();
                 let tag = keyed.seal(n, &header, &mut ours);
                 let mut theirs = plain.clone();
-                let their_tag: [u8; TAG_LEN] = match aead {
-                    Aead::Aes256Gcm => aes
-                        .encrypt_in_place_detached((&n).into(), &header, &mut theirs)
+                let their_tag: [u8; TAG_LEN] = if alg == &AES_256_GCM {
+                    aes.encrypt_in_place_detached((&n).into(), &header, &mut theirs)
                         .unwrap()
-                        .into(),
-                    Aead::ChaCha20Poly1305 => {
-                        use chacha20poly1305::aead::AeadInOut;
-                        chacha
-                            .encrypt_inout_detached((&n).into(), &header, (&mut theirs[..]).into())
-                            .unwrap()
-                            .into()
-                    }
+                        .into()
+                } else {
+                    use chacha20poly1305::aead::AeadInOut;
+                    chacha
+                        .encrypt_inout_detached((&n).into(), &header, (&mut theirs[..]).into())
+                        .unwrap()
+                        .into()
                 };
-                assert_eq!(ours, theirs, "{aead:?} {len} B: ciphertexts differ");
-                assert_eq!(tag, their_tag, "{aead:?} {len} B: tags differ");
+                assert_eq!(ours, theirs, "{alg:?} {len} B: ciphertexts differ");
+                assert_eq!(tag, their_tag, "{alg:?} {len} B: tags differ");
                 if len > 0 {
-                    assert_ne!(ours, plain, "{aead:?} {len} B: not encrypted");
+                    assert_ne!(ours, plain, "{alg:?} {len} B: not encrypted");
                 }
                 let mut bad = tag;
                 bad[len % TAG_LEN] ^= 1;
                 let mut tried = ours.clone();
-                assert!(
-                    !keyed.open(n, &header, &mut tried, &bad),
-                    "{aead:?} {len} B"
-                );
-                assert!(keyed.open(n, &header, &mut ours, &tag), "{aead:?} {len} B");
-                assert_eq!(ours, plain, "{aead:?} {len} B");
+                assert!(!keyed.open(n, &header, &mut tried, &bad), "{alg:?} {len} B");
+                assert!(keyed.open(n, &header, &mut ours, &tag), "{alg:?} {len} B");
+                assert_eq!(ours, plain, "{alg:?} {len} B");
             }
         }
     }
@@ -217,16 +201,16 @@ mod tests {
     #[test]
     fn only_aes_keeps_its_keyed_form() {
         let key = [3u8; 32];
-        for (aead, keeps) in [(Aead::ChaCha20Poly1305, false), (Aead::Aes256Gcm, true)] {
+        for (alg, keeps) in [(&CHACHA20_POLY1305, false), (&AES_256_GCM, true)] {
             let mut cipher = Cipher::new();
             let mut warm = false;
             let mut body = [1u8; 40];
             for _ in 0..3 {
-                cipher.with_key(aead, &key, &mut warm, |k| k.seal([0; 12], &[], &mut body));
+                cipher.with_key(alg, &key, &mut warm, |k| k.seal([0; 12], &[], &mut body));
             }
-            assert_eq!(cipher.is_kept(), keeps, "{aead:?}");
+            assert_eq!(cipher.is_kept(), keeps, "{alg:?}");
             cipher.release();
-            assert!(!cipher.is_kept(), "{aead:?}");
+            assert!(!cipher.is_kept(), "{alg:?}");
         }
     }
 }

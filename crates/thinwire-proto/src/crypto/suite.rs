@@ -13,7 +13,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 pub(crate) use super::aead::TAG_LEN;
-use super::aead::{aes_is_accelerated, Aead, Cipher};
+use super::aead::{aes_is_accelerated, Algorithm, Cipher, AES_256_GCM, CHACHA20_POLY1305};
 use crate::stamp::Stamp;
 use crate::wire::KEY_PHASE_BIT;
 
@@ -57,10 +57,10 @@ impl CipherSuite {
     }
 
     /// The AEAD of an encrypted suite.
-    fn aead(self) -> Option<Aead> {
+    fn aead(self) -> Option<&'static Algorithm> {
         match self {
-            CipherSuite::ChaCha20Poly1305 => Some(Aead::ChaCha20Poly1305),
-            CipherSuite::Aes256Gcm => Some(Aead::Aes256Gcm),
+            CipherSuite::ChaCha20Poly1305 => Some(&CHACHA20_POLY1305),
+            CipherSuite::Aes256Gcm => Some(&AES_256_GCM),
             CipherSuite::InsecureCleartext => None,
         }
     }
@@ -306,7 +306,8 @@ impl PacketKeys {
     }
 }
 
-/// One decryption attempt with `cipher` under `key` (`warm`: see [`Cipher::with_key`]).
+/// One decryption attempt with `cipher` under `key` (`warm`: see [`Cipher::with_key`]), for
+/// an encrypted `suite` (`PacketKeys::open` answers for the cleartext one before it gets here).
 fn open_with(
     (cipher, warm): (&Cipher, &mut bool),
     key: &[u8; 32],
@@ -315,9 +316,7 @@ fn open_with(
     header: &[u8],
     body: &mut [u8],
 ) -> Option<usize> {
-    let Some(aead) = suite.aead() else {
-        return Some(body.len());
-    };
+    let aead = suite.aead()?;
     let n = nonce(suite, pn);
     let split = body.len().checked_sub(TAG_LEN)?;
     let (frames, tag) = body.split_at_mut(split);
