@@ -25,7 +25,6 @@
 //! # #[allow(unreachable_code)] Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
@@ -92,18 +91,12 @@ pub struct Host {
     engine: Engine,
     rx: RecvBuf,
     tx: TxBatch,
-    events: VecDeque<HostEvent>,
     local_addr: SocketAddr,
     /// When timers and transmits were last processed.
     last_pump: Instant,
     /// The low-latency mode's spin before each blocking wait (zero: off).
     busy_poll: Duration,
 }
-
-/// Most events a drained host queue keeps room for (64 KiB): one queue per host, so a
-/// burst's worth of room is kept rather than given back and grown again (5 reallocations per
-/// burst of 64 messages, which a connection's 16-entry mailbox allowance would cost here).
-const KEEP_EVENTS: usize = 512;
 
 /// Longest `service` returns newly arrived events without processing timers and sending
 /// (acknowledgements, retransmissions) in between.
@@ -113,7 +106,7 @@ impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Host")
             .field("local_addr", &self.local_addr)
-            .field("events", &self.events.len())
+            .field("events", &self.pending_events())
             .finish()
     }
 }
@@ -131,7 +124,6 @@ impl Host {
             engine,
             rx: RecvBuf::new(),
             tx: TxBatch::default(),
-            events: VecDeque::new(),
             local_addr,
             last_pump: Instant::now(),
             busy_poll: config.busy_poll,
@@ -158,7 +150,6 @@ impl Host {
             .engine
             .core
             .connect(Instant::now(), remote, &server_key, channels)?;
-        self.collect_events();
         Ok(h)
     }
 
@@ -174,7 +165,6 @@ impl Host {
             .engine
             .core
             .connect_with_token(Instant::now(), token, channels)?;
-        self.collect_events();
         Ok(h)
     }
 
@@ -236,7 +226,6 @@ impl Host {
     /// been told (keep calling [`service`](Self::service)).
     pub fn close(&mut self, conn: ConnectionHandle, code: u64, reason: &[u8]) {
         self.engine.core.close(Instant::now(), conn, code, reason);
-        self.collect_events();
     }
 
     /// Sends everything queued now, without waiting for anything to arrive.
@@ -263,7 +252,6 @@ impl Host {
             let now = Instant::now();
             if now < self.last_pump + ACK_HOLD {
                 // the application sees what arrived first; its answer will carry the ACKs
-                self.collect_events();
                 if let Some(e) = self.next_event() {
                     return Ok(Some(e));
                 }
@@ -292,16 +280,26 @@ impl Host {
         }
     }
 
-    /// The oldest queued event; a queue a burst left large gives its memory back once drained.
+    /// The oldest event, taken straight from the core's queue: the host keeps no queue of its
+    /// own, so an event is moved once on its way to the application, not twice (in a burst of
+    /// small messages, that second move and the second queue's growth were a fifth of the
+    /// receiving thread's time).
     fn next_event(&mut self) -> Option<HostEvent> {
-        let e = self.events.pop_front();
-        crate::shared::release_drained_above(&mut self.events, KEEP_EVENTS);
-        e
+        let (conn, ev) = self.engine.core.poll_event()?;
+        Some(match ev {
+            Event::Connected { remote, incoming } => HostEvent::Connected {
+                conn,
+                remote,
+                incoming,
+            },
+            Event::Message(message) => HostEvent::Message { conn, message },
+            Event::Disconnected { reason } => HostEvent::Disconnected { conn, reason },
+        })
     }
 
     /// Events waiting to be returned by [`service`](Self::service).
     pub fn pending_events(&self) -> usize {
-        self.events.len()
+        self.engine.core.pending_events()
     }
 
     /// Statistics of one connection (`None` once it is gone).
@@ -377,14 +375,13 @@ impl Host {
     }
 
     /// Timers (and at most `handshakes_per_turn` queued handshake reads, after the datagrams
-    /// `receive` handled), transmits, events.
+    /// `receive` handled), then transmits.
     fn pump(&mut self, now: Instant) {
         self.last_pump = now;
         self.engine.on_timeout(now);
         self.engine
             .collect(now, &mut self.tx, self.udp.max_gso_segments());
         self.send_all();
-        self.collect_events();
     }
 
     /// Hands every queued train to the socket (a flush's worth per `sendmmsg` on Linux). A
@@ -410,20 +407,6 @@ impl Host {
                     waited = false;
                 }
             }
-        }
-    }
-
-    fn collect_events(&mut self) {
-        while let Some((conn, ev)) = self.engine.core.poll_event() {
-            self.events.push_back(match ev {
-                Event::Connected { remote, incoming } => HostEvent::Connected {
-                    conn,
-                    remote,
-                    incoming,
-                },
-                Event::Message(message) => HostEvent::Message { conn, message },
-                Event::Disconnected { reason } => HostEvent::Disconnected { conn, reason },
-            });
         }
     }
 }

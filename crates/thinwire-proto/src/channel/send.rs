@@ -182,7 +182,14 @@ impl Window {
 pub(crate) struct SendChannel {
     pub(crate) kind: ChannelKind,
     pub(crate) next_seq: u64,
+    /// Reliable channels' messages until acknowledged (unreliable channels keep none here).
     pub(crate) msgs: Window,
+    /// Unreliable channels: messages queued and not sent yet, the newest `unsent` sequence
+    /// numbers below `next_seq`. An unreliable message goes once and whole (it is never
+    /// fragmented), so it needs none of the window's per-message state: its payload waits in
+    /// the connection's send queue ([`push_unsent`](Self::push_unsent)) until its packet is
+    /// written.
+    pub(crate) unsent: usize,
     /// Latest-value channels: the unacknowledged value for each key.
     by_key: HashMap<u64, u64>,
     /// Largest sequence number the peer is known to have received.
@@ -199,6 +206,7 @@ impl SendChannel {
             kind,
             next_seq: 0,
             msgs: Window::default(),
+            unsent: 0,
             by_key: HashMap::new(),
             largest_acked_seq: None,
             queued_bytes: 0,
@@ -243,7 +251,32 @@ impl SendChannel {
         (seq, replaced)
     }
 
-    /// Removes message `seq` (acknowledged, replaced, or sent once if unreliable).
+    /// Counts an unreliable message of `len` bytes queued (its payload waits in the
+    /// connection's send queue) and returns its sequence number.
+    pub(crate) fn push_unsent(&mut self, len: usize) -> u64 {
+        debug_assert!(
+            !self.kind.is_reliable(),
+            "reliable messages need the window"
+        );
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.unsent += 1;
+        self.queued_bytes += len;
+        seq
+    }
+
+    /// The oldest unsent unreliable message, of `len` bytes, went into a packet.
+    pub(crate) fn sent_unsent(&mut self, len: usize) {
+        self.unsent -= 1;
+        self.queued_bytes -= len;
+    }
+
+    /// Messages held: in the window, or queued unsent on an unreliable channel.
+    pub(crate) fn held_messages(&self) -> usize {
+        self.msgs.len() + self.unsent
+    }
+
+    /// Removes message `seq` (acknowledged or replaced).
     pub(crate) fn remove(&mut self, seq: u64) -> Option<OutMessage> {
         let msg = self.msgs.remove(seq)?;
         self.queued_bytes -= msg.data.len();

@@ -9,6 +9,8 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use bytes::Bytes;
+
 use crate::channel::Delivered;
 use crate::recovery::{ChunkRef, SentPacket};
 use crate::wire::{Frame, MessageHeader};
@@ -18,6 +20,9 @@ use crate::wire::{Frame, MessageHeader};
 pub(super) struct SendQueues {
     /// New message data in the order the application sent it.
     pub(super) pending: VecDeque<ChunkRef>,
+    /// The payloads of the unreliable messages in `pending`, in the same order: an unreliable
+    /// message is sent once, so it is kept here until then rather than in its channel's window.
+    pub(super) unreliable: VecDeque<Bytes>,
     /// Data declared lost, to go before anything new.
     pub(super) retransmit: VecDeque<ChunkRef>,
     /// Reliable data in order of first transmission, for bundling (acked entries pruned lazily).
@@ -62,6 +67,7 @@ pub(super) struct Active {
 static IDLE: Active = Active {
     queues: SendQueues {
         pending: VecDeque::new(),
+        unreliable: VecDeque::new(),
         retransmit: VecDeque::new(),
         unacked_order: VecDeque::new(),
         copies: VecDeque::new(),
@@ -111,6 +117,9 @@ impl LazyActive {
             if q.is_empty() {
                 *q = VecDeque::new();
             }
+        }
+        if q.unreliable.is_empty() {
+            q.unreliable = VecDeque::new();
         }
         if q.copies.is_empty() {
             q.copies = VecDeque::new();

@@ -23,7 +23,7 @@ impl Connection {
         let send: usize = self
             .send
             .iter()
-            .map(|c| c.queued_bytes + c.msgs.len() * SEND_MESSAGE_OVERHEAD)
+            .map(|c| c.queued_bytes + c.held_messages() * SEND_MESSAGE_OVERHEAD)
             .sum();
         (recv + deadline, send)
     }

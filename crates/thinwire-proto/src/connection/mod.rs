@@ -453,7 +453,8 @@ impl Connection {
             return None;
         }
         Some(self.send.get(usize::from(channel)).map_or(0..0, |ch| {
-            ch.msgs.oldest().unwrap_or(ch.next_seq)..ch.next_seq
+            // an unreliable channel's unsent messages are the newest
+            ch.msgs.oldest().unwrap_or(ch.next_seq - ch.unsent as u64)..ch.next_seq
         }))
     }
 
@@ -551,7 +552,7 @@ impl Connection {
                 let (tx, rx) = (self.send.get(i), self.recv.get(i));
                 ChannelStats {
                     kind,
-                    send_queue_messages: tx.map_or(0, |c| c.msgs.len()),
+                    send_queue_messages: tx.map_or(0, |c| c.held_messages()),
                     send_queue_bytes: tx.map_or(0, |c| c.queued_bytes),
                     recv_waiting_messages: rx.map_or(0, RecvChannel::waiting_messages),
                     recv_buffered_bytes: rx.map_or(0, |c| c.buffered_bytes),

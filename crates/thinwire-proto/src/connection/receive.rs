@@ -353,6 +353,20 @@ impl Connection {
         let data = shared.slice(m.payload);
         let idx = m.channel as usize;
         self.ensure_recv();
+        if m.seq.is_none() && m.fragment.is_none() {
+            // an unreliable message (its channel numbers none, and the parser read none): it
+            // is delivered as it comes, packets being deduplicated by their numbers (what
+            // `RecvChannel::on_frame` does with it, without the list in between)
+            self.stats.live().frames.messages_delivered += 1;
+            self.events.push(Event::Message(Message {
+                channel: m.channel,
+                seq: None,
+                key: None,
+                data,
+                deadline: None,
+            }));
+            return (true, true);
+        }
         let ch = &mut self.recv[idx];
         let seq = m.seq.map(|s| wire::seq_expand(s, ch.expected()));
         let frag = m.fragment.map(|f| (f.index, f.count));

@@ -151,8 +151,22 @@ impl Connection {
         self.ensure_send();
         let queued: usize = self.send.iter().map(|c| c.queued_bytes).sum();
         let ch = &mut self.send[channel as usize];
-        if queued + data.len() > self.config.send_buffer || ch.msgs.span() >= SEND_WINDOW {
+        if queued + data.len() > self.config.send_buffer
+            || ch.msgs.span() + ch.unsent >= SEND_WINDOW
+        {
             return Err(SendError::BufferFull);
+        }
+        if !kind.is_reliable() {
+            // sent once and whole: the payload waits in the queue, not in the window
+            let seq = ch.push_unsent(data.len());
+            let queues = &mut self.active.get_mut().queues;
+            queues.pending.push_back(ChunkRef {
+                channel,
+                seq,
+                frag: 0,
+            });
+            queues.unreliable.push_back(data);
+            return Ok(());
         }
         let (seq, _replaced) = ch.push(data, key, frag_size);
         let msg = &mut ch.msgs.get_mut(seq).expect("just pushed");

@@ -345,6 +345,15 @@ impl Connection {
             if chunks.len() >= wire::MAX_MESSAGES_PER_PACKET {
                 return placed;
             }
+            if !retransmit && !self.send[c.channel as usize].kind.is_reliable() {
+                if !self.place_unreliable(c, buf, max) {
+                    return placed;
+                }
+                chunks.push(c);
+                placed = true;
+                self.active.get_mut().queues.pending.pop_front();
+                continue;
+            }
             // chunks whose message was acknowledged or replaced meanwhile are dropped unsent
             if self.chunk_unacked(c) {
                 if !self.place_chunk((now, pn), c, origin, buf, max) {
@@ -444,6 +453,37 @@ impl Connection {
         }
     }
 
+    /// Encodes the oldest queued unreliable message, chunk `c`, if it fits under `limit`, and
+    /// lets it go: an unreliable message is sent once.
+    fn place_unreliable(&mut self, c: ChunkRef, buf: &mut Vec<u8>, limit: usize) -> bool {
+        let ch = &mut self.send[c.channel as usize];
+        let active = self.active.get_mut();
+        let Some(payload) = active.queues.unreliable.front() else {
+            debug_assert!(false, "an unreliable chunk without its payload");
+            return false;
+        };
+        let len = payload.len();
+        let header = wire::MessageHeader {
+            channel: c.channel,
+            kind: ch.kind,
+            seq: c.seq,
+            compact_seq: wire::seq_compact_ok(c.seq, ch.receiver_low(), ch.next_seq),
+            key: None,
+            fragment: None,
+        };
+        if buf.len() + wire::message_frame_len(&header, len) > limit {
+            return false;
+        }
+        active.last_message = Some((buf.len(), header, len));
+        wire::encode_message(&header, payload, buf);
+        active.queues.unreliable.pop_front();
+        ch.sent_unsent(len);
+        let s = self.stats.live();
+        s.frames.first += 1;
+        s.payload_bytes.first += len as u64;
+        true
+    }
+
     /// Encodes one chunk if it fits under `limit`; updates its state and the statistics, and
     /// schedules the copies the repair policy wants for a first transmission or a
     /// retransmission.
@@ -498,14 +538,9 @@ impl Connection {
                 let s = self.stats.live();
                 s.frames.first += 1;
                 s.payload_bytes.first += bytes;
-                if kind.is_reliable() {
-                    self.active.get_mut().queues.unacked_order.push_back(c);
-                    self.schedule_copies(now, c, 1);
-                } else {
-                    // unreliable data is sent once; sequenced channels keep the seq for the
-                    // compact-seq rule through the packet's chunk list
-                    ch.remove(c.seq);
-                }
+                // (unreliable messages are placed by `place_unreliable`)
+                self.active.get_mut().queues.unacked_order.push_back(c);
+                self.schedule_copies(now, c, 1);
             }
             Origin::Retransmit => {
                 f.stage = f.stage.saturating_add(1);

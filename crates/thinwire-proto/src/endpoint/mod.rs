@@ -542,6 +542,11 @@ impl Endpoint {
         self.events.pop_front()
     }
 
+    /// Events waiting for [`poll_event`](Self::poll_event).
+    pub fn pending_events(&self) -> usize {
+        self.events.len()
+    }
+
     /// After anything touched connection `h`: collect its events, re-arm its timer, mark it as
     /// possibly having something to send, and forget it once closed.
     fn touched(&mut self, h: ConnectionHandle) {

@@ -54,10 +54,26 @@ impl Endpoint {
         // held moves, and the connection may now have something to send. (A resting
         // connection's Trim timer moves later, as it is no longer settled: the deadline it
         // told the table before is then a wake-up early, which finds nothing due.)
+        let len = data.len();
+        let replaces_none = matches!(mode, SendMode::Plain);
         c.send(self.clock, channel, data, mode)?;
-        let held = c.held_bytes();
-        self.conns.mark_dirty(conn);
-        self.account(conn, held);
+        if replaces_none {
+            self.conns.mark_dirty(conn);
+            self.account_queued(conn, len);
+            debug_assert_eq!(
+                self.conns.held(conn).map(|(held, _)| held),
+                self.conns.get(conn).map(|c| {
+                    let (received, queued) = c.held_bytes();
+                    received + queued
+                }),
+                "a plain send adds exactly its message's cost"
+            );
+        } else {
+            // a latest value may replace an older one: count again
+            let held = c.held_bytes();
+            self.conns.mark_dirty(conn);
+            self.account(conn, held);
+        }
         Ok(())
     }
 

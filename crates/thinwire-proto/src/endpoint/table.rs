@@ -171,6 +171,16 @@ impl ConnTable {
         })
     }
 
+    /// Records that `h` holds `added` bytes more, none of them sent by its peer; returns what
+    /// it held before in all, and its source entry.
+    pub(crate) fn add_held(&mut self, h: ConnectionHandle, added: usize) -> (usize, SourceIndex) {
+        self.slot_mut(h).map_or((0, 0), |s| {
+            let old = s.held;
+            s.held += added;
+            (old, s.source)
+        })
+    }
+
     /// Every connection with its source entry and the bytes it was last recorded to hold of
     /// what its peer sent.
     pub(crate) fn iter_received(

@@ -153,3 +153,66 @@ fn send_window_spans_the_unacknowledged_messages() {
     p.flush();
     assert_eq!(p.client().endpoint().send_window(c, 1), Some(1..1));
 }
+
+/// Unreliable messages wait for their packet in the send queue, not in their channel's window
+/// (`Connection::queue`): interleaved with a reliable channel's, more than one packet holds,
+/// they are counted while queued (statistics, send window, memory budget), leave in the order
+/// they were sent, each once, and free everything they held once sent. A close with some
+/// still queued drops them with the queue.
+#[test]
+fn unreliable_messages_wait_in_the_queue_and_leave_in_order() {
+    let mut p = Pair::builder(34).build();
+    let (c, _) = p
+        .connect(&[ChannelKind::Unreliable, ChannelKind::ReliableOrdered])
+        .expect("connects");
+    p.run_for(ms(100));
+    let base = p.client().endpoint().stats().memory_held;
+    // 3 packets' worth of each class
+    let n = 60u16;
+    for i in 0..n {
+        let now = p.now();
+        let e = p.client_mut().endpoint_mut();
+        e.send(now, c, 0, Bytes::from(vec![i as u8; 40]), SendMode::Plain)
+            .unwrap();
+        e.send(now, c, 1, Bytes::from(vec![i as u8; 20]), SendMode::Plain)
+            .unwrap();
+    }
+    let stats = p.client().endpoint().connection_stats(c).unwrap();
+    assert_eq!(stats.channels[0].send_queue_messages, usize::from(n));
+    assert_eq!(stats.channels[0].send_queue_bytes, usize::from(n) * 40);
+    assert_eq!(
+        p.client().endpoint().send_window(c, 0),
+        Some(0..u64::from(n))
+    );
+    let held = p.client().endpoint().stats().memory_held - base;
+    assert_eq!(
+        held,
+        u64::from(n) * (40 + 20 + 2 * crate::connection::SEND_MESSAGE_OVERHEAD as u64)
+    );
+    p.run_for(ms(200));
+    let got = p.server_mut().take_messages(0);
+    let order: Vec<u8> = got.iter().map(|m| m.data[0]).collect();
+    assert_eq!(order, (0..n).map(|i| i as u8).collect::<Vec<_>>());
+    assert_eq!(p.server_mut().take_messages(1).len(), usize::from(n));
+    let stats = p.client().endpoint().connection_stats(c).unwrap();
+    assert_eq!(stats.channels[0].send_queue_messages, 0);
+    assert_eq!(stats.channels[0].send_queue_bytes, 0);
+    let window = p.client().endpoint().send_window(c, 0);
+    assert_eq!(window, Some(u64::from(n)..u64::from(n)));
+    assert_eq!(p.client().endpoint().stats().memory_held, base);
+    // queued, then closed before a packet could take them
+    for i in 0..5u8 {
+        let now = p.now();
+        let e = p.client_mut().endpoint_mut();
+        e.send(now, c, 0, Bytes::from(vec![i; 40]), SendMode::Plain)
+            .unwrap();
+    }
+    let now = p.now();
+    p.client_mut().endpoint_mut().close(now, c, 0, b"bye");
+    p.run_for(ms(500));
+    assert!(p.server_mut().take_messages(0).is_empty());
+    assert!(
+        p.server().disconnected().is_some(),
+        "the server heard the close"
+    );
+}
