@@ -1,8 +1,9 @@
 //! Channels: independent ordering domains, each of one delivery class ([`ChannelKind`]).
 //!
-//! The send side keeps every message until it is acknowledged (reliable classes), replaced by a
-//! newer value for its key (latest-value), or sent once (unreliable classes). The receive side
-//! removes duplicates, reassembles fragments and applies the class's ordering rule.
+//! The send side keeps every message until it is acknowledged (reliable classes) or replaced by
+//! a newer value for its key (latest-value); an unreliable class's message is only counted
+//! there, its payload waiting in the connection's send queue until it is sent, once. The
+//! receive side removes duplicates, reassembles fragments and applies the class's ordering rule.
 //!
 //! [`ChannelKind`]: crate::wire::ChannelKind
 
@@ -17,5 +18,6 @@ pub(crate) use send::SendChannel;
 /// never gets there).
 pub(crate) const RECV_WINDOW: u64 = 2 * SEND_WINDOW as u64;
 
-/// Most messages a channel keeps unacknowledged (and so in its window) at once.
+/// Most messages a channel holds at once: unacknowledged (reliable classes, in its window) or
+/// not sent yet (unreliable classes).
 pub(crate) const SEND_WINDOW: usize = 8192;

@@ -95,7 +95,8 @@ impl OutMessage {
 }
 
 /// The messages of a channel still held, by sequence number: a window from the oldest held to
-/// the newest, with a hole for each one gone (acknowledged, replaced or sent unreliably).
+/// the newest, with a hole for each one gone (acknowledged or replaced). Reliable channels' only:
+/// an unreliable message is counted by [`SendChannel::unsent`] instead.
 /// Sequence numbers are consecutive, so finding a message is an index, adding one a push at
 /// the back, and the usual removal (the oldest) a pop at the front: nothing is allocated per
 /// message once the window has grown to the channel's usual backlog.
@@ -188,7 +189,8 @@ pub(crate) struct SendChannel {
     /// numbers below `next_seq`. An unreliable message goes once and whole (it is never
     /// fragmented), so it needs none of the window's per-message state: its payload waits in
     /// the connection's send queue ([`push_unsent`](Self::push_unsent)) until its packet is
-    /// written.
+    /// written. (A draining connection, which sends no data, keeps counting the ones it no
+    /// longer sends, as the window keeps reliable ones, until its channels are released.)
     pub(crate) unsent: usize,
     /// Latest-value channels: the unacknowledged value for each key.
     by_key: HashMap<u64, u64>,

@@ -125,6 +125,7 @@ impl LazyActive {
             q.copies = VecDeque::new();
         }
         let empty = q.pending.is_empty()
+            && q.unreliable.is_empty()
             && q.retransmit.is_empty()
             && q.unacked_order.is_empty()
             && q.copies.is_empty()

@@ -19,6 +19,15 @@ enum Origin {
     Copy,
 }
 
+/// What became of a queued unreliable message offered to a packet.
+enum Placement {
+    Placed,
+    /// It does not fit the room left: it waits for the next packet.
+    NoRoom,
+    /// Its payload is missing from the queue.
+    Gone,
+}
+
 impl Connection {
     /// Writes the next datagram into `buf` (cleared first) and returns its destination.
     pub(crate) fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
@@ -346,11 +355,16 @@ impl Connection {
                 return placed;
             }
             if !retransmit && !self.send[c.channel as usize].kind.is_reliable() {
-                if !self.place_unreliable(c, buf, max) {
-                    return placed;
+                match self.place_unreliable(c, buf, max) {
+                    Placement::Placed => {
+                        chunks.push(c);
+                        placed = true;
+                    }
+                    Placement::NoRoom => return placed,
+                    // (never: every unreliable chunk queued has its payload) dropped, as a
+                    // chunk whose message is gone is
+                    Placement::Gone => {}
                 }
-                chunks.push(c);
-                placed = true;
                 self.active.get_mut().queues.pending.pop_front();
                 continue;
             }
@@ -455,12 +469,12 @@ impl Connection {
 
     /// Encodes the oldest queued unreliable message, chunk `c`, if it fits under `limit`, and
     /// lets it go: an unreliable message is sent once.
-    fn place_unreliable(&mut self, c: ChunkRef, buf: &mut Vec<u8>, limit: usize) -> bool {
+    fn place_unreliable(&mut self, c: ChunkRef, buf: &mut Vec<u8>, limit: usize) -> Placement {
         let ch = &mut self.send[c.channel as usize];
         let active = self.active.get_mut();
         let Some(payload) = active.queues.unreliable.front() else {
             debug_assert!(false, "an unreliable chunk without its payload");
-            return false;
+            return Placement::Gone;
         };
         let len = payload.len();
         let header = wire::MessageHeader {
@@ -472,7 +486,7 @@ impl Connection {
             fragment: None,
         };
         if buf.len() + wire::message_frame_len(&header, len) > limit {
-            return false;
+            return Placement::NoRoom;
         }
         active.last_message = Some((buf.len(), header, len));
         wire::encode_message(&header, payload, buf);
@@ -481,7 +495,7 @@ impl Connection {
         let s = self.stats.live();
         s.frames.first += 1;
         s.payload_bytes.first += len as u64;
-        true
+        Placement::Placed
     }
 
     /// Encodes one chunk if it fits under `limit`; updates its state and the statistics, and

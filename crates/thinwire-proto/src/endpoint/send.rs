@@ -39,6 +39,8 @@ impl Endpoint {
         mode: SendMode,
     ) -> Result<(), SendError> {
         self.check_send_room(conn, data.len())?;
+        // recorded before any packet freed some of what the connection holds
+        let exact = !self.conns.held_stale(conn);
         let c = self
             .conns
             .get_mut(conn)
@@ -55,9 +57,11 @@ impl Endpoint {
         // connection's Trim timer moves later, as it is no longer settled: the deadline it
         // told the table before is then a wake-up early, which finds nothing due.)
         let len = data.len();
-        let replaces_none = matches!(mode, SendMode::Plain);
+        // a plain send replaces nothing: what the connection holds grows by the message's
+        // cost, if it was recorded exactly
+        let by_cost = exact && matches!(mode, SendMode::Plain);
         c.send(self.clock, channel, data, mode)?;
-        if replaces_none {
+        if by_cost {
             self.conns.mark_dirty(conn);
             self.account_queued(conn, len);
             debug_assert_eq!(
@@ -69,7 +73,7 @@ impl Endpoint {
                 "a plain send adds exactly its message's cost"
             );
         } else {
-            // a latest value may replace an older one: count again
+            // counted again: a latest value may replace an older one, or a packet freed some
             let held = c.held_bytes();
             self.conns.mark_dirty(conn);
             self.account(conn, held);

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::channel::SEND_WINDOW;
+use crate::connection::SEND_MESSAGE_OVERHEAD;
 use crate::testing::{drop_next, Pair, Verdict};
 use crate::{ChannelKind, SendMode, TransportConfig};
 use thinwire_netmodel::LinkConfig;
@@ -143,7 +145,7 @@ fn send_window_spans_the_unacknowledged_messages() {
     assert_eq!(p.client().endpoint().send_window(c, 0), Some(0..3));
     p.run_for(ms(150));
     assert_eq!(p.client().endpoint().send_window(c, 0), Some(3..3));
-    // unreliable: a message leaves the window when it is sent
+    // unreliable: a message leaves the window when it is sent (it was counted, not held, there)
     let now = p.now();
     p.client_mut()
         .endpoint_mut()
@@ -155,64 +157,91 @@ fn send_window_spans_the_unacknowledged_messages() {
 }
 
 /// Unreliable messages wait for their packet in the send queue, not in their channel's window
-/// (`Connection::queue`): interleaved with a reliable channel's, more than one packet holds,
-/// they are counted while queued (statistics, send window, memory budget), leave in the order
-/// they were sent, each once, and free everything they held once sent. A close with some
-/// still queued drops them with the queue.
+/// (`Connection::queue`): on both unreliable classes, interleaved with a reliable channel's,
+/// more than one packet holds, they are counted while queued (statistics, send window, memory
+/// budget), leave in the order they were sent, each once and with its own payload and sequence
+/// number, and free everything they held once sent.
 #[test]
 fn unreliable_messages_wait_in_the_queue_and_leave_in_order() {
     let mut p = Pair::builder(34).build();
-    let (c, _) = p
-        .connect(&[ChannelKind::Unreliable, ChannelKind::ReliableOrdered])
-        .expect("connects");
+    let kinds = [
+        ChannelKind::Unreliable,
+        ChannelKind::UnreliableSequenced,
+        ChannelKind::ReliableOrdered,
+    ];
+    let (c, _) = p.connect(&kinds).expect("connects");
     p.run_for(ms(100));
     let base = p.client().endpoint().stats().memory_held;
-    // 3 packets' worth of each class
-    let n = 60u16;
+    // 3 packets' worth on each channel, sizes differing by channel
+    let n = 60u8;
+    let size = |ch: u8| 20 + 10 * usize::from(ch);
     for i in 0..n {
-        let now = p.now();
-        let e = p.client_mut().endpoint_mut();
-        e.send(now, c, 0, Bytes::from(vec![i as u8; 40]), SendMode::Plain)
-            .unwrap();
-        e.send(now, c, 1, Bytes::from(vec![i as u8; 20]), SendMode::Plain)
-            .unwrap();
+        for ch in 0..3u8 {
+            let now = p.now();
+            let mut payload = vec![i; size(ch)];
+            payload[0] = ch;
+            p.client_mut()
+                .endpoint_mut()
+                .send(now, c, ch, Bytes::from(payload), SendMode::Plain)
+                .unwrap();
+        }
     }
     let stats = p.client().endpoint().connection_stats(c).unwrap();
-    assert_eq!(stats.channels[0].send_queue_messages, usize::from(n));
-    assert_eq!(stats.channels[0].send_queue_bytes, usize::from(n) * 40);
-    assert_eq!(
-        p.client().endpoint().send_window(c, 0),
-        Some(0..u64::from(n))
-    );
+    for ch in 0..2u8 {
+        let s = &stats.channels[usize::from(ch)];
+        assert_eq!(s.send_queue_messages, usize::from(n));
+        assert_eq!(s.send_queue_bytes, usize::from(n) * size(ch));
+        let window = p.client().endpoint().send_window(c, ch);
+        assert_eq!(window, Some(0..u64::from(n)));
+    }
     let held = p.client().endpoint().stats().memory_held - base;
-    assert_eq!(
-        held,
-        u64::from(n) * (40 + 20 + 2 * crate::connection::SEND_MESSAGE_OVERHEAD as u64)
-    );
+    let cost: usize = (0..3).map(|ch| size(ch) + SEND_MESSAGE_OVERHEAD).sum();
+    assert_eq!(held, (usize::from(n) * cost) as u64);
     p.run_for(ms(200));
-    let got = p.server_mut().take_messages(0);
-    let order: Vec<u8> = got.iter().map(|m| m.data[0]).collect();
-    assert_eq!(order, (0..n).map(|i| i as u8).collect::<Vec<_>>());
-    assert_eq!(p.server_mut().take_messages(1).len(), usize::from(n));
-    let stats = p.client().endpoint().connection_stats(c).unwrap();
-    assert_eq!(stats.channels[0].send_queue_messages, 0);
-    assert_eq!(stats.channels[0].send_queue_bytes, 0);
-    let window = p.client().endpoint().send_window(c, 0);
-    assert_eq!(window, Some(u64::from(n)..u64::from(n)));
-    assert_eq!(p.client().endpoint().stats().memory_held, base);
-    // queued, then closed before a packet could take them
-    for i in 0..5u8 {
-        let now = p.now();
-        let e = p.client_mut().endpoint_mut();
-        e.send(now, c, 0, Bytes::from(vec![i; 40]), SendMode::Plain)
-            .unwrap();
+    for ch in 0..2u8 {
+        let got = p.server_mut().take_messages(ch);
+        assert_eq!(got.len(), usize::from(n), "channel {ch}");
+        for (i, m) in (0..n).zip(&got) {
+            assert_eq!((m.data[0], m.data[1], m.data.len()), (ch, i, size(ch)));
+            let seq = (ch == 1).then_some(u64::from(i));
+            assert_eq!(m.seq, seq, "channel {ch}");
+        }
     }
+    assert_eq!(p.server_mut().take_messages(2).len(), usize::from(n));
+    let stats = p.client().endpoint().connection_stats(c).unwrap();
+    for ch in 0..2u8 {
+        let s = &stats.channels[usize::from(ch)];
+        assert_eq!((s.send_queue_messages, s.send_queue_bytes), (0, 0));
+        let window = p.client().endpoint().send_window(c, ch);
+        assert_eq!(window, Some(u64::from(n)..u64::from(n)));
+    }
+    assert_eq!(p.client().endpoint().stats().memory_held, base);
+}
+
+/// An unreliable channel holds at most `SEND_WINDOW` messages not sent yet, as a reliable one
+/// holds that many unacknowledged: the next send is refused until a packet takes some.
+#[test]
+fn an_unreliable_channel_holds_at_most_a_window_of_unsent_messages() {
+    let mut p = Pair::builder(35).build();
+    let (c, _) = p.connect(&[ChannelKind::Unreliable]).expect("connects");
+    p.run_for(ms(100));
     let now = p.now();
-    p.client_mut().endpoint_mut().close(now, c, 0, b"bye");
-    p.run_for(ms(500));
-    assert!(p.server_mut().take_messages(0).is_empty());
-    assert!(
-        p.server().disconnected().is_some(),
-        "the server heard the close"
-    );
+    let e = p.client_mut().endpoint_mut();
+    let mut queued = 0;
+    while e
+        .send(now, c, 0, Bytes::from_static(b"u"), SendMode::Plain)
+        .is_ok()
+    {
+        queued += 1;
+        assert!(queued <= SEND_WINDOW, "no limit");
+    }
+    assert_eq!(queued, SEND_WINDOW);
+    let refused = e.send(now, c, 0, Bytes::from_static(b"u"), SendMode::Plain);
+    assert_eq!(refused, Err(crate::SendError::BufferFull));
+    p.flush();
+    let now = p.now();
+    let e = p.client_mut().endpoint_mut();
+    assert!(e
+        .send(now, c, 0, Bytes::from_static(b"u"), SendMode::Plain)
+        .is_ok());
 }
