@@ -521,8 +521,7 @@ impl Endpoint {
                 .and_then(|c| c.poll_transmit(now, buf));
             match out {
                 Some(destination) => {
-                    // re-armed and counted again once, when the connection has nothing more to
-                    // send
+                    // re-armed and counted again once it has nothing more to send
                     self.conns.mark_held_stale(h);
                     self.stats.datagrams_sent += 1;
                     return Some(Transmit {
