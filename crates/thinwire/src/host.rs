@@ -297,7 +297,9 @@ impl Host {
         })
     }
 
-    /// Events waiting to be returned by [`service`](Self::service).
+    /// Events waiting to be returned by [`service`](Self::service): once `service` has
+    /// returned one, every event of what it read in that call, so a caller that drains until
+    /// this reads 0 has handed out the whole burst.
     pub fn pending_events(&self) -> usize {
         self.engine.core.pending_events()
     }

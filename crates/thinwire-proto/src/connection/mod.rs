@@ -447,7 +447,8 @@ impl Connection {
     }
 
     /// Sequence numbers of `channel`'s messages the sender still holds: from the oldest not
-    /// acknowledged to the next a send takes (`None`: no such channel).
+    /// acknowledged (on an unreliable channel, not sent) to the next a send takes (`None`: no
+    /// such channel).
     pub(crate) fn send_window(&self, channel: u8) -> Option<std::ops::Range<u64>> {
         if usize::from(channel) >= self.channels.len() {
             return None;

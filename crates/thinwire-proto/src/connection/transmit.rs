@@ -354,7 +354,11 @@ impl Connection {
             if chunks.len() >= wire::MAX_MESSAGES_PER_PACKET {
                 return placed;
             }
-            if !retransmit && !self.send[c.channel as usize].kind.is_reliable() {
+            let unreliable = self
+                .send
+                .get(c.channel as usize)
+                .is_some_and(|ch| !ch.kind.is_reliable());
+            if !retransmit && unreliable {
                 match self.place_unreliable(c, buf, max) {
                     Placement::Placed => {
                         chunks.push(c);

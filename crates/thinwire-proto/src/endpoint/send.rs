@@ -39,7 +39,7 @@ impl Endpoint {
         mode: SendMode,
     ) -> Result<(), SendError> {
         self.check_send_room(conn, data.len())?;
-        // recorded before any packet freed some of what the connection holds
+        // the record is exact: no packet written since the last full count
         let exact = !self.conns.held_stale(conn);
         let c = self
             .conns

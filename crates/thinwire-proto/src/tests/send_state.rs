@@ -245,3 +245,33 @@ fn an_unreliable_channel_holds_at_most_a_window_of_unsent_messages() {
         .send(now, c, 0, Bytes::from_static(b"u"), SendMode::Plain)
         .is_ok());
 }
+
+/// A send after a packet went, before its connection was drained (a caller that stops at a
+/// full socket), counts the connection's memory in full: the packet freed the unreliable
+/// messages it carried, and the record the endpoint kept still charged them.
+#[test]
+fn a_send_after_an_undrained_packet_counts_memory_in_full() {
+    let mut p = Pair::builder(36).build();
+    let (c, _) = p.connect(&[ChannelKind::Unreliable]).expect("connects");
+    p.run_for(ms(100));
+    let base = p.client().endpoint().stats().memory_held;
+    let send = |p: &mut Pair| {
+        let now = p.now();
+        let e = p.client_mut().endpoint_mut();
+        e.send(now, c, 0, Bytes::from(vec![7; 40]), SendMode::Plain)
+            .unwrap();
+    };
+    for _ in 0..60 {
+        send(&mut p);
+    }
+    // one packet out of three, and no more
+    let now = p.now();
+    let mut buf = Vec::new();
+    let sent = p.client_mut().endpoint_mut().poll_transmit(now, &mut buf);
+    assert!(sent.is_some());
+    send(&mut p);
+    let queued = p.client().endpoint().connection_stats(c).unwrap().channels[0].send_queue_messages;
+    assert!(queued < 60, "the packet took some: {queued} left");
+    let expected = base + (queued * (40 + SEND_MESSAGE_OVERHEAD)) as u64;
+    assert_eq!(p.client().endpoint().stats().memory_held, expected);
+}
