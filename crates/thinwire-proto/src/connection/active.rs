@@ -15,14 +15,20 @@ use crate::channel::Delivered;
 use crate::recovery::{ChunkRef, SentPacket};
 use crate::wire::{Frame, MessageHeader};
 
+/// A chunk waiting for its first transmission. An unreliable message's carries its payload:
+/// it is sent once and whole, so its channel's window keeps none of it (and no state).
+#[derive(Debug)]
+pub(super) struct Pending {
+    pub(super) chunk: ChunkRef,
+    /// The unreliable message's payload (`None`: the chunk's message is in its window).
+    pub(super) payload: Option<Bytes>,
+}
+
 /// The send queues: chunks of message data waiting for a datagram, in the order they go.
 #[derive(Debug, Default)]
 pub(super) struct SendQueues {
     /// New message data in the order the application sent it.
-    pub(super) pending: VecDeque<ChunkRef>,
-    /// The payloads of the unreliable messages in `pending`, in the same order: an unreliable
-    /// message is sent once, so it is kept here until then rather than in its channel's window.
-    pub(super) unreliable: VecDeque<Bytes>,
+    pub(super) pending: VecDeque<Pending>,
     /// Data declared lost, to go before anything new.
     pub(super) retransmit: VecDeque<ChunkRef>,
     /// Reliable data in order of first transmission, for bundling (acked entries pruned lazily).
@@ -67,7 +73,6 @@ pub(super) struct Active {
 static IDLE: Active = Active {
     queues: SendQueues {
         pending: VecDeque::new(),
-        unreliable: VecDeque::new(),
         retransmit: VecDeque::new(),
         unacked_order: VecDeque::new(),
         copies: VecDeque::new(),
@@ -113,19 +118,16 @@ impl LazyActive {
         if bundled_all_acked {
             q.unacked_order = VecDeque::new();
         }
-        for q in [&mut q.pending, &mut q.retransmit] {
-            if q.is_empty() {
-                *q = VecDeque::new();
-            }
+        if q.pending.is_empty() {
+            q.pending = VecDeque::new();
         }
-        if q.unreliable.is_empty() {
-            q.unreliable = VecDeque::new();
+        if q.retransmit.is_empty() {
+            q.retransmit = VecDeque::new();
         }
         if q.copies.is_empty() {
             q.copies = VecDeque::new();
         }
         let empty = q.pending.is_empty()
-            && q.unreliable.is_empty()
             && q.retransmit.is_empty()
             && q.unacked_order.is_empty()
             && q.copies.is_empty()

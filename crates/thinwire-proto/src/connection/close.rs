@@ -79,7 +79,6 @@ impl Connection {
         self.due.close = true;
         if let Some(a) = self.active.made() {
             a.queues.pending.clear();
-            a.queues.unreliable.clear();
             a.queues.retransmit.clear();
         }
     }

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::active::Pending;
 use super::Connection;
 use crate::channel::SEND_WINDOW;
 use crate::deadline::{DeadlineOptions, StageContext};
@@ -159,23 +160,27 @@ impl Connection {
         if !kind.is_reliable() {
             // sent once and whole: the payload waits in the queue, not in the window
             let seq = ch.push_unsent(data.len());
-            let queues = &mut self.active.get_mut().queues;
-            queues.pending.push_back(ChunkRef {
-                channel,
-                seq,
-                frag: 0,
+            self.active.get_mut().queues.pending.push_back(Pending {
+                chunk: ChunkRef {
+                    channel,
+                    seq,
+                    frag: 0,
+                },
+                payload: Some(data),
             });
-            queues.unreliable.push_back(data);
             return Ok(());
         }
         let (seq, _replaced) = ch.push(data, key, frag_size);
         let msg = &mut ch.msgs.get_mut(seq).expect("just pushed");
         for (frag, state) in msg.frags.iter_mut().enumerate() {
             state.queued = true;
-            self.active.get_mut().queues.pending.push_back(ChunkRef {
-                channel,
-                seq,
-                frag: frag as u32,
+            self.active.get_mut().queues.pending.push_back(Pending {
+                chunk: ChunkRef {
+                    channel,
+                    seq,
+                    frag: frag as u32,
+                },
+                payload: None,
             });
         }
         // queued data changes no timer: the next `poll_transmit` re-arms them

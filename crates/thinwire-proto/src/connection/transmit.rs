@@ -19,15 +19,6 @@ enum Origin {
     Copy,
 }
 
-/// What became of a queued unreliable message offered to a packet.
-enum Placement {
-    Placed,
-    /// It does not fit the room left: it waits for the next packet.
-    NoRoom,
-    /// Its payload is missing from the queue.
-    Gone,
-}
-
 impl Connection {
     /// Writes the next datagram into `buf` (cleared first) and returns its destination.
     pub(crate) fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<SocketAddr> {
@@ -343,32 +334,27 @@ impl Connection {
         };
         let mut placed = false;
         loop {
-            let queue = if retransmit {
-                &self.active.get().queues.retransmit
+            let queues = &self.active.get().queues;
+            let front = if retransmit {
+                queues.retransmit.front().map(|&c| (c, false))
             } else {
-                &self.active.get().queues.pending
+                queues
+                    .pending
+                    .front()
+                    .map(|p| (p.chunk, p.payload.is_some()))
             };
-            let Some(&c) = queue.front() else {
+            let Some((c, unreliable)) = front else {
                 return placed;
             };
             if chunks.len() >= wire::MAX_MESSAGES_PER_PACKET {
                 return placed;
             }
-            let unreliable = self
-                .send
-                .get(c.channel as usize)
-                .is_some_and(|ch| !ch.kind.is_reliable());
-            if !retransmit && unreliable {
-                match self.place_unreliable(c, buf, max) {
-                    Placement::Placed => {
-                        chunks.push(c);
-                        placed = true;
-                    }
-                    Placement::NoRoom => return placed,
-                    // (never: every unreliable chunk queued has its payload) dropped, as a
-                    // chunk whose message is gone is
-                    Placement::Gone => {}
+            if unreliable {
+                if !self.place_unreliable(c, buf, max) {
+                    return placed;
                 }
+                chunks.push(c);
+                placed = true;
                 self.active.get_mut().queues.pending.pop_front();
                 continue;
             }
@@ -380,12 +366,12 @@ impl Connection {
                 chunks.push(c);
                 placed = true;
             }
-            let queue = if retransmit {
-                &mut self.active.get_mut().queues.retransmit
+            let queues = &mut self.active.get_mut().queues;
+            if retransmit {
+                queues.retransmit.pop_front();
             } else {
-                &mut self.active.get_mut().queues.pending
-            };
-            queue.pop_front();
+                queues.pending.pop_front();
+            }
         }
     }
 
@@ -471,14 +457,19 @@ impl Connection {
         }
     }
 
-    /// Encodes the oldest queued unreliable message, chunk `c`, if it fits under `limit`, and
-    /// lets it go: an unreliable message is sent once.
-    fn place_unreliable(&mut self, c: ChunkRef, buf: &mut Vec<u8>, limit: usize) -> Placement {
+    /// Encodes the unreliable message at the front of the new-data queue, chunk `c`, if it
+    /// fits under `limit` (the caller takes it off the queue then: it is sent once).
+    fn place_unreliable(&mut self, c: ChunkRef, buf: &mut Vec<u8>, limit: usize) -> bool {
         let ch = &mut self.send[c.channel as usize];
         let active = self.active.get_mut();
-        let Some(payload) = active.queues.unreliable.front() else {
-            debug_assert!(false, "an unreliable chunk without its payload");
-            return Placement::Gone;
+        // (the caller saw the payload)
+        let Some(payload) = active
+            .queues
+            .pending
+            .front()
+            .and_then(|p| p.payload.as_ref())
+        else {
+            return false;
         };
         let len = payload.len();
         let header = wire::MessageHeader {
@@ -490,16 +481,15 @@ impl Connection {
             fragment: None,
         };
         if buf.len() + wire::message_frame_len(&header, len) > limit {
-            return Placement::NoRoom;
+            return false;
         }
         active.last_message = Some((buf.len(), header, len));
         wire::encode_message(&header, payload, buf);
-        active.queues.unreliable.pop_front();
         ch.sent_unsent(len);
         let s = self.stats.live();
         s.frames.first += 1;
         s.payload_bytes.first += len as u64;
-        Placement::Placed
+        true
     }
 
     /// Encodes one chunk if it fits under `limit`; updates its state and the statistics, and

@@ -275,18 +275,6 @@ impl Endpoint {
         self.stats.memory_held = self.memory.total() as u64;
     }
 
-    /// Records that a message of `len` bytes was queued on `h`, replacing none: what it holds
-    /// grows by the message's cost, as [`account`](Self::account) with its `held_bytes`
-    /// would record, without adding up every channel's bytes again at each send.
-    pub(super) fn account_queued(&mut self, h: ConnectionHandle, len: usize) {
-        let added = len + SEND_MESSAGE_OVERHEAD;
-        let (old, source) = self.conns.add_held(h, added);
-        if self.memory.change(source, old, old + added) {
-            self.memory.want_sweep(self.clock);
-        }
-        self.stats.memory_held = self.memory.total() as u64;
-    }
-
     /// A message of `len` bytes may be queued on `h` only within the room the memory budget
     /// leaves it: once nothing is free, a connection above its fair share (its peer slow to
     /// acknowledge, or the application sending faster than the path) gets `BufferFull`.

@@ -522,7 +522,6 @@ impl Endpoint {
             match out {
                 Some(destination) => {
                     // re-armed and counted again once it has nothing more to send
-                    self.conns.mark_held_stale(h);
                     self.stats.datagrams_sent += 1;
                     return Some(Transmit {
                         destination,

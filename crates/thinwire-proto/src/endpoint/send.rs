@@ -39,8 +39,6 @@ impl Endpoint {
         mode: SendMode,
     ) -> Result<(), SendError> {
         self.check_send_room(conn, data.len())?;
-        // the record is exact: no packet written since the last full count
-        let exact = !self.conns.held_stale(conn);
         let c = self
             .conns
             .get_mut(conn)
@@ -56,28 +54,10 @@ impl Endpoint {
         // held moves, and the connection may now have something to send. (A resting
         // connection's Trim timer moves later, as it is no longer settled: the deadline it
         // told the table before is then a wake-up early, which finds nothing due.)
-        let len = data.len();
-        // a plain send replaces nothing: what the connection holds grows by the message's
-        // cost, if it was recorded exactly
-        let by_cost = exact && matches!(mode, SendMode::Plain);
         c.send(self.clock, channel, data, mode)?;
-        if by_cost {
-            self.conns.mark_dirty(conn);
-            self.account_queued(conn, len);
-            debug_assert_eq!(
-                self.conns.held(conn).map(|(held, _)| held),
-                self.conns.get(conn).map(|c| {
-                    let (received, queued) = c.held_bytes();
-                    received + queued
-                }),
-                "a plain send adds exactly its message's cost"
-            );
-        } else {
-            // counted again: a latest value may replace an older one, or a packet freed some
-            let held = c.held_bytes();
-            self.conns.mark_dirty(conn);
-            self.account(conn, held);
-        }
+        let held = c.held_bytes();
+        self.conns.mark_dirty(conn);
+        self.account(conn, held);
         Ok(())
     }
 

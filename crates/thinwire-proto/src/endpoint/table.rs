@@ -44,9 +44,6 @@ struct Slot {
     queued: Deadline,
     /// Queued in `dirty`.
     dirty: bool,
-    /// The connection wrote a packet since `held` was last recorded: sending may have freed
-    /// some of it (an unreliable message goes once), so `held` may be more than it holds.
-    held_stale: bool,
     /// Bytes of the memory budget the connection held when last looked at: in all, and of
     /// those what its peer sent.
     held: usize,
@@ -109,7 +106,6 @@ impl ConnTable {
                     timer: NONE,
                     queued: NONE,
                     dirty: false,
-                    held_stale: false,
                     held: 0,
                     received: 0,
                     source: 0,
@@ -120,7 +116,6 @@ impl ConnTable {
         let slot = &mut self.slots[index as usize];
         slot.conn = Some(Box::new(conn));
         slot.held = 0;
-        slot.held_stale = false;
         slot.received = 0;
         slot.source = source;
         self.len += 1;
@@ -172,31 +167,7 @@ impl ConnTable {
     ) -> (usize, SourceIndex) {
         self.slot_mut(h).map_or((0, 0), |s| {
             s.received = received;
-            s.held_stale = false;
             (std::mem::replace(&mut s.held, held), s.source)
-        })
-    }
-
-    /// Whether `h` wrote a packet since what it holds was last recorded (then only a full
-    /// count, [`set_held`](Self::set_held), is exact).
-    pub(crate) fn held_stale(&self, h: ConnectionHandle) -> bool {
-        self.slot(h).is_some_and(|s| s.held_stale)
-    }
-
-    /// `h` wrote a packet: what it holds may have fallen since it was last recorded.
-    pub(crate) fn mark_held_stale(&mut self, h: ConnectionHandle) {
-        if let Some(s) = self.slot_mut(h) {
-            s.held_stale = true;
-        }
-    }
-
-    /// Records that `h` holds `added` bytes more, none of them sent by its peer; returns what
-    /// it held before in all, and its source entry.
-    pub(crate) fn add_held(&mut self, h: ConnectionHandle, added: usize) -> (usize, SourceIndex) {
-        self.slot_mut(h).map_or((0, 0), |s| {
-            let old = s.held;
-            s.held += added;
-            (old, s.source)
         })
     }
 
@@ -383,7 +354,6 @@ mod tests {
                 timer: NONE,
                 queued: NONE,
                 dirty: false,
-                held_stale: false,
                 held: 0,
                 received: 0,
                 source: 0,
