@@ -9,7 +9,7 @@ use crate::error::{DisconnectReason, PeerError, CLOSE_MEMORY_BUDGET};
 use crate::event::Event;
 
 /// Memory-budget bytes a message queued for sending costs beyond its payload: a reliable one's
-/// slot in the send window and its fragment states, an unreliable one's entries in the send
+/// slot in the send window and its fragment states, an unreliable one's entry in the send
 /// queue (the same charge for both, so the budget does not depend on the class).
 pub(crate) const SEND_MESSAGE_OVERHEAD: usize = 64;
 
