@@ -58,7 +58,7 @@ impl Connection {
     pub(super) fn drained(&mut self) {
         if let State::Draining(d) = std::mem::replace(&mut self.state, State::Closed) {
             if let Some(r) = d.report {
-                self.events.push(Event::Disconnected { reason: r });
+                self.events.push_back(Event::Disconnected { reason: r });
             }
         }
     }
@@ -87,7 +87,7 @@ impl Connection {
     pub(super) fn finish(&mut self, reason: DisconnectReason) {
         if self.state != State::Closed {
             self.state = State::Closed;
-            self.events.push(Event::Disconnected { reason });
+            self.events.push_back(Event::Disconnected { reason });
         }
     }
 

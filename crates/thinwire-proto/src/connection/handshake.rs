@@ -184,7 +184,7 @@ impl Connection {
             suite = ?suite,
             "Accept received: connection established"
         );
-        self.events.push(Event::Connected {
+        self.events.push_back(Event::Connected {
             remote: self.remote,
             incoming: false,
         });

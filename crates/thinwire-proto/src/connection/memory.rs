@@ -46,7 +46,7 @@ impl Connection {
         let reason = DisconnectReason::Peer(PeerError::OverMemoryBudget { held, share });
         match self.state {
             State::Established | State::Closing { .. } => {
-                self.events.push(Event::Disconnected { reason });
+                self.events.push_back(Event::Disconnected { reason });
                 self.enter_draining(now, None, CLOSE_MEMORY_BUDGET, b"memory budget".to_vec());
             }
             // no keys yet: nothing to tell the peer

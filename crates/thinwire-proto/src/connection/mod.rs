@@ -37,6 +37,7 @@ mod stats;
 mod timer;
 mod transmit;
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -210,7 +211,11 @@ pub(crate) struct Connection {
     last_tx: Stamp,
     due: Due,
     close: CloseTimes,
-    events: Vec<Event>,
+    /// Events the application has not taken yet, oldest first (the endpoint keeps their
+    /// order across connections: `endpoint/events.rs`).
+    events: VecDeque<Event>,
+    /// How many of `events` the endpoint was told of ([`announce_events`](Self::announce_events)).
+    announced: u32,
     /// Deadline delivery's state, made when the connection first sends or receives a deadline
     /// message (most connections never do).
     deadline: Option<Box<Deadline>>,
@@ -271,7 +276,8 @@ impl Connection {
             last_tx: started,
             due: Due::default(),
             close: CloseTimes::default(),
-            events: Vec::new(),
+            events: VecDeque::new(),
+            announced: 0,
             deadline: None,
             policies,
             stats: counters::Counters::default(),
@@ -303,7 +309,7 @@ impl Connection {
         // room for this one event only (a push would make room for four): most connections
         // then stay idle
         c.events.reserve_exact(1);
-        c.events.push(Event::Connected {
+        c.events.push_back(Event::Connected {
             remote: c.remote,
             incoming: true,
         });
@@ -382,13 +388,26 @@ impl Connection {
         self.config.max_datagram_size.saturating_sub(tag)
     }
 
-    /// Hands the events produced since the last call to `f`, oldest first.
-    pub(crate) fn drain_events(&mut self, mut f: impl FnMut(Event)) {
-        // most calls find none (every send and packet asks): an empty drain still costs its
-        // set-up and tear-down
-        if !self.events.is_empty() {
-            self.events.drain(..).for_each(&mut f);
-        }
+    /// The events produced since the last call, oldest first; they stay here until
+    /// [`pop_event`](Self::pop_event) takes them.
+    pub(crate) fn announce_events(&mut self) -> impl Iterator<Item = &Event> {
+        let from = self.announced as usize;
+        // a connection holds at most a few events per message of its receive window
+        self.announced = u32::try_from(self.events.len()).unwrap_or(u32::MAX);
+        self.events.range(from..)
+    }
+
+    /// Takes the oldest event, which was announced.
+    pub(crate) fn pop_event(&mut self) -> Option<Event> {
+        let e = self.events.pop_front()?;
+        self.announced = self.announced.saturating_sub(1);
+        Some(e)
+    }
+
+    /// Takes every event held, as the connection is forgotten.
+    pub(crate) fn take_events(&mut self) -> VecDeque<Event> {
+        self.announced = 0;
+        std::mem::take(&mut self.events)
     }
 
     /// Makes the channels' send states, at the first message sent: a connection that never

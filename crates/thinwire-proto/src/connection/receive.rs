@@ -223,7 +223,7 @@ impl Connection {
                 Frame::Ack(ack) => self.on_ack_frame((now, at), &ack),
                 Frame::Close { code, reason } => {
                     let reason = reason.to_vec();
-                    self.events.push(Event::Disconnected {
+                    self.events.push_back(Event::Disconnected {
                         reason: DisconnectReason::ClosedByPeer {
                             code,
                             reason: reason.clone(),
@@ -358,7 +358,7 @@ impl Connection {
             // is delivered as it comes, packets being deduplicated by their numbers (what
             // `RecvChannel::on_frame` does with it, without the list in between)
             self.stats.live().frames.messages_delivered += 1;
-            self.events.push(Event::Message(Message {
+            self.events.push_back(Event::Message(Message {
                 channel: m.channel,
                 seq: None,
                 key: None,
@@ -380,7 +380,7 @@ impl Connection {
         let delivered = !out.is_empty();
         for d in out.drain(..) {
             self.stats.live().frames.messages_delivered += 1;
-            self.events.push(Event::Message(Message {
+            self.events.push_back(Event::Message(Message {
                 channel: m.channel,
                 seq: d.seq,
                 key: d.key,
@@ -411,7 +411,7 @@ impl Connection {
                     }
                 }
                 self.stats.live().frames.messages_delivered += 1;
-                self.events.push(Event::Message(Message {
+                self.events.push_back(Event::Message(Message {
                     channel,
                     seq: None,
                     key: None,

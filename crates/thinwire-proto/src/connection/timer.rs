@@ -262,7 +262,9 @@ impl Connection {
         {
             self.accept_packet = None;
         }
-        self.events = Vec::new();
+        if self.events.is_empty() {
+            self.events = Default::default();
+        }
         let bundled_all_acked = self
             .active
             .get()

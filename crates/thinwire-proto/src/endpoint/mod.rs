@@ -13,6 +13,7 @@
 mod admission;
 mod budget;
 mod cids;
+mod events;
 mod handshake;
 mod limits;
 mod peers;
@@ -38,7 +39,6 @@ use crate::crypto::{
     CipherSuite, ConnectToken, PathKey, PublicKey, ResetKeys, ServerKey, TokenClaims,
 };
 use crate::error::{ConfigError, ConnectError};
-use crate::event::Event;
 use crate::wire::{self, ChannelKind, ConnectionId, LongPacket, ShortHeader};
 use budget::MemoryLedger;
 use cids::CidIndex;
@@ -116,7 +116,8 @@ pub struct Endpoint {
     /// Connections by their peer's address and id (Resets, repeated Connects).
     peers: PeerIndex,
     replies: VecDeque<(SocketAddr, Vec<u8>)>,
-    events: VecDeque<(ConnectionHandle, Event)>,
+    /// The order of the events waiting for the application (each connection keeps its own).
+    events: events::EventOrder,
     stats: EndpointStats,
     /// The counters of the connections already forgotten, summed.
     closed_counters: ConnectionCounters,
@@ -177,7 +178,7 @@ impl Endpoint {
             by_cid,
             peers: PeerIndex::default(),
             replies: VecDeque::new(),
-            events: VecDeque::new(),
+            events: events::EventOrder::default(),
             stats: EndpointStats::default(),
             closed_counters: ConnectionCounters::default(),
             memory: MemoryLedger::new(memory),
@@ -345,7 +346,8 @@ impl Endpoint {
     /// with the given channel classes (1 to 64; channel `i` of the connection is
     /// `channels[i]`). The handshake proves the server holds the key; an impostor cannot
     /// complete it. Messages may be sent at once; they go out when the handshake completes.
-    /// [`Event::Connected`] or [`Event::Disconnected`] follows.
+    /// [`Event::Connected`](crate::Event::Connected) or
+    /// [`Event::Disconnected`](crate::Event::Disconnected) follows.
     pub fn connect(
         &mut self,
         now: Instant,
@@ -537,16 +539,6 @@ impl Endpoint {
         None
     }
 
-    /// The next application event.
-    pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
-        self.events.pop_front()
-    }
-
-    /// Events waiting for [`poll_event`](Self::poll_event).
-    pub fn pending_events(&self) -> usize {
-        self.events.len()
-    }
-
     /// After anything touched connection `h`: collect its events, re-arm its timer, mark it as
     /// possibly having something to send, and forget it once closed.
     fn touched(&mut self, h: ConnectionHandle) {
@@ -555,15 +547,10 @@ impl Endpoint {
     }
 
     fn refresh(&mut self, h: ConnectionHandle) {
+        self.collect_events(h);
         let Some(conn) = self.conns.get_mut(h) else {
             return;
         };
-        conn.drain_events(|e| {
-            if let Event::Disconnected { reason } = &e {
-                tracing::debug!(conn = %h, by = reason.closed_by(), %reason, "connection closed");
-            }
-            self.events.push_back((h, e));
-        });
         if conn.is_closed() {
             self.remove(h);
             return;
@@ -582,7 +569,8 @@ impl Endpoint {
             }
         }
         let (held, source) = self.conns.held(h).unwrap_or_default();
-        if let Some(conn) = self.conns.remove(h) {
+        if let Some(mut conn) = self.conns.remove(h) {
+            self.keep_orphans(h, conn.take_events());
             self.closed_counters += conn.counters();
             self.memory.remove_connection(h, source, held);
             self.stats.memory_held = self.memory.total() as u64;

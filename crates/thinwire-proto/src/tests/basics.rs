@@ -310,3 +310,78 @@ fn a_long_message_that_ends_its_packet_takes_the_last_frame_form() {
         .iter()
         .all(|f| !matches!(f, wire::Frame::Message(_))));
 }
+
+/// The application takes events in the order they happened across connections, and a
+/// connection forgotten before its events were taken still hands them over: each connection
+/// keeps its own events and the endpoint only their order (`endpoint/events.rs`), so the
+/// events of a connection that is gone must outlive it, in their place in that order.
+#[test]
+fn events_keep_their_order_across_connections_and_outlive_a_forgotten_one() {
+    use super::net::Net;
+    use crate::ServerConfig;
+
+    let a: std::net::SocketAddr = "198.51.100.1:1000".parse().expect("address");
+    let b: std::net::SocketAddr = "198.51.100.2:1000".parse().expect("address");
+    let mut net = Net::new(ServerConfig::default(), &[a, b]);
+    let ca = net.connect(0);
+    let cb = net.connect(1);
+    net.run(Duration::from_millis(100));
+    // the server's handles, in the order it accepted: a's connection first
+    let connected: Vec<_> = net.server_events.drain(..).map(|(h, _)| h).collect();
+    let (sa, sb) = match connected[..] {
+        [x, y] if x != y => (x, y),
+        _ => panic!("two connections, got {connected:?}"),
+    };
+    let send = |net: &mut Net, client: usize, conn, text: &'static [u8]| {
+        let now = net.now;
+        net.clients[client]
+            .1
+            .send(now, conn, 0, Bytes::from_static(text), SendMode::Plain)
+            .expect("sent");
+        net.exchange();
+    };
+    send(&mut net, 0, ca, b"a1");
+    send(&mut net, 1, cb, b"b1");
+    send(&mut net, 0, ca, b"a2");
+    let now = net.now;
+    net.clients[0].1.close(now, ca, 7, b"bye");
+    net.exchange();
+    // a's connection drains and is forgotten while the application takes nothing
+    for _ in 0..200 {
+        net.now += Duration::from_millis(50);
+        let now = net.now;
+        net.server.handle_timeout(now);
+        for (_, ep) in &mut net.clients {
+            ep.handle_timeout(now);
+        }
+        net.exchange();
+    }
+    assert_eq!(
+        net.server.connection_count(),
+        1,
+        "a's connection is forgotten"
+    );
+    send(&mut net, 1, cb, b"b2");
+    assert_eq!(net.server.pending_events(), 5);
+    let mut got = Vec::new();
+    while let Some((h, e)) = net.server.poll_event() {
+        let what = match e {
+            Event::Message(m) => String::from_utf8(m.data.to_vec()).expect("text"),
+            Event::Disconnected { .. } => "closed".to_string(),
+            Event::Connected { .. } => "connected".to_string(),
+        };
+        got.push((h, what));
+    }
+    let want: Vec<_> = [
+        (sa, "a1"),
+        (sb, "b1"),
+        (sa, "a2"),
+        (sa, "closed"),
+        (sb, "b2"),
+    ]
+    .into_iter()
+    .map(|(h, w)| (h, w.to_string()))
+    .collect();
+    assert_eq!(got, want);
+    assert_eq!(net.server.pending_events(), 0);
+}

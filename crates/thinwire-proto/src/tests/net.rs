@@ -83,8 +83,16 @@ impl Net {
         }
     }
 
-    /// Moves datagrams at the current time until nothing more is sent (20 rounds at most).
+    /// Moves datagrams at the current time until nothing more is sent (20 rounds at most),
+    /// then collects the events.
     pub(super) fn deliver(&mut self) {
+        self.exchange();
+        self.collect_events();
+    }
+
+    /// Moves datagrams at the current time until nothing more is sent (20 rounds at most),
+    /// leaving the events with the endpoints.
+    pub(super) fn exchange(&mut self) {
         for _ in 0..20 {
             let mut moved = false;
             for (addr, ep) in &mut self.clients {
@@ -105,7 +113,6 @@ impl Net {
                 break;
             }
         }
-        self.collect_events();
     }
 
     fn collect_events(&mut self) {
