@@ -7,7 +7,7 @@
 //! work per message (an event is over 100 bytes). A connection that is forgotten (closed)
 //! while holding events leaves them here, with its handle.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use super::{ConnectionHandle, Endpoint};
 use crate::event::Event;
@@ -17,8 +17,10 @@ use crate::event::Event;
 pub(super) struct EventOrder {
     /// One entry per waiting event, oldest first: whose it is.
     order: VecDeque<ConnectionHandle>,
-    /// The waiting events of connections already forgotten, in order.
-    orphans: VecDeque<(ConnectionHandle, Event)>,
+    /// The waiting events of connections already forgotten, per connection, in order (a
+    /// map: however many connections were forgotten with however many events, each is
+    /// found at once).
+    orphans: HashMap<ConnectionHandle, VecDeque<Event>>,
 }
 
 impl Endpoint {
@@ -29,8 +31,12 @@ impl Endpoint {
                 Some(conn) => conn.pop_event(),
                 None => {
                     let orphans = &mut self.events.orphans;
-                    let i = orphans.iter().position(|(o, _)| *o == h);
-                    i.and_then(|i| orphans.remove(i)).map(|(_, e)| e)
+                    let left = orphans.get_mut(&h);
+                    let e = left.and_then(VecDeque::pop_front);
+                    if orphans.get(&h).is_some_and(VecDeque::is_empty) {
+                        orphans.remove(&h);
+                    }
+                    e
                 }
             };
             debug_assert!(event.is_some(), "an event is queued per entry");
@@ -61,8 +67,8 @@ impl Endpoint {
 
     /// Keeps the events connection `h` still holds as it is forgotten.
     pub(super) fn keep_orphans(&mut self, h: ConnectionHandle, events: VecDeque<Event>) {
-        self.events
-            .orphans
-            .extend(events.into_iter().map(|e| (h, e)));
+        if !events.is_empty() {
+            self.events.orphans.insert(h, events);
+        }
     }
 }
