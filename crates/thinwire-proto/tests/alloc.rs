@@ -195,13 +195,16 @@ const CHANNELS: [ChannelKind; 3] = [
 /// the boxed send queues and scratch lists, the kept Accept) and pack its counters, loss
 /// recovery and acknowledgement state.
 ///
-/// 1,000 B when this bound was set: the connection struct, 616 B (see
+/// 1,000 B when this bound was set: the connection struct, 616 B (624 B since each connection
+/// keeps its own events, `endpoint/events.rs`; see
 /// `connection/layout.rs`); its packed loss recovery and ACK state, 66-74 B; the endpoint's
 /// two connection indexes, by our id and by the peer's, 16 B an entry each in tables that
 /// grow by doubling; its table slot, 56 B, and timer entries, 16 B each; for a while after
 /// the handshakes, the spent-cookie filter, which remembers each handshake for a cookie
 /// lifetime; and here, where the 1,000 connections open in the same instant, the endpoint's
-/// event queue, which that burst of events grew (about 57 B a connection).
+/// event queue, which that burst of events grew (about 57 B a connection; since
+/// `endpoint/events.rs`, a queue of 8-byte handles, each connection's event waiting in its
+/// own queue, which gives its room back once taken).
 #[test]
 fn an_idle_connection_stays_within_its_memory_budget() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

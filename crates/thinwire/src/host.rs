@@ -280,10 +280,10 @@ impl Host {
         }
     }
 
-    /// The oldest event, taken straight from the core's queue: the host keeps no queue of its
-    /// own, so an event is moved once on its way to the application, not twice (in a burst of
-    /// small messages, that second move and the second queue's growth were a fifth of the
-    /// receiving thread's time).
+    /// The oldest event, taken straight from the core (from its connection's queue, in the
+    /// order the core keeps across connections): the host keeps no queue of its own, so an
+    /// event is not moved once more (in a burst of small messages, that move and a third
+    /// queue's growth were a fifth of the receiving thread's time).
     fn next_event(&mut self) -> Option<HostEvent> {
         let (conn, ev) = self.engine.core.poll_event()?;
         Some(match ev {

@@ -14,6 +14,7 @@
 //! | `loss.rs` | acknowledgements, loss detection, the retransmission timeout |
 //! | `repair.rs` | the repair policy of reliable channels: copies per stage, repairs in time |
 //! | `close.rs` | graceful close, draining, resets, telling the application why it ended |
+//! | `events.rs` | the events the application has not taken yet |
 //! | `memory.rs` | the bytes held of the endpoint's memory budget; the close over budget |
 //! | `timer.rs` | the timer table and which timers run in which state |
 //! | `state.rs`, `stats.rs` | the state machine's states, the counters |
@@ -23,6 +24,7 @@ mod active;
 mod channel_list;
 mod close;
 mod counters;
+mod events;
 mod handshake;
 #[cfg(test)]
 mod layout;
@@ -386,28 +388,6 @@ impl Connection {
     fn frame_room(&self) -> usize {
         let tag = self.cipher_suite().map_or(0, CipherSuite::overhead);
         self.config.max_datagram_size.saturating_sub(tag)
-    }
-
-    /// The events produced since the last call, oldest first; they stay here until
-    /// [`pop_event`](Self::pop_event) takes them.
-    pub(crate) fn announce_events(&mut self) -> impl Iterator<Item = &Event> {
-        let from = self.announced as usize;
-        // a connection holds at most a few events per message of its receive window
-        self.announced = u32::try_from(self.events.len()).unwrap_or(u32::MAX);
-        self.events.range(from..)
-    }
-
-    /// Takes the oldest event, which was announced.
-    pub(crate) fn pop_event(&mut self) -> Option<Event> {
-        let e = self.events.pop_front()?;
-        self.announced = self.announced.saturating_sub(1);
-        Some(e)
-    }
-
-    /// Takes every event held, as the connection is forgotten.
-    pub(crate) fn take_events(&mut self) -> VecDeque<Event> {
-        self.announced = 0;
-        std::mem::take(&mut self.events)
     }
 
     /// Makes the channels' send states, at the first message sent: a connection that never

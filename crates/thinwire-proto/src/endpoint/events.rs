@@ -65,6 +65,18 @@ impl Endpoint {
         }
     }
 
+    /// Forgotten connections whose events are still kept (tests: none once all are taken).
+    #[cfg(test)]
+    pub(crate) fn orphaned_connections(&self) -> usize {
+        self.events.orphans.len()
+    }
+
+    /// The room connection `h`'s event queue holds (tests).
+    #[cfg(test)]
+    pub(crate) fn event_room(&self, h: ConnectionHandle) -> Option<usize> {
+        self.conns.get(h).map(|c| c.event_room())
+    }
+
     /// Keeps the events connection `h` still holds as it is forgotten.
     pub(super) fn keep_orphans(&mut self, h: ConnectionHandle, events: VecDeque<Event>) {
         if !events.is_empty() {

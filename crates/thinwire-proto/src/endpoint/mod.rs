@@ -9,6 +9,8 @@
 //! | `limits.rs`, `prefix.rs` | per-source budgets and counts; per-prefix counts under pressure |
 //! | `budget.rs` | the memory budget: held bytes per connection and source, fair shares |
 //! | `table.rs`, `stats.rs` | the connections and their timers; the endpoint's counters |
+//! | `cids.rs`, `peers.rs` | connections by the id this endpoint issued; by peer address and id |
+//! | `events.rs` | the order of the application's events across connections |
 
 mod admission;
 mod budget;

@@ -384,4 +384,124 @@ fn events_keep_their_order_across_connections_and_outlive_a_forgotten_one() {
     .collect();
     assert_eq!(got, want);
     assert_eq!(net.server.pending_events(), 0);
+    assert_eq!(
+        net.server.orphaned_connections(),
+        0,
+        "nothing kept once taken"
+    );
+}
+
+/// The usual way a connection is forgotten: it ends and is dropped in the same call (here an
+/// idle timeout), so its `Disconnected` has not been taken. It is handed out under the old
+/// handle even after a new connection took the old one's slot in the table.
+#[test]
+fn a_connection_that_ends_in_one_call_still_says_so_after_its_slot_is_reused() {
+    use super::net::Net;
+    use crate::{DisconnectReason, ServerConfig};
+
+    let a: std::net::SocketAddr = "198.51.100.1:1000".parse().expect("address");
+    let b: std::net::SocketAddr = "198.51.100.2:1000".parse().expect("address");
+    let mut net = Net::new(ServerConfig::default(), &[a, b]);
+    net.connect(0);
+    net.run(Duration::from_millis(100));
+    let old = match net.server_events.drain(..).collect::<Vec<_>>()[..] {
+        [(h, Event::Connected { .. })] => h,
+        ref other => panic!("one connection, got {other:?}"),
+    };
+    // a goes silent: the server hears nothing until its connection times out
+    for _ in 0..1_200 {
+        net.now += Duration::from_millis(100);
+        net.server.handle_timeout(net.now);
+        super::net::drain(&mut net.server, net.now);
+        if net.server.connection_count() == 0 {
+            break;
+        }
+    }
+    assert_eq!(net.server.connection_count(), 0, "a's connection timed out");
+    assert_eq!(net.server.pending_events(), 1);
+    assert_eq!(net.server.orphaned_connections(), 1);
+    // b connects into the freed slot before the application takes anything
+    net.connect(1);
+    for _ in 0..100 {
+        net.exchange();
+        if net.server.connection_count() == 1 {
+            break;
+        }
+        net.now += Duration::from_millis(10);
+        let now = net.now;
+        net.server.handle_timeout(now);
+        for (_, ep) in &mut net.clients {
+            ep.handle_timeout(now);
+        }
+    }
+    assert_eq!(net.server.connection_count(), 1);
+    let got: Vec<_> = std::iter::from_fn(|| net.server.poll_event()).collect();
+    match &got[..] {
+        [(h1, Event::Disconnected { reason }), (h2, Event::Connected { .. })] => {
+            assert_eq!(*h1, old);
+            assert_ne!(*h2, old, "a new handle for the new connection");
+            // in the same slot of the table (a handle's low half is its slot)
+            assert_eq!(
+                h2.0 & 0xffff_ffff,
+                old.0 & 0xffff_ffff,
+                "the slot is reused"
+            );
+            assert!(
+                matches!(reason, DisconnectReason::TimedOut),
+                "timed out: {reason:?}"
+            );
+        }
+        other => panic!("a's end, then b's start: {other:?}"),
+    }
+    assert_eq!(net.server.orphaned_connections(), 0);
+}
+
+/// A burst of events grows its connection's queue; once the application has taken them, the
+/// queue gives that room back (at the connection's next events) instead of every connection
+/// keeping its largest burst's room.
+#[test]
+fn an_emptied_event_queue_gives_back_a_burst_room() {
+    use super::net::Net;
+    use crate::ServerConfig;
+
+    let a: std::net::SocketAddr = "198.51.100.1:1000".parse().expect("address");
+    let mut net = Net::new(ServerConfig::default(), &[a]);
+    let c = net.connect_with(0, &[ChannelKind::Unreliable]);
+    net.run(Duration::from_millis(100));
+    let s = net.server_events.drain(..).next().expect("connected").0;
+    let now = net.now;
+    for i in 0..1_500u32 {
+        net.clients[0]
+            .1
+            .send(
+                now,
+                c,
+                0,
+                Bytes::from(i.to_be_bytes().to_vec()),
+                SendMode::Plain,
+            )
+            .expect("sent");
+    }
+    net.exchange();
+    assert_eq!(net.server.pending_events(), 1_500);
+    assert!(net.server.event_room(s).expect("alive") >= 1_500);
+    let mut taken = 0;
+    while let Some((h, e)) = net.server.poll_event() {
+        assert_eq!(h, s);
+        assert!(matches!(e, Event::Message(_)));
+        taken += 1;
+    }
+    assert_eq!(taken, 1_500);
+    let now = net.now;
+    net.clients[0]
+        .1
+        .send(now, c, 0, Bytes::from_static(b"next"), SendMode::Plain)
+        .expect("sent");
+    net.exchange();
+    assert_eq!(net.server.pending_events(), 1);
+    assert!(
+        net.server.event_room(s).expect("alive") <= 1_024,
+        "{:?} events' room kept",
+        net.server.event_room(s)
+    );
 }
