@@ -6,6 +6,7 @@ mod attacks;
 mod basics;
 mod budget;
 mod deadline;
+mod event_order;
 mod fuzz_replay;
 mod lifecycle;
 mod memory;
