@@ -4,6 +4,9 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use bytes::Bytes;
+
+use super::active::Pending;
 use super::{Connection, Side, State};
 use crate::recovery::{ChunkRef, SentPacket};
 use crate::stamp::Stamp;
@@ -334,44 +337,42 @@ impl Connection {
         };
         let mut placed = false;
         loop {
-            let queues = &self.active.get().queues;
-            let front = if retransmit {
-                queues.retransmit.front().map(|&c| (c, false))
-            } else {
-                queues
-                    .pending
-                    .front()
-                    .map(|p| (p.chunk, p.payload.is_some()))
-            };
-            let Some((c, unreliable)) = front else {
-                return placed;
-            };
             if chunks.len() >= wire::MAX_MESSAGES_PER_PACKET {
                 return placed;
             }
-            if unreliable {
-                if !self.place_unreliable(c, buf, max) {
-                    return placed;
-                }
-                chunks.push(c);
-                placed = true;
-                self.active.get_mut().queues.pending.pop_front();
-                continue;
-            }
-            // chunks whose message was acknowledged or replaced meanwhile are dropped unsent
-            if self.chunk_unacked(c) {
-                if !self.place_chunk((now, pn), c, origin, buf, max) {
-                    return placed;
-                }
-                chunks.push(c);
-                placed = true;
-            }
-            let queues = &mut self.active.get_mut().queues;
-            if retransmit {
-                queues.retransmit.pop_front();
+            // taken off its queue, and put back if it does not fit
+            let Some(queues) = self.active.made().map(|a| &mut a.queues) else {
+                return placed;
+            };
+            let next = if retransmit {
+                queues.retransmit.pop_front().map(|chunk| Pending {
+                    chunk,
+                    payload: None,
+                })
             } else {
-                queues.pending.pop_front();
+                queues.pending.pop_front()
+            };
+            let Some(Pending { chunk: c, payload }) = next else {
+                return placed;
+            };
+            let fits = match &payload {
+                // an unreliable message, sent once and whole
+                Some(data) => self.place_unreliable(c, data, buf, max),
+                // a chunk whose message was acknowledged or replaced meanwhile is dropped unsent
+                None if !self.chunk_unacked(c) => continue,
+                None => self.place_chunk((now, pn), c, origin, buf, max),
+            };
+            if !fits {
+                let queues = &mut self.active.get_mut().queues;
+                if retransmit {
+                    queues.retransmit.push_front(c);
+                } else {
+                    queues.pending.push_front(Pending { chunk: c, payload });
+                }
+                return placed;
             }
+            chunks.push(c);
+            placed = true;
         }
     }
 
@@ -457,20 +458,17 @@ impl Connection {
         }
     }
 
-    /// Encodes the unreliable message at the front of the new-data queue, chunk `c`, if it
-    /// fits under `limit` (the caller takes it off the queue then: it is sent once).
-    fn place_unreliable(&mut self, c: ChunkRef, buf: &mut Vec<u8>, limit: usize) -> bool {
+    /// Encodes unreliable message `payload`, chunk `c`, if it fits under `limit` (the caller
+    /// took it off the new-data queue: it is sent once).
+    fn place_unreliable(
+        &mut self,
+        c: ChunkRef,
+        payload: &Bytes,
+        buf: &mut Vec<u8>,
+        limit: usize,
+    ) -> bool {
         let ch = &mut self.send[c.channel as usize];
         let active = self.active.get_mut();
-        // (the caller saw the payload)
-        let Some(payload) = active
-            .queues
-            .pending
-            .front()
-            .and_then(|p| p.payload.as_ref())
-        else {
-            return false;
-        };
         let len = payload.len();
         let header = wire::MessageHeader {
             channel: c.channel,

@@ -7,9 +7,11 @@
 //! work per message (an event is over 100 bytes). A connection that is forgotten (closed)
 //! while holding events leaves them here, with its handle.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
 use super::{ConnectionHandle, Endpoint};
+use crate::connection::Connection;
 use crate::event::Event;
 
 /// The order of the events waiting for the application, and those of forgotten connections.
@@ -29,15 +31,16 @@ impl Endpoint {
         while let Some(h) = self.events.order.pop_front() {
             let event = match self.conns.get_mut(h) {
                 Some(conn) => conn.pop_event(),
-                None => {
-                    let orphans = &mut self.events.orphans;
-                    let left = orphans.get_mut(&h);
-                    let e = left.and_then(VecDeque::pop_front);
-                    if orphans.get(&h).is_some_and(VecDeque::is_empty) {
-                        orphans.remove(&h);
+                None => match self.events.orphans.entry(h) {
+                    Entry::Occupied(mut left) => {
+                        let e = left.get_mut().pop_front();
+                        if left.get().is_empty() {
+                            left.remove();
+                        }
+                        e
                     }
-                    e
-                }
+                    Entry::Vacant(_) => None,
+                },
             };
             debug_assert!(event.is_some(), "an event is queued per entry");
             if let Some(e) = event {
@@ -52,19 +55,6 @@ impl Endpoint {
         self.events.order.len()
     }
 
-    /// Queues connection `h`'s events produced since the last call (its handle once each).
-    pub(super) fn collect_events(&mut self, h: ConnectionHandle) {
-        let Some(conn) = self.conns.get_mut(h) else {
-            return;
-        };
-        for e in conn.announce_events() {
-            if let Event::Disconnected { reason } = e {
-                tracing::debug!(conn = %h, by = reason.closed_by(), %reason, "connection closed");
-            }
-            self.events.order.push_back(h);
-        }
-    }
-
     /// Forgotten connections whose events are still kept (tests: none once all are taken).
     #[cfg(test)]
     pub(crate) fn orphaned_connections(&self) -> usize {
@@ -76,11 +66,24 @@ impl Endpoint {
     pub(crate) fn event_room(&self, h: ConnectionHandle) -> Option<usize> {
         self.conns.get(h).map(|c| c.event_room())
     }
+}
+
+impl EventOrder {
+    /// Queues connection `h`'s events produced since the last call (its handle once each).
+    pub(super) fn announce(&mut self, h: ConnectionHandle, conn: &mut Connection) {
+        for e in conn.announce_events() {
+            if let Event::Disconnected { reason } = e {
+                tracing::debug!(conn = %h, by = reason.closed_by(), %reason, "connection closed");
+            }
+            self.order.push_back(h);
+        }
+    }
 
     /// Keeps the events connection `h` still holds as it is forgotten.
-    pub(super) fn keep_orphans(&mut self, h: ConnectionHandle, events: VecDeque<Event>) {
+    pub(super) fn keep_orphans(&mut self, h: ConnectionHandle, conn: &mut Connection) {
+        let events = conn.take_events();
         if !events.is_empty() {
-            self.events.orphans.insert(h, events);
+            self.orphans.insert(h, events);
         }
     }
 }

@@ -549,10 +549,10 @@ impl Endpoint {
     }
 
     fn refresh(&mut self, h: ConnectionHandle) {
-        self.collect_events(h);
         let Some(conn) = self.conns.get_mut(h) else {
             return;
         };
+        self.events.announce(h, conn);
         if conn.is_closed() {
             self.remove(h);
             return;
@@ -572,7 +572,7 @@ impl Endpoint {
         }
         let (held, source) = self.conns.held(h).unwrap_or_default();
         if let Some(mut conn) = self.conns.remove(h) {
-            self.keep_orphans(h, conn.take_events());
+            self.events.keep_orphans(h, &mut conn);
             self.closed_counters += conn.counters();
             self.memory.remove_connection(h, source, held);
             self.stats.memory_held = self.memory.total() as u64;

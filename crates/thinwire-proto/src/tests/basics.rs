@@ -348,13 +348,7 @@ fn events_keep_their_order_across_connections_and_outlive_a_forgotten_one() {
     net.exchange();
     // a's connection drains and is forgotten while the application takes nothing
     for _ in 0..200 {
-        net.now += Duration::from_millis(50);
-        let now = net.now;
-        net.server.handle_timeout(now);
-        for (_, ep) in &mut net.clients {
-            ep.handle_timeout(now);
-        }
-        net.exchange();
+        net.step(Duration::from_millis(50));
     }
     assert_eq!(
         net.server.connection_count(),
@@ -422,17 +416,12 @@ fn a_connection_that_ends_in_one_call_still_says_so_after_its_slot_is_reused() {
     assert_eq!(net.server.orphaned_connections(), 1);
     // b connects into the freed slot before the application takes anything
     net.connect(1);
+    net.exchange();
     for _ in 0..100 {
-        net.exchange();
         if net.server.connection_count() == 1 {
             break;
         }
-        net.now += Duration::from_millis(10);
-        let now = net.now;
-        net.server.handle_timeout(now);
-        for (_, ep) in &mut net.clients {
-            ep.handle_timeout(now);
-        }
+        net.step(Duration::from_millis(10));
     }
     assert_eq!(net.server.connection_count(), 1);
     let got: Vec<_> = std::iter::from_fn(|| net.server.poll_event()).collect();

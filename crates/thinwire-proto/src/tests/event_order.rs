@@ -8,11 +8,11 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use bytes::Bytes;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 
 use super::net::Net;
+use super::properties::{id_of, payload};
 use crate::{ConnectionHandle, Endpoint, EndpointConfig, Event, SendMode, ServerConfig};
 
 const CLIENTS: usize = 3;
@@ -76,8 +76,7 @@ fn take(
             }
             Event::Message(m) => {
                 prop_assert!(s.connected, "a message before Connected");
-                let id = u64::from_be_bytes(m.data[..8].try_into().expect("id"));
-                s.messages.push(id);
+                s.messages.push(id_of(&m.data));
             }
             Event::Disconnected { .. } => s.disconnected = true,
         }
@@ -95,14 +94,9 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         .collect();
     let mut net = Net::new(ServerConfig::default(), &addrs);
     let conns: Vec<_> = (0..CLIENTS).map(|i| net.connect(i)).collect();
+    net.exchange();
     for _ in 0..20 {
-        net.exchange();
-        net.now += Duration::from_millis(10);
-        let now = net.now;
-        net.server.handle_timeout(now);
-        for (_, ep) in &mut net.clients {
-            ep.handle_timeout(now);
-        }
+        net.step(Duration::from_millis(10));
     }
     prop_assert_eq!(net.server.connection_count(), CLIENTS);
     // what each client sent, in order; whether it closed
@@ -113,12 +107,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     for op in ops {
         match *op {
             Op::Send(i) if !closed[i] => {
-                let mut data = vec![i as u8; 24];
-                data[..8].copy_from_slice(&next_id.to_be_bytes());
                 let now = net.now;
                 net.clients[i]
                     .1
-                    .send(now, conns[i], 0, Bytes::from(data), SendMode::Plain)
+                    .send(now, conns[i], 0, payload(next_id, 24), SendMode::Plain)
                     .expect("sent");
                 sent[i].push(next_id);
                 next_id += 1;
@@ -144,13 +136,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 net.exchange();
                 let end = net.now + Duration::from_millis(ms);
                 while net.now < end {
-                    net.now = (net.now + Duration::from_millis(20)).min(end);
-                    let now = net.now;
-                    net.server.handle_timeout(now);
-                    for (_, ep) in &mut net.clients {
-                        ep.handle_timeout(now);
-                    }
-                    net.exchange();
+                    net.step((end - net.now).min(Duration::from_millis(20)));
                 }
             }
         }
@@ -159,13 +145,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     // everything settles (closed connections drain and are forgotten, vanished ones time
     // out), then all is taken
     for _ in 0..400 {
-        net.now += Duration::from_millis(50);
-        let now = net.now;
-        net.server.handle_timeout(now);
-        for (_, ep) in &mut net.clients {
-            ep.handle_timeout(now);
-        }
-        net.exchange();
+        net.step(Duration::from_millis(50));
     }
     let open = closed.iter().filter(|c| !**c).count();
     prop_assert_eq!(net.server.connection_count(), open, "closed ones forgotten");

@@ -74,12 +74,24 @@ impl Net {
         let end = self.now + total;
         while self.now < end {
             self.deliver();
-            self.now += Duration::from_millis(10);
-            self.server.handle_timeout(self.now);
-            for (_, ep) in &mut self.clients {
-                ep.handle_timeout(self.now);
-            }
+            self.advance(Duration::from_millis(10));
             self.collect_events();
+        }
+    }
+
+    /// Advances time by `d`, runs every endpoint's timers, then moves datagrams
+    /// ([`exchange`](Self::exchange)), leaving the events with the endpoints.
+    pub(super) fn step(&mut self, d: Duration) {
+        self.advance(d);
+        self.exchange();
+    }
+
+    /// Advances time by `d` and runs every endpoint's timers.
+    fn advance(&mut self, d: Duration) {
+        self.now += d;
+        self.server.handle_timeout(self.now);
+        for (_, ep) in &mut self.clients {
+            ep.handle_timeout(self.now);
         }
     }
 

@@ -90,13 +90,13 @@ fn config(cases: u32) -> ProptestConfig {
 }
 
 /// Payload: 8-byte message id, then filler.
-fn payload(id: u64, len: usize) -> Bytes {
+pub(super) fn payload(id: u64, len: usize) -> Bytes {
     let mut v = vec![(id % 251) as u8; len.max(8)];
     v[..8].copy_from_slice(&id.to_be_bytes());
     Bytes::from(v)
 }
 
-fn id_of(data: &[u8]) -> u64 {
+pub(super) fn id_of(data: &[u8]) -> u64 {
     u64::from_be_bytes(data[..8].try_into().expect("8-byte id"))
 }
 
