@@ -29,10 +29,14 @@
 //! (this program again, with `--child`): a host that embeds this crate calls
 //! [`child_main`] when it sees that argument.
 //!
+//! [`floor`] measures the kernel's own round trip (bare UDP, no protocol), the floor under
+//! the round-trip section's figures (the example `udp_floor` runs it).
+//!
 //! Nothing here asserts a timing: the results are measurements to read, and the CI run
 //! (`--quick`) only checks that every section produced numbers.
 
 mod child;
+pub mod floor;
 mod gateway;
 mod host;
 mod memory;

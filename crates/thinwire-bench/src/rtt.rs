@@ -18,7 +18,7 @@ use crate::runner::{cells, Ctx, Metric};
 /// Message size of the round-trip measurement.
 const SIZE: usize = 24;
 /// An unanswered message is given up after this long (unreliable ones can be lost).
-const GIVE_UP: Duration = Duration::from_millis(200);
+pub(crate) const GIVE_UP: Duration = Duration::from_millis(200);
 
 /// One run's result.
 #[derive(Debug, Clone, Copy)]
