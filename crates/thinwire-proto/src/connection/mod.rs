@@ -218,6 +218,11 @@ pub(crate) struct Connection {
     events: VecDeque<Event>,
     /// How many of `events` the endpoint was told of ([`announce_events`](Self::announce_events)).
     announced: u32,
+    /// The events held since the application last took them all went over [`EVENTS_KEPT`]
+    /// (`events.rs`): their room is kept for the next burst, not given back at once.
+    ///
+    /// [`EVENTS_KEPT`]: events::EVENTS_KEPT
+    events_burst: bool,
     /// Deadline delivery's state, made when the connection first sends or receives a deadline
     /// message (most connections never do).
     deadline: Option<Box<Deadline>>,
@@ -280,6 +285,7 @@ impl Connection {
             close: CloseTimes::default(),
             events: VecDeque::new(),
             announced: 0,
+            events_burst: false,
             deadline: None,
             policies,
             stats: counters::Counters::default(),

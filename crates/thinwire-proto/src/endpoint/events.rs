@@ -28,26 +28,22 @@ pub(super) struct EventOrder {
 impl Endpoint {
     /// The next application event.
     pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
-        while let Some(h) = self.events.order.pop_front() {
-            let event = match self.conns.get_mut(h) {
-                Some(conn) => conn.pop_event(),
-                None => match self.events.orphans.entry(h) {
-                    Entry::Occupied(mut left) => {
-                        let e = left.get_mut().pop_front();
-                        if left.get().is_empty() {
-                            left.remove();
-                        }
-                        e
+        let h = self.events.order.pop_front()?;
+        let event = match self.conns.get_mut(h) {
+            Some(conn) => conn.pop_event(),
+            None => match self.events.orphans.entry(h) {
+                Entry::Occupied(mut left) => {
+                    let e = left.get_mut().pop_front();
+                    if left.get().is_empty() {
+                        left.remove();
                     }
-                    Entry::Vacant(_) => None,
-                },
-            };
-            debug_assert!(event.is_some(), "an event is queued per entry");
-            if let Some(e) = event {
-                return Some((h, e));
-            }
-        }
-        None
+                    e
+                }
+                Entry::Vacant(_) => None,
+            },
+        };
+        debug_assert!(event.is_some(), "an event is kept per entry");
+        event.map(|e| (h, e))
     }
 
     /// Events waiting for [`poll_event`](Self::poll_event).
@@ -71,12 +67,11 @@ impl Endpoint {
 impl EventOrder {
     /// Queues connection `h`'s events produced since the last call (its handle once each).
     pub(super) fn announce(&mut self, h: ConnectionHandle, conn: &mut Connection) {
-        for e in conn.announce_events() {
-            if let Event::Disconnected { reason } = e {
-                tracing::debug!(conn = %h, by = reason.closed_by(), %reason, "connection closed");
-            }
-            self.order.push_back(h);
+        let (new, newest) = conn.announce_events();
+        if let Some(Event::Disconnected { reason }) = newest {
+            tracing::debug!(conn = %h, by = reason.closed_by(), %reason, "connection closed");
         }
+        self.order.extend(std::iter::repeat_n(h, new));
     }
 
     /// Keeps the events connection `h` still holds as it is forgotten.
