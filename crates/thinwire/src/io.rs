@@ -45,13 +45,16 @@ pub(crate) const RECV_BATCHES_PER_TURN: usize = 64;
 const MAX_GSO_BYTES: usize = 60_000;
 
 /// Creates a UDP socket bound to `addr`, non-blocking, with quinn-udp's per-socket state
-/// (GRO, GSO detection, don't-fragment).
+/// (GRO, GSO detection, don't-fragment); on Linux without the receive options thinwire does
+/// not read (`mmsg::drop_unread_control`).
 pub(crate) fn bind(
     addr: SocketAddr,
     buffer: Option<usize>,
 ) -> io::Result<(UdpSocket, UdpSocketState)> {
     let socket = UdpSocket::bind(addr)?;
     let state = UdpSocketState::new(UdpSockRef::from(&socket))?;
+    #[cfg(target_os = "linux")]
+    mmsg::drop_unread_control(std::os::fd::AsFd::as_fd(&socket));
     if let Some(size) = buffer {
         // best effort: the system caps these
         let _ = state.set_recv_buffer_size(UdpSockRef::from(&socket), size);

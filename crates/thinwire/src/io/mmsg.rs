@@ -3,7 +3,10 @@
 //! quinn-udp sends one `sendmsg` per train; a server fanning out to many clients (different
 //! destinations, so no GSO) would pay one system call per datagram. Here each `mmsghdr`
 //! carries one train, with a `UDP_SEGMENT` control message when it holds several segments,
-//! so GSO and the batching across destinations add up. The only unsafe code of the crate.
+//! so GSO and the batching across destinations add up.
+//!
+//! Also [`drop_unread_control`]: the receive options quinn-udp turns on that thinwire never
+//! reads. With the sending, the only unsafe code of the crate.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -154,6 +157,59 @@ pub(crate) fn send<'a>(
     }
 }
 
+/// Receive options quinn-udp's socket setup turns on and thinwire never reads: the arrival
+/// time (`SO_TIMESTAMPNS`), the ECN bits (`IP_RECVTOS`, `IPV6_RECVTCLASS`) and the destination
+/// address (`IP_PKTINFO`, `IPV6_RECVPKTINFO`; thinwire sends from the address the system
+/// picks). Each makes the kernel build a control message for every datagram received, and a
+/// timestamp also makes it read the clock for every packet the machine receives.
+const UNREAD: [(libc::c_int, libc::c_int); 5] = [
+    (libc::SOL_SOCKET, libc::SO_TIMESTAMPNS),
+    (libc::IPPROTO_IP, libc::IP_RECVTOS),
+    (libc::IPPROTO_IP, libc::IP_PKTINFO),
+    (libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS),
+    (libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO),
+];
+
+/// Turns the [`UNREAD`] options off on `socket`, so a receive returns only the address, the
+/// bytes and GRO's segment size. Best effort: an option the socket's family does not have
+/// (the IPv6 ones on an IPv4 socket) is refused and skipped, and one left on costs time,
+/// never correctness (quinn-udp parses what comes).
+pub(crate) fn drop_unread_control(socket: BorrowedFd<'_>) {
+    let off: libc::c_int = 0;
+    for (level, name) in UNREAD {
+        // SAFETY: `off` is a live c_int and its size is passed; the kernel only reads it.
+        unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                level,
+                name,
+                (&off as *const libc::c_int).cast(),
+                mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+/// Whether the boolean option `name` at `level` is on for `socket` (`None`: the socket has no
+/// such option).
+#[cfg(test)]
+fn flag(socket: BorrowedFd<'_>, level: libc::c_int, name: libc::c_int) -> Option<bool> {
+    let mut value: libc::c_int = 0;
+    let mut len = mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `value` and `len` are live and `len` holds the size of `value`; the kernel
+    // writes at most that many bytes and the length it wrote.
+    let r = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            level,
+            name,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (r == 0).then_some(value != 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +242,25 @@ mod tests {
         // machine without it reports as an error above rather than here)
         for _ in 0..3 {
             assert_eq!(b.recv(&mut buf).unwrap(), 100);
+        }
+    }
+
+    #[test]
+    fn a_bound_socket_asks_for_gro_and_for_no_control_message_it_does_not_read() {
+        for addr in ["127.0.0.1:0", "[::1]:0"] {
+            let Ok((socket, _)) = crate::io::bind(addr.parse().unwrap(), None) else {
+                continue; // no IPv6 loopback here
+            };
+            let fd = socket.as_fd();
+            for (level, name) in UNREAD {
+                // an option of the other family reads as absent or off
+                assert_ne!(
+                    flag(fd, level, name),
+                    Some(true),
+                    "{addr}: {level}/{name} is on"
+                );
+            }
+            assert_eq!(flag(fd, libc::SOL_UDP, libc::UDP_GRO), Some(true), "{addr}");
         }
     }
 
