@@ -296,7 +296,7 @@ impl Rig {
     fn next_timer(&mut self) -> Option<Instant> {
         let edge = self.edge_cpu.time(|| self.edge.poll_timeout());
         let server = self.server_cpu.time(|| self.server.poll_timeout());
-        let players = self.players.iter().map(|(p, _)| p.poll_timeout());
+        let players = self.players.iter_mut().map(|(p, _)| p.poll_timeout());
         [self.game.poll_timeout(), edge, server]
             .into_iter()
             .chain(players)

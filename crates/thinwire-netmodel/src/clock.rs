@@ -13,7 +13,7 @@ pub trait SimClock {
     /// Drains every endpoint's transmits and events.
     fn flush(&mut self);
     /// The earliest pending event: a datagram arriving or a timer expiring.
-    fn next_event(&self) -> Option<Instant>;
+    fn next_event(&mut self) -> Option<Instant>;
     /// Processes everything due at the current time.
     fn process_due(&mut self);
 }

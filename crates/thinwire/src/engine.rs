@@ -169,7 +169,7 @@ impl Engine {
     }
 
     /// When the engine next has work without new input.
-    pub(crate) fn next_wakeup(&self) -> Option<Instant> {
+    pub(crate) fn next_wakeup(&mut self) -> Option<Instant> {
         let mut t = self.core.poll_timeout();
         if let Some(f) = &self.faults {
             for d in [f.inbound.next_delivery(), f.outbound.next_delivery()]

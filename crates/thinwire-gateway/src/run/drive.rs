@@ -20,7 +20,7 @@ use crate::trunk::{EdgeGateway, GatewayEvent, GatewayStats, ServerGateway, Side}
 pub trait Machine {
     fn handle_datagram(&mut self, now: Instant, side: Side, from: SocketAddr, datagram: &[u8]);
     fn handle_timeout(&mut self, now: Instant);
-    fn poll_timeout(&self) -> Option<Instant>;
+    fn poll_timeout(&mut self) -> Option<Instant>;
     fn poll_transmit(
         &mut self,
         now: Instant,
@@ -40,7 +40,7 @@ macro_rules! machine {
             fn handle_timeout(&mut self, now: Instant) {
                 <$t>::handle_timeout(self, now)
             }
-            fn poll_timeout(&self) -> Option<Instant> {
+            fn poll_timeout(&mut self) -> Option<Instant> {
                 <$t>::poll_timeout(self)
             }
             fn poll_transmit(

@@ -172,7 +172,7 @@ impl EdgeGateway {
     }
 
     /// The earliest instant `handle_timeout` has work.
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
         let redial = match self.dial {
             Dial::Waiting(t) => Some(t),
             _ => None,

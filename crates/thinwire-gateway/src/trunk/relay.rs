@@ -122,7 +122,7 @@ impl Relay {
     }
 
     /// The earliest timer of the endpoints and the trunks' holds.
-    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+    pub(crate) fn poll_timeout(&mut self) -> Option<Instant> {
         let holds = self.links.values().filter_map(TrunkLink::poll_timeout);
         [
             self.trunk.poll_timeout(),

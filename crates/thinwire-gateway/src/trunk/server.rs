@@ -162,7 +162,7 @@ impl ServerGateway {
     }
 
     /// The earliest instant `handle_timeout` has work.
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
         let parked = self.resume.poll_timeout();
         self.relay.poll_timeout().into_iter().chain(parked).min()
     }

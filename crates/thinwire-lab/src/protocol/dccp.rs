@@ -298,7 +298,7 @@ impl SimEndpoint for DccpConn {
         None
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         match (self.rto_at, self.ack_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -136,7 +136,7 @@ pub trait SimEndpoint {
     /// Next packet to transmit, if any.
     fn poll_transmit(&mut self, now: Instant) -> Option<Transmit<Self::Packet>>;
     /// Earliest time [`SimEndpoint::handle_timeout`] must be called.
-    fn poll_timeout(&self) -> Option<Instant>;
+    fn poll_timeout(&mut self) -> Option<Instant>;
     /// Timers due at `now` fire.
     fn handle_timeout(&mut self, now: Instant);
     /// Next message delivered to the application: `(peer, message id)`.

@@ -216,7 +216,7 @@ impl SimEndpoint for StreamsConn {
         None
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         self.streams
             .iter()
             .filter_map(|s| s.conn.next_timeout())

@@ -61,7 +61,7 @@ impl SimEndpoint for UdpEndpoint {
         })
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         None
     }
 

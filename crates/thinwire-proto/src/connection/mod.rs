@@ -139,6 +139,9 @@ struct Due {
     ping: bool,
     /// A retransmission timeout fired: one packet may go regardless of the congestion window.
     probe: bool,
+    /// Working out the earliest timer again: the state changed since it was last worked out
+    /// (`poll_deadline` does it).
+    timers: bool,
 }
 
 /// What a connection's packets move: its packet numbers and loss recovery for what it sends,

@@ -107,7 +107,7 @@ impl Connection {
 
     /// Drops scheduled copies no longer wanted (acknowledged, or already carried by bundling)
     /// from the front.
-    fn prune_copies(&mut self) {
+    pub(super) fn prune_copies(&mut self) {
         while let Some(&(_, c)) = self.active.get().queues.copies.front() {
             let wanted = self.send[c.channel as usize]
                 .frag(c.seq, c.frag)

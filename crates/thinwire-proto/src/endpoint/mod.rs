@@ -497,7 +497,13 @@ impl Endpoint {
     }
 
     /// The earliest instant at which `handle_timeout` has work (a timer, or a queued Connect).
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    ///
+    /// The connections' timers are worked out here (and in `handle_timeout`) for every
+    /// connection the calls since the last one changed, rather than after each call: a
+    /// runtime that asks after its send system call keeps that work off the path from a
+    /// datagram's arrival to the answer's departure.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        self.conns.settle_timers();
         let timer = self.conns.next_timer();
         let reads = (self.queue.per_turn > 0)
             .then(|| self.queue.next_read(self.epoch, self.clock))
@@ -558,9 +564,8 @@ impl Endpoint {
             return;
         }
         debug_assert_eq!(conn.deadline_base(), self.epoch, "deadlines share the base");
-        let next = conn.poll_deadline();
         let held = conn.held_bytes();
-        self.conns.set_timer(h, next);
+        self.conns.timer_changed(h);
         self.account(h, held);
     }
 

@@ -44,6 +44,8 @@ struct Slot {
     queued: Deadline,
     /// Queued in `dirty`.
     dirty: bool,
+    /// Queued in `stale`: the connection's state changed since its timer was last armed.
+    stale: bool,
     /// Bytes of the memory budget the connection held when last looked at: in all, and of
     /// those what its peer sent.
     held: usize,
@@ -62,6 +64,9 @@ pub(crate) struct ConnTable {
     len: usize,
     timers: BinaryHeap<Reverse<(Deadline, u32, u32)>>,
     dirty: VecDeque<ConnectionHandle>,
+    /// Connections whose timer is to be armed again ([`settle_timers`](Self::settle_timers)).
+    /// A handle whose connection is gone stays until then and is skipped.
+    stale: Vec<ConnectionHandle>,
 }
 
 fn split(h: ConnectionHandle) -> (usize, u32) {
@@ -78,6 +83,7 @@ impl ConnTable {
             len: 0,
             timers: BinaryHeap::new(),
             dirty: VecDeque::new(),
+            stale: Vec::new(),
         }
     }
 
@@ -106,6 +112,7 @@ impl ConnTable {
                     timer: NONE,
                     queued: NONE,
                     dirty: false,
+                    stale: false,
                     held: 0,
                     received: 0,
                     source: 0,
@@ -194,6 +201,8 @@ impl ConnTable {
         slot.timer = NONE;
         slot.queued = NONE;
         slot.generation = slot.generation.wrapping_add(1);
+        // its entry in `stale` (if any) no longer finds a connection
+        slot.stale = false;
         if std::mem::take(&mut slot.dirty) {
             self.dirty.retain(|x| *x != h);
         }
@@ -203,11 +212,33 @@ impl ConnTable {
         conn
     }
 
-    /// Arms the timer of `h` for `at` (from the connection's
-    /// [`poll_deadline`](Connection::poll_deadline); [`NONE`] disarms it).
-    pub(crate) fn set_timer(&mut self, h: ConnectionHandle, at: Deadline) {
-        let (i, _) = split(h);
-        if self.slot(h).is_some() {
+    /// The state of `h`'s connection changed: its timer is armed again, from the connection's
+    /// [`poll_deadline`](Connection::poll_deadline), at the next
+    /// [`settle_timers`](Self::settle_timers) rather than now. A connection that a datagram
+    /// and the answer to it change three times works its timers out once, and a host that
+    /// settles after its send system call keeps that work off the round trip.
+    pub(crate) fn timer_changed(&mut self, h: ConnectionHandle) {
+        if let Some(slot) = self.slot_mut(h) {
+            if !slot.stale {
+                slot.stale = true;
+                self.stale.push(h);
+            }
+        }
+    }
+
+    /// Arms the timer of every connection changed since the last call. The order does not
+    /// matter: connections' timers expire in the order of their deadlines, then of their
+    /// slots, whatever order they were armed in.
+    pub(crate) fn settle_timers(&mut self) {
+        while let Some(h) = self.stale.pop() {
+            let (i, _) = split(h);
+            let Some(slot) = self.slot_mut(h) else {
+                continue;
+            };
+            slot.stale = false;
+            let Some(at) = slot.conn.as_deref_mut().map(Connection::poll_deadline) else {
+                continue;
+            };
             self.arm(i, at);
         }
     }
@@ -270,16 +301,18 @@ impl ConnTable {
             .collect();
     }
 
-    /// The earliest armed timer.
+    /// The earliest armed timer ([`settle_timers`](Self::settle_timers) first).
     pub(crate) fn next_timer(&self) -> Option<Instant> {
+        debug_assert!(self.stale.is_empty(), "timers read before they settled");
         self.timers
             .peek()
             .and_then(|Reverse((at, ..))| self.instant(*at))
     }
 
-    /// The connection whose timer expired at or before `now`, earliest first; its timer is
-    /// disarmed.
+    /// The connection whose timer expired at or before `now`, earliest first (after arming
+    /// every changed connection's timer again); its timer is disarmed.
     pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<ConnectionHandle> {
+        self.settle_timers();
         let &Reverse((at, i, g)) = self.timers.peek()?;
         if at > Stamp(signed_nanos(now, self.base)) {
             return None;
@@ -354,6 +387,7 @@ mod tests {
                 timer: NONE,
                 queued: NONE,
                 dirty: false,
+                stale: false,
                 held: 0,
                 received: 0,
                 source: 0,

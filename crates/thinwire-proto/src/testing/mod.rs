@@ -262,10 +262,10 @@ impl Pair {
     }
 
     /// The next instant anything happens (a delivery or a timer).
-    pub fn next_event(&self) -> Option<Instant> {
+    pub fn next_event(&mut self) -> Option<Instant> {
         [
-            self.client.endpoint().poll_timeout(),
-            self.server.endpoint().poll_timeout(),
+            self.client.endpoint_mut().poll_timeout(),
+            self.server.endpoint_mut().poll_timeout(),
             self.client.outbound().next_delivery(),
             self.server.outbound().next_delivery(),
         ]
@@ -437,7 +437,7 @@ impl SimClock for Pair {
     fn flush(&mut self) {
         Pair::flush(self);
     }
-    fn next_event(&self) -> Option<Instant> {
+    fn next_event(&mut self) -> Option<Instant> {
         Pair::next_event(self)
     }
     fn process_due(&mut self) {

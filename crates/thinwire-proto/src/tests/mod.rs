@@ -16,6 +16,7 @@ mod repair;
 mod reset;
 mod send_state;
 mod thin;
+mod timers;
 mod wrong_key;
 
 use crate::wire::{self, ConnectionId, LongPacket};

@@ -94,8 +94,8 @@ fn repair_due_covers_a_queued_retransmission() {
         "first transmission"
     );
     let rto = p
-        .client()
-        .endpoint()
+        .client_mut()
+        .endpoint_mut()
         .poll_timeout()
         .expect("the RTO is armed");
     assert!(rto > p.now() + ms(90), "{:?}", rto - p.now());

@@ -1,6 +1,7 @@
 //! Connection ids.
 
 use std::fmt;
+use std::num::NonZeroU8;
 
 use super::{DecodeError, Reader, MAX_CID_LEN};
 
@@ -8,41 +9,40 @@ use super::{DecodeError, Reader, MAX_CID_LEN};
 /// that receives packets carrying it.
 ///
 /// Stored inline (no allocation); bytes past `len` are always zero so the
-/// derived comparisons and hash only depend on the visible bytes.
+/// derived comparisons and hash only depend on the visible bytes. The length is never zero,
+/// so an `Option<ConnectionId>` takes no more room than the id (9 bytes).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub struct ConnectionId {
-    len: u8,
+    len: NonZeroU8,
     bytes: [u8; MAX_CID_LEN],
 }
 
 impl ConnectionId {
     /// A connection id holding `bytes`; `None` unless `1 <= bytes.len() <= 8`.
     pub fn new(bytes: &[u8]) -> Option<Self> {
-        if bytes.is_empty() || bytes.len() > MAX_CID_LEN {
+        if bytes.len() > MAX_CID_LEN {
             return None;
         }
+        let len = NonZeroU8::new(bytes.len() as u8)?;
         let mut buf = [0u8; MAX_CID_LEN];
         buf[..bytes.len()].copy_from_slice(bytes);
-        Some(ConnectionId {
-            len: bytes.len() as u8,
-            bytes: buf,
-        })
+        Some(ConnectionId { len, bytes: buf })
     }
 
     /// The id's bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..usize::from(self.len)]
+        &self.bytes[..usize::from(self.len.get())]
     }
 
     /// The id's length in bytes (1..=8).
     pub fn len(&self) -> usize {
-        usize::from(self.len)
+        usize::from(self.len.get())
     }
 
     /// Always false: a connection id has at least one byte.
     #[cfg(any(test, feature = "fuzzing"))]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        false
     }
 
     /// Read `len` raw bytes (length known out of band, as in short headers).
@@ -61,7 +61,7 @@ impl ConnectionId {
 
     /// Append `len: u8` then the bytes.
     pub(crate) fn write_prefixed(&self, out: &mut Vec<u8>) {
-        out.push(self.len);
+        out.push(self.len.get());
         out.extend_from_slice(self.as_bytes());
     }
 }

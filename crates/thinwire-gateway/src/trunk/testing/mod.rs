@@ -403,16 +403,16 @@ impl Harness {
     }
 
     /// The next instant anything happens (a delivery or a timer).
-    pub fn next_event(&self) -> Option<Instant> {
+    pub fn next_event(&mut self) -> Option<Instant> {
         let wires = [&self.lan_up, &self.lan_down];
-        let edges = self.edges.iter().flat_map(|e| {
+        let edges = self.edges.iter_mut().flat_map(|e| {
             [
                 e.gw.poll_timeout(),
                 e.trunk_up.link.next_delivery(),
                 e.trunk_down.link.next_delivery(),
             ]
         });
-        let players = self.players.iter().flat_map(|p| {
+        let players = self.players.iter_mut().flat_map(|p| {
             [
                 p.endpoint.poll_timeout(),
                 p.up.link.next_delivery(),
@@ -516,7 +516,7 @@ impl SimClock for Harness {
     fn flush(&mut self) {
         Harness::flush(self);
     }
-    fn next_event(&self) -> Option<Instant> {
+    fn next_event(&mut self) -> Option<Instant> {
         Harness::next_event(self)
     }
     fn process_due(&mut self) {

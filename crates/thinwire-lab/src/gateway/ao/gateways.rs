@@ -214,7 +214,7 @@ macro_rules! gateway_node {
             }
 
             /// The gateway's next timer.
-            pub(super) fn poll_timeout(&self) -> Option<Instant> {
+            pub(super) fn poll_timeout(&mut self) -> Option<Instant> {
                 self.gw.poll_timeout()
             }
 

@@ -89,7 +89,7 @@ impl Node {
         }
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         match self {
             Node::Server(s) => s.ep.poll_timeout(),
             Node::Player(p) => p.ep.poll_timeout(),

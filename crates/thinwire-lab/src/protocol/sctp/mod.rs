@@ -226,7 +226,7 @@ impl SimEndpoint for SctpAssoc {
         })
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         match (self.t3_at, self.sack_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -374,7 +374,7 @@ impl SimEndpoint for TcpConn {
         })
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         self.next_timeout()
     }
 

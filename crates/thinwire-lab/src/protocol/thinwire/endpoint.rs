@@ -296,7 +296,7 @@ impl SimEndpoint for ThinwireEndpoint {
         })
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
+    fn poll_timeout(&mut self) -> Option<Instant> {
         self.ep.poll_timeout()
     }
 
