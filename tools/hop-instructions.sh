@@ -4,13 +4,14 @@
 # a noisy machine. Two runs of different lengths; their difference over the extra round trips
 # cancels the handshake and start-up.
 #
-#   tools/hop-instructions.sh [reliable|unreliable] [BURST] [path]    (needs valgrind)
+#   tools/hop-instructions.sh [reliable|unreliable] [BURST] [path]    (needs valgrind, bash 4.4+)
 #
 # BURST messages per round trip (default 1): with 32, the costs per message show rather than
 # those per datagram, as in a busy sender's flush; the result is also given per message.
-# `path` counts only the calls a host makes between a datagram's arrival and its answer's
-# departure (handle_datagram, poll_event, send, poll_transmit), leaving out the timer calls
-# (handle_timeout, poll_timeout) that `thinwire::Host` makes after its send system call.
+# `path` (third, after a BURST: `reliable 1 path`) counts only the calls a host makes between
+# a datagram's arrival and its answer's departure (handle_datagram, poll_event, send,
+# poll_transmit), leaving out the timer calls (handle_timeout, poll_timeout) that
+# `thinwire::Host` makes after its send system call.
 set -euo pipefail
 kind=${1:-reliable}
 burst=${2:-1}
@@ -38,5 +39,5 @@ what="instructions per round trip"
 if [ "$burst" -eq 1 ]; then
     echo "hop/$kind: $per_trip $what"
 else
-    echo "hop/$kind x$burst: $per_trip instructions per round trip, $((per_trip / burst)) per message"
+    echo "hop/$kind x$burst: $per_trip $what, $((per_trip / burst)) per message"
 fi

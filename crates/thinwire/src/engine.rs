@@ -145,6 +145,19 @@ impl Engine {
         }
     }
 
+    /// Whether [`on_timeout`](Self::on_timeout) has work at `now` that was known before the
+    /// last calls into the core: a timer that expired ([`thinwire_proto::Endpoint::timer_expired`])
+    /// or a datagram the fault links release.
+    pub(crate) fn overdue(&self, now: Instant) -> bool {
+        self.core.timer_expired(now)
+            || self.faults.as_ref().is_some_and(|f| {
+                [f.inbound.next_delivery(), f.outbound.next_delivery()]
+                    .into_iter()
+                    .flatten()
+                    .any(|t| t <= now)
+            })
+    }
+
     /// Drains the core's transmits into `batch` (through the outbound fault link when there is
     /// one), plus whatever the fault link releases now.
     pub(crate) fn collect(&mut self, now: Instant, batch: &mut TxBatch, max_segments: usize) {

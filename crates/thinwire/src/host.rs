@@ -376,19 +376,23 @@ impl Host {
         Ok(read)
     }
 
-    /// Transmits, then timers (and at most `handshakes_per_turn` queued handshake reads,
-    /// after the datagrams `receive` handled), then what the timers made.
+    /// Timers (and at most `handshakes_per_turn` queued handshake reads, after the datagrams
+    /// `receive` handled) and transmits.
     ///
-    /// What is queued goes before the timers are looked at: working out the timers of the
-    /// connections the last calls changed (the core does it when asked for the next one) then
-    /// runs after the send system call, off the path from a datagram's arrival to its answer.
-    /// What an expired timer makes (a retransmission, an ACK, a keepalive) goes at the end of
-    /// the same pump, in a datagram of its own rather than with what was queued.
+    /// When nothing was due before the application's last calls (`Engine::overdue`), what it
+    /// queued goes first and the timers after: working out the timers of the connections those
+    /// calls changed (the core does it when asked for the next one) then runs after the send
+    /// system call, off the path from a datagram's arrival to its answer, and what it finds
+    /// due at once goes at the end of the same pass. A timer that expired before (a
+    /// retransmission timeout while the application was busy) is handled first, as always,
+    /// so its retransmission goes before new data and with it.
     fn pump(&mut self, now: Instant) {
         self.last_pump = now;
         let segments = self.udp.max_gso_segments();
-        self.engine.collect(now, &mut self.tx, segments);
-        self.send_all();
+        if !self.engine.overdue(now) {
+            self.engine.collect(now, &mut self.tx, segments);
+            self.send_all();
+        }
         self.engine.on_timeout(now);
         self.engine.collect(now, &mut self.tx, segments);
         self.send_all();

@@ -24,6 +24,7 @@ mod queue;
 mod send;
 mod stats;
 mod table;
+mod timers;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -479,39 +480,6 @@ impl Endpoint {
         self.touched(h);
     }
 
-    /// Processes expired timers, then reads up to `handshakes_per_turn` waiting Connects
-    /// ([`handle_handshakes`](Self::handle_handshakes)).
-    pub fn handle_timeout(&mut self, now: Instant) {
-        self.clock = now;
-        while let Some(h) = self.conns.pop_expired(now) {
-            if let Some(c) = self.conns.get_mut(h) {
-                c.handle_timeout(now);
-            }
-            self.touched(h);
-        }
-        if self.memory.sweep_at().is_some_and(|t| t <= now) {
-            self.sweep_memory(now);
-        }
-        let per_turn = self.queue.per_turn;
-        self.handle_handshakes(now, per_turn);
-    }
-
-    /// The earliest instant at which `handle_timeout` has work (a timer, or a queued Connect).
-    ///
-    /// The connections' timers are worked out here (and in `handle_timeout`) for every
-    /// connection the calls since the last one changed, rather than after each call: a
-    /// runtime that asks after its send system call keeps that work off the path from a
-    /// datagram's arrival to the answer's departure.
-    pub fn poll_timeout(&mut self) -> Option<Instant> {
-        self.conns.settle_timers();
-        let timer = self.conns.next_timer();
-        let reads = (self.queue.per_turn > 0)
-            .then(|| self.queue.next_read(self.epoch, self.clock))
-            .flatten();
-        let sweep = self.memory.sweep_at();
-        timer.into_iter().chain(reads).chain(sweep).min()
-    }
-
     /// The next datagram to send, written into `buf` (which is cleared first).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         self.clock = now;
@@ -547,8 +515,8 @@ impl Endpoint {
         None
     }
 
-    /// After anything touched connection `h`: collect its events, re-arm its timer, mark it as
-    /// possibly having something to send, and forget it once closed.
+    /// After anything touched connection `h`: collect its events, mark its timer to be worked
+    /// out again and it as possibly having something to send, and forget it once closed.
     fn touched(&mut self, h: ConnectionHandle) {
         self.conns.mark_dirty(h);
         self.refresh(h);

@@ -15,6 +15,10 @@
 //! slot still holds that generation and that entry). The top of the heap is kept exact (live,
 //! at its slot's deadline), so [`ConnTable::next_timer`] is exact, and the heap is rebuilt from
 //! the slots when stale entries outnumber the connections.
+//!
+//! A connection's timer is armed again lazily: a call that changes the connection only marks
+//! it ([`ConnTable::timer_changed`]), and [`ConnTable::settle_timers`] works out the deadlines of
+//! every marked connection when the timers are read.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -301,6 +305,14 @@ impl ConnTable {
             .collect();
     }
 
+    /// Whether a timer armed at the last [`settle_timers`](Self::settle_timers) has expired by
+    /// `now` (the connections changed since are not looked at).
+    pub(crate) fn armed_expired(&self, now: Instant) -> bool {
+        self.timers
+            .peek()
+            .is_some_and(|Reverse((at, ..))| *at <= Stamp(signed_nanos(now, self.base)))
+    }
+
     /// The earliest armed timer ([`settle_timers`](Self::settle_timers) first).
     pub(crate) fn next_timer(&self) -> Option<Instant> {
         debug_assert!(self.stale.is_empty(), "timers read before they settled");
@@ -357,8 +369,8 @@ mod tests {
 
     #[test]
     fn timers_fire_in_order_and_rearming_leaves_no_ghost() {
-        // the timer logic only looks at slots (set_timer finds them through live connections):
-        // fake the slots and arm them by index
+        // the timer logic only looks at slots (settle_timers finds them through live
+        // connections): fake the slots and arm them by index
         let base = Instant::now();
         let mut t = fake_slots(3, base);
         let at = |ms| base + Duration::from_millis(ms);

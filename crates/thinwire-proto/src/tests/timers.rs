@@ -40,3 +40,25 @@ fn a_slot_reused_before_the_timers_are_worked_out_arms_the_new_connection() {
     fresh.connect(now, to, &server, &channels).expect("alone");
     assert_eq!(next, fresh.poll_timeout());
 }
+
+/// `timer_expired` tells what was armed when the timers were last worked out, and nothing of
+/// the connections changed since: a runtime asks it before it sends, so that a timer that fell
+/// due before the application's calls is still handled first.
+#[test]
+fn timer_expired_sees_what_was_armed_and_not_what_changed_since() {
+    let now = Instant::now();
+    let mut client = Endpoint::new(EndpointConfig::new([3; 32]), None, now).expect("client");
+    let to: SocketAddr = "127.0.0.1:4433".parse().expect("addr");
+    let server = ServerKey::generate([4; 32]).public();
+    client
+        .connect(now, to, &server, &[ChannelKind::Unreliable])
+        .expect("connect");
+    let far = now + std::time::Duration::from_secs(3600);
+    assert!(
+        !client.timer_expired(far),
+        "not worked out yet: nothing armed"
+    );
+    let due = client.poll_timeout().expect("the handshake is timed");
+    assert!(client.timer_expired(due));
+    assert!(!client.timer_expired(due - std::time::Duration::from_nanos(1)));
+}
