@@ -145,9 +145,10 @@ impl Engine {
         }
     }
 
-    /// Whether [`on_timeout`](Self::on_timeout) has work at `now` that was known before the
-    /// last calls into the core: a timer that expired ([`thinwire_proto::Endpoint::timer_expired`])
-    /// or a datagram the fault links release.
+    /// Whether [`on_timeout`](Self::on_timeout) may have work at `now` without looking at
+    /// the connections changed since the timers were last worked out: a timer armed then that
+    /// expired ([`thinwire_proto::Endpoint::timer_expired`]), or a datagram the fault links
+    /// release.
     pub(crate) fn overdue(&self, now: Instant) -> bool {
         self.core.timer_expired(now)
             || self.faults.as_ref().is_some_and(|f| {
@@ -156,6 +157,12 @@ impl Engine {
                     .flatten()
                     .any(|t| t <= now)
             })
+    }
+
+    /// Works out the timers of the connections the calls since the last time changed, so that
+    /// [`overdue`](Self::overdue) sees them.
+    pub(crate) fn settle(&mut self) {
+        let _ = self.core.poll_timeout();
     }
 
     /// Drains the core's transmits into `batch` (through the outbound fault link when there is

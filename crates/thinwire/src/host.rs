@@ -379,13 +379,14 @@ impl Host {
     /// Timers (and at most `handshakes_per_turn` queued handshake reads, after the datagrams
     /// `receive` handled) and transmits.
     ///
-    /// When nothing was due before the application's last calls (`Engine::overdue`), what it
-    /// queued goes first and the timers after: working out the timers of the connections those
-    /// calls changed (the core does it when asked for the next one) then runs after the send
-    /// system call, off the path from a datagram's arrival to its answer, and what it finds
-    /// due at once goes at the end of the same pass. A timer that expired before (a
-    /// retransmission timeout while the application was busy) is handled first, as always,
-    /// so its retransmission goes before new data and with it.
+    /// When no timer armed by the last pass has expired (`Engine::overdue`), what the
+    /// application queued since goes first and the timers after: working out the timers of the
+    /// connections its calls changed (the core does it when asked for the next one) then runs
+    /// after the send system call, off the path from a datagram's arrival to its answer, and
+    /// what it finds due at once goes at the end of the same pass. A timer that expired since
+    /// the last pass (a retransmission timeout while the application was busy) is handled
+    /// first, as before, so its retransmission goes before new data and with it; for that,
+    /// each pass ends by working out the timers of what it changed itself.
     fn pump(&mut self, now: Instant) {
         self.last_pump = now;
         let segments = self.udp.max_gso_segments();
@@ -396,6 +397,7 @@ impl Host {
         self.engine.on_timeout(now);
         self.engine.collect(now, &mut self.tx, segments);
         self.send_all();
+        self.engine.settle();
     }
 
     /// Hands every queued train to the socket (a flush's worth per `sendmmsg` on Linux). A

@@ -44,12 +44,14 @@ impl Endpoint {
         reads.into_iter().chain(self.memory.sweep_at())
     }
 
-    /// Whether `handle_timeout` has work at `now` that was known at the last `poll_timeout`
-    /// or `handle_timeout`: a timer armed then, a queued Connect's read or the memory sweep.
-    /// The connections changed since are not looked at, so this is cheap where `poll_timeout`
-    /// works their timers out. A runtime that sends what the application queued before it
-    /// handles timers asks this first: what was due before the application's calls then
-    /// still goes first, as `handle_timeout` then `poll_transmit` would send it.
+    /// Whether `handle_timeout` may have work at `now`, without working out the timers of the
+    /// connections changed since the last `poll_timeout` (or since `handle_timeout` worked
+    /// them out): a timer armed then that expired (a connection changed since counts with its
+    /// old deadline; one whose timer fired since counts with none), a queued Connect's read,
+    /// or the memory sweep. Cheap where `poll_timeout` works the timers out. A runtime that
+    /// sends what the application queued before it handles timers asks this first, right
+    /// after a `poll_timeout`: a timer that expired in between then goes first, as
+    /// `handle_timeout` then `poll_transmit` would send it.
     pub fn timer_expired(&self, now: Instant) -> bool {
         self.conns.armed_expired(now) || self.own_work().any(|t| t <= now)
     }
