@@ -150,13 +150,18 @@ impl Engine {
     /// expired ([`thinwire_proto::Endpoint::timer_expired`]), or a datagram the fault links
     /// release.
     pub(crate) fn overdue(&self, now: Instant) -> bool {
-        self.core.timer_expired(now)
-            || self.faults.as_ref().is_some_and(|f| {
-                [f.inbound.next_delivery(), f.outbound.next_delivery()]
-                    .into_iter()
-                    .flatten()
-                    .any(|t| t <= now)
-            })
+        self.core.timer_expired(now) || self.fault_deliveries().any(|t| t <= now)
+    }
+
+    /// When the fault links next release a datagram, each way (none without fault injection).
+    fn fault_deliveries(&self) -> impl Iterator<Item = Instant> {
+        let f = self.faults.as_ref();
+        [
+            f.and_then(|f| f.inbound.next_delivery()),
+            f.and_then(|f| f.outbound.next_delivery()),
+        ]
+        .into_iter()
+        .flatten()
     }
 
     /// Works out the timers of the connections the calls since the last time changed, so that
@@ -190,16 +195,8 @@ impl Engine {
 
     /// When the engine next has work without new input.
     pub(crate) fn next_wakeup(&mut self) -> Option<Instant> {
-        let mut t = self.core.poll_timeout();
-        if let Some(f) = &self.faults {
-            for d in [f.inbound.next_delivery(), f.outbound.next_delivery()]
-                .into_iter()
-                .flatten()
-            {
-                t = Some(t.map_or(d, |t| t.min(d)));
-            }
-        }
-        t
+        let timer = self.core.poll_timeout();
+        timer.into_iter().chain(self.fault_deliveries()).min()
     }
 
     pub(crate) fn stats(&self) -> EndpointStats {

@@ -202,6 +202,11 @@ impl TimerTable {
 
 // The connection's side: which timers run in which state, and what each does when it fires.
 impl Connection {
+    /// Whether the state changed since the earliest timer was last worked out.
+    pub(crate) fn timers_changed(&self) -> bool {
+        self.due.timers
+    }
+
     /// The earliest timer, counted from the endpoint's start ([`Stamp::NONE`]: no timer
     /// armed): what the endpoint's timer table keeps, with no conversion.
     pub(crate) fn poll_deadline(&mut self) -> Stamp {

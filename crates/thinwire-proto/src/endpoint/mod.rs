@@ -516,7 +516,8 @@ impl Endpoint {
     }
 
     /// After anything touched connection `h`: collect its events, mark its timer to be worked
-    /// out again and it as possibly having something to send, and forget it once closed.
+    /// out again (when its state changed) and it as possibly having something to send, and
+    /// forget it once closed.
     fn touched(&mut self, h: ConnectionHandle) {
         self.conns.mark_dirty(h);
         self.refresh(h);
@@ -533,7 +534,9 @@ impl Endpoint {
         }
         debug_assert_eq!(conn.deadline_base(), self.epoch, "deadlines share the base");
         let held = conn.held_bytes();
-        self.conns.timer_changed(h);
+        if conn.timers_changed() {
+            self.conns.timer_changed(h);
+        }
         self.account(h, held);
     }
 

@@ -91,9 +91,14 @@ impl ConnTable {
         }
     }
 
+    /// `now` as a deadline of this table.
+    fn deadline_at(&self, now: Instant) -> Deadline {
+        Stamp(signed_nanos(now, self.base))
+    }
+
     #[cfg(test)]
     fn deadline(&self, at: Option<Instant>) -> Deadline {
-        at.map_or(NONE, |at| Stamp(signed_nanos(at, self.base)))
+        at.map_or(NONE, |at| self.deadline_at(at))
     }
 
     fn instant(&self, d: Deadline) -> Option<Instant> {
@@ -310,7 +315,7 @@ impl ConnTable {
     pub(crate) fn armed_expired(&self, now: Instant) -> bool {
         self.timers
             .peek()
-            .is_some_and(|Reverse((at, ..))| *at <= Stamp(signed_nanos(now, self.base)))
+            .is_some_and(|Reverse((at, ..))| *at <= self.deadline_at(now))
     }
 
     /// The earliest armed timer ([`settle_timers`](Self::settle_timers) first).
@@ -326,7 +331,7 @@ impl ConnTable {
     pub(crate) fn pop_expired(&mut self, now: Instant) -> Option<ConnectionHandle> {
         self.settle_timers();
         let &Reverse((at, i, g)) = self.timers.peek()?;
-        if at > Stamp(signed_nanos(now, self.base)) {
+        if at > self.deadline_at(now) {
             return None;
         }
         self.timers.pop();
