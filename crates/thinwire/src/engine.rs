@@ -149,7 +149,7 @@ impl Engine {
     /// the connections changed since the timers were last worked out: a timer armed then that
     /// expired ([`thinwire_proto::Endpoint::timer_expired`]), or a datagram the fault links
     /// release.
-    pub(crate) fn overdue(&self, now: Instant) -> bool {
+    fn overdue(&self, now: Instant) -> bool {
         self.core.timer_expired(now) || self.fault_deliveries().any(|t| t <= now)
     }
 
@@ -166,8 +166,36 @@ impl Engine {
 
     /// Works out the timers of the connections the calls since the last time changed, so that
     /// [`overdue`](Self::overdue) sees them.
-    pub(crate) fn settle(&mut self) {
+    fn settle(&mut self) {
         let _ = self.core.poll_timeout();
+    }
+
+    /// One pass of a host: timers and transmits, each batch handed to `send` (which empties it
+    /// into the socket and counts what went into the I/O statistics).
+    ///
+    /// When no timer armed by the last pass has expired ([`overdue`](Self::overdue)), what the
+    /// application queued since goes first and the timers after: working out the timers of the
+    /// connections its calls changed (the core does it when asked for the next one) then runs
+    /// after the send system call, off the path from a datagram's arrival to its answer, and
+    /// what it finds due at once goes at the end of the same pass. A timer that expired since
+    /// the last pass (a retransmission timeout while the application was busy) is handled
+    /// first, so its retransmission goes before new data and with it; for that, each pass
+    /// ends by working out the timers of what it changed itself.
+    pub(crate) fn pump(
+        &mut self,
+        now: Instant,
+        batch: &mut TxBatch,
+        max_segments: usize,
+        mut send: impl FnMut(&mut TxBatch, &mut IoStats),
+    ) {
+        if !self.overdue(now) {
+            self.collect(now, batch, max_segments);
+            send(batch, &mut self.io);
+        }
+        self.on_timeout(now);
+        self.collect(now, batch, max_segments);
+        send(batch, &mut self.io);
+        self.settle();
     }
 
     /// Drains the core's transmits into `batch` (through the outbound fault link when there is
@@ -211,3 +239,6 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -41,7 +41,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::BindError;
 use crate::io::{RecvBuf, TxBatch, RECV_BATCHES_PER_TURN};
-use crate::stats::EndpointStats;
+use crate::stats::{EndpointStats, IoStats};
 
 /// How long one send may wait for a full socket buffer to drain before the datagram is dropped.
 const SEND_WAIT: Duration = Duration::from_millis(100);
@@ -377,51 +377,38 @@ impl Host {
     }
 
     /// Timers (and at most `handshakes_per_turn` queued handshake reads, after the datagrams
-    /// `receive` handled) and transmits.
-    ///
-    /// When no timer armed by the last pass has expired (`Engine::overdue`), what the
-    /// application queued since goes first and the timers after: working out the timers of the
-    /// connections its calls changed (the core does it when asked for the next one) then runs
-    /// after the send system call, off the path from a datagram's arrival to its answer, and
-    /// what it finds due at once goes at the end of the same pass. A timer that expired since
-    /// the last pass (a retransmission timeout while the application was busy) is handled
-    /// first, as before, so its retransmission goes before new data and with it; for that,
-    /// each pass ends by working out the timers of what it changed itself.
+    /// `receive` handled) and transmits, in the order [`Engine::pump`] gives.
     fn pump(&mut self, now: Instant) {
         self.last_pump = now;
         let segments = self.udp.max_gso_segments();
-        if !self.engine.overdue(now) {
-            self.engine.collect(now, &mut self.tx, segments);
-            self.send_all();
-        }
-        self.engine.on_timeout(now);
-        self.engine.collect(now, &mut self.tx, segments);
-        self.send_all();
-        self.engine.settle();
+        let (udp, socket) = (&self.udp, &self.socket);
+        self.engine.pump(now, &mut self.tx, segments, |tx, io| {
+            send_all(udp, socket, tx, io)
+        });
     }
+}
 
-    /// Hands every queued train to the socket (a flush's worth per `sendmmsg` on Linux). A
-    /// full socket gets one wait of up to [`SEND_WAIT`] per train; a train it still refuses
-    /// is dropped (counted), and the protocol recovers as from any loss.
-    fn send_all(&mut self) {
-        let mut waited = false;
-        while !self.tx.is_empty() {
-            match self.tx.send(&self.udp, &self.socket) {
-                Ok(sent) => {
-                    sent.record(&mut self.engine.io);
-                    waited = false;
+/// Hands every queued train to the socket (a flush's worth per `sendmmsg` on Linux). A full
+/// socket gets one wait of up to [`SEND_WAIT`] per train; a train it still refuses is dropped
+/// (counted), and the protocol recovers as from any loss.
+fn send_all(udp: &UdpSocketState, socket: &UdpSocket, tx: &mut TxBatch, io: &mut IoStats) {
+    let mut waited = false;
+    while !tx.is_empty() {
+        match tx.send(udp, socket) {
+            Ok(sent) => {
+                sent.record(io);
+                waited = false;
+            }
+            // the socket is full: wait for room once
+            Err(_) if !waited => {
+                waited = true;
+                if wait(socket, PollFlags::OUT, SEND_WAIT).is_err() {
+                    tx.drop_next().record(io);
                 }
-                // the socket is full: wait for room once
-                Err(_) if !waited => {
-                    waited = true;
-                    if wait(&self.socket, PollFlags::OUT, SEND_WAIT).is_err() {
-                        self.tx.drop_next().record(&mut self.engine.io);
-                    }
-                }
-                Err(_) => {
-                    self.tx.drop_next().record(&mut self.engine.io);
-                    waited = false;
-                }
+            }
+            Err(_) => {
+                tx.drop_next().record(io);
+                waited = false;
             }
         }
     }

@@ -229,6 +229,19 @@ impl TxBatch {
         });
     }
 
+    /// Takes every queued datagram, in order, as if the socket had sent them (tests without a
+    /// socket).
+    #[cfg(test)]
+    pub(crate) fn take_datagrams(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
+        let mut out = Vec::new();
+        for t in &self.trains[self.sent..] {
+            let train = &self.buf[t.start..t.start + t.len];
+            out.extend(train.chunks(t.segment).map(|d| (t.destination, d.to_vec())));
+        }
+        self.clear();
+        out
+    }
+
     /// The next train to send, if any, and how many datagrams it holds.
     fn next(&self) -> Option<(Transmit<'_>, usize)> {
         let t = self.trains.get(self.sent)?;

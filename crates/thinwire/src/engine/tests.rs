@@ -1,0 +1,161 @@
+//! The order of a host's pass ([`Engine::pump`]) on simulated time: two engines wired by hand,
+//! no sockets, so what each send call carries is seen exactly.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use thinwire_proto::{ChannelKind, ConnectionHandle, Event, SendMode};
+
+use super::Engine;
+use crate::config::Config;
+use crate::io::TxBatch;
+
+type Datagram = (SocketAddr, Vec<u8>);
+
+/// One pass of `e` at `now`: what each of its send calls carried, empty calls included.
+fn pass(e: &mut Engine, now: Instant) -> Vec<Vec<Datagram>> {
+    let mut batch = TxBatch::default();
+    let mut calls = Vec::new();
+    e.pump(now, &mut batch, 1, |tx, _| calls.push(tx.take_datagrams()));
+    calls
+}
+
+/// The payloads of the messages `e` holds, in the order it hands them out.
+fn messages(e: &mut Engine) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    while let Some((_, ev)) = e.core.poll_event() {
+        if let Event::Message(m) = ev {
+            out.push(m.data);
+        }
+    }
+    out
+}
+
+/// A client engine connected to a server engine over a lossless wire with 1 ms between
+/// passes; `now` is the last pass's time and nothing is in flight.
+struct Wired {
+    client: Engine,
+    server: Engine,
+    conn: ConnectionHandle,
+    now: Instant,
+}
+
+const CLIENT: &str = "127.0.0.1:4000";
+const SERVER: &str = "127.0.0.1:5000";
+
+impl Wired {
+    fn new() -> Self {
+        let now = Instant::now();
+        let (ca, sa) = (CLIENT.parse().unwrap(), SERVER.parse().unwrap());
+        let server = Engine::new(&Config::server(), now, sa).unwrap();
+        let mut client = Engine::new(&Config::client(), now, ca).unwrap();
+        let key = server.core.public_key().unwrap();
+        let conn = client
+            .core
+            .connect(now, sa, &key, &[ChannelKind::ReliableOrdered])
+            .unwrap();
+        let mut w = Wired {
+            client,
+            server,
+            conn,
+            now,
+        };
+        let mut connected = false;
+        for _ in 0..20 {
+            w.exchange();
+            while let Some((_, ev)) = w.client.core.poll_event() {
+                connected |= matches!(ev, Event::Connected { .. });
+            }
+            while w.server.core.poll_event().is_some() {}
+        }
+        assert!(connected, "handshake within 20 exchanges");
+        w
+    }
+
+    /// A pass of each side, 1 ms apart, every datagram delivered.
+    fn exchange(&mut self) {
+        self.now += Duration::from_millis(1);
+        for (_, d) in pass(&mut self.client, self.now).concat() {
+            self.server
+                .on_datagram(self.now, CLIENT.parse().unwrap(), &d);
+        }
+        self.now += Duration::from_millis(1);
+        for (_, d) in pass(&mut self.server, self.now).concat() {
+            self.client
+                .on_datagram(self.now, SERVER.parse().unwrap(), &d);
+        }
+    }
+
+    fn send(&mut self, data: &'static [u8]) {
+        self.client
+            .send(self.conn, 0, Bytes::from_static(data), SendMode::Plain)
+            .unwrap();
+    }
+}
+
+#[test]
+fn new_data_goes_before_the_timers_when_none_is_overdue() {
+    let mut w = Wired::new();
+    w.now += Duration::from_millis(5);
+    w.send(b"fresh");
+    let calls = pass(&mut w.client, w.now);
+    // the application's message goes in the first call, before the timers are looked at;
+    // the second call (after them) finds nothing more
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0].len(), 1);
+    assert!(calls[1].is_empty());
+    w.server
+        .on_datagram(w.now, CLIENT.parse().unwrap(), &calls[0][0].1);
+    assert_eq!(messages(&mut w.server), [&b"fresh"[..]]);
+}
+
+#[test]
+fn an_expired_retransmission_timeout_goes_first_and_with_the_new_data() {
+    let mut w = Wired::new();
+    w.now += Duration::from_millis(5);
+    w.send(b"lost");
+    let lost = pass(&mut w.client, w.now);
+    assert_eq!(lost.concat().len(), 1, "one datagram, dropped: {lost:?}");
+    // the application is busy past the retransmission timeout, then queues more; nothing
+    // asks for the next timer in between (as when `Host::service` returns an event at once),
+    // so only the end of the lost datagram's pass has worked that timer out
+    let rto = w.client.core.connection_stats(w.conn).unwrap().path.rto;
+    w.now += 2 * rto;
+    w.send(b"new");
+    let calls = pass(&mut w.client, w.now);
+    // the expired timer is handled before anything is sent: one call, one datagram carrying
+    // the retransmission and the new message together, the retransmission first
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].len(), 1, "{calls:?}");
+    w.server
+        .on_datagram(w.now, CLIENT.parse().unwrap(), &calls[0][0].1);
+    assert_eq!(messages(&mut w.server), [&b"lost"[..], &b"new"[..]]);
+}
+
+#[test]
+fn a_timeout_armed_after_the_timers_of_a_pass_is_seen_by_the_next_one() {
+    let mut w = Wired::new();
+    w.now += Duration::from_millis(5);
+    w.send(b"lost");
+    let rto = w.client.core.connection_stats(w.conn).unwrap().path.rto;
+    pass(&mut w.client, w.now);
+    w.now += 2 * rto;
+    w.send(b"new");
+    // the retransmission and the new message go after the timers (the timer had expired),
+    // and are lost too: the timeout they arm is worked out by the end of this pass only
+    let lost = pass(&mut w.client, w.now).concat();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    let rto = w.client.core.connection_stats(w.conn).unwrap().path.rto;
+    w.now += 2 * rto;
+    w.send(b"newer");
+    let calls = pass(&mut w.client, w.now);
+    assert_eq!(calls.len(), 1, "the expired timeout goes first: {calls:?}");
+    assert_eq!(calls[0].len(), 1, "{calls:?}");
+    w.server
+        .on_datagram(w.now, CLIENT.parse().unwrap(), &calls[0][0].1);
+    assert_eq!(
+        messages(&mut w.server),
+        [&b"lost"[..], &b"new"[..], &b"newer"[..]]
+    );
+}
