@@ -87,6 +87,31 @@ impl Wired {
         }
     }
 
+    /// Sends `data`, then lets the client's pass lose what it sends (one
+    /// datagram), as the application stays busy past its retransmission timeout.
+    fn lose(&mut self, data: &'static [u8]) {
+        self.send(data);
+        let lost = pass(&mut self.client, self.now).concat();
+        assert_eq!(lost.len(), 1, "one datagram, dropped: {lost:?}");
+        self.now += 2 * self
+            .client
+            .core
+            .connection_stats(self.conn)
+            .unwrap()
+            .path
+            .rto;
+    }
+
+    /// Delivers the datagram of a pass that made one send call with one datagram, and returns
+    /// the messages the server then holds.
+    fn deliver_alone(&mut self, calls: &[Vec<Datagram>]) -> Vec<Bytes> {
+        assert_eq!(calls.len(), 1, "one send call: {calls:?}");
+        assert_eq!(calls[0].len(), 1, "one datagram: {calls:?}");
+        self.server
+            .on_datagram(self.now, CLIENT.parse().unwrap(), &calls[0][0].1);
+        messages(&mut self.server)
+    }
+
     fn send(&mut self, data: &'static [u8]) {
         self.client
             .send(self.conn, 0, Bytes::from_static(data), SendMode::Plain)
@@ -114,23 +139,14 @@ fn new_data_goes_before_the_timers_when_none_is_overdue() {
 fn an_expired_retransmission_timeout_goes_first_and_with_the_new_data() {
     let mut w = Wired::new();
     w.now += Duration::from_millis(5);
-    w.send(b"lost");
-    let lost = pass(&mut w.client, w.now);
-    assert_eq!(lost.concat().len(), 1, "one datagram, dropped: {lost:?}");
-    // the application is busy past the retransmission timeout, then queues more; nothing
-    // asks for the next timer in between (as when `Host::service` returns an event at once),
-    // so only the end of the lost datagram's pass has worked that timer out
-    let rto = w.client.core.connection_stats(w.conn).unwrap().path.rto;
-    w.now += 2 * rto;
+    // nothing asks for the next timer after the loss (as when `Host::service` returns an
+    // event at once), so only the end of the lost datagram's pass has worked that timer out
+    w.lose(b"lost");
     w.send(b"new");
     let calls = pass(&mut w.client, w.now);
     // the expired timer is handled before anything is sent: one call, one datagram carrying
     // the retransmission and the new message together, the retransmission first
-    assert_eq!(calls.len(), 1, "{calls:?}");
-    assert_eq!(calls[0].len(), 1, "{calls:?}");
-    w.server
-        .on_datagram(w.now, CLIENT.parse().unwrap(), &calls[0][0].1);
-    assert_eq!(messages(&mut w.server), [&b"lost"[..], &b"new"[..]]);
+    assert_eq!(w.deliver_alone(&calls), [&b"lost"[..], &b"new"[..]]);
 }
 
 #[test]
@@ -138,24 +154,15 @@ fn a_timeout_armed_after_the_timers_of_a_pass_is_seen_by_the_next_one() {
     let mut w = Wired::new();
     w.now += Duration::from_millis(5);
     w.send(b"lost");
-    let rto = w.client.core.connection_stats(w.conn).unwrap().path.rto;
     pass(&mut w.client, w.now);
-    w.now += 2 * rto;
-    w.send(b"new");
+    w.now += 2 * w.client.core.connection_stats(w.conn).unwrap().path.rto;
     // the retransmission and the new message go after the timers (the timer had expired),
     // and are lost too: the timeout they arm is worked out by the end of this pass only
-    let lost = pass(&mut w.client, w.now).concat();
-    assert_eq!(lost.len(), 1, "{lost:?}");
-    let rto = w.client.core.connection_stats(w.conn).unwrap().path.rto;
-    w.now += 2 * rto;
+    w.lose(b"new");
     w.send(b"newer");
     let calls = pass(&mut w.client, w.now);
-    assert_eq!(calls.len(), 1, "the expired timeout goes first: {calls:?}");
-    assert_eq!(calls[0].len(), 1, "{calls:?}");
-    w.server
-        .on_datagram(w.now, CLIENT.parse().unwrap(), &calls[0][0].1);
     assert_eq!(
-        messages(&mut w.server),
+        w.deliver_alone(&calls),
         [&b"lost"[..], &b"new"[..], &b"newer"[..]]
     );
 }
