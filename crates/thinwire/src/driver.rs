@@ -19,7 +19,6 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quinn_udp::UdpSockRef;
 use tokio::io::Interest;
 
 use crate::error::ConnectionError;
@@ -134,9 +133,9 @@ async fn hold_acks(shared: &Shared) {
 fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<bool> {
     let mut read = false;
     for _ in 0..RECV_BATCHES_PER_TURN {
-        let r = shared.socket.try_io(Interest::READABLE, || {
-            rx.recv(&shared.udp, UdpSockRef::from(&shared.socket))
-        });
+        let r = shared
+            .socket
+            .try_io(Interest::READABLE, || rx.recv(&shared.udp, &shared.socket));
         match r {
             Ok(_) => {
                 *errors = 0;

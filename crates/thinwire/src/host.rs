@@ -30,7 +30,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use quinn_udp::{UdpSockRef, UdpSocketState};
+use quinn_udp::UdpSocketState;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use thinwire_proto::{
     ChannelKind, CipherSuite, ConnectError, ConnectToken, ConnectionHandle, ConnectionStats,
@@ -351,7 +351,7 @@ impl Host {
     fn receive(&mut self) -> io::Result<bool> {
         let mut read = false;
         for _ in 0..RECV_BATCHES_PER_TURN {
-            match self.rx.recv(&self.udp, UdpSockRef::from(&self.socket)) {
+            match self.rx.recv(&self.udp, &self.socket) {
                 Ok(_) => {
                     read = true;
                     let now = Instant::now();

@@ -1,16 +1,22 @@
-//! Batched UDP socket I/O: `recvmmsg` with GRO on receive (through `quinn-udp`), and on send
-//! the GSO trains of a whole flush in one `sendmmsg` (Linux, `mmsg.rs`), falling back to
-//! `quinn-udp`'s one `sendmsg` per train elsewhere or when `sendmmsg` fails.
+//! Batched UDP socket I/O: `recvmmsg` with GRO on receive, and on send the GSO trains of a
+//! whole flush in one `sendmmsg` (Linux, `mmsg.rs`); elsewhere, and on send when `sendmmsg`
+//! fails, through `quinn-udp` (one datagram or train per system call).
 
-use std::io::{self, IoSliceMut};
+use std::io;
+#[cfg(not(target_os = "linux"))]
+use std::io::IoSliceMut;
 use std::net::{SocketAddr, UdpSocket};
 
-use quinn_udp::{RecvMeta, Transmit, UdpSockRef, UdpSocketState};
+#[cfg(not(target_os = "linux"))]
+use quinn_udp::RecvMeta;
+use quinn_udp::{Transmit, UdpSockRef, UdpSocketState};
 
 use crate::stats::IoStats;
 
 #[cfg(target_os = "linux")]
 mod mmsg;
+#[cfg(target_os = "linux")]
+use mmsg::Received;
 
 /// A socket a [`TxBatch`] can be sent on: the std socket of a `Host`, the tokio socket of a
 /// driver.
@@ -68,8 +74,17 @@ pub(crate) fn bind(
 /// zeroed and only touched as far as datagrams reach, so small datagrams cost a page per slot.
 pub(crate) struct RecvBuf {
     buf: Vec<u8>,
-    meta: [RecvMeta; RECV_SLOTS],
+    meta: [Received; RECV_SLOTS],
     filled: usize,
+}
+
+/// One datagram, or one GRO train of datagrams from one source, in a slot.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Received {
+    from: SocketAddr,
+    len: usize,
+    stride: usize,
 }
 
 impl std::fmt::Debug for RecvBuf {
@@ -82,27 +97,49 @@ impl std::fmt::Debug for RecvBuf {
 
 impl RecvBuf {
     pub(crate) fn new() -> Self {
+        let nothing = Received {
+            from: SocketAddr::from(([0, 0, 0, 0], 0)),
+            len: 0,
+            stride: 0,
+        };
         Self {
             buf: vec![0; SLOT * RECV_SLOTS],
-            meta: [RecvMeta::default(); RECV_SLOTS],
+            meta: [nothing; RECV_SLOTS],
             filled: 0,
         }
     }
 
-    /// One batched receive (`recvmmsg` on Linux). Returns the number of slots filled, or
-    /// `WouldBlock` when nothing is waiting.
-    pub(crate) fn recv(
+    /// One batched receive: thinwire's `recvmmsg` on Linux, elsewhere as many datagrams as
+    /// quinn-udp reads in one call. Returns the number of slots filled, or `WouldBlock` when
+    /// nothing is waiting.
+    pub(crate) fn recv<S: Socket>(
         &mut self,
         state: &UdpSocketState,
-        socket: UdpSockRef<'_>,
+        socket: &S,
     ) -> io::Result<usize> {
         self.filled = 0;
-        let mut chunks = self.buf.chunks_mut(SLOT);
-        let mut iovs: [IoSliceMut<'_>; RECV_SLOTS] =
-            std::array::from_fn(|_| IoSliceMut::new(chunks.next().unwrap_or_default()));
-        let n = state.recv(socket, &mut iovs, &mut self.meta)?;
-        self.filled = n;
-        Ok(n)
+        #[cfg(target_os = "linux")]
+        {
+            let _ = state; // set the socket up; the receive needs nothing of it here
+            self.filled = mmsg::recv(socket.as_fd(), &mut self.buf, &mut self.meta)?;
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let mut chunks = self.buf.chunks_mut(SLOT);
+            let mut iovs: [IoSliceMut<'_>; RECV_SLOTS] =
+                std::array::from_fn(|_| IoSliceMut::new(chunks.next().unwrap_or_default()));
+            let mut metas = [RecvMeta::default(); RECV_SLOTS];
+            let n = state.recv(UdpSockRef::from(socket), &mut iovs, &mut metas)?;
+            for (out, m) in self.meta.iter_mut().zip(&metas[..n]) {
+                *out = Received {
+                    from: m.addr,
+                    len: m.len,
+                    stride: m.stride,
+                };
+            }
+            self.filled = n;
+        }
+        Ok(self.filled)
     }
 
     /// Whether the last receive emptied the socket's queue: it filled fewer slots than one
@@ -110,7 +147,11 @@ impl RecvBuf {
     /// 1: Windows, macOS without its batched path) a receive always fills all it can, and
     /// this says no.
     pub(crate) fn drained(&self) -> bool {
-        self.filled < RECV_SLOTS.min(quinn_udp::BATCH_SIZE)
+        #[cfg(target_os = "linux")]
+        let batch = RECV_SLOTS;
+        #[cfg(not(target_os = "linux"))]
+        let batch = RECV_SLOTS.min(quinn_udp::BATCH_SIZE);
+        self.filled < batch
     }
 
     /// The datagrams of the last receive, GRO trains split at their stride.
@@ -125,7 +166,7 @@ impl RecvBuf {
                 } else {
                     m.stride
                 };
-                slot.chunks(stride).map(move |d| (m.addr, d))
+                slot.chunks(stride).map(move |d| (m.from, d))
             })
     }
 }

@@ -1,12 +1,14 @@
-//! `sendmmsg(2)`: many GSO trains, to as many destinations, in one system call (Linux).
+//! `sendmmsg(2)` and `recvmmsg(2)` (Linux).
 //!
-//! quinn-udp sends one `sendmsg` per train; a server fanning out to many clients (different
-//! destinations, so no GSO) would pay one system call per datagram. Here each `mmsghdr`
-//! carries one train, with a `UDP_SEGMENT` control message when it holds several segments,
-//! so GSO and the batching across destinations add up.
+//! Sending: quinn-udp sends one `sendmsg` per train; a server fanning out to many clients
+//! (different destinations, so no GSO) would pay one system call per datagram. Here each
+//! `mmsghdr` carries one train, with a `UDP_SEGMENT` control message when it holds several
+//! segments, so GSO and the batching across destinations add up.
 //!
-//! Also [`drop_unread_control`]: the receive options quinn-udp turns on that thinwire never
-//! reads. With the sending, the only unsafe code of the crate.
+//! Receiving ([`recv`]): quinn-udp's `recvmmsg` zeroes the headers of its whole batch (32,
+//! 2 KiB) on every call and keeps room for every control message it can parse; thinwire reads
+//! a batch of 8 and only GRO's segment size, having turned the other receive options off
+//! ([`drop_unread_control`]). The only unsafe code of the crate.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -157,6 +159,158 @@ pub(crate) fn send<'a>(
     }
 }
 
+/// One datagram, or one GRO train of datagrams from one source, that [`recv`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Received {
+    pub(crate) from: SocketAddr,
+    /// Bytes in the slot.
+    pub(crate) len: usize,
+    /// Bytes per datagram of a GRO train (the last may be shorter); `len` when the slot holds
+    /// one datagram.
+    pub(crate) stride: usize,
+}
+
+/// Room for the control messages of one received datagram: GRO's segment size (an int, 24
+/// bytes with its header), and those of the options [`drop_unread_control`] turns off should
+/// something turn them on again (a timestamp, 32 bytes; an IPv6 packet info, 40; a traffic
+/// class, 24): 128 bytes. [`recv`] reads only GRO's.
+type RecvControl = [libc::cmsghdr; 8];
+
+/// The address at `addr` as a socket address, if it is IPv4 or IPv6.
+///
+/// # Safety
+/// `addr` points to a `sockaddr_storage` of which the kernel wrote the first `len` bytes.
+unsafe fn socket_addr(
+    addr: *const libc::sockaddr_storage,
+    len: libc::socklen_t,
+) -> Option<SocketAddr> {
+    let len = len as usize;
+    if len < mem::size_of::<libc::sa_family_t>() {
+        return None;
+    }
+    // SAFETY (all three reads): the caller's promise, and each read stays within the `len`
+    // bytes written (checked before it); sockaddr_storage is aligned for every address type.
+    match libc::c_int::from(unsafe { (*addr).ss_family }) {
+        libc::AF_INET if len >= mem::size_of::<libc::sockaddr_in>() => {
+            let a = unsafe { addr.cast::<libc::sockaddr_in>().read() };
+            Some(SocketAddr::new(
+                std::net::Ipv4Addr::from(a.sin_addr.s_addr.to_ne_bytes()).into(),
+                u16::from_be(a.sin_port),
+            ))
+        }
+        libc::AF_INET6 if len >= mem::size_of::<libc::sockaddr_in6>() => {
+            let a = unsafe { addr.cast::<libc::sockaddr_in6>().read() };
+            Some(SocketAddr::V6(std::net::SocketAddrV6::new(
+                a.sin6_addr.s6_addr.into(),
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// GRO's segment size in the control messages of `hdr`, if the kernel joined datagrams.
+fn gro_stride(hdr: &libc::msghdr) -> Option<usize> {
+    // SAFETY: `hdr` is a header the kernel filled: `msg_control` points to a live buffer of
+    // which `msg_controllen` bytes hold well-formed control messages, and the CMSG macros stay
+    // within them; the data of a UDP_GRO message is an int, possibly unaligned.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(hdr);
+        while !cmsg.is_null() {
+            let whole = (*cmsg).cmsg_len as usize
+                >= libc::CMSG_LEN(mem::size_of::<libc::c_int>() as _) as usize;
+            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO && whole {
+                let size = libc::CMSG_DATA(cmsg).cast::<libc::c_int>().read_unaligned();
+                return usize::try_from(size).ok().filter(|&s| s > 0);
+            }
+            cmsg = libc::CMSG_NXTHDR(hdr, cmsg);
+        }
+    }
+    None
+}
+
+/// Reads up to `N` datagrams (or GRO trains) in one `recvmmsg` on the non-blocking `socket`,
+/// the `i`th into the `i`th of `N` equal slots of `buf`, and describes them in `out`. Returns
+/// how many slots it filled, or `WouldBlock` when nothing waits. A datagram cut short by its
+/// slot, or from an address that is neither IPv4 nor IPv6, is skipped: it fills no slot
+/// (the slots after it move up).
+pub(crate) fn recv<const N: usize>(
+    socket: BorrowedFd<'_>,
+    buf: &mut [u8],
+    out: &mut [Received; N],
+) -> io::Result<usize> {
+    let slot = buf.len() / N;
+    let mut names = [MaybeUninit::<libc::sockaddr_storage>::uninit(); N];
+    let mut iovs = [MaybeUninit::<libc::iovec>::uninit(); N];
+    let mut controls = [MaybeUninit::<RecvControl>::uninit(); N];
+    let mut hdrs = [MaybeUninit::<libc::mmsghdr>::uninit(); N];
+    for (i, chunk) in buf.chunks_exact_mut(slot).take(N).enumerate() {
+        let iov = iovs[i].write(libc::iovec {
+            iov_base: chunk.as_mut_ptr().cast(),
+            iov_len: chunk.len(),
+        });
+        // SAFETY: all-zero is a valid msghdr (null pointers, zero lengths), and clears the
+        // private padding fields some C libraries add.
+        let mut hdr: libc::msghdr = unsafe { mem::zeroed() };
+        hdr.msg_name = names[i].as_mut_ptr().cast();
+        hdr.msg_namelen = mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        hdr.msg_iov = iov;
+        hdr.msg_iovlen = 1;
+        hdr.msg_control = controls[i].as_mut_ptr().cast();
+        hdr.msg_controllen = mem::size_of::<RecvControl>() as _;
+        hdrs[i].write(libc::mmsghdr {
+            msg_hdr: hdr,
+            msg_len: 0,
+        });
+    }
+    let got = loop {
+        // SAFETY: the `N` headers are initialised, and every pointer in them points into
+        // `names`, `iovs`, `controls` or `buf`, all alive and unmoved until this call returns,
+        // with the lengths given; the kernel writes only within them and the headers.
+        let got = unsafe {
+            libc::recvmmsg(
+                socket.as_raw_fd(),
+                hdrs.as_mut_ptr().cast::<libc::mmsghdr>(),
+                N as _,
+                0,
+                std::ptr::null_mut(),
+            )
+        };
+        if got >= 0 {
+            break got as usize;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    };
+    let mut filled = 0;
+    for (i, h) in hdrs[..got].iter().enumerate() {
+        // SAFETY: written above (the kernel updated its lengths and flags).
+        let h = unsafe { h.assume_init_ref() };
+        let len = h.msg_len as usize;
+        if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+            continue;
+        }
+        // SAFETY: the kernel wrote `msg_namelen` bytes of this datagram's source address.
+        let Some(from) = (unsafe { socket_addr(names[i].as_ptr(), h.msg_hdr.msg_namelen) }) else {
+            continue;
+        };
+        if filled != i {
+            buf.copy_within(i * slot..i * slot + len, filled * slot);
+        }
+        out[filled] = Received {
+            from,
+            len,
+            stride: gro_stride(&h.msg_hdr).unwrap_or(len),
+        };
+        filled += 1;
+    }
+    Ok(filled)
+}
+
 /// Receive options quinn-udp's socket setup turns on and thinwire never reads: the arrival
 /// time (`SO_TIMESTAMPNS`), the ECN bits (`IP_RECVTOS`, `IPV6_RECVTCLASS`) and the destination
 /// address (`IP_PKTINFO`, `IPV6_RECVPKTINFO`; thinwire sends from the address the system
@@ -265,6 +419,86 @@ mod tests {
             let on = flag(fd, libc::SOL_UDP, libc::UDP_GRO) == Some(true);
             assert_eq!(on, gro, "{addr}");
         }
+    }
+
+    /// What a receive socket (bound as a host binds it: GRO on where the kernel has it) reads
+    /// in calls of [`recv`] through [`crate::io::RecvBuf`] until nothing waits, GRO trains split.
+    fn read_all(rx: &UdpSocket, state: &quinn_udp::UdpSocketState) -> Vec<(SocketAddr, Vec<u8>)> {
+        let mut buf = crate::io::RecvBuf::new();
+        let mut got = Vec::new();
+        loop {
+            match buf.recv(state, rx) {
+                Ok(_) => got.extend(buf.datagrams().map(|(a, d)| (a, d.to_vec()))),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return got,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn one_receive_reads_several_sources_and_splits_gro_trains() {
+        for any in ["127.0.0.1:0", "[::1]:0"] {
+            let Ok((rx, state)) = crate::io::bind(any.parse().unwrap(), None) else {
+                continue; // no IPv6 loopback here
+            };
+            let a_socket = UdpSocket::bind(any).unwrap();
+            let b = UdpSocket::bind(any).unwrap();
+            let to = rx.local_addr().unwrap();
+            let train: Vec<u8> = (0..250).map(|i| i as u8).collect(); // 100 + 100 + 50
+            let msgs = [
+                Message {
+                    destination: to,
+                    contents: b"from a",
+                    segment: None,
+                },
+                Message {
+                    destination: to,
+                    contents: &train,
+                    segment: Some(100),
+                },
+            ];
+            assert_eq!(send(a_socket.as_fd(), msgs).unwrap(), 2);
+            b.send_to(b"from b", to).unwrap();
+            let (a, b) = (a_socket.local_addr().unwrap(), b.local_addr().unwrap());
+            let want = vec![
+                (a, b"from a".to_vec()),
+                (a, train[..100].to_vec()),
+                (a, train[100..200].to_vec()),
+                (a, train[200..].to_vec()),
+                (b, b"from b".to_vec()),
+            ];
+            assert_eq!(read_all(&rx, &state), want, "{any}");
+            // with every receive option on again (as quinn-udp's setup leaves them), the
+            // other control messages fit beside GRO's
+            let _ = quinn_udp::UdpSocketState::new((&rx).into()).unwrap();
+            assert_eq!(send(a_socket.as_fd(), msgs).unwrap(), 2);
+            assert_eq!(read_all(&rx, &state), want[..4], "{any}, options on");
+        }
+    }
+
+    #[test]
+    fn an_empty_socket_would_block_and_a_full_batch_leaves_the_rest() {
+        let (rx, _) = crate::io::bind("127.0.0.1:0".parse().unwrap(), None).unwrap();
+        let mut out = [Received {
+            from: rx.local_addr().unwrap(),
+            len: 0,
+            stride: 0,
+        }; 2];
+        let mut buf = [0u8; 2 * 64];
+        let e = recv(rx.as_fd(), &mut buf, &mut out).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for d in [&b"one"[..], b"two", b"three"] {
+            tx.send_to(d, rx.local_addr().unwrap()).unwrap();
+        }
+        assert_eq!(recv(rx.as_fd(), &mut buf, &mut out).unwrap(), 2);
+        assert_eq!((out[0].len, out[0].stride), (3, 3));
+        assert_eq!(&buf[..3], b"one");
+        assert_eq!(&buf[64..67], b"two");
+        assert_eq!(out[1].from, tx.local_addr().unwrap());
+        assert_eq!(recv(rx.as_fd(), &mut buf, &mut out).unwrap(), 1);
+        assert_eq!(&buf[..5], b"three");
+        assert_eq!(out[0].len, 5);
     }
 
     #[test]
