@@ -27,8 +27,10 @@
 // has `#![forbid(unsafe_code)]`, the four below allow it only in these files):
 // - thinwire-ffi, all of `src/` (this crate): C callers' pointers; relies on each being null
 //   (checked) or valid for its stated length and lifetime, and a host used by one thread.
-// - thinwire, `src/io/mmsg.rs`: `sendmmsg` with UDP GSO control messages; relies on every
-//   header pointer pointing into buffers alive and unmoved until the call returns.
+// - thinwire, `src/io/mmsg.rs`: `sendmmsg` with UDP GSO control messages and `recvmmsg` with
+//   GRO's; relies on every header pointer pointing into buffers alive and unmoved until the
+//   call returns, and on the lengths the kernel writes back (`msg_len`, `msg_namelen`,
+//   `msg_controllen`) staying within those buffers.
 // - thinwire-enet, `src/ffi.rs` and `src/host.rs`: the ENet C library for the comparison
 //   peer; relies on the raw host being owned by one value and destroyed once, packets freed
 //   exactly once, and `ffi.rs` matching `enet.h` 1.3.17's layout.

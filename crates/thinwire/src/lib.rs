@@ -61,7 +61,8 @@
 //! println!("closed: {:?}", conn.close_reason());
 //! # Ok(()) }
 //! ```
-// Unsafe code (denied by the workspace) only in `io/mmsg.rs`, the `sendmmsg` system call.
+// Unsafe code (denied by the workspace) only in `io/mmsg.rs`, the `sendmmsg` and `recvmmsg`
+// system calls.
 
 mod batch;
 mod config;

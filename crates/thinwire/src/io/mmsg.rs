@@ -172,9 +172,12 @@ pub(crate) struct Received {
 
 /// Room for the control messages of one received datagram: GRO's segment size (an int, 24
 /// bytes with its header), and those of the options [`drop_unread_control`] turns off should
-/// something turn them on again (a timestamp, 32 bytes; an IPv6 packet info, 40; a traffic
-/// class, 24): 128 bytes. [`recv`] reads only GRO's.
-type RecvControl = [libc::cmsghdr; 8];
+/// something turn them on again (quinn-udp's setup does; the kernel writes the socket-level
+/// ones, such as a 32-byte timestamp, before GRO's, and a dual-stack socket receiving IPv4
+/// gets both families' packet information and traffic class): 176 bytes in all, so 256.
+/// [`recv`] reads only GRO's, and skips a train whose segment size did not fit
+/// (`MSG_CTRUNC`).
+type RecvControl = [libc::cmsghdr; 16];
 
 /// The address at `addr` as a socket address, if it is IPv4 or IPv6.
 ///
@@ -232,15 +235,26 @@ fn gro_stride(hdr: &libc::msghdr) -> Option<usize> {
 }
 
 /// Reads up to `N` datagrams (or GRO trains) in one `recvmmsg` on the non-blocking `socket`,
-/// the `i`th into the `i`th of `N` equal slots of `buf`, and describes them in `out`. Returns
-/// how many slots it filled, or `WouldBlock` when nothing waits. A datagram cut short by its
-/// slot, or from an address that is neither IPv4 nor IPv6, is skipped: it fills no slot
-/// (the slots after it move up).
+/// the `i`th into the `i`th of `N` equal slots of `buf` (`buf.len() / N` bytes each), and
+/// describes them in `out`. Returns how many slots it filled, or `WouldBlock` when nothing
+/// waits. A datagram cut short by its slot, a GRO train whose segment size the control
+/// messages lost (it cannot be split), or a datagram from an address that is neither IPv4 nor
+/// IPv6 is skipped: it fills no slot (the slots after it move up). If every datagram read was
+/// skipped it returns 0, though more may wait (the caller's wait reports the socket readable
+/// again).
+///
+/// # Panics
+/// If `N` is 0 or `buf` is shorter than `N` bytes.
 pub(crate) fn recv<const N: usize>(
     socket: BorrowedFd<'_>,
     buf: &mut [u8],
     out: &mut [Received; N],
 ) -> io::Result<usize> {
+    assert!(
+        N > 0 && buf.len() >= N,
+        "recv: {N} slots in {} bytes",
+        buf.len()
+    );
     let slot = buf.len() / N;
     let mut names = [MaybeUninit::<libc::sockaddr_storage>::uninit(); N];
     let mut iovs = [MaybeUninit::<libc::iovec>::uninit(); N];
@@ -294,6 +308,12 @@ pub(crate) fn recv<const N: usize>(
         if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
             continue;
         }
+        let stride = gro_stride(&h.msg_hdr);
+        if stride.is_none() && h.msg_hdr.msg_flags & libc::MSG_CTRUNC != 0 {
+            // perhaps a train whose segment size was cut off: its datagrams cannot be told
+            // apart, and read as one they would all fail to open
+            continue;
+        }
         // SAFETY: the kernel wrote `msg_namelen` bytes of this datagram's source address.
         let Some(from) = (unsafe { socket_addr(names[i].as_ptr(), h.msg_hdr.msg_namelen) }) else {
             continue;
@@ -304,7 +324,7 @@ pub(crate) fn recv<const N: usize>(
         out[filled] = Received {
             from,
             len,
-            stride: gro_stride(&h.msg_hdr).unwrap_or(len),
+            stride: stride.unwrap_or(len),
         };
         filled += 1;
     }
@@ -326,8 +346,8 @@ const UNREAD: [(libc::c_int, libc::c_int); 5] = [
 
 /// Turns the [`UNREAD`] options off on `socket`, so a receive returns only the address, the
 /// bytes and GRO's segment size. Best effort: an option the socket's family does not have
-/// (the IPv6 ones on an IPv4 socket) is refused and skipped, and one left on costs time,
-/// never correctness (quinn-udp parses what comes).
+/// (the IPv6 ones on an IPv4 socket) is refused and skipped, and one left on costs time:
+/// [`recv`] keeps room for all five, and skips a GRO train whose segment size did not fit.
 pub(crate) fn drop_unread_control(socket: BorrowedFd<'_>) {
     let off: libc::c_int = 0;
     for (level, name) in UNREAD {
@@ -421,18 +441,39 @@ mod tests {
         }
     }
 
-    /// What a receive socket (bound as a host binds it: GRO on where the kernel has it) reads
-    /// in calls of [`recv`] through [`crate::io::RecvBuf`] until nothing waits, GRO trains split.
-    fn read_all(rx: &UdpSocket, state: &quinn_udp::UdpSocketState) -> Vec<(SocketAddr, Vec<u8>)> {
+    /// Waits up to 2 s for `rx` to be readable (loopback may hand a datagram over after the
+    /// send returns); whether it is.
+    fn readable(rx: &UdpSocket) -> bool {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let mut fds = [PollFd::new(rx, PollFlags::IN)];
+        let two_s = Timespec {
+            tv_sec: 2,
+            tv_nsec: 0,
+        };
+        poll(&mut fds, Some(&two_s)).unwrap_or(0) > 0
+    }
+
+    /// `count` datagrams read from `rx` through [`crate::io::RecvBuf`] (waiting for each
+    /// batch), GRO trains split; and whether a slot held a train (stride below its length).
+    fn read(
+        rx: &UdpSocket,
+        state: &quinn_udp::UdpSocketState,
+        count: usize,
+    ) -> (Vec<(SocketAddr, Vec<u8>)>, bool) {
         let mut buf = crate::io::RecvBuf::new();
-        let mut got = Vec::new();
-        loop {
+        let (mut got, mut train) = (Vec::new(), false);
+        while got.len() < count && readable(rx) {
             match buf.recv(state, rx) {
-                Ok(_) => got.extend(buf.datagrams().map(|(a, d)| (a, d.to_vec()))),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return got,
+                Ok(_) => {
+                    let slots = &buf.meta[..buf.filled];
+                    train |= slots.iter().any(|m| m.stride < m.len);
+                    got.extend(buf.datagrams().map(|(a, d)| (a, d.to_vec())));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => panic!("{e}"),
             }
         }
+        (got, train)
     }
 
     #[test]
@@ -457,48 +498,64 @@ mod tests {
                     segment: Some(100),
                 },
             ];
-            assert_eq!(send(a_socket.as_fd(), msgs).unwrap(), 2);
-            b.send_to(b"from b", to).unwrap();
-            let (a, b) = (a_socket.local_addr().unwrap(), b.local_addr().unwrap());
+            let (a, b_addr) = (a_socket.local_addr().unwrap(), b.local_addr().unwrap());
             let want = vec![
                 (a, b"from a".to_vec()),
                 (a, train[..100].to_vec()),
                 (a, train[100..200].to_vec()),
                 (a, train[200..].to_vec()),
-                (b, b"from b".to_vec()),
+                (b_addr, b"from b".to_vec()),
             ];
-            assert_eq!(read_all(&rx, &state), want, "{any}");
+            // where the kernel joins datagrams (GRO), the train arrives whole in one slot
+            let gro = state.gro_segments() > 1;
+            assert_eq!(send(a_socket.as_fd(), msgs).unwrap(), 2);
+            b.send_to(b"from b", to).unwrap();
+            assert_eq!(read(&rx, &state, 5), (want.clone(), gro), "{any}");
             // with every receive option on again (as quinn-udp's setup leaves them), the
             // other control messages fit beside GRO's
             let _ = quinn_udp::UdpSocketState::new((&rx).into()).unwrap();
             assert_eq!(send(a_socket.as_fd(), msgs).unwrap(), 2);
-            assert_eq!(read_all(&rx, &state), want[..4], "{any}, options on");
+            assert_eq!(
+                read(&rx, &state, 4),
+                (want[..4].to_vec(), gro),
+                "{any}, options on"
+            );
         }
     }
 
     #[test]
-    fn an_empty_socket_would_block_and_a_full_batch_leaves_the_rest() {
+    fn a_batch_takes_at_most_its_slots_and_skips_what_a_slot_cannot_hold() {
         let (rx, _) = crate::io::bind("127.0.0.1:0".parse().unwrap(), None).unwrap();
-        let mut out = [Received {
+        let nothing = Received {
             from: rx.local_addr().unwrap(),
             len: 0,
             stride: 0,
-        }; 2];
+        };
+        let mut out = [nothing; 2];
         let mut buf = [0u8; 2 * 64];
         let e = recv(rx.as_fd(), &mut buf, &mut out).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        for d in [&b"one"[..], b"two", b"three"] {
+        // longer than a slot: cut short, so skipped, and what follows it in the same batch
+        // moves up a slot
+        let big = [9u8; 100];
+        let sent = [&big[..], b"one", &big, b"two", b"three"];
+        for d in sent {
             tx.send_to(d, rx.local_addr().unwrap()).unwrap();
         }
-        assert_eq!(recv(rx.as_fd(), &mut buf, &mut out).unwrap(), 2);
-        assert_eq!((out[0].len, out[0].stride), (3, 3));
-        assert_eq!(&buf[..3], b"one");
-        assert_eq!(&buf[64..67], b"two");
-        assert_eq!(out[1].from, tx.local_addr().unwrap());
-        assert_eq!(recv(rx.as_fd(), &mut buf, &mut out).unwrap(), 1);
-        assert_eq!(&buf[..5], b"three");
-        assert_eq!(out[0].len, 5);
+        let mut got = Vec::new();
+        let mut reads = 0;
+        while got.len() < 3 && reads < sent.len() && readable(&rx) {
+            reads += 1;
+            let n = recv(rx.as_fd(), &mut buf, &mut out).unwrap();
+            assert!(n <= 2, "{n} datagrams in 2 slots");
+            for (i, r) in out[..n].iter().enumerate() {
+                // what fills a slot starts at that slot, whatever was skipped before it
+                assert_eq!((r.from, r.stride), (tx.local_addr().unwrap(), r.len));
+                got.push(buf[i * 64..i * 64 + r.len].to_vec());
+            }
+        }
+        assert_eq!(got, [&b"one"[..], b"two", b"three"]);
     }
 
     #[test]
