@@ -15,8 +15,6 @@ use crate::stats::IoStats;
 
 #[cfg(target_os = "linux")]
 mod mmsg;
-#[cfg(target_os = "linux")]
-use mmsg::Received;
 
 /// A socket a [`TxBatch`] can be sent on: the std socket of a `Host`, the tokio socket of a
 /// driver.
@@ -79,12 +77,14 @@ pub(crate) struct RecvBuf {
 }
 
 /// One datagram, or one GRO train of datagrams from one source, in a slot.
-#[cfg(not(target_os = "linux"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Received {
-    from: SocketAddr,
-    len: usize,
-    stride: usize,
+    pub(crate) from: SocketAddr,
+    /// Bytes in the slot.
+    pub(crate) len: usize,
+    /// Bytes per datagram of a GRO train (the last may be shorter); `len` when the slot holds
+    /// one datagram.
+    pub(crate) stride: usize,
 }
 
 impl std::fmt::Debug for RecvBuf {

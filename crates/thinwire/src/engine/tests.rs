@@ -1,7 +1,7 @@
 //! The order of a host's pass ([`Engine::pump`]) on simulated time: two engines wired by hand,
 //! no sockets, so what each send call carries is seen exactly.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -41,19 +41,18 @@ struct Wired {
     now: Instant,
 }
 
-const CLIENT: &str = "127.0.0.1:4000";
-const SERVER: &str = "127.0.0.1:5000";
+const CLIENT: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 4000);
+const SERVER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 5000);
 
 impl Wired {
     fn new() -> Self {
         let now = Instant::now();
-        let (ca, sa) = (CLIENT.parse().unwrap(), SERVER.parse().unwrap());
-        let server = Engine::new(&Config::server(), now, sa).unwrap();
-        let mut client = Engine::new(&Config::client(), now, ca).unwrap();
+        let server = Engine::new(&Config::server(), now, SERVER).unwrap();
+        let mut client = Engine::new(&Config::client(), now, CLIENT).unwrap();
         let key = server.core.public_key().unwrap();
         let conn = client
             .core
-            .connect(now, sa, &key, &[ChannelKind::ReliableOrdered])
+            .connect(now, SERVER, &key, &[ChannelKind::ReliableOrdered])
             .unwrap();
         let mut w = Wired {
             client,
@@ -77,13 +76,11 @@ impl Wired {
     fn exchange(&mut self) {
         self.now += Duration::from_millis(1);
         for (_, d) in pass(&mut self.client, self.now).concat() {
-            self.server
-                .on_datagram(self.now, CLIENT.parse().unwrap(), &d);
+            self.server.on_datagram(self.now, CLIENT, &d);
         }
         self.now += Duration::from_millis(1);
         for (_, d) in pass(&mut self.server, self.now).concat() {
-            self.client
-                .on_datagram(self.now, SERVER.parse().unwrap(), &d);
+            self.client.on_datagram(self.now, SERVER, &d);
         }
     }
 
@@ -107,8 +104,7 @@ impl Wired {
     fn deliver_alone(&mut self, calls: &[Vec<Datagram>]) -> Vec<Bytes> {
         assert_eq!(calls.len(), 1, "one send call: {calls:?}");
         assert_eq!(calls[0].len(), 1, "one datagram: {calls:?}");
-        self.server
-            .on_datagram(self.now, CLIENT.parse().unwrap(), &calls[0][0].1);
+        self.server.on_datagram(self.now, CLIENT, &calls[0][0].1);
         messages(&mut self.server)
     }
 
@@ -130,8 +126,7 @@ fn new_data_goes_before_the_timers_when_none_is_overdue() {
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(calls[0].len(), 1);
     assert!(calls[1].is_empty());
-    w.server
-        .on_datagram(w.now, CLIENT.parse().unwrap(), &calls[0][0].1);
+    w.server.on_datagram(w.now, CLIENT, &calls[0][0].1);
     assert_eq!(messages(&mut w.server), [&b"fresh"[..]]);
 }
 

@@ -16,6 +16,8 @@ use std::mem::{self, MaybeUninit};
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, BorrowedFd};
 
+use super::Received;
+
 /// Most messages (trains) handed to one `sendmmsg`; the kernel takes up to 1024
 /// (`UIO_MAXIOV`). 64 amortises the call over a large fan-out while the per-call arrays stay
 /// small on the stack (about 9 KiB).
@@ -157,17 +159,6 @@ pub(crate) fn send<'a>(
             return Err(e);
         }
     }
-}
-
-/// One datagram, or one GRO train of datagrams from one source, that [`recv`] read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Received {
-    pub(crate) from: SocketAddr,
-    /// Bytes in the slot.
-    pub(crate) len: usize,
-    /// Bytes per datagram of a GRO train (the last may be shorter); `len` when the slot holds
-    /// one datagram.
-    pub(crate) stride: usize,
 }
 
 /// Room for the control messages of one received datagram: GRO's segment size (an int, 24
