@@ -86,6 +86,11 @@ pub(crate) struct HostOptions {
     /// low-latency mode, `Config::busy_poll`); zero: off.
     #[serde(default)]
     pub(crate) busy_poll: std::time::Duration,
+    /// thinwire: ACKs ride the traffic of a game loop of this period
+    /// (`TransportConfig::with_tick_acks`) instead of going at once; `None`: the default.
+    /// Only the sweep sets it (`--thinwire-tick-acks`).
+    #[serde(default)]
+    pub(crate) tick: Option<std::time::Duration>,
 }
 
 /// The channels of every bench connection: reliable (ordered, like ENet's reliable packets,
@@ -145,7 +150,11 @@ impl BenchHost for ThinwireHost {
             }),
             None => Config::client(),
         };
-        let config = config.with_busy_poll(opts.busy_poll);
+        let mut config = config.with_busy_poll(opts.busy_poll);
+        if let Some(period) = opts.tick {
+            let transport = (*config.transport).clone().with_tick_acks(period);
+            config = config.with_transport(transport);
+        }
         if opts.cleartext {
             config.insecure_cleartext()
         } else {

@@ -84,6 +84,9 @@ pub struct BenchOptions {
     /// thinwire's hosts spin this many microseconds on their sockets before blocking (the
     /// low-latency mode, `thinwire::Config::busy_poll`); zero: off.
     pub thinwire_busy_poll_us: u64,
+    /// In the 30 Hz sweep, thinwire's server and clients acknowledge on the tick
+    /// (`TransportConfig::with_tick_acks`): ACKs ride the updates and the inputs.
+    pub thinwire_tick_acks: bool,
     /// The sweep's server thread and client process share every core instead of each
     /// keeping to its own (how the sweep ran before it pinned them; for comparisons).
     pub shared_cores: bool,
@@ -113,6 +116,7 @@ impl Default for BenchOptions {
             quick: false,
             insecure_cleartext: false,
             thinwire_busy_poll_us: 0,
+            thinwire_tick_acks: false,
             shared_cores: false,
             sections: Vec::new(),
             stacks: Vec::new(),
@@ -182,7 +186,9 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResults, String> {
         host: host::HostOptions {
             cleartext: o.insecure_cleartext,
             busy_poll: Duration::from_micros(o.thinwire_busy_poll_us),
+            tick: None,
         },
+        tick_acks: o.thinwire_tick_acks,
         idle: o.idle,
         sweep: o.sweep.clone(),
         shared_cores: o.shared_cores,

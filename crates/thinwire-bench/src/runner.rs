@@ -27,6 +27,8 @@ pub(crate) struct Ctx {
     pub(crate) idle: usize,
     /// The sweep's client counts.
     pub(crate) sweep: Vec<usize>,
+    /// The sweep's thinwire hosts acknowledge on the tick (`--thinwire-tick-acks`).
+    pub(crate) tick_acks: bool,
     /// The sweep's server and clients share every core (no pinning).
     pub(crate) shared_cores: bool,
     /// Players behind the edge in the gateway section.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use thinwire_peers::{tagged, Event, Outgoing};
 
 use crate::child::{Child, ChildSpec, Role};
-use crate::host::{channel, with_host, BenchHost, Protocol};
+use crate::host::{channel, with_host, BenchHost, HostOptions, Protocol};
 use crate::results::{Row, Section};
 use crate::runner::{cells, Ctx, Metric};
 use crate::sys::{allowed_cpus, pin_thread, thread_cpu};
@@ -102,22 +102,30 @@ fn handle<C: Copy + PartialEq>(evs: &mut Vec<Event<C>>, conns: &mut Vec<C>) -> u
     messages
 }
 
+/// The settings of the sweep's hosts (server and clients): the run's, and with
+/// `--thinwire-tick-acks` thinwire's ACKs on the sweep's tick.
+fn host_options(ctx: &Ctx) -> HostOptions {
+    HostOptions {
+        tick: ctx.tick_acks.then(|| Duration::from_secs_f64(1.0 / HZ)),
+        ..ctx.host
+    }
+}
+
 fn run<H: BenchHost>(p: Protocol, n: usize, ctx: &Ctx) -> Result<Sample, String> {
     let allowed = allowed_cpus();
-    let place = if ctx.shared_cores {
-        None
-    } else {
-        Placement::split(&allowed)
-    };
-    let _pinned = match &place {
-        Some(p) => Some(Pinned::to(p.server, allowed)?),
-        None => None,
-    };
-    let mut host = H::server(n + 16, ctx.host)?;
+    let place = (!ctx.shared_cores)
+        .then(|| Placement::split(&allowed))
+        .flatten();
+    let _pinned = place
+        .as_ref()
+        .map(|p| Pinned::to(p.server, allowed))
+        .transpose()?;
+    let opts = host_options(ctx);
+    let mut host = H::server(n + 16, opts)?;
     let spec = ChildSpec {
         proto: p,
         server: host.info(),
-        host: ctx.host,
+        host: opts,
         role: Role::Sweep {
             n,
             per_socket: PER_SOCKET,
@@ -281,6 +289,13 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
             "With one CPU, the server thread and the client process shared it.".to_owned()
         }
     };
+    let acks = if ctx.tick_acks {
+        " thinwire's server and clients acknowledge on the tick (--thinwire-tick-acks, \
+         TransportConfig::with_tick_acks): each ACK rides the next update or input, so a \
+         client and its tick take two datagrams instead of four."
+    } else {
+        ""
+    };
     Section {
         id: "sweep".into(),
         title: "A 30 Hz server".into(),
@@ -294,7 +309,7 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              it was due. The clients are real protocol clients in a child process, {PER_SOCKET} \
              per socket (one host per socket, all hosts polled from one thread every \
              millisecond). {placement} Measured for {:.1} s after a {:.1} s warm-up. The last \
-             rows say how much of the traffic arrived and whether the clients kept 30 Hz.",
+             rows say how much of the traffic arrived and whether the clients kept 30 Hz.{acks}",
             ctx.seconds.as_secs_f64(),
             (ctx.warmup * 3).as_secs_f64()
         ),

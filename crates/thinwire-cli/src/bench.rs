@@ -46,6 +46,11 @@ pub(crate) struct BenchArgs {
     /// socket before it blocks (`Config::busy_poll`; 0, the default, turns it off).
     #[arg(long, value_name = "MICROS", default_value_t = 0)]
     thinwire_busy_poll: u64,
+    /// In the 30 Hz sweep, thinwire's server and clients acknowledge on the tick
+    /// (`TransportConfig::with_tick_acks`): each ACK rides the next update or input instead
+    /// of going alone, two datagrams per client and tick instead of four.
+    #[arg(long)]
+    thinwire_tick_acks: bool,
     /// Internal: run as the client process of a memory or sweep measurement.
     #[arg(long, hide = true, value_name = "SPEC")]
     child: Option<String>,
@@ -77,6 +82,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), String> {
         insecure_cleartext: args.insecure_cleartext,
         shared_cores: args.shared_cores,
         thinwire_busy_poll_us: args.thinwire_busy_poll,
+        thinwire_tick_acks: args.thinwire_tick_acks,
         sections: args.only,
         stacks,
         child_command: vec![exe.into(), "bench".into()],

@@ -6,16 +6,19 @@
 //!
 //! Run: `cargo bench -p thinwire-proto --bench tick` (`-- 200,2000,10000` for other counts).
 //! For profilers: `TICK_REPS` (runs per count, 5), `TICK_TICKS` (measured ticks per run, 60),
-//! `TICK_BATCH` (datagrams handled before the server sends, all of a phase by default) and
-//! `TICK_DEBUG` (datagrams per phase on stderr).
+//! `TICK_BATCH` (datagrams handled before the server sends, all of a phase by default),
+//! `TICK_DEBUG` (datagrams per phase on stderr) and `TICK_ACKS` (set: both ends use
+//! `TransportConfig::with_tick_acks`, so the ACKs ride the inputs and the updates and two
+//! datagrams per client and tick pass through the server instead of four).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use thinwire_proto::{
     ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, SendMode, ServerConfig,
-    ServerKey,
+    ServerKey, TransportConfig,
 };
 
 const PERIOD: Duration = Duration::from_micros(33_333);
@@ -43,10 +46,17 @@ struct World {
 }
 
 impl World {
-    fn new(n: usize, batch: usize, debug: bool) -> World {
+    fn new(n: usize, batch: usize, debug: bool, tick_acks: bool) -> World {
         let now = Instant::now();
         let mut seed = [7u8; 32];
-        let client = Endpoint::new(EndpointConfig::new(seed), None, now).expect("client");
+        let config = |seed| {
+            let mut c = EndpointConfig::new(seed);
+            if tick_acks {
+                c.transport = Arc::new(TransportConfig::default().with_tick_acks(PERIOD));
+            }
+            c
+        };
+        let client = Endpoint::new(config(seed), None, now).expect("client");
         seed[0] = 9;
         let server_addr: SocketAddr = "127.0.0.1:4433".parse().expect("addr");
         let client_addr: SocketAddr = "127.0.0.1:40000".parse().expect("addr");
@@ -60,8 +70,7 @@ impl World {
             handshakes_per_turn: 1_000,
             ..ServerConfig::default()
         };
-        let server =
-            Endpoint::new(EndpointConfig::new(seed), Some(server_config), now).expect("server");
+        let server = Endpoint::new(config(seed), Some(server_config), now).expect("server");
         let mut w = World {
             client,
             server,
@@ -275,11 +284,12 @@ fn main() {
     let ticks = env_or("TICK_TICKS", TICKS).max(1);
     let batch = env_or("TICK_BATCH", usize::MAX);
     let debug = std::env::var_os("TICK_DEBUG").is_some();
+    let tick_acks = std::env::var_os("TICK_ACKS").is_some();
     for n in counts {
         // per run, ns per client per tick by phase
         let mut runs: Vec<[f64; 3]> = Vec::new();
         for _ in 0..reps {
-            let mut w = World::new(n, batch, debug);
+            let mut w = World::new(n, batch, debug, tick_acks);
             let mut buffers = Default::default();
             for _ in 0..WARM_TICKS {
                 w.tick(&payload, &mut buffers);

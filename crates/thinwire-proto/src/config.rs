@@ -63,7 +63,9 @@ pub struct TransportConfig {
     /// Longest an ACK is held when no rule asks for an immediate one. Default 5 ms.
     pub max_ack_delay: Duration,
     /// Acknowledge at once every packet that completes a message (not only out-of-order
-    /// packets and every second packet). Default on.
+    /// packets and every second packet). Default on. Off, this end also expects its peer to
+    /// hold ACKs: a thin stream's timeout allows the peer's announced `max_ack_delay`, not
+    /// only the delay the peer has been reporting ([`with_tick_acks`](Self::with_tick_acks)).
     pub immediate_ack: bool,
     /// Paired acknowledgements, for a connection that sends many packets per round trip at a
     /// steady pace (a gateway trunk): a packet whose number is even and that arrives in order
@@ -192,6 +194,29 @@ impl TransportConfig {
             immediate_ack: false,
             ..Self::default()
         }
+    }
+
+    /// ACKs that ride the game loop's own datagrams, for an endpoint that sends on each of its
+    /// connections once per `period` (a server's tick, a client's input rate): a message is
+    /// not acknowledged at once when it completes but with the next datagram going back, which
+    /// a ticking peer sends within a period, or by an ACK-only packet after
+    /// `max_ack_delay` = 1.5 `period` (the half period leaves room for the tick's own work and
+    /// a late tick). A 30 Hz exchange then takes two datagrams per tick instead of four, and
+    /// a server's work per client and tick shrinks with them.
+    ///
+    /// What it costs: the peer, which learns the longer ACK delay in the handshake, waits up
+    /// to that much longer before a retransmission timeout. A loss that a later packet
+    /// reveals (a gap) is still acknowledged at once and repaired after one indication, as
+    /// are out-of-order and duplicate packets; only the timeout path, the last packet of a
+    /// burst, is slower. Set it on both ends (it is not negotiated): an end with
+    /// `immediate_ack` off expects its peer to hold ACKs too, and its timeouts allow the
+    /// peer's announced maximum rather than the delay the peer has been reporting (which,
+    /// between two ticking ends, follows the phase of their ticks). Sets `immediate_ack` off
+    /// and `max_ack_delay`; `docs/GUIDE.md` has an example.
+    pub fn with_tick_acks(mut self, period: Duration) -> Self {
+        self.immediate_ack = false;
+        self.max_ack_delay = period + period / 2;
+        self
     }
 
     /// Largest payload of one message frame: what fits a datagram after the largest header and

@@ -11,7 +11,7 @@
 pub mod fuzz;
 mod side;
 
-pub use side::{drop_next, Filter, Side, Verdict};
+pub use side::{drop_first_containing, drop_next, Filter, Side, Verdict};
 
 use std::time::{Duration, Instant};
 

@@ -34,6 +34,19 @@ pub fn drop_next() -> Filter {
     })
 }
 
+/// A filter that drops the first datagram whose bytes contain `pattern` (visible only with
+/// the cleartext cipher suite) and passes every other.
+pub fn drop_first_containing(pattern: &'static [u8]) -> Filter {
+    let mut armed = true;
+    Box::new(move |_, _, d| {
+        if armed && d.windows(pattern.len()).any(|w| w == pattern) {
+            armed = false;
+            return Verdict::Drop;
+        }
+        Verdict::Pass
+    })
+}
+
 /// One side of a [`super::Pair`].
 pub struct Side {
     endpoint: Endpoint,

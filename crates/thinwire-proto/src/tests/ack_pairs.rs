@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::testing::{Pair, Verdict};
+use crate::testing::{drop_first_containing, Pair};
 use crate::{ChannelKind, SendMode, TransportConfig};
 use thinwire_netmodel::LinkConfig;
 
@@ -40,14 +40,9 @@ fn stream(pairs: bool, drop_mark: bool) -> (Pair, usize, Vec<Bytes>) {
         .expect("connects");
     p.warm_up(c, 10, ms(150));
     p.server_mut().take_messages(0);
-    let mut armed = drop_mark;
-    p.client_mut().set_filter(Some(Box::new(move |_, _, d| {
-        if armed && d.windows(MARK.len()).any(|w| w == MARK) {
-            armed = false;
-            return Verdict::Drop;
-        }
-        Verdict::Pass
-    })));
+    if drop_mark {
+        p.client_mut().set_filter(Some(drop_first_containing(MARK)));
+    }
     p.server_mut().set_log_sent(true);
     p.server_mut().clear_sent_log();
     for i in 0..60u8 {

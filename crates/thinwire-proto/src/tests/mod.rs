@@ -16,6 +16,7 @@ mod repair;
 mod reset;
 mod send_state;
 mod thin;
+mod tick_acks;
 mod timers;
 mod wrong_key;
 
