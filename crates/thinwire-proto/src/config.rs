@@ -202,17 +202,21 @@ impl TransportConfig {
     /// a ticking peer sends within a period, or by an ACK-only packet after
     /// `max_ack_delay` = 1.5 `period` (the half period leaves room for the tick's own work and
     /// a late tick). A 30 Hz exchange then takes two datagrams per tick instead of four, and
-    /// a server's work per client and tick shrinks with them.
+    /// a server's work per client and tick shrinks with them. Two packets unacknowledged are
+    /// still acknowledged at once, so an ACK rides only while the other end sends at most one
+    /// packet between two of this end's (60 Hz inputs to a 30 Hz server still get ACK-only
+    /// packets, one per two inputs).
     ///
-    /// What it costs: the peer, which learns the longer ACK delay in the handshake, waits up
-    /// to that much longer before a retransmission timeout. A loss that a later packet
-    /// reveals (a gap) is still acknowledged at once and repaired after one indication, as
-    /// are out-of-order and duplicate packets; only the timeout path, the last packet of a
-    /// burst, is slower. Set it on both ends (it is not negotiated): an end with
-    /// `immediate_ack` off expects its peer to hold ACKs too, and its timeouts allow the
-    /// peer's announced maximum rather than the delay the peer has been reporting (which,
-    /// between two ticking ends, follows the phase of their ticks). Sets `immediate_ack` off
-    /// and `max_ack_delay`; `docs/GUIDE.md` has an example.
+    /// What it costs: the peer, which learns the longer ACK delay in the handshake, allows up
+    /// to that much more before a retransmission timeout. A loss that a later packet reveals
+    /// (a gap) is still acknowledged at once and repaired after one indication, as are
+    /// out-of-order and duplicate packets; what is slower is the timeout path (the last
+    /// packet before a pause), and the repair policy, whose stages are spaced by the timeout,
+    /// plans its copies against the longer one. Each end may set it alone: a thin stream's
+    /// timeout allows the peer's announced maximum, rather than the delay the peer has been
+    /// reporting (which, from a ticking peer, follows the phase of the two ends' sending),
+    /// whenever this end holds its own ACKs or the peer announced a longer delay than this
+    /// end's. Sets `immediate_ack` off and `max_ack_delay`; `docs/GUIDE.md` has an example.
     pub fn with_tick_acks(mut self, period: Duration) -> Self {
         self.immediate_ack = false;
         self.max_ack_delay = period + period / 2;

@@ -496,15 +496,18 @@ impl Connection {
         // While thin, the margin for the peer's ACK delay is the delay it has been reporting
         // (a thin stream's packets are acknowledged one by one, so the reported delay is the
         // whole of it); otherwise its announced maximum, since an ACK of several packets
-        // reports only how long the newest waited. An end that holds its own ACKs
-        // (`immediate_ack` off: ACKs on the tick) expects its peer to do the same, and a held
-        // ACK's delay depends on the phase of the two ends' sending, not on the last report:
-        // it allows the maximum.
+        // reports only how long the newest waited. A peer that may hold ACKs for its own
+        // sending (ACKs on the tick) is allowed its maximum even while thin: a held ACK's
+        // delay follows the phase of the two ends' sending, which the last report does not
+        // predict. This end takes it that the peer does when it holds its own ACKs
+        // (`immediate_ack` off) or when the peer announced a longer ACK delay than its own.
+        let reported =
+            self.config.immediate_ack && r.peer_max_ack_delay <= self.config.max_ack_delay;
         let ack_delay = match r.ack_delay_seen {
             // paired ACKs: an odd packet is acknowledged at once, and the timeout of an even
             // one adds the peer's maximum ACK delay (`rto_deadline`)
             _ if self.config.ack_pairs => Duration::ZERO,
-            Some(seen) if thin && self.config.immediate_ack => seen.min(r.peer_max_ack_delay),
+            Some(seen) if thin && reported => seen.min(r.peer_max_ack_delay),
             _ => r.peer_max_ack_delay,
         };
         // in nanoseconds, as the estimator computes it (the same result, a tenth of the work)

@@ -57,9 +57,15 @@ struct Run {
 /// half a period later the server sends a 40-byte update (unless `server_silent`).
 /// `drop_mark` drops the first datagram carrying [`MARK`], the 31st input.
 fn ticks(tick: bool, drop_mark: bool, server_silent: bool) -> Run {
+    ticks_with((tick, tick), drop_mark, server_silent)
+}
+
+/// [`ticks`] with ACKs on the tick set on the client and the server as `ends` says.
+fn ticks_with(ends: (bool, bool), drop_mark: bool, server_silent: bool) -> Run {
     let mut p = Pair::builder(9)
         .link(LinkConfig::default().with_delay(ms(20)))
-        .transport(transport(tick))
+        .transport(transport(ends.0))
+        .server_transport(transport(ends.1))
         .cipher_suites(vec![crate::CipherSuite::InsecureCleartext])
         .build();
     let (c, s) = p
@@ -181,4 +187,18 @@ fn a_silent_peer_still_acknowledges_before_the_senders_timer() {
         "{acks} ACK-only packets for {TICKS} inputs"
     );
     assert_eq!(client_recovery(&run.pair), (0, 0, 0));
+}
+
+#[test]
+fn a_peer_announcing_a_longer_ack_delay_is_allowed_it_by_an_end_that_acks_at_once() {
+    // only the server holds its ACKs; the client, on the defaults, learns the server's
+    // 50 ms from the handshake and allows it, though its own ACKs go at once
+    let run = ticks_with((false, true), false, true);
+    assert_eq!(run.got.0.len(), usize::from(TICKS));
+    let acks = run.sent.1;
+    assert!(
+        (usize::from(TICKS) / 2 - 2..=usize::from(TICKS) / 2 + 4).contains(&acks),
+        "{acks} ACK-only packets for {TICKS} inputs"
+    );
+    assert_eq!(client_recovery(&run.pair), (0, 0, 0), "no spurious timeout");
 }
