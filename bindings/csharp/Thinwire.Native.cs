@@ -200,6 +200,9 @@ namespace Thinwire
             [MarshalAs(UnmanagedType.ByValArray, SizeConst = 32)] public byte[] token_key;
             /// <summary>Require a connect token minted with <see cref="token_key"/> from every client.</summary>
             [MarshalAs(UnmanagedType.U1)] public bool has_token_key;
+            /// <summary>ACKs on the tick: the period at which this host sends on each connection,
+            /// in microseconds (33333 for 30 Hz); ACKs ride the next datagram. 0: ACKs at once.</summary>
+            public uint tick_ack_period_us;
         }
 
         /// <summary><c>thinwire_event</c>: one event of <see cref="thinwire_host_service"/>.</summary>

@@ -24,6 +24,7 @@ int main(void) {
     FIELD(thinwire_config, fault_seed);
     FIELD(thinwire_config, token_key);
     FIELD(thinwire_config, has_token_key);
+    FIELD(thinwire_config, tick_ack_period_us);
 
     SIZE(thinwire_event);
     FIELD(thinwire_event, kind);

@@ -110,6 +110,7 @@ pub extern "C" fn thinwire_config_default(server: bool) -> thinwire_config {
         fault_seed: 0,
         token_key: [0; 32],
         has_token_key: false,
+        tick_ack_period_us: 0,
     }
 }
 
@@ -139,6 +140,11 @@ fn rust_config(c: &thinwire_config) -> Result<Config, thinwire_status> {
     };
     if c.insecure_cleartext {
         config = config.insecure_cleartext();
+    }
+    if c.tick_ack_period_us != 0 {
+        let period = Duration::from_micros(c.tick_ack_period_us.into());
+        let transport = (*config.transport).clone().with_tick_acks(period);
+        config = config.with_transport(transport);
     }
     if c.fault_drop_rate != 0.0 || c.fault_delay_ms != 0 || c.fault_jitter_ms != 0 {
         if !(0.0..=1.0).contains(&c.fault_drop_rate) {
@@ -452,5 +458,27 @@ pub unsafe extern "C" fn thinwire_message_free(message: *mut thinwire_message) {
     if !message.is_null() {
         // SAFETY: the caller owns the message and gives it back once.
         drop(unsafe { Box::from_raw(message) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tick period reaches the transport; 0 leaves the immediate ACKs.
+    #[test]
+    fn the_tick_ack_period_sets_the_transport() {
+        for server in [false, true] {
+            let mut c = thinwire_config_default(server);
+            let default = rust_config(&c).expect("defaults");
+            assert!(default.transport.immediate_ack);
+            c.tick_ack_period_us = 33_334;
+            let ticked = rust_config(&c).expect("tick acks");
+            assert!(!ticked.transport.immediate_ack);
+            assert_eq!(
+                ticked.transport.max_ack_delay,
+                Duration::from_micros(50_001)
+            );
+        }
     }
 }

@@ -148,6 +148,12 @@ pub struct thinwire_config {
     /// static key already). Servers only: a client with it set is refused with
     /// `THINWIRE_STATUS_INVALID_ARGUMENT`.
     pub has_token_key: bool,
+    /// ACKs on the tick: the period, in microseconds, at which this host sends on each of its
+    /// connections (a server's tick, a client's input rate; 33333 for 30 Hz). An ACK then
+    /// waits up to 1.5 periods to ride the host's next datagram instead of going alone, so a
+    /// 30 Hz exchange takes two datagrams per tick instead of four; the timeout path (the last
+    /// message before a pause) is slower by as much. 0, the default: ACKs at once.
+    pub tick_ack_period_us: u32,
 }
 
 /// What `thinwire_host_service` found.
