@@ -1,5 +1,5 @@
 /* Prints the size of every struct of thinwire.h and the offset of every field, one per line
- * ("thinwire_config 136", "thinwire_config.server 0"), for ThinwireTests.cs to compare with
+ * ("thinwire_config 120", "thinwire_config.server 0"), for ThinwireTests.cs to compare with
  * the C# declarations' marshalled layout. */
 #include <stddef.h>
 #include <stdio.h>

@@ -369,8 +369,9 @@ typedef struct thinwire_config {
    * ACKs on the tick: the period, in microseconds, at which this host sends on each of its
    * connections (a server's tick, a client's input rate; 33333 for 30 Hz). An ACK then
    * waits up to 1.5 periods to ride the host's next datagram instead of going alone, so a
-   * 30 Hz exchange takes two datagrams per tick instead of four; the timeout path (the last
-   * message before a pause) is slower by as much. 0, the default: ACKs at once.
+   * 30 Hz exchange takes two datagrams per tick instead of four; the peer's timeout path
+   * (the last message before a pause) is slower by as much. 0, the default: ACKs at once.
+   * At most 1000000 (1 s; more is refused with `THINWIRE_STATUS_INVALID_ARGUMENT`).
    */
   uint32_t tick_ack_period_us;
 } thinwire_config;
@@ -579,7 +580,7 @@ const char *thinwire_error_string(int32_t status);
 /**
  * The defaults: a client (`server` false) or a server accepting up to 1024 connections (64
  * per source, 32 Connects a second per source) with a fresh key pair, encrypted, no
- * connect tokens required, no fault injection. Any thread.
+ * connect tokens required, no fault injection, ACKs at once. Any thread.
  */
 struct thinwire_config thinwire_config_default(bool server);
 

@@ -91,7 +91,7 @@ pub(crate) unsafe fn put<T>(out: *mut T, value: T) -> Result<(), thinwire_status
 
 /// The defaults: a client (`server` false) or a server accepting up to 1024 connections (64
 /// per source, 32 Connects a second per source) with a fresh key pair, encrypted, no
-/// connect tokens required, no fault injection. Any thread.
+/// connect tokens required, no fault injection, ACKs at once. Any thread.
 #[no_mangle]
 pub extern "C" fn thinwire_config_default(server: bool) -> thinwire_config {
     let defaults = thinwire::ServerConfig::default();
@@ -113,6 +113,11 @@ pub extern "C" fn thinwire_config_default(server: bool) -> thinwire_config {
         tick_ack_period_us: 0,
     }
 }
+
+/// The longest tick `thinwire_config.tick_ack_period_us` accepts (1 s): an ACK held longer
+/// than the peer's longest timeout (3 s) would make every pause a spurious retransmission, and
+/// a larger value is more likely a unit mistake than a tick.
+const MAX_TICK_ACK_PERIOD_US: u32 = 1_000_000;
 
 fn rust_config(c: &thinwire_config) -> Result<Config, thinwire_status> {
     let mut config = if c.server {
@@ -140,6 +145,9 @@ fn rust_config(c: &thinwire_config) -> Result<Config, thinwire_status> {
     };
     if c.insecure_cleartext {
         config = config.insecure_cleartext();
+    }
+    if c.tick_ack_period_us > MAX_TICK_ACK_PERIOD_US {
+        return Err(thinwire_status::InvalidArgument);
     }
     if c.tick_ack_period_us != 0 {
         let period = Duration::from_micros(c.tick_ack_period_us.into());
@@ -478,6 +486,12 @@ mod tests {
             assert_eq!(
                 ticked.transport.max_ack_delay,
                 Duration::from_micros(50_001)
+            );
+            c.tick_ack_period_us = MAX_TICK_ACK_PERIOD_US + 1;
+            assert_eq!(
+                rust_config(&c).err(),
+                Some(thinwire_status::InvalidArgument),
+                "a tick over 1 s is refused"
             );
         }
     }

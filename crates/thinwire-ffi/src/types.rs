@@ -151,8 +151,9 @@ pub struct thinwire_config {
     /// ACKs on the tick: the period, in microseconds, at which this host sends on each of its
     /// connections (a server's tick, a client's input rate; 33333 for 30 Hz). An ACK then
     /// waits up to 1.5 periods to ride the host's next datagram instead of going alone, so a
-    /// 30 Hz exchange takes two datagrams per tick instead of four; the timeout path (the last
-    /// message before a pause) is slower by as much. 0, the default: ACKs at once.
+    /// 30 Hz exchange takes two datagrams per tick instead of four; the peer's timeout path
+    /// (the last message before a pause) is slower by as much. 0, the default: ACKs at once.
+    /// At most 1000000 (1 s; more is refused with `THINWIRE_STATUS_INVALID_ARGUMENT`).
     pub tick_ack_period_us: u32,
 }
 

@@ -60,12 +60,17 @@ pub struct TransportConfig {
     /// more than the ACK at the measured loss rate (see `docs/PROTOCOL.md` section 8).
     /// Default on.
     pub ack_redundancy: bool,
-    /// Longest an ACK is held when no rule asks for an immediate one. Default 5 ms.
+    /// Longest an ACK is held when no rule asks for an immediate one, announced to the peer in
+    /// the handshake. Default 5 ms, at most [`MAX_ACK_DELAY`] (10 s). It is also the yardstick
+    /// for the peer's: a peer announcing a longer one is taken to hold its ACKs (see
+    /// `immediate_ack`).
     pub max_ack_delay: Duration,
     /// Acknowledge at once every packet that completes a message (not only out-of-order
-    /// packets and every second packet). Default on. Off, this end also expects its peer to
-    /// hold ACKs: a thin stream's timeout allows the peer's announced `max_ack_delay`, not
-    /// only the delay the peer has been reporting ([`with_tick_acks`](Self::with_tick_acks)).
+    /// packets and every second packet). Default on. While a stream is thin its timeout
+    /// allows the ACK delay the peer has been reporting; it allows the peer's announced
+    /// `max_ack_delay` instead when this is off (this end then expects its peer to hold ACKs
+    /// too) or when the peer announced a longer delay than this end's `max_ack_delay`
+    /// ([`with_tick_acks`](Self::with_tick_acks)).
     pub immediate_ack: bool,
     /// Paired acknowledgements, for a connection that sends many packets per round trip at a
     /// steady pace (a gateway trunk): a packet whose number is even and that arrives in order
@@ -179,6 +184,10 @@ impl Default for TransportConfig {
     }
 }
 
+/// The longest ACK delay an endpoint may announce; a peer caps what it allows for at this
+/// (a hostile peer cannot stall the other's retransmission timer beyond it).
+pub const MAX_ACK_DELAY: Duration = Duration::from_secs(10);
+
 impl TransportConfig {
     /// TCP-like recovery for comparison: exponential backoff, a 200 ms RTO floor, three
     /// indications before a fast retransmit, no bundling, no repair copies, no ACK
@@ -212,7 +221,8 @@ impl TransportConfig {
     /// (a gap) is still acknowledged at once and repaired after one indication, as are
     /// out-of-order and duplicate packets; what is slower is the timeout path (the last
     /// packet before a pause), and the repair policy, whose stages are spaced by the timeout,
-    /// plans its copies against the longer one. Each end may set it alone: a thin stream's
+    /// plans its copies against the longer one. Each end may set it alone (at any period above
+    /// 3.3 ms against a peer on the defaults, whose `max_ack_delay` is 5 ms): a thin stream's
     /// timeout allows the peer's announced maximum, rather than the delay the peer has been
     /// reporting (which, from a ticking peer, follows the phase of the two ends' sending),
     /// whenever this end holds its own ACKs or the peer announced a longer delay than this
@@ -231,6 +241,9 @@ impl TransportConfig {
 
     /// Checks the values are usable.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_ack_delay > MAX_ACK_DELAY {
+            return Err(ConfigError::AckDelay(self.max_ack_delay));
+        }
         if self.max_datagram_size < 256 || self.max_datagram_size > 65_527 {
             return Err(ConfigError::DatagramSize(self.max_datagram_size));
         }

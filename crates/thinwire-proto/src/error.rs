@@ -37,6 +37,10 @@ pub enum ConfigError {
     /// packets.
     #[error("key_update_packets {0} is below the minimum of {min}", min = crate::MIN_KEY_UPDATE_PACKETS)]
     KeyUpdatePackets(u64),
+    /// The ACK delay must be at most [`MAX_ACK_DELAY`](crate::MAX_ACK_DELAY) (10 s):
+    /// a peer allows no more.
+    #[error("max_ack_delay {0:?} is above 10 s")]
+    AckDelay(std::time::Duration),
     /// A memory budget's total and per-source bytes must be positive.
     #[error("memory budget: total and per_source must be positive")]
     MemoryBudget,

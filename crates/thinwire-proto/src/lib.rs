@@ -132,7 +132,9 @@ pub mod wire;
 #[allow(unreachable_pub)]
 mod wire;
 
-pub use config::{EndpointConfig, MemoryBudget, ServerConfig, TokenPolicy, TransportConfig};
+pub use config::{
+    EndpointConfig, MemoryBudget, ServerConfig, TokenPolicy, TransportConfig, MAX_ACK_DELAY,
+};
 pub use connection::{
     ChannelStats, ConnectionCounters, ConnectionStats, DeadlineStats, FrameStats, PathStats,
     PayloadStats, RecoveryStats, SecurityStats, SendMode, UdpStats,

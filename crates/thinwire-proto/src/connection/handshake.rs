@@ -17,7 +17,7 @@ use crate::wire::{self, AcceptParams, ConnectParams, LongPacket};
 /// The peer's advertised max ack delay, capped at 10 s so that a hostile value cannot stall our
 /// retransmission timer.
 pub(crate) fn peer_max_ack_delay(us: u64) -> Duration {
-    Duration::from_micros(us.min(10_000_000))
+    Duration::from_micros(us.min(crate::MAX_ACK_DELAY.as_micros() as u64))
 }
 
 /// Handshake parameters a client remembers (and a server echoes in its Accept).

@@ -202,3 +202,18 @@ fn a_peer_announcing_a_longer_ack_delay_is_allowed_it_by_an_end_that_acks_at_onc
     );
     assert_eq!(client_recovery(&run.pair), (0, 0, 0), "no spurious timeout");
 }
+
+#[test]
+fn an_ack_delay_above_what_a_peer_allows_is_refused_at_setup() {
+    let ok = TransportConfig::default().with_tick_acks(Duration::from_secs(6));
+    assert_eq!(ok.max_ack_delay, Duration::from_secs(9));
+    assert_eq!(ok.validate(), Ok(()));
+    let too_long = TransportConfig::default().with_tick_acks(Duration::from_secs(7));
+    assert_eq!(
+        too_long.validate(),
+        Err(crate::ConfigError::AckDelay(Duration::from_millis(10_500)))
+    );
+    let mut config = crate::EndpointConfig::new([1; 32]);
+    config.transport = std::sync::Arc::new(too_long);
+    assert!(crate::Endpoint::new(config, None, std::time::Instant::now()).is_err());
+}
