@@ -152,8 +152,7 @@ impl BenchHost for ThinwireHost {
         };
         let mut config = config.with_busy_poll(opts.busy_poll);
         if let Some(period) = opts.tick {
-            let transport = (*config.transport).clone().with_tick_acks(period);
-            config = config.with_transport(transport);
+            config = config.with_tick_acks(period);
         }
         if opts.cleartext {
             config.insecure_cleartext()

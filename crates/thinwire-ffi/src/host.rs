@@ -150,9 +150,7 @@ fn rust_config(c: &thinwire_config) -> Result<Config, thinwire_status> {
         return Err(thinwire_status::InvalidArgument);
     }
     if c.tick_ack_period_us != 0 {
-        let period = Duration::from_micros(c.tick_ack_period_us.into());
-        let transport = (*config.transport).clone().with_tick_acks(period);
-        config = config.with_transport(transport);
+        config = config.with_tick_acks(Duration::from_micros(c.tick_ack_period_us.into()));
     }
     if c.fault_drop_rate != 0.0 || c.fault_delay_ms != 0 || c.fault_jitter_ms != 0 {
         if !(0.0..=1.0).contains(&c.fault_drop_rate) {

@@ -120,6 +120,14 @@ impl Config {
         self
     }
 
+    /// ACKs on the tick: this host sends on each of its connections once per `period`, so its
+    /// ACKs wait up to 1.5 periods to ride the next datagram instead of going alone
+    /// ([`TransportConfig::with_tick_acks`], applied to the transport set so far).
+    pub fn with_tick_acks(mut self, period: Duration) -> Self {
+        self.transport = Arc::new((*self.transport).clone().with_tick_acks(period));
+        self
+    }
+
     /// Turns on fault injection, on this end's datagrams both ways: set it on one end of a
     /// connection only (see [`FaultConfig`]).
     pub fn with_faults(mut self, faults: FaultConfig) -> Self {

@@ -22,9 +22,9 @@
 //! from the operating system and keeps it in files (the secret one created 0600).
 //!
 //! Socket I/O is batched on Linux: `recvmmsg` and GRO on receive (the socket set up by
-//! `quinn-udp`, which also does the I/O on other systems), and on send one `sendmmsg` per flush carrying up to 64 GSO trains to any destinations, so a server
-//! fanning out to many clients pays one system call for dozens of datagrams (`IoStats`
-//! counts them). Fault injection ([`FaultConfig`]: drop, delay, jitter, duplicate) can be
+//! `quinn-udp`, which also does the I/O on other systems), and on send one `sendmmsg` per
+//! flush carrying up to 64 GSO trains to any destinations, so a server fanning out to many
+//! clients pays one system call for dozens of datagrams (`IoStats` counts them). Fault injection ([`FaultConfig`]: drop, delay, jitter, duplicate) can be
 //! turned on per endpoint to test a game under a bad network.
 //!
 //! Operators see what happens through `tracing` events (targets `thinwire::…` here,
