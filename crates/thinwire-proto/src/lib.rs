@@ -118,6 +118,7 @@ mod error;
 mod event;
 mod pack;
 pub mod policy;
+pub mod prefetch;
 mod recovery;
 mod stamp;
 #[cfg(any(test, feature = "testing"))]
@@ -152,6 +153,7 @@ pub use error::{
 pub use event::{Event, Message};
 pub use policy::repair::RepairTarget;
 pub use policy::PolicyCache;
+pub use prefetch::{Prefetcher, PREFETCH_FROM_CONNECTIONS, PREFETCH_STAGES};
 pub use recovery::thin_rto;
 pub use wire::ChannelKind;
 

@@ -245,6 +245,11 @@ pub(crate) struct Parked<T> {
 }
 
 impl<T: Pack> Parked<T> {
+    /// The value if it is unpacked (for prefetch hints, which must not unpack it).
+    pub(crate) fn unpacked(&self) -> Option<&T> {
+        self.live.get().map(|b| &**b)
+    }
+
     /// Holds the value `packed` is the packed form of, packed (an empty form allocates
     /// nothing).
     pub(crate) fn resting(packed: Box<[u8]>) -> Self {

@@ -143,9 +143,7 @@ fn receive(shared: &Shared, rx: &mut RecvBuf, errors: &mut u32) -> io::Result<bo
                 let mut st = shared.lock();
                 let now = Instant::now();
                 st.engine.io.recv_calls += 1;
-                for (from, d) in rx.datagrams() {
-                    st.engine.on_datagram(now, from, d);
-                }
+                st.engine.on_datagrams(now, rx.datagrams());
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(read),
             Err(e) => {

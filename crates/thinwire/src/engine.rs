@@ -68,6 +68,10 @@ impl Engine {
             ..EndpointConfig::new(seed)
         };
         let mut core = thinwire_proto::Endpoint::new(ep_config, config.server.clone(), now)?;
+        core.set_prefetcher(
+            crate::prefetch::PREFETCHER,
+            thinwire_proto::PREFETCH_FROM_CONNECTIONS,
+        );
         // connect-token expiry needs the wall clock; the core follows it from `now` on
         if let Ok(unix) = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH) {
             core.set_unix_time(now, unix);
@@ -113,6 +117,35 @@ impl Engine {
                     .send(now, (from, datagram.to_vec()), datagram.len());
             }
             None => self.core.handle_datagram(now, from, datagram),
+        }
+    }
+
+    /// Every datagram of a receive batch, in order. While the core makes prefetch hints
+    /// ([`thinwire_proto::prefetch`]: a prefetcher, and enough connections), each of the
+    /// next three datagrams is hinted at its stage before a datagram is handled, so that
+    /// their connections' state is on its way while this one's is worked on.
+    pub(crate) fn on_datagrams<'a, I>(&mut self, now: Instant, batch: I)
+    where
+        I: Iterator<Item = (SocketAddr, &'a [u8])> + Clone,
+    {
+        if !self.core.prefetching() || self.faults.is_some() {
+            for (from, d) in batch {
+                self.on_datagram(now, from, d);
+            }
+            return;
+        }
+        let mut lead = batch.clone().map(|(_, d)| d);
+        // the datagrams after the one handled next, nearest first
+        let mut ahead = [lead.next(), lead.next(), lead.next()];
+        for (from, d) in batch {
+            ahead = [ahead[1], ahead[2], lead.next()];
+            // three ahead at stage 0, two ahead at 1, the next at 2
+            for (stage, next) in ahead.iter().rev().enumerate() {
+                if let Some(next) = next {
+                    self.core.prefetch_datagram(next, stage as u8);
+                }
+            }
+            self.on_datagram(now, from, d);
         }
     }
 

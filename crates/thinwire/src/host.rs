@@ -356,9 +356,7 @@ impl Host {
                     read = true;
                     let now = Instant::now();
                     self.engine.io.recv_calls += 1;
-                    for (from, d) in self.rx.datagrams() {
-                        self.engine.on_datagram(now, from, d);
-                    }
+                    self.engine.on_datagrams(now, self.rx.datagrams());
                     if self.rx.drained() {
                         return Ok(true);
                     }

@@ -155,7 +155,7 @@ impl RecvBuf {
     }
 
     /// The datagrams of the last receive, GRO trains split at their stride.
-    pub(crate) fn datagrams(&self) -> impl Iterator<Item = (SocketAddr, &[u8])> + '_ {
+    pub(crate) fn datagrams(&self) -> impl Iterator<Item = (SocketAddr, &[u8])> + Clone + '_ {
         self.meta[..self.filled]
             .iter()
             .enumerate()

@@ -76,6 +76,7 @@ mod io;
 pub mod keys;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+mod prefetch;
 mod shared;
 mod stats;
 

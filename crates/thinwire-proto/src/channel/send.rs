@@ -109,6 +109,12 @@ pub(crate) struct Window {
 }
 
 impl Window {
+    /// Hints the ends of the window (the oldest message, and the newest, which the next
+    /// message goes after).
+    pub(crate) fn prefetch(&self, hint: crate::prefetch::Hint) {
+        hint.deque_ends(&self.slots);
+    }
+
     /// Messages held.
     pub(crate) fn len(&self) -> usize {
         self.held

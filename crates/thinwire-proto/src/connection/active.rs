@@ -91,6 +91,18 @@ static IDLE: Active = Active {
 pub(super) struct LazyActive(Option<Box<Active>>);
 
 impl LazyActive {
+    /// Hints the box (stage 1) or the ends of its send queues (stage 2).
+    pub(super) fn prefetch(&self, hint: crate::prefetch::Hint, stage: u8) {
+        if let Some(b) = &self.0 {
+            if stage >= 2 {
+                hint.deque_ends(&b.queues.pending);
+                hint.deque_ends(&b.queues.unacked_order);
+            } else {
+                hint.value(&**b);
+            }
+        }
+    }
+
     /// The parts to read: the empty ones when none are made.
     pub(super) fn get(&self) -> &Active {
         self.0.as_deref().unwrap_or(&IDLE)

@@ -36,6 +36,13 @@ impl Default for Counters {
 }
 
 impl Counters {
+    /// Hints the counters other than the datagrams', if unpacked.
+    pub(crate) fn prefetch(&self, hint: crate::prefetch::Hint) {
+        if let Some(rest) = self.rest.unpacked() {
+            hint.value(rest);
+        }
+    }
+
     /// The counters other than [`udp`](Self::udp), to change (their `udp` part is not
     /// read: change [`udp`](Self::udp) instead). Packed ones are unpacked first.
     #[inline]

@@ -31,6 +31,7 @@ mod layout;
 mod loss;
 mod memory;
 mod path;
+mod prefetch;
 mod receive;
 mod repair;
 mod send;

@@ -17,6 +17,8 @@ use std::cell::OnceCell;
 use ring::aead::{Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 pub(super) use ring::aead::{Algorithm, AES_256_GCM, CHACHA20_POLY1305};
 
+use crate::prefetch::Hint;
+
 /// Length of the authentication tag of both AEADs.
 pub(crate) const TAG_LEN: usize = 16;
 
@@ -95,6 +97,13 @@ impl Keyed {
 pub(super) struct Cipher(OnceCell<Box<Keyed>>);
 
 impl Cipher {
+    /// Hints the kept form of the key, if any.
+    pub(super) fn prefetch(&self, hint: Hint) {
+        if let Some(k) = self.0.get() {
+            hint.value(&**k);
+        }
+    }
+
     pub(super) fn new() -> Self {
         Cipher(OnceCell::new())
     }

@@ -158,6 +158,17 @@ impl fmt::Debug for PacketKeys {
 }
 
 impl PacketKeys {
+    /// Hints the kept form of the key that opens packets (`receiving`) or seals them.
+    pub(crate) fn prefetch(&self, hint: crate::prefetch::Hint, receiving: bool) {
+        if receiving {
+            self.rx.prefetch(hint);
+        } else {
+            self.tx.prefetch(hint);
+        }
+    }
+}
+
+impl PacketKeys {
     /// Keys for sending with `tx` and receiving with `rx`; the sending key is updated every
     /// `update_after` packets.
     pub(crate) fn new(suite: CipherSuite, tx: &[u8; 32], rx: &[u8; 32], update_after: u64) -> Self {

@@ -19,6 +19,7 @@ mod events;
 mod handshake;
 mod limits;
 mod peers;
+mod prefetch;
 mod prefix;
 mod queue;
 mod send;
@@ -116,6 +117,9 @@ pub struct Endpoint {
     conns: ConnTable,
     /// Connections by the id this endpoint issued them.
     by_cid: CidIndex,
+    /// Where prefetch hints go, and from how many connections on
+    /// ([`set_prefetcher`](Self::set_prefetcher)).
+    prefetcher: Option<(crate::Prefetcher, usize)>,
     /// Connections by their peer's address and id (Resets, repeated Connects).
     peers: PeerIndex,
     replies: VecDeque<(SocketAddr, Vec<u8>)>,
@@ -179,6 +183,7 @@ impl Endpoint {
             instance,
             conns: ConnTable::new(now),
             by_cid,
+            prefetcher: None,
             peers: PeerIndex::default(),
             replies: VecDeque::new(),
             events: events::EventOrder::default(),
@@ -509,6 +514,7 @@ impl Endpoint {
                 None => {
                     self.conns.pop_dirty();
                     self.refresh(h);
+                    self.prefetch_dirty();
                 }
             }
         }

@@ -160,6 +160,18 @@ impl ConnTable {
         })
     }
 
+    /// Hints `h`'s slot and main structure (stage 0 of [`crate::prefetch`]).
+    pub(crate) fn prefetch(&self, h: ConnectionHandle, hint: crate::prefetch::Hint) {
+        if let Some(c) = self.slots.get(split(h).0).and_then(|s| s.conn.as_deref()) {
+            hint.value(c);
+        }
+    }
+
+    /// The connection `k` places after the first in the dirty queue.
+    pub(crate) fn dirty_after_first(&self, k: usize) -> Option<ConnectionHandle> {
+        self.dirty.get(k).copied()
+    }
+
     pub(crate) fn get(&self, h: ConnectionHandle) -> Option<&Connection> {
         self.slot(h).and_then(|s| s.conn.as_deref())
     }

@@ -123,6 +123,15 @@ impl Held {
 static EMPTY: VecDeque<(u64, Option<SentPacket>)> = VecDeque::new();
 
 impl SentPackets {
+    /// Hints the box of entries and the ends of its window (the oldest packet in flight,
+    /// and the newest, which the next packet goes after).
+    pub(crate) fn prefetch(&self, hint: crate::prefetch::Hint) {
+        if let Some(h) = &self.held {
+            hint.value(&**h);
+            hint.deque_ends(&h.window);
+        }
+    }
+
     /// Packets neither acknowledged nor declared lost.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight

@@ -11,6 +11,7 @@ mod fuzz_replay;
 mod lifecycle;
 mod memory;
 mod net;
+mod prefetch;
 mod properties;
 mod repair;
 mod reset;

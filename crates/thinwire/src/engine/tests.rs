@@ -161,3 +161,42 @@ fn a_timeout_armed_after_the_timers_of_a_pass_is_seen_by_the_next_one() {
         [&b"lost"[..], &b"new"[..], &b"newer"[..]]
     );
 }
+
+thread_local! {
+    /// Hints the recording prefetcher was given on this test's thread.
+    static HINTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn record_hint(_: *const u8, _: usize) {
+    HINTS.with(|h| h.set(h.get() + 1));
+}
+
+#[test]
+fn a_hinted_batch_is_handed_over_whole_and_in_order() {
+    let mut w = Wired::new();
+    // one datagram per message: each sent and flushed on its own
+    let mut batch = Vec::new();
+    for data in [&b"one"[..], b"two", b"three", b"four", b"five"] {
+        w.now += Duration::from_millis(1);
+        w.client
+            .send(w.conn, 0, Bytes::from_static(data), SendMode::Plain)
+            .unwrap();
+        batch.extend(pass(&mut w.client, w.now).concat());
+    }
+    assert_eq!(batch.len(), 5, "{batch:?}");
+    // the runtime's prefetcher is a hint for this CPU; here, a recording one, hinting from
+    // the first connection on
+    w.server.core.set_prefetcher(Some(record_hint), 1);
+    assert!(w.server.core.prefetching());
+    HINTS.with(|h| h.set(0));
+    w.server
+        .on_datagrams(w.now, batch.iter().map(|(_, d)| (CLIENT, &d[..])));
+    let expected: Vec<&[u8]> = vec![b"one", b"two", b"three", b"four", b"five"];
+    assert_eq!(messages(&mut w.server), expected);
+    // the four datagrams after the first were hinted: 4 at stage 2, 3 at 1, 2 at 0, each a
+    // hint or more
+    assert!(HINTS.with(|h| h.get()) >= 9, "{}", HINTS.with(|h| h.get()));
+    // one connection, hints from two on: none
+    w.server.core.set_prefetcher(Some(record_hint), 2);
+    assert!(!w.server.core.prefetching());
+}

@@ -1,0 +1,61 @@
+//! Prefetch hints: the memory a coming call will read, named ahead of time to a function the
+//! runtime gives ([`Prefetcher`]), so that the CPU can fetch it while it works on the call
+//! before.
+//!
+//! An endpoint with thousands of connections holds more state than the CPU's caches: each
+//! datagram's connection is then read from memory, a few dozen cache lines, one after the
+//! other as the code reaches them. Told a few datagrams ahead which connection comes next,
+//! the CPU fetches those lines in parallel and in the background. Hints change nothing but
+//! timing: the core stays free of `unsafe` and of any platform code (the runtime's
+//! prefetcher issues the CPU's prefetch instruction), and without a prefetcher, or with few
+//! connections, they cost a branch.
+//!
+//! A connection is fetched in [`PREFETCH_STAGES`] stages, each reading only what the stage
+//! before brought near: stage 0 its main structure, stage 1 the parts that structure points
+//! to (packet numbers and loss recovery, send queues, the AEAD key, the channels, the
+//! counters), stage 2 the ends of the lists those parts hold (packets in flight, queued
+//! messages). A runtime that hands a batch of datagrams over one by one hints the one three
+//! ahead at stage 0, two ahead at stage 1 and the next at stage 2
+//! ([`Endpoint::prefetch_datagram`](crate::Endpoint::prefetch_datagram)); the endpoint does
+//! the same over the connections it writes datagrams for.
+
+use std::collections::VecDeque;
+
+/// A function that asks the CPU to bring `len` bytes at an address into its caches (on
+/// x86-64, `_mm_prefetch` over each 64-byte line). It must only hint: never read or write
+/// the memory, never fault. Given with
+/// [`Endpoint::set_prefetcher`](crate::Endpoint::set_prefetcher).
+pub type Prefetcher = fn(*const u8, usize);
+
+/// The stages a connection is fetched in (see the [module](self) documentation): a hint at
+/// stage `s` reads only what stages below `s` fetched.
+pub const PREFETCH_STAGES: u8 = 3;
+
+/// The number of connections from which on `thinwire`'s runtime has its endpoints make hints
+/// ([`Endpoint::set_prefetcher`](crate::Endpoint::set_prefetcher)). With fewer, more of their
+/// state stays in the caches and hints cost more than they save: in `benches/tick.rs` on the
+/// machine of `docs/results/bench.md`'s section "Prefetch hints", they took 1.10-1.18x the
+/// time at 500 connections, 0.74-1.16x at 1,000 and 0.82-1.01x at 2,000.
+pub const PREFETCH_FROM_CONNECTIONS: usize = 2048;
+
+/// A prefetcher, passed down to the parts that know their memory.
+#[derive(Clone, Copy)]
+pub(crate) struct Hint(pub(crate) Prefetcher);
+
+impl Hint {
+    /// The bytes of `v`.
+    pub(crate) fn value<T: ?Sized>(self, v: &T) {
+        (self.0)(std::ptr::from_ref(v).cast::<u8>(), std::mem::size_of_val(v));
+    }
+
+    /// The first and last entries of `d` (where it is popped and pushed).
+    pub(crate) fn deque_ends<T>(self, d: &VecDeque<T>) {
+        let (a, b) = d.as_slices();
+        if let Some(x) = a.first() {
+            self.value(x);
+        }
+        if let Some(x) = b.last().or(a.last()) {
+            self.value(x);
+        }
+    }
+}
