@@ -261,11 +261,17 @@ impl World {
 #[allow(unsafe_code)] // the one instruction a prefetcher issues
 fn prefetch_lines(p: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    for line in (p as usize & !63..p as usize + len).step_by(64) {
-        // SAFETY: a prefetch only hints; it reads nothing architecturally and never faults
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line as *const i8)
-        };
+    if len > 0 {
+        let skew = p as usize % 64;
+        let first = p.wrapping_sub(skew);
+        for offset in (0..skew.saturating_add(len)).step_by(64) {
+            // SAFETY: a prefetch only hints; it reads nothing architecturally and never faults
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    first.wrapping_add(offset).cast::<i8>(),
+                )
+            };
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, len);

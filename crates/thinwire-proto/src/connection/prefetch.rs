@@ -10,8 +10,9 @@ const CHANNELS: usize = 4;
 impl Connection {
     /// Hints the memory this connection's next packet reads beyond its main structure (which
     /// the caller hinted at stage 0): at stage 1 the parts the structure points to, at stage
-    /// 2 the ends of the lists in those parts. `receiving`: the packet comes in (its opening
-    /// key), else it goes out (its sealing key).
+    /// 2 what those point to (the box of packets in flight, the ends of the send queues and
+    /// windows). `receiving`: the packet comes in (its opening key), else it goes out (its
+    /// sealing key).
     pub(crate) fn prefetch(&self, hint: Hint, stage: u8, receiving: bool) {
         let flow = self.flow.unpacked();
         if stage >= 2 {
@@ -38,12 +39,11 @@ impl Connection {
             hint.value(&self.recv[..self.recv.len().min(CHANNELS)]);
         }
         self.stats.prefetch(hint);
-        // the newest events' end, where a delivered message goes
-        if self.events.capacity() > 0 {
-            let (a, b) = self.events.as_slices();
-            if let Some(e) = b.last().or(a.last()) {
-                hint.value(e);
-            }
+        // the newest event, next to where a delivered message goes (nothing when the
+        // application has taken them all)
+        let (a, b) = self.events.as_slices();
+        if let Some(e) = b.last().or(a.last()) {
+            hint.value(e);
         }
     }
 }

@@ -10,7 +10,8 @@ impl Endpoint {
     /// Gives the function prefetch hints go to (`None`: no hints, the default), and the
     /// number of connections from which on the endpoint makes them
     /// ([`PREFETCH_FROM_CONNECTIONS`](crate::PREFETCH_FROM_CONNECTIONS) is what `thinwire`'s
-    /// runtime uses; below it, the caches hold the connections anyway and hints only cost).
+    /// runtime uses; with fewer, the caches hold more of the connections and hints gain
+    /// little or cost).
     /// Hints only change timing: an endpoint behaves the same with or without them. A runtime
     /// gives a prefetcher that issues the CPU's prefetch instruction (`thinwire`'s `Host` and
     /// async endpoint do, on x86-64).

@@ -160,7 +160,8 @@ impl ConnTable {
         })
     }
 
-    /// Hints `h`'s slot and main structure (stage 0 of [`crate::prefetch`]).
+    /// Hints `h`'s main structure (stage 0 of [`crate::prefetch`]; its slot is read, not
+    /// hinted).
     pub(crate) fn prefetch(&self, h: ConnectionHandle, hint: crate::prefetch::Hint) {
         if let Some(c) = self.slots.get(split(h).0).and_then(|s| s.conn.as_deref()) {
             hint.value(c);

@@ -123,12 +123,11 @@ impl Held {
 static EMPTY: VecDeque<(u64, Option<SentPacket>)> = VecDeque::new();
 
 impl SentPackets {
-    /// Hints the box of entries and the ends of its window (the oldest packet in flight,
-    /// and the newest, which the next packet goes after).
+    /// Hints the box of entries (the window's ends are one pointer further, which the
+    /// stages of a hint do not reach).
     pub(crate) fn prefetch(&self, hint: crate::prefetch::Hint) {
         if let Some(h) = &self.held {
             hint.value(&**h);
-            hint.deque_ends(&h.window);
         }
     }
 

@@ -3,7 +3,7 @@
 //! else or below the threshold, and an endpoint that makes them sends and delivers exactly
 //! what one that does not makes.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -18,14 +18,19 @@ use crate::{
 thread_local! {
     /// The hints this test's thread was given: how many, and how many bytes in all.
     static HINTS: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    /// The addresses of the hints of a connection's main structure, in order.
+    static MAIN: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The recording prefetcher: counts, touches nothing.
-fn record(_: *const u8, len: usize) {
+fn record(p: *const u8, len: usize) {
     HINTS.with(|h| {
         let (n, bytes) = h.get();
         h.set((n + 1, bytes + len));
     });
+    if len == std::mem::size_of::<Connection>() {
+        MAIN.with(|m| m.borrow_mut().push(p as usize));
+    }
 }
 
 /// The hints recorded since the last call.
@@ -247,19 +252,30 @@ fn no_hints_below_the_threshold_or_without_a_prefetcher() {
 #[test]
 fn the_connections_queued_to_send_are_hinted_ahead() {
     let mut w = World::new(6, Some(0));
-    for &s in &w.servers.clone() {
+    let servers = w.servers.clone();
+    // where each connection's main structure is, as a hint at stage 0 names it
+    let mut at = Vec::new();
+    for &s in &servers {
+        MAIN.with(|m| m.borrow_mut().clear());
+        w.server.prefetch_connection(s, 0);
+        at.push(MAIN.with(|m| m.borrow()[0]));
+    }
+    for &s in &servers {
         w.server
             .send(w.now, s, 0, Bytes::from_static(b"update"), SendMode::Plain)
             .expect("send");
     }
     take_hints();
+    MAIN.with(|m| m.borrow_mut().clear());
     let down = drain(&mut w.server, w.now, None);
     assert_eq!(down.len(), 6, "one datagram per connection");
-    let (n, _) = take_hints();
-    // each of the 5 connections after the first is hinted at up to three stages as the
-    // queue moves past the ones before it
-    assert!(n >= 5, "the queued connections were hinted: {n}");
-    // the server's sends were not hinted by the application here: only the endpoint's queue
-    w.server.prefetch_connection(w.servers[0], 0);
-    assert_eq!(take_hints(), (1, std::mem::size_of::<Connection>()));
+    // as each connection leaves the queue, the one three places behind the next is hinted
+    // at stage 0 (the later stages follow for the two before it): the fifth and the sixth
+    let main = MAIN.with(|m| m.borrow().clone());
+    assert_eq!(
+        main,
+        [at[4], at[5]],
+        "stage 0 for the connections queued three ahead"
+    );
+    assert!(take_hints().0 > 2, "the later stages too");
 }
