@@ -11,17 +11,18 @@
 //! connections, they cost a branch.
 //!
 //! A connection is fetched in [`PREFETCH_STAGES`] stages, each reading only what the stage
-//! before brought near: stage 0 its main structure, stage 1 the parts that structure points
-//! to (packet numbers and loss recovery, send queues, the AEAD key, the channels, the
-//! counters), stage 2 what those point to (the box of packets in flight, the ends of the
-//! send queues and windows). A runtime that hands a batch of datagrams over one by one hints
-//! the one three ahead at stage 0, two ahead at stage 1 and the next at stage 2
+//! before brought near: stage 0 its main structure, stage 1 the parts that structure points to
+//! (packet numbers and loss recovery, send queues, the AEAD key, the channels, the counters),
+//! stage 2 what those point to (the box of packets in flight, the ends of the send queues and
+//! windows). A runtime that hands a batch of datagrams over one by one hints the one three
+//! ahead at stage 0, two ahead at stage 1 and the next at stage 2
 //! ([`Endpoint::prefetch_datagram`](crate::Endpoint::prefetch_datagram)); the endpoint does
-//! the same over the connections it writes datagrams for. The first datagram of a batch, and
-//! the first connection to write for, get no hint, and the next two only their later stages
-//! (which then read memory not fetched ahead): a pipeline pays off over long batches, which
-//! is where an endpoint has thousands of connections. Finding a datagram's connection for its
-//! hint costs a header parse and an id lookup per stage.
+//! the same over the connections it writes datagrams for (hinting as each one leaves the
+//! queue). The first datagram of a batch and the first two connections to write for get no
+//! hint, and the next two only their later stages (which then read memory not fetched ahead):
+//! a pipeline pays off over long batches, which is where an endpoint has thousands of
+//! connections. Finding a datagram's connection for its hint costs a header parse and an id
+//! lookup per stage.
 
 use std::collections::VecDeque;
 
@@ -39,8 +40,8 @@ pub const PREFETCH_STAGES: u8 = 3;
 /// ([`Endpoint::set_prefetcher`](crate::Endpoint::set_prefetcher)). With fewer, more of their
 /// state stays in the caches: in `benches/tick.rs` on the machine of `docs/results/bench.md`'s
 /// section "Prefetch hints", hints took 1.10-1.18x the time at 500 connections and were mixed
-/// at 1,000 and 2,000 (0.74-1.16x, 0.82-1.01x); they gained at 4,000 and more. 2,048 is on
-/// the safe side of that.
+/// at 1,000 and 2,000 (0.74-1.16x, 0.82-1.01x); they gained in 6 of 8 rounds at 4,000 and in
+/// all 6 at 10,000. 2,048 is on the safe side of that.
 pub const PREFETCH_FROM_CONNECTIONS: usize = 2048;
 
 /// A prefetcher, passed down to the parts that know their memory.
