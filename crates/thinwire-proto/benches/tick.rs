@@ -158,11 +158,21 @@ impl World {
     fn serve(&mut self, incoming: &Datagrams, out: &mut Datagrams) -> usize {
         let mut messages = 0;
         for batch in incoming.all[..incoming.len].chunks(self.batch) {
+            // as `thinwire`'s runtime hints a batch: each datagram's connection looked up once,
+            // as it comes within three of the one handled (the first slot is shifted out first)
+            let lookup = |server: &Endpoint, i: usize| {
+                batch.get(i).and_then(|d| server.datagram_connection(d))
+            };
+            let mut ahead = [None; 3];
+            if self.prefetch_datagrams {
+                ahead = [None, lookup(&self.server, 1), lookup(&self.server, 2)];
+            }
             for (i, d) in batch.iter().enumerate() {
                 if self.prefetch_datagrams {
-                    for k in 1..=3 {
-                        if let Some(n) = batch.get(i + k) {
-                            self.server.prefetch_datagram(n, (3 - k) as u8);
+                    ahead = [ahead[1], ahead[2], lookup(&self.server, i + 3)];
+                    for (stage, conn) in ahead.iter().rev().enumerate() {
+                        if let Some(conn) = *conn {
+                            self.server.prefetch_connection(conn, stage as u8, true);
                         }
                     }
                 }
@@ -217,7 +227,7 @@ impl World {
             if self.prefetch_sends {
                 for k in 1..=3 {
                     if let Some(&n) = self.server_conns.get(i + k) {
-                        self.server.prefetch_connection(n, (3 - k) as u8);
+                        self.server.prefetch_connection(n, (3 - k) as u8, false);
                     }
                 }
             }
@@ -261,17 +271,11 @@ impl World {
 #[allow(unsafe_code)] // the one instruction a prefetcher issues
 fn prefetch_lines(p: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    if len > 0 {
-        let skew = p as usize % 64;
-        let first = p.wrapping_sub(skew);
-        for offset in (0..skew.saturating_add(len)).step_by(64) {
-            // SAFETY: a prefetch only hints; it reads nothing architecturally and never faults
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    first.wrapping_add(offset).cast::<i8>(),
-                )
-            };
-        }
+    for line in thinwire_proto::prefetch::cache_lines(p, len) {
+        // SAFETY: a prefetch only hints; it reads nothing architecturally and never faults
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line.cast::<i8>())
+        };
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, len);

@@ -21,8 +21,10 @@
 //! queue). The first datagram of a batch and the first two connections to write for get no
 //! hint, and the next two only their later stages (which then read memory not fetched ahead):
 //! a pipeline pays off over long batches, which is where an endpoint has thousands of
-//! connections. Finding a datagram's connection for its hint costs a header parse and an id
-//! lookup per stage.
+//! connections. Finding a datagram's connection costs a header parse and an id lookup, which a
+//! runtime makes once per datagram
+//! ([`Endpoint::datagram_connection`](crate::Endpoint::datagram_connection)) before hinting
+//! that connection at each stage.
 
 use std::collections::VecDeque;
 
@@ -44,6 +46,22 @@ pub const PREFETCH_STAGES: u8 = 3;
 /// all 6 at 10,000. 2,048 is on the safe side of that.
 pub const PREFETCH_FROM_CONNECTIONS: usize = 2048;
 
+/// The start of each 64-byte cache line that the `len` bytes at `p` touch (none when `len` is
+/// 0), for a [`Prefetcher`] to hint one by one: address arithmetic only, wrapping rather than
+/// overflowing, and no access to the memory.
+pub fn cache_lines(p: *const u8, len: usize) -> impl Iterator<Item = *const u8> {
+    let skew = p as usize % 64;
+    let first = p.wrapping_sub(skew);
+    let span = if len == 0 {
+        0
+    } else {
+        skew.saturating_add(len)
+    };
+    (0..span)
+        .step_by(64)
+        .map(move |offset| first.wrapping_add(offset))
+}
+
 /// A prefetcher, passed down to the parts that know their memory.
 #[derive(Clone, Copy)]
 pub(crate) struct Hint(pub(crate) Prefetcher);
@@ -63,5 +81,32 @@ impl Hint {
         if let Some(x) = b.last().or(a.last()) {
             self.value(x);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cache_lines;
+
+    fn lines(at: usize, len: usize) -> Vec<usize> {
+        cache_lines(std::ptr::without_provenance(at), len)
+            .map(|p| p as usize)
+            .collect()
+    }
+
+    #[test]
+    fn every_line_the_bytes_touch_once() {
+        assert_eq!(lines(640, 0), Vec::<usize>::new(), "nothing for no bytes");
+        assert_eq!(lines(640, 1), [640]);
+        assert_eq!(lines(640, 64), [640]);
+        assert_eq!(lines(640, 65), [640, 704]);
+        assert_eq!(lines(703, 2), [640, 704], "two bytes across a line's end");
+        assert_eq!(
+            lines(650, 624).len(),
+            10,
+            "a connection's 624 bytes, unaligned"
+        );
+        // near the end of the address space the arithmetic wraps instead of overflowing
+        assert_eq!(lines(usize::MAX - 10, 5), [usize::MAX - 63]);
     }
 }

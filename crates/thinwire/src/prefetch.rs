@@ -15,18 +15,13 @@ pub(crate) const PREFETCHER: Option<Prefetcher> = if cfg!(target_arch = "x86_64"
 /// Asks for each 64-byte line of the `len` bytes at `p` to be brought into every cache level.
 fn lines(p: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    if len > 0 {
-        // from the line of the first byte to the line of the last
-        let skew = p as usize % 64;
-        let first = p.wrapping_sub(skew);
-        for offset in (0..skew.saturating_add(len)).step_by(64) {
-            // SAFETY: PREFETCHT0 is a hint: it reads nothing architecturally, writes nothing
-            // and never faults, whatever the address (the core names live memory anyway)
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    first.wrapping_add(offset).cast::<i8>(),
-                );
-            }
+    for line in thinwire_proto::prefetch::cache_lines(p, len) {
+        // SAFETY: PREFETCHT0 is a hint: it reads nothing architecturally, writes nothing and
+        // never faults, whatever the address (the core names live memory anyway)
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                line.cast::<i8>(),
+            );
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

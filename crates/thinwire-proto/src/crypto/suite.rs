@@ -166,9 +166,7 @@ impl PacketKeys {
             self.tx.prefetch(hint);
         }
     }
-}
 
-impl PacketKeys {
     /// Keys for sending with `tx` and receiving with `rx`; the sending key is updated every
     /// `update_after` packets.
     pub(crate) fn new(suite: CipherSuite, tx: &[u8; 32], rx: &[u8; 32], update_after: u64) -> Self {

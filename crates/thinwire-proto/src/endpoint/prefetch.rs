@@ -36,28 +36,37 @@ impl Endpoint {
     /// `datagram` at `stage` (below [`PREFETCH_STAGES`](crate::PREFETCH_STAGES)): stage 0
     /// for the datagram three ahead of the one handled next, 1 for two ahead, 2 for the
     /// next. Nothing for a datagram of no connection here (a handshake, a stray); nothing
-    /// changes either way.
+    /// changes either way. Each call finds the datagram's connection again: a runtime that
+    /// hints every datagram at every stage finds it once
+    /// ([`datagram_connection`](Self::datagram_connection)) and hints that
+    /// ([`prefetch_connection`](Self::prefetch_connection), `receiving`).
     pub fn prefetch_datagram(&self, datagram: &[u8], stage: u8) {
-        let Some(hint) = self.hint() else {
-            return;
-        };
-        if wire::is_long_header(datagram) {
+        if !self.prefetching() {
             return;
         }
-        let Ok((hdr, _)) = ShortHeader::decode(datagram, self.config.cid_len) else {
-            return;
-        };
-        if let Some(h) = self.by_cid.get(&hdr.dst_cid) {
-            self.prefetch_at(hint, h, stage, true);
+        if let Some(conn) = self.datagram_connection(datagram) {
+            self.prefetch_connection(conn, stage, true);
         }
     }
 
+    /// The connection of this endpoint that a short-header `datagram` names by its id, if any
+    /// (whether the packet is authentic is not known until it is handled).
+    pub fn datagram_connection(&self, datagram: &[u8]) -> Option<ConnectionHandle> {
+        if wire::is_long_header(datagram) {
+            return None;
+        }
+        let (hdr, _) = ShortHeader::decode(datagram, self.config.cid_len).ok()?;
+        self.by_cid.get(&hdr.dst_cid)
+    }
+
     /// Hints connection `conn` at `stage`, as [`prefetch_datagram`](Self::prefetch_datagram)
-    /// does, for a call that sends on it: an application that sends to many connections in
-    /// turn (a server's tick) hints the one three ahead at stage 0, and so on.
-    pub fn prefetch_connection(&self, conn: ConnectionHandle, stage: u8) {
+    /// does, for a datagram coming in on it (`receiving`: the opening key) or for a call that
+    /// sends on it (the sealing key): an application that sends to many connections in turn
+    /// (a server's tick) hints the one three ahead at stage 0, and so on. A handle that is
+    /// gone is hinted harmlessly or not at all.
+    pub fn prefetch_connection(&self, conn: ConnectionHandle, stage: u8, receiving: bool) {
         if let Some(hint) = self.hint() {
-            self.prefetch_at(hint, conn, stage, false);
+            self.prefetch_at(hint, conn, stage, receiving);
         }
     }
 

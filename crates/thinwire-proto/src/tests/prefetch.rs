@@ -234,6 +234,13 @@ fn a_datagram_of_a_connection_is_hinted_at_each_stage_and_nothing_else_is() {
     // handling it after the hints delivers it as usual
     w.client_to_server(&up, false);
     assert_eq!(w.got.last().map(|(_, d)| &d[..]), Some(&b"hello"[..]));
+    // the lookup a runtime makes once per datagram names the connection that delivered it,
+    // and none for the strays
+    let place = w.got.last().expect("delivered").0;
+    assert_eq!(w.server.datagram_connection(&up[0]), Some(w.servers[place]));
+    for stray in [&stray[..], &[0xff; 64], &[]] {
+        assert_eq!(w.server.datagram_connection(stray), None);
+    }
 }
 
 #[test]
@@ -257,7 +264,7 @@ fn the_connections_queued_to_send_are_hinted_ahead() {
     let mut at = Vec::new();
     for &s in &servers {
         MAIN.with(|m| m.borrow_mut().clear());
-        w.server.prefetch_connection(s, 0);
+        w.server.prefetch_connection(s, 0, false);
         at.push(MAIN.with(|m| m.borrow()[0]));
     }
     for &s in &servers {
