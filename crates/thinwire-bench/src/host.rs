@@ -53,6 +53,13 @@ impl Protocol {
             .find(|p| p.label().eq_ignore_ascii_case(name.trim()))
     }
 
+    /// Whether an idle host of this stack polls instead of blocking: GNS has no call that
+    /// blocks until something arrives, and its hosts poll every 50 µs (`GnsWait`), so an idle
+    /// one keeps a core awake, which changes every other stack's wake-ups.
+    pub(crate) fn polls_when_idle(self) -> bool {
+        matches!(self, Protocol::Gns)
+    }
+
     /// Why this transport cannot run a measurement, if it cannot: KCP has no unreliable
     /// delivery, ENet may be missing from the build, an ENet host holds at most 4095 peers,
     /// and GNS may not be built (asking loads and initialises it, once per process, so its

@@ -1,7 +1,18 @@
 //! Round trips back to back: one client sends a 24-byte message, waits for the server's
 //! echo, and repeats; the server (its own thread) echoes every message on the channel it came
 //! on and flushes at once. Percentiles from an HDR histogram in nanoseconds.
+//!
+//! Every stack's pair is connected for the whole repetition, and the measuring thread drives
+//! their clients in turns of [`SLICE`] (each round starting with the next stack), so the
+//! stacks sample the same stretch of the machine's speed. Run one after the other for
+//! seconds each, as the other sections are, the stacks' p50s moved with the machine: on a
+//! virtual machine the kernel's own round trip drifts by a third within a minute. While one
+//! stack measures, the others' server threads wait in their hosts' `service` (waking every
+//! 5 ms when idle). GNS's idle hosts poll instead (it has no blocking receive), which keeps
+//! the cores awake and made every other stack's round trip faster by half when it took part
+//! in the turns: it runs on its own after them.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread;
@@ -13,7 +24,7 @@ use thinwire_peers::{tagged, Event, Outgoing, ServerInfo};
 
 use crate::host::{channel, with_host, BenchHost, HostOptions, Protocol};
 use crate::results::{Row, Section};
-use crate::runner::{cells, Ctx, Metric};
+use crate::runner::{cells, Ctx, Metric, Outcome};
 
 /// Message size of the round-trip measurement.
 const SIZE: usize = 24;
@@ -61,8 +72,130 @@ fn echo<H: BenchHost>(
     Ok(())
 }
 
-fn client<H: BenchHost>(reliable: bool, ctx: &Ctx, to: &ServerInfo) -> Result<Sample, String> {
-    let mut host = H::client(1, ctx.host)?;
+/// How long one stack's client runs before the next stack's takes over: the stacks' round
+/// trips are interleaved this finely, so that a drift of the machine's speed (which on a
+/// virtual machine moves the kernel's own round trip by a third within a minute) falls on
+/// every stack alike.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// One stack's echo pair: its server thread and a connected client host, which the
+/// measuring thread drives one [`SLICE`] at a time.
+struct Pair<H: BenchHost> {
+    host: H,
+    conn: H::Conn,
+    reliable: bool,
+    evs: Vec<Event<H::Conn>>,
+    seq: u64,
+    stop: Arc<AtomicBool>,
+    server: Option<thread::JoinHandle<Result<(), String>>>,
+}
+
+/// What one stack's slices of one repetition measured.
+struct Tally {
+    hist: Histogram<u64>,
+    lost: u64,
+    /// Time spent in measured slices.
+    measured: Duration,
+}
+
+impl Tally {
+    fn new() -> Result<Self, String> {
+        Ok(Self {
+            hist: Histogram::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())?,
+            lost: 0,
+            measured: Duration::ZERO,
+        })
+    }
+
+    fn sample(&self) -> Result<Sample, String> {
+        let counted = self.hist.len();
+        if counted == 0 {
+            return Err(format!("no round trip completed ({} lost)", self.lost));
+        }
+        let us = |q| self.hist.value_at_quantile(q) as f64 / 1000.0;
+        Ok(Sample {
+            p50_us: us(0.5),
+            p99_us: us(0.99),
+            rate: counted as f64 / self.measured.as_secs_f64(),
+            lost: self.lost,
+        })
+    }
+}
+
+/// A stack's pair behind its host type, so that the section can take turns among stacks.
+trait Trips {
+    /// Round trips until `until`; counted in `tally` when it is given (else a warm-up).
+    fn slice(&mut self, until: Instant, tally: Option<&mut Tally>) -> Result<(), String>;
+    /// Stops the server thread; its error, if it failed.
+    fn close(&mut self) -> Result<(), String>;
+}
+
+impl<H: BenchHost> Pair<H> {
+    /// Starts the echo server and connects a client to it.
+    fn open(reliable: bool, opts: HostOptions) -> Result<Self, String> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let server = {
+            let stop = stop.clone();
+            thread::spawn(move || echo::<H>(opts, &stop, tx))
+        };
+        let connected = match rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(info) => connect::<H>(opts, &info),
+            Err(_) => Err("the echo server did not start".into()),
+        };
+        match connected {
+            Ok((host, conn)) => Ok(Self {
+                host,
+                conn,
+                reliable,
+                evs: Vec::new(),
+                seq: 0,
+                stop,
+                server: Some(server),
+            }),
+            Err(e) => {
+                stop.store(true, Ordering::Relaxed);
+                let _ = server.join();
+                Err(e)
+            }
+        }
+    }
+
+    /// One round trip: its time, or `None` when no echo came within [`GIVE_UP`].
+    fn round_trip(&mut self) -> Result<Option<Duration>, String> {
+        self.seq += 1;
+        let seq = self.seq;
+        let t0 = Instant::now();
+        let msg = tagged(SIZE, seq);
+        if !self
+            .host
+            .send(self.conn, channel(self.reliable), Outgoing::new(&msg))?
+        {
+            return Err("the send window of an idle connection is full".into());
+        }
+        self.host.flush();
+        let give_up = t0 + GIVE_UP;
+        loop {
+            self.evs.clear();
+            let now = Instant::now();
+            if now >= give_up {
+                return Ok(None);
+            }
+            self.host.service(give_up - now, &mut self.evs)?;
+            if self
+                .evs
+                .iter()
+                .any(|e| matches!(e, Event::Message { tag, .. } if *tag == seq))
+            {
+                return Ok(Some(t0.elapsed()));
+            }
+        }
+    }
+}
+
+/// A client host of stack `H` connected to the server at `to`.
+fn connect<H: BenchHost>(opts: HostOptions, to: &ServerInfo) -> Result<(H, H::Conn), String> {
+    let mut host = H::client(1, opts)?;
     let conn = host.connect(to)?;
     let mut evs = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -72,71 +205,123 @@ fn client<H: BenchHost>(reliable: bool, ctx: &Ctx, to: &ServerInfo) -> Result<Sa
         }
         host.service(Duration::from_millis(5), &mut evs)?;
     }
-    let mut hist =
-        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())?;
-    let start = Instant::now();
-    let measure_from = start + ctx.warmup;
-    let end = measure_from + ctx.seconds;
-    let (mut seq, mut lost, mut counted) = (0u64, 0u64, 0u64);
-    while Instant::now() < end {
-        seq += 1;
-        let t0 = Instant::now();
-        if !host.send(conn, channel(reliable), Outgoing::new(&tagged(SIZE, seq)))? {
-            return Err("the send window of an idle connection is full".into());
-        }
-        host.flush();
-        let give_up = t0 + GIVE_UP;
-        let answered = loop {
-            evs.clear();
-            let now = Instant::now();
-            if now >= give_up {
-                break false;
-            }
-            host.service(give_up - now, &mut evs)?;
-            if evs
-                .iter()
-                .any(|e| matches!(e, Event::Message { tag, .. } if *tag == seq))
-            {
-                break true;
-            }
-        };
-        let rtt = t0.elapsed();
-        if t0 >= measure_from {
-            if answered {
-                counted += 1;
-                let _ = hist.record((rtt.as_nanos() as u64).max(1));
-            } else {
-                lost += 1;
-            }
-        }
-    }
-    if counted == 0 {
-        return Err(format!("no round trip completed ({lost} lost)"));
-    }
-    let us = |q| hist.value_at_quantile(q) as f64 / 1000.0;
-    Ok(Sample {
-        p50_us: us(0.5),
-        p99_us: us(0.99),
-        rate: counted as f64 / ctx.seconds.as_secs_f64(),
-        lost,
-    })
+    Ok((host, conn))
 }
 
-fn run<H: BenchHost>(reliable: bool, ctx: &Ctx) -> Result<Sample, String> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel();
-    let hopts = ctx.host;
-    let srv = {
-        let stop = stop.clone();
-        thread::spawn(move || echo::<H>(hopts, &stop, tx))
-    };
-    let result = match rx.recv_timeout(Duration::from_secs(10)) {
-        Ok(info) => client::<H>(reliable, ctx, &info),
-        Err(_) => Err("the echo server did not start".into()),
-    };
-    stop.store(true, Ordering::Relaxed);
-    srv.join().map_err(|_| "echo server panicked")??;
-    result
+impl<H: BenchHost> Trips for Pair<H> {
+    fn slice(&mut self, until: Instant, mut tally: Option<&mut Tally>) -> Result<(), String> {
+        let start = Instant::now();
+        while Instant::now() < until {
+            let answered = self.round_trip()?;
+            if let Some(t) = tally.as_deref_mut() {
+                match answered {
+                    Some(rtt) => {
+                        let _ = t.hist.record((rtt.as_nanos() as u64).max(1));
+                    }
+                    None => t.lost += 1,
+                }
+            }
+        }
+        if let Some(t) = tally {
+            t.measured += start.elapsed();
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), String> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.server.take().map(thread::JoinHandle::join) {
+            Some(Err(_)) => Err("echo server panicked".into()),
+            Some(Ok(r)) => r,
+            None => Ok(()),
+        }
+    }
+}
+
+impl<H: BenchHost> Drop for Pair<H> {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// One stack taking part in a repetition.
+struct Turn {
+    protocol: Protocol,
+    pair: Box<dyn Trips>,
+    tally: Tally,
+}
+
+/// One repetition of every stack in `stacks` (`reliable` or not): the stacks whose idle
+/// hosts block take turns ([`take_turns`]: each connects, warms up for `ctx.warmup` and then
+/// runs [`SLICE`]s in turn with the others until each has measured `ctx.seconds`); a stack
+/// whose idle host polls ([`Protocol::polls_when_idle`]) then runs the same on its own, so
+/// that its polling does not keep the cores awake under the others. The result of each, or
+/// its error (a stack that fails leaves the turns; the others go on).
+fn repetition(
+    reliable: bool,
+    ctx: &Ctx,
+    stacks: &[Protocol],
+) -> Vec<(Protocol, Result<Sample, String>)> {
+    let (polling, blocking): (Vec<Protocol>, Vec<Protocol>) =
+        stacks.iter().partition(|p| p.polls_when_idle());
+    let mut done = Vec::new();
+    let groups = std::iter::once(blocking).chain(polling.into_iter().map(|p| vec![p]));
+    for group in groups {
+        let mut turns = Vec::new();
+        for p in group {
+            let pair = with_host!(p, H => Pair::<H>::open(reliable, ctx.host)
+                .map(|pair| Box::new(pair) as Box<dyn Trips>));
+            match pair.and_then(|pair| Ok((pair, Tally::new()?))) {
+                Ok((pair, tally)) => turns.push(Turn {
+                    protocol: p,
+                    pair,
+                    tally,
+                }),
+                Err(e) => done.push((p, Err(e))),
+            }
+        }
+        done.extend(take_turns(turns, ctx.warmup, ctx.seconds));
+    }
+    done
+}
+
+/// Runs `turns` in [`SLICE`]s, each round starting with the next stack: first `warmup`'s
+/// worth of rounds unmeasured, then until each stack has measured `seconds`. A stack leaves
+/// the turns when it is done or failed; its result, in the order they left.
+fn take_turns(
+    mut turns: Vec<Turn>,
+    warmup: Duration,
+    seconds: Duration,
+) -> Vec<(Protocol, Result<Sample, String>)> {
+    let mut done = Vec::new();
+    let mut round = 0usize;
+    while !turns.is_empty() {
+        // the warm-up in slices too, so that every stack's first measured slice follows others'
+        let warm = SLICE.saturating_mul(u32::try_from(round).unwrap_or(u32::MAX)) < warmup;
+        let n = turns.len();
+        let mut failed = vec![None; n];
+        for i in 0..n {
+            // each round starts with another stack
+            let k = (round + i) % n;
+            let turn = &mut turns[k];
+            let tally = (!warm).then_some(&mut turn.tally);
+            failed[k] = turn.pair.slice(Instant::now() + SLICE, tally).err();
+        }
+        for (k, error) in failed.into_iter().enumerate().rev() {
+            if error.is_none() && turns[k].tally.measured < seconds {
+                continue;
+            }
+            let mut turn = turns.remove(k);
+            let closed = turn.pair.close();
+            let result = match error {
+                Some(e) => Err(e),
+                None => closed.and_then(|()| turn.tally.sample()),
+            };
+            done.push((turn.protocol, result));
+        }
+        round += 1;
+    }
+    done
 }
 
 const METRICS: [Metric<Sample>; 3] = [
@@ -160,22 +345,64 @@ const METRICS: [Metric<Sample>; 3] = [
     },
 ];
 
+/// Every repetition of the `reliable` (or unreliable) round trips of every transport that
+/// applies, reporting each stack's result to [`Ctx::progress`] as it comes; a stack that
+/// failed is left out of the later repetitions, as [`Ctx::interleave`] does.
+fn measure(reliable: bool, ctx: &Ctx) -> BTreeMap<Protocol, Outcome<Sample>> {
+    let class = if reliable { "reliable" } else { "unreliable" };
+    let mut out: BTreeMap<Protocol, Outcome<Sample>> = ctx
+        .protocols
+        .iter()
+        .map(|&p| {
+            let na = p.not_applicable(reliable, 1);
+            (
+                p,
+                na.map_or(Outcome::Ran(Vec::new()), Outcome::NotApplicable),
+            )
+        })
+        .collect();
+    for rep in 1..=ctx.reps {
+        let stacks: Vec<Protocol> = ctx
+            .protocols
+            .iter()
+            .copied()
+            .filter(|p| matches!(out.get(p), Some(Outcome::Ran(_))))
+            .collect();
+        let mut results = repetition(reliable, ctx, &stacks);
+        // reported in the run order, not in the order the stacks finished
+        results.sort_by_key(|(p, _)| stacks.iter().position(|q| q == p));
+        for (p, result) in results {
+            let head = format!(
+                "round trip {class} {SIZE} B [{rep}/{}] {}",
+                ctx.reps,
+                p.label()
+            );
+            match result {
+                Ok(s) => {
+                    (ctx.progress)(&format!(
+                        "{head}: p50 {:.1} µs, p99 {:.1} µs, {:.0} round trips/s, {} lost",
+                        s.p50_us, s.p99_us, s.rate, s.lost
+                    ));
+                    if let Some(Outcome::Ran(done)) = out.get_mut(&p) {
+                        done.push(s);
+                    }
+                }
+                Err(e) => {
+                    (ctx.progress)(&format!("{head}: FAILED: {e}"));
+                    out.insert(p, Outcome::Failed(e));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Reliable and unreliable round trips for every transport.
 pub(crate) fn section(ctx: &Ctx) -> Section {
     let mut rows = Vec::new();
     for reliable in [true, false] {
         let class = if reliable { "reliable" } else { "unreliable" };
-        let out = ctx.interleave(
-            &format!("round trip {class} {SIZE} B"),
-            |p| p.not_applicable(reliable, 1),
-            |p: Protocol| with_host!(p, H => run::<H>(reliable, ctx)),
-            |s: &Sample| {
-                format!(
-                    "p50 {:.1} µs, p99 {:.1} µs, {:.0} round trips/s, {} lost",
-                    s.p50_us, s.p99_us, s.rate, s.lost
-                )
-            },
-        );
+        let out = measure(reliable, ctx);
         for m in &METRICS {
             rows.push(Row::new(
                 format!("round_trip/{class}/{}", m.key),
@@ -190,14 +417,122 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
         id: "round_trip".into(),
         title: "Round trip, back to back".into(),
         method: format!(
-            "One client sends a {SIZE}-byte message and flushes, waits for the echo, and repeats \
-             for {:.1} s after a {:.1} s warm-up; the server, in its own thread, echoes each \
-             message on its channel and flushes. Percentiles from an HDR histogram (ns, 3 \
-             significant digits). A message unanswered after {} ms counts as lost.",
-            ctx.seconds.as_secs_f64(),
+            "One client sends a {SIZE}-byte message and flushes, waits for the echo, and repeats; \
+             the server, in its own thread, echoes each message on its channel and flushes. \
+             Every stack's pair is connected at once, and their clients take turns in slices \
+             of {} ms (each round starting with the next stack), {:.1} s of warm-up and then \
+             until each has run {:.1} s: a drift of the machine's speed falls on every stack \
+             alike. Percentiles from an HDR histogram (ns, 3 significant digits) of each \
+             stack's measured slices. A message unanswered after {} ms counts as lost.",
+            SLICE.as_millis(),
             ctx.warmup.as_secs_f64(),
+            ctx.seconds.as_secs_f64(),
             GIVE_UP.as_millis()
         ),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use super::*;
+
+    /// Which stack ran a slice, and whether it was measured.
+    type Log = Rc<RefCell<Vec<(Protocol, bool)>>>;
+
+    /// A stack whose every slice "measures" one round trip of `1 ms` times its slice number
+    /// and one [`SLICE`] of time, at once; it fails at slice `fail_at`.
+    struct Fake {
+        protocol: Protocol,
+        log: Log,
+        slices: u64,
+        fail_at: Option<u64>,
+    }
+
+    impl Trips for Fake {
+        fn slice(&mut self, _until: Instant, tally: Option<&mut Tally>) -> Result<(), String> {
+            self.slices += 1;
+            self.log.borrow_mut().push((self.protocol, tally.is_some()));
+            if Some(self.slices) == self.fail_at {
+                return Err("the fake failed".into());
+            }
+            if let Some(t) = tally {
+                t.hist.record(self.slices * 1_000_000).expect("in bounds");
+                t.measured += SLICE;
+            }
+            Ok(())
+        }
+
+        fn close(&mut self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    fn turns(log: &Log, stacks: &[(Protocol, Option<u64>)]) -> Vec<Turn> {
+        stacks
+            .iter()
+            .map(|&(protocol, fail_at)| Turn {
+                protocol,
+                pair: Box::new(Fake {
+                    protocol,
+                    log: log.clone(),
+                    slices: 0,
+                    fail_at,
+                }),
+                tally: Tally::new().expect("histogram"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stacks_take_turns_each_round_starting_with_the_next() {
+        use Protocol::{Enet as E, Thinwire as T};
+        let log = Log::default();
+        let warmup = SLICE * 2;
+        let done = take_turns(turns(&log, &[(T, None), (E, None)]), warmup, SLICE * 3);
+        let expect = vec![
+            (T, false),
+            (E, false),
+            (E, false),
+            (T, false),
+            (T, true),
+            (E, true),
+            (E, true),
+            (T, true),
+            (T, true),
+            (E, true),
+        ];
+        assert_eq!(*log.borrow(), expect);
+        assert_eq!(done.len(), 2);
+        for (_, result) in done {
+            let s = result.expect("both stacks finish");
+            // three measured slices: 3, 4 and 5 ms (the two warm-up slices left out)
+            assert!((s.p50_us - 4000.0).abs() < 10.0, "{}", s.p50_us);
+            let per_second = 3.0 / (SLICE * 3).as_secs_f64();
+            assert!((s.rate - per_second).abs() < 1e-9, "{}", s.rate);
+        }
+    }
+
+    #[test]
+    fn a_failing_stack_leaves_and_the_others_finish() {
+        use Protocol::{Enet as E, Kcp as K, Thinwire as T};
+        let log = Log::default();
+        let stacks = [(T, None), (E, Some(2)), (K, None)];
+        let done = take_turns(turns(&log, &stacks), Duration::ZERO, SLICE * 3);
+        let enet_slices = log.borrow().iter().filter(|(p, _)| *p == E).count();
+        assert_eq!(enet_slices, 2, "no slice after the failure");
+        for p in [T, K] {
+            let slices = log.borrow().iter().filter(|(q, _)| *q == p).count();
+            assert_eq!(slices, 3, "{p:?} measures its whole time");
+        }
+        let enet = done.iter().find(|(p, _)| *p == E).expect("reported");
+        assert_eq!(
+            enet.1.as_ref().err().map(String::as_str),
+            Some("the fake failed")
+        );
+        assert!(done.iter().filter(|(p, _)| *p != E).all(|(_, r)| r.is_ok()));
     }
 }

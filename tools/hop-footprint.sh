@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The memory one round trip of the core touches (benches/hop.rs: one 24-byte message from a
+# client endpoint to a server endpoint and back, both in one thread): distinct 64-byte lines
+# and 4 KiB pages of code and of data, counted by valgrind's lackey. A thread that wakes up on
+# a core whose caches and TLB others have used since pays for each line and page it touches
+# again; this counts them, where tools/hop-instructions.sh counts the instructions.
+#
+#   tools/hop-footprint.sh [reliable|unreliable] [enet]   (needs valgrind and python3)
+#
+# With `enet` it counts the same for ENet (tools/enet_hop.c, built with the system's cc and
+# libenet: Debian's libenet-dev): its two hosts in one thread over loopback, whose system
+# calls valgrind sees from user space only.
+#
+# Two runs without tracing give the instructions per round trip (their difference over the
+# extra round trips, as in hop-instructions.sh); a traced run then counts what a window of
+# exactly that many instructions touches, taken 40 round trips before the end of the run, so
+# it covers one whole round trip whatever its phase: both ends' sends and receipts. The
+# stack's lines are counted with the data and also apart.
+set -euo pipefail
+kind=${1:-reliable}
+stack=${2:-thinwire}
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ "$stack" = enet ]; then
+    cc -O2 -o "$work/enet_hop" tools/enet_hop.c -lenet
+    cmd() { echo "$work/enet_hop" "$1" "$kind"; }
+else
+    cargo bench -p thinwire-proto --bench hop --no-run -q 2>/dev/null
+    bin=$(cargo bench -p thinwire-proto --bench hop --no-run 2>&1 | sed -n 's/.*Executable.*(\(.*\))/\1/p' | tail -1)
+    cmd() { echo "$bin" "$kind" "$1" 1; }
+fi
+total() {
+    # shellcheck disable=SC2046 # the command's words, split on purpose (no spaces in them)
+    valgrind --tool=lackey $(cmd "$1") 2>&1 >/dev/null | sed -n 's/.*guest instrs: *//p' | tr -d ,
+}
+short=100
+long=200
+a=$(total $short)
+b=$(total $long)
+per_trip=$(((b - a) / (long - short)))
+# shellcheck disable=SC2046
+valgrind --tool=lackey --trace-mem=yes --log-file="$work/trace" $(cmd $long) >/dev/null
+python3 - "$work/trace" $((b - 40 * per_trip)) "$per_trip" "$stack/$kind" <<'EOF'
+import sys
+trace, start, width, what = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+count = 0
+code, code_pages, data, data_pages, stack = set(), set(), set(), set(), set()
+inside = False
+with open(trace) as f:
+    for line in f:
+        if line.startswith("I"):
+            count += 1
+            if count >= start + width:
+                break
+            inside = count >= start
+            if inside:
+                a = int(line[3:].split(",")[0], 16)
+                code.add(a >> 6)
+                code_pages.add(a >> 12)
+        elif inside and line[:2] in (" L", " S", " M"):
+            a = int(line[3:].split(",")[0], 16)
+            data.add(a >> 6)
+            data_pages.add(a >> 12)
+            # valgrind puts the client's main stack at the top of its address space
+            if a >= 0x1000000000:
+                stack.add(a >> 6)
+print(f"{what}: {width} instructions per round trip touch {len(code)} lines of code "
+      f"({len(code) * 64} B) on {len(code_pages)} pages, and {len(data)} lines of data "
+      f"({len(stack)} of them the stack's) on {len(data_pages)} pages")
+EOF
