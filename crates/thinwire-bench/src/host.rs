@@ -53,11 +53,16 @@ impl Protocol {
             .find(|p| p.label().eq_ignore_ascii_case(name.trim()))
     }
 
-    /// Whether an idle host of this stack polls instead of blocking: GNS has no call that
-    /// blocks until something arrives, and its hosts poll every 50 µs (`GnsWait`), so an idle
-    /// one keeps a core awake, which changes every other stack's wake-ups.
-    pub(crate) fn polls_when_idle(self) -> bool {
-        matches!(self, Protocol::Gns)
+    /// Whether an idle host of this stack polls instead of blocking, with the settings
+    /// `opts`: GNS has no call that blocks until something arrives, and its hosts poll every
+    /// 50 µs (`GnsWait`); thinwire's spin in its low-latency mode (`busy_poll`) before they
+    /// block. Such a host keeps a core awake, which changes every other stack's wake-ups.
+    pub(crate) fn polls_when_idle(self, opts: &HostOptions) -> bool {
+        match self {
+            Protocol::Gns => true,
+            Protocol::Thinwire => !opts.busy_poll.is_zero(),
+            Protocol::Enet | Protocol::Kcp => false,
+        }
     }
 
     /// Why this transport cannot run a measurement, if it cannot: KCP has no unreliable

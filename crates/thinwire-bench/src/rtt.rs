@@ -10,7 +10,8 @@
 //! stack measures, the others' server threads wait in their hosts' `service` (waking every
 //! 5 ms when idle). GNS's idle hosts poll instead (it has no blocking receive), which keeps
 //! the cores awake and made every other stack's round trip faster by half when it took part
-//! in the turns: it runs on its own after them.
+//! in the turns: it runs on its own after them, and so does thinwire in its low-latency mode
+//! (its hosts spin before they block).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -262,11 +263,8 @@ fn repetition(
     ctx: &Ctx,
     stacks: &[Protocol],
 ) -> Vec<(Protocol, Result<Sample, String>)> {
-    let (polling, blocking): (Vec<Protocol>, Vec<Protocol>) =
-        stacks.iter().partition(|p| p.polls_when_idle());
     let mut done = Vec::new();
-    let groups = std::iter::once(blocking).chain(polling.into_iter().map(|p| vec![p]));
-    for group in groups {
+    for group in groups(stacks, &ctx.host) {
         let mut turns = Vec::new();
         for p in group {
             let pair = with_host!(p, H => Pair::<H>::open(reliable, ctx.host)
@@ -283,6 +281,18 @@ fn repetition(
         done.extend(take_turns(turns, ctx.warmup, ctx.seconds));
     }
     done
+}
+
+/// The groups of `stacks` that run together: those whose idle hosts block, in one group of
+/// turns (if any), then each whose idle host polls (with `opts`) on its own.
+fn groups(stacks: &[Protocol], opts: &HostOptions) -> Vec<Vec<Protocol>> {
+    let (polling, blocking): (Vec<Protocol>, Vec<Protocol>) =
+        stacks.iter().partition(|p| p.polls_when_idle(opts));
+    let first = (!blocking.is_empty()).then_some(blocking);
+    first
+        .into_iter()
+        .chain(polling.into_iter().map(|p| vec![p]))
+        .collect()
 }
 
 /// Runs `turns` in [`SLICE`]s, each round starting with the next stack: first `warmup`'s
@@ -514,6 +524,20 @@ mod tests {
             let per_second = 3.0 / (SLICE * 3).as_secs_f64();
             assert!((s.rate - per_second).abs() < 1e-9, "{}", s.rate);
         }
+    }
+
+    #[test]
+    fn stacks_that_poll_when_idle_run_on_their_own() {
+        use Protocol::{Enet as E, Gns as G, Kcp as K, Thinwire as T};
+        let default = HostOptions::default();
+        let all = [T, E, K, G];
+        assert_eq!(groups(&all, &default), vec![vec![T, E, K], vec![G]]);
+        let spinning = HostOptions {
+            busy_poll: Duration::from_micros(1000),
+            ..HostOptions::default()
+        };
+        assert_eq!(groups(&all, &spinning), vec![vec![E, K], vec![T], vec![G]]);
+        assert_eq!(groups(&[T, G], &spinning), vec![vec![T], vec![G]]);
     }
 
     #[test]
