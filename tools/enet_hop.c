@@ -10,12 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Services `host` until an event of type `type` comes (kept in `ev`). */
+/* Services `host` until an event of type `type` comes (kept in `ev`); exits the program on
+ * a disconnect, an error, or after about 5 s without it. */
 static void wait_event(ENetHost *host, ENetEvent *ev, ENetEventType type) {
-    for (;;) {
-        if (enet_host_service(host, ev, 5) > 0 && ev->type == type) {
+    for (int tries = 0; tries < 1000; tries++) {
+        int got = enet_host_service(host, ev, 5);
+        if (got < 0 || (got > 0 && ev->type == ENET_EVENT_TYPE_DISCONNECT)) {
+            fprintf(stderr, "enet_hop: the connection failed\n");
+            exit(1);
+        }
+        if (got > 0 && ev->type == type) {
             return;
         }
+    }
+    fprintf(stderr, "enet_hop: no event in 5 s\n");
+    exit(1);
+}
+
+/* Queues a copy of `len` bytes at `data` on channel 0 of `peer`, or exits. */
+static void send_copy(ENetPeer *peer, const void *data, size_t len, enet_uint32 flag) {
+    ENetPacket *packet = enet_packet_create(data, len, flag);
+    if (packet == NULL || enet_peer_send(peer, 0, packet) != 0) {
+        fprintf(stderr, "enet_hop: send failed\n");
+        exit(1);
     }
 }
 
@@ -37,9 +54,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     ENetPeer *peer = enet_host_connect(client, &server->address, 2, 0);
+    if (peer == NULL) {
+        return 1;
+    }
     ENetEvent ev;
     int client_up = 0, server_up = 0;
-    while (!(client_up && server_up)) {
+    for (int tries = 0; !(client_up && server_up); tries++) {
+        if (tries == 5000) {
+            fprintf(stderr, "enet_hop: no connection in 5 s\n");
+            return 1;
+        }
         if (enet_host_service(client, &ev, 1) > 0 && ev.type == ENET_EVENT_TYPE_CONNECT) {
             client_up = 1;
         }
@@ -50,10 +74,10 @@ int main(int argc, char **argv) {
     char data[24];
     memset(data, 7, sizeof data);
     for (int i = 0; i < n; i++) {
-        enet_peer_send(peer, 0, enet_packet_create(data, sizeof data, flag));
+        send_copy(peer, data, sizeof data, flag);
         enet_host_flush(client);
         wait_event(server, &ev, ENET_EVENT_TYPE_RECEIVE);
-        enet_peer_send(ev.peer, 0, enet_packet_create(ev.packet->data, ev.packet->dataLength, flag));
+        send_copy(ev.peer, ev.packet->data, ev.packet->dataLength, flag);
         enet_packet_destroy(ev.packet);
         enet_host_flush(server);
         wait_event(client, &ev, ENET_EVENT_TYPE_RECEIVE);

@@ -55,8 +55,8 @@ pub struct Row {
     pub x: Option<f64>,
     /// Per transport.
     pub cells: BTreeMap<Protocol, Cell>,
-    /// thinwire / ENet: the smallest and largest ratio of the repetitions' pairs (each
-    /// repetition ran thinwire and ENet back to back).
+    /// thinwire / ENet: the smallest and largest ratio of the repetitions' pairs (in each
+    /// repetition thinwire and ENet ran back to back, or in turns for the round trips).
     pub ratio: Option<[f64; 2]>,
 }
 

@@ -3,15 +3,18 @@
 //! on and flushes at once. Percentiles from an HDR histogram in nanoseconds.
 //!
 //! Every stack's pair is connected for the whole repetition, and the measuring thread drives
-//! their clients in turns of [`SLICE`] (each round starting with the next stack), so the
-//! stacks sample the same stretch of the machine's speed. Run one after the other for
-//! seconds each, as the other sections are, the stacks' p50s moved with the machine: on a
-//! virtual machine the kernel's own round trip drifts by a third within a minute. While one
-//! stack measures, the others' server threads wait in their hosts' `service` (waking every
-//! 5 ms when idle). GNS's idle hosts poll instead (it has no blocking receive), which keeps
-//! the cores awake and made every other stack's round trip faster by half when it took part
-//! in the turns: it runs on its own after them, and so does thinwire in its low-latency mode
-//! (its hosts spin before they block).
+//! their clients in turns of [`SLICE`], so the stacks sample the same stretch of the
+//! machine's speed. Each round starts with the next stack, so with two stacks each runs two
+//! slices in a row where one round meets the next; the warm-up is whole rounds. Run one
+//! after the other for seconds each, as the other sections are, the stacks' p50s moved with
+//! the machine: on a virtual machine the kernel's own round trip drifts by a third within a
+//! minute. While one stack measures, the others' server threads wait in their hosts'
+//! `service` (thinwire's and ENet's wake every 5 ms when idle, KCP's every millisecond). GNS
+//! has no blocking receive, so its idle hosts poll (back to back for 500 µs, then every
+//! 50 µs); with GNS in the turns, thinwire's round trips and ENet's unreliable ones were
+//! about half as long as in a run minutes later with GNS on its own (our reading: the
+//! polling kept the cores from sleeping). So GNS runs on its own after the turns, and so does
+//! thinwire in its low-latency mode, whose hosts spin before they block.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -156,8 +159,12 @@ impl<H: BenchHost> Pair<H> {
             }),
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
-                let _ = server.join();
-                Err(e)
+                // the server's own error says more than the client's ("did not start")
+                match server.join() {
+                    Ok(Err(server_error)) => Err(server_error),
+                    Err(_) => Err("echo server panicked".into()),
+                    Ok(Ok(())) => Err(e),
+                }
             }
         }
     }
@@ -430,9 +437,11 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
             "One client sends a {SIZE}-byte message and flushes, waits for the echo, and repeats; \
              the server, in its own thread, echoes each message on its channel and flushes. \
              Every stack's pair is connected at once, and their clients take turns in slices \
-             of {} ms (each round starting with the next stack), {:.1} s of warm-up and then \
-             until each has run {:.1} s: a drift of the machine's speed falls on every stack \
-             alike. Percentiles from an HDR histogram (ns, 3 significant digits) of each \
+             of {} ms (each round starting with the next stack), {:.1} s of warm-up in whole \
+             rounds and then until each has run {:.1} s: a drift of the machine's speed falls \
+             on every stack alike. A stack whose idle host polls rather than blocks (GNS, and \
+             thinwire in its low-latency mode) would keep the cores awake under the others: \
+             it runs the same on its own after the turns. Percentiles from an HDR histogram (ns, 3 significant digits) of each \
              stack's measured slices. A message unanswered after {} ms counts as lost.",
             SLICE.as_millis(),
             ctx.warmup.as_secs_f64(),
@@ -444,119 +453,4 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::cell::RefCell;
-    use std::rc::Rc;
-
-    use super::*;
-
-    /// Which stack ran a slice, and whether it was measured.
-    type Log = Rc<RefCell<Vec<(Protocol, bool)>>>;
-
-    /// A stack whose every slice "measures" one round trip of `1 ms` times its slice number
-    /// and one [`SLICE`] of time, at once; it fails at slice `fail_at`.
-    struct Fake {
-        protocol: Protocol,
-        log: Log,
-        slices: u64,
-        fail_at: Option<u64>,
-    }
-
-    impl Trips for Fake {
-        fn slice(&mut self, _until: Instant, tally: Option<&mut Tally>) -> Result<(), String> {
-            self.slices += 1;
-            self.log.borrow_mut().push((self.protocol, tally.is_some()));
-            if Some(self.slices) == self.fail_at {
-                return Err("the fake failed".into());
-            }
-            if let Some(t) = tally {
-                t.hist.record(self.slices * 1_000_000).expect("in bounds");
-                t.measured += SLICE;
-            }
-            Ok(())
-        }
-
-        fn close(&mut self) -> Result<(), String> {
-            Ok(())
-        }
-    }
-
-    fn turns(log: &Log, stacks: &[(Protocol, Option<u64>)]) -> Vec<Turn> {
-        stacks
-            .iter()
-            .map(|&(protocol, fail_at)| Turn {
-                protocol,
-                pair: Box::new(Fake {
-                    protocol,
-                    log: log.clone(),
-                    slices: 0,
-                    fail_at,
-                }),
-                tally: Tally::new().expect("histogram"),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn stacks_take_turns_each_round_starting_with_the_next() {
-        use Protocol::{Enet as E, Thinwire as T};
-        let log = Log::default();
-        let warmup = SLICE * 2;
-        let done = take_turns(turns(&log, &[(T, None), (E, None)]), warmup, SLICE * 3);
-        let expect = vec![
-            (T, false),
-            (E, false),
-            (E, false),
-            (T, false),
-            (T, true),
-            (E, true),
-            (E, true),
-            (T, true),
-            (T, true),
-            (E, true),
-        ];
-        assert_eq!(*log.borrow(), expect);
-        assert_eq!(done.len(), 2);
-        for (_, result) in done {
-            let s = result.expect("both stacks finish");
-            // three measured slices: 3, 4 and 5 ms (the two warm-up slices left out)
-            assert!((s.p50_us - 4000.0).abs() < 10.0, "{}", s.p50_us);
-            let per_second = 3.0 / (SLICE * 3).as_secs_f64();
-            assert!((s.rate - per_second).abs() < 1e-9, "{}", s.rate);
-        }
-    }
-
-    #[test]
-    fn stacks_that_poll_when_idle_run_on_their_own() {
-        use Protocol::{Enet as E, Gns as G, Kcp as K, Thinwire as T};
-        let default = HostOptions::default();
-        let all = [T, E, K, G];
-        assert_eq!(groups(&all, &default), vec![vec![T, E, K], vec![G]]);
-        let spinning = HostOptions {
-            busy_poll: Duration::from_micros(1000),
-            ..HostOptions::default()
-        };
-        assert_eq!(groups(&all, &spinning), vec![vec![E, K], vec![T], vec![G]]);
-        assert_eq!(groups(&[T, G], &spinning), vec![vec![T], vec![G]]);
-    }
-
-    #[test]
-    fn a_failing_stack_leaves_and_the_others_finish() {
-        use Protocol::{Enet as E, Kcp as K, Thinwire as T};
-        let log = Log::default();
-        let stacks = [(T, None), (E, Some(2)), (K, None)];
-        let done = take_turns(turns(&log, &stacks), Duration::ZERO, SLICE * 3);
-        let enet_slices = log.borrow().iter().filter(|(p, _)| *p == E).count();
-        assert_eq!(enet_slices, 2, "no slice after the failure");
-        for p in [T, K] {
-            let slices = log.borrow().iter().filter(|(q, _)| *q == p).count();
-            assert_eq!(slices, 3, "{p:?} measures its whole time");
-        }
-        let enet = done.iter().find(|(p, _)| *p == E).expect("reported");
-        assert_eq!(
-            enet.1.as_ref().err().map(String::as_str),
-            Some("the fake failed")
-        );
-        assert!(done.iter().filter(|(p, _)| *p != E).all(|(_, r)| r.is_ok()));
-    }
-}
+mod tests;
