@@ -9,8 +9,8 @@
 #
 # With `enet` it counts the same for ENet (tools/enet_hop.c, built with the system's cc and
 # libenet: Debian's libenet-dev): its two hosts in one thread over loopback, whose system
-# calls valgrind sees from user space only. ENet's hosts wait on the clock, so how often they
-# poll, and so its figures, vary a little from run to run; thinwire's do not.
+# calls valgrind sees from user space only. ENet's hosts wait on the clock, so its figures
+# can move by a few instructions and a line or two from run to run; thinwire's do not.
 #
 # Two runs without tracing give the instructions per round trip (their difference over the
 # extra round trips, as in hop-instructions.sh); a traced run then counts what a window of
@@ -35,11 +35,16 @@ else
     [ -x "$bin" ] || { echo "no hop benchmark binary found" >&2; exit 1; }
     cmd() { program=("$bin" "$kind" "$1" 1); }
 fi
+# valgrind exits with its program's status: a failed run stops the script, with its output
 total() {
     cmd "$1"
-    local n
-    n=$(valgrind --tool=lackey "${program[@]}" 2>&1 >/dev/null | sed -n 's/.*guest instrs: *//p' | tr -d ,)
-    [ -n "$n" ] || { echo "valgrind did not run ${program[*]}" >&2; exit 1; }
+    local out n
+    if ! out=$(valgrind --tool=lackey "${program[@]}" 2>&1 >/dev/null); then
+        printf '%s failed:\n%s\n' "${program[*]}" "$out" >&2
+        exit 1
+    fi
+    n=$(sed -n 's/.*guest instrs: *//p' <<<"$out" | tr -d ,)
+    [ -n "$n" ] || { echo "valgrind did not count ${program[*]}" >&2; exit 1; }
     echo "$n"
 }
 short=100
@@ -48,7 +53,8 @@ a=$(total $short)
 b=$(total $long)
 per_trip=$(((b - a) / (long - short)))
 cmd $long
-valgrind --tool=lackey --trace-mem=yes --log-file="$work/trace" "${program[@]}" >/dev/null
+valgrind --tool=lackey --trace-mem=yes --log-file="$work/trace" "${program[@]}" >/dev/null ||
+    { echo "${program[*]} failed under tracing (its output: $work/trace)" >&2; exit 1; }
 python3 - "$work/trace" "$per_trip" "$stack/$kind" <<'EOF'
 import sys
 trace, width, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]

@@ -54,9 +54,10 @@ impl Protocol {
     }
 
     /// Whether an idle host of this stack polls instead of blocking, with the settings
-    /// `opts`: GNS has no call that blocks until something arrives, and its hosts poll back
-    /// to back for 500 µs, then every 50 µs (`GnsWait`); thinwire's spin in its low-latency
-    /// mode (`busy_poll`) before they block. Such a host keeps a core awake, which changes every other stack's wake-ups.
+    /// `opts`: GNS has no call that blocks until something arrives, and in each `service`
+    /// call its hosts poll back to back for 500 µs, then every 50 µs (`GnsWait`); thinwire's
+    /// spin in its low-latency mode (`busy_poll`) before they block. Such a host keeps a core
+    /// from sleeping, which can change the other stacks' wake-ups.
     pub(crate) fn polls_when_idle(self, opts: &HostOptions) -> bool {
         match self {
             Protocol::Gns => true,

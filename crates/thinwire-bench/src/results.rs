@@ -56,7 +56,8 @@ pub struct Row {
     /// Per transport.
     pub cells: BTreeMap<Protocol, Cell>,
     /// thinwire / ENet: the smallest and largest ratio of the repetitions' pairs (in each
-    /// repetition thinwire and ENet ran back to back, or in turns for the round trips).
+    /// repetition thinwire and ENet ran back to back, or in the round trips in turns, or
+    /// one after the other when thinwire spins in its low-latency mode).
     pub ratio: Option<[f64; 2]>,
 }
 

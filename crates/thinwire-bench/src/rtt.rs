@@ -10,8 +10,8 @@
 //! the machine: on a virtual machine the kernel's own round trip drifts by a third within a
 //! minute. While one stack measures, the others' server threads wait in their hosts'
 //! `service` (thinwire's and ENet's wake every 5 ms when idle, KCP's every millisecond). GNS
-//! has no blocking receive, so its idle hosts poll (back to back for 500 µs, then every
-//! 50 µs); with GNS in the turns, thinwire's round trips and ENet's unreliable ones were
+//! has no blocking receive, so its idle hosts poll (in each 5 ms `service` call, back to back
+//! for 500 µs, then every 50 µs); with GNS in the turns, thinwire's round trips and ENet's unreliable ones were
 //! about half as long as in a run minutes later with GNS on its own (our reading: the
 //! polling kept the cores from sleeping). So GNS runs on its own after the turns, and so does
 //! thinwire in its low-latency mode, whose hosts spin before they block.
@@ -159,12 +159,7 @@ impl<H: BenchHost> Pair<H> {
             }),
             Err(e) => {
                 stop.store(true, Ordering::Relaxed);
-                // the server's own error says more than the client's ("did not start")
-                match server.join() {
-                    Ok(Err(server_error)) => Err(server_error),
-                    Err(_) => Err("echo server panicked".into()),
-                    Ok(Ok(())) => Err(e),
-                }
+                Err(open_error(e, server.join()))
             }
         }
     }
@@ -198,6 +193,16 @@ impl<H: BenchHost> Pair<H> {
                 return Ok(Some(t0.elapsed()));
             }
         }
+    }
+}
+
+/// Why a pair did not open, from the client's error and how the server thread ended: the
+/// server's own error says more than the client's ("the echo server did not start").
+fn open_error(client: String, server: thread::Result<Result<(), String>>) -> String {
+    match server {
+        Ok(Err(server_error)) => server_error,
+        Err(_) => "echo server panicked".into(),
+        Ok(Ok(())) => client,
     }
 }
 
@@ -440,8 +445,9 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              of {} ms (each round starting with the next stack), {:.1} s of warm-up in whole \
              rounds and then until each has run {:.1} s: a drift of the machine's speed falls \
              on every stack alike. A stack whose idle host polls rather than blocks (GNS, and \
-             thinwire in its low-latency mode) would keep the cores awake under the others: \
-             it runs the same on its own after the turns. Percentiles from an HDR histogram (ns, 3 significant digits) of each \
+             thinwire in its low-latency mode) keeps a core from sleeping, which changed the \
+             others' round trips when GNS took part: it runs the same on its own after the \
+             turns. Percentiles from an HDR histogram (ns, 3 significant digits) of each \
              stack's measured slices. A message unanswered after {} ms counts as lost.",
             SLICE.as_millis(),
             ctx.warmup.as_secs_f64(),
