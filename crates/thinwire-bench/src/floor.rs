@@ -10,10 +10,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
-use crate::rtt::GIVE_UP;
+use crate::rtt::{histogram, GIVE_UP};
 use crate::sys::{allowed_cpus, pin_thread};
 
 /// Bytes per datagram: thinwire's encrypted datagram carrying one 24-byte message.
@@ -80,8 +79,7 @@ pub fn udp_round_trip(one_core: bool) -> Result<FloorSample, String> {
 /// The client's side: one datagram, then read (waiting while the socket is empty) until the
 /// echo comes or [`GIVE_UP`] passes; round trips started after the warm-up are counted.
 fn measure(client: &UdpSocket, to: std::net::SocketAddr) -> Result<FloorSample, String> {
-    let mut hist =
-        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())?;
+    let mut hist = histogram()?;
     let mut buf = [0u8; 2048];
     let measure_from = Instant::now() + WARMUP;
     let end = measure_from + MEASURE;

@@ -11,10 +11,10 @@
 //! minute. While one stack measures, the others' server threads wait in their hosts'
 //! `service` (thinwire's and ENet's wake every 5 ms when idle, KCP's every millisecond). GNS
 //! has no blocking receive, so its idle hosts poll (in each 5 ms `service` call, back to back
-//! for 500 µs, then every 50 µs); with GNS in the turns, thinwire's round trips and ENet's unreliable ones were
-//! about half as long as in a run minutes later with GNS on its own (our reading: the
-//! polling kept the cores from sleeping). So GNS runs on its own after the turns, and so does
-//! thinwire in its low-latency mode, whose hosts spin before they block.
+//! for 500 µs, then every 50 µs); with GNS in the turns, thinwire's round trips and ENet's
+//! unreliable ones were about half as long as in a run minutes later with GNS on its own
+//! (our reading: the polling kept the cores from sleeping). So GNS runs on its own after the
+//! turns, and so does thinwire in its low-latency mode, whose hosts spin before they block.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,6 +34,12 @@ use crate::runner::{cells, Ctx, Metric, Outcome};
 const SIZE: usize = 24;
 /// An unanswered message is given up after this long (unreliable ones can be lost).
 pub(crate) const GIVE_UP: Duration = Duration::from_millis(200);
+
+/// An empty histogram of round trips in nanoseconds (1 ns to 60 s, 3 significant digits),
+/// for the stacks' round trips and the kernel's floor under them.
+pub(crate) fn histogram() -> Result<Histogram<u64>, String> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())
+}
 
 /// One run's result.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +111,7 @@ struct Tally {
 impl Tally {
     fn new() -> Result<Self, String> {
         Ok(Self {
-            hist: Histogram::new_with_bounds(1, 60_000_000_000, 3).map_err(|e| e.to_string())?,
+            hist: histogram()?,
             lost: 0,
             measured: Duration::ZERO,
         })
@@ -372,48 +378,20 @@ const METRICS: [Metric<Sample>; 3] = [
 /// failed is left out of the later repetitions, as [`Ctx::interleave`] does.
 fn measure(reliable: bool, ctx: &Ctx) -> BTreeMap<Protocol, Outcome<Sample>> {
     let class = if reliable { "reliable" } else { "unreliable" };
-    let mut out: BTreeMap<Protocol, Outcome<Sample>> = ctx
-        .protocols
-        .iter()
-        .map(|&p| {
-            let na = p.not_applicable(reliable, 1);
-            (
-                p,
-                na.map_or(Outcome::Ran(Vec::new()), Outcome::NotApplicable),
-            )
-        })
-        .collect();
+    let what = format!("round trip {class} {SIZE} B");
+    let mut out = ctx.outcomes(|p| p.not_applicable(reliable, 1));
     for rep in 1..=ctx.reps {
-        let stacks: Vec<Protocol> = ctx
-            .protocols
-            .iter()
-            .copied()
-            .filter(|p| matches!(out.get(p), Some(Outcome::Ran(_))))
-            .collect();
+        let stacks = ctx.running(&out);
         let mut results = repetition(reliable, ctx, &stacks);
         // reported in the run order, not in the order the stacks finished
         results.sort_by_key(|(p, _)| stacks.iter().position(|q| q == p));
         for (p, result) in results {
-            let head = format!(
-                "round trip {class} {SIZE} B [{rep}/{}] {}",
-                ctx.reps,
-                p.label()
-            );
-            match result {
-                Ok(s) => {
-                    (ctx.progress)(&format!(
-                        "{head}: p50 {:.1} µs, p99 {:.1} µs, {:.0} round trips/s, {} lost",
-                        s.p50_us, s.p99_us, s.rate, s.lost
-                    ));
-                    if let Some(Outcome::Ran(done)) = out.get_mut(&p) {
-                        done.push(s);
-                    }
-                }
-                Err(e) => {
-                    (ctx.progress)(&format!("{head}: FAILED: {e}"));
-                    out.insert(p, Outcome::Failed(e));
-                }
-            }
+            ctx.record(&mut out, (&what, rep, p), result, |s: &Sample| {
+                format!(
+                    "p50 {:.1} µs, p99 {:.1} µs, {:.0} round trips/s, {} lost",
+                    s.p50_us, s.p99_us, s.rate, s.lost
+                )
+            });
         }
     }
     out

@@ -61,8 +61,23 @@ impl Ctx {
         mut f: impl FnMut(Protocol) -> Result<T, String>,
         show: impl Fn(&T) -> String,
     ) -> BTreeMap<Protocol, Outcome<T>> {
-        let mut out: BTreeMap<Protocol, Outcome<T>> = self
-            .protocols
+        let mut out = self.outcomes(na);
+        for rep in 1..=self.reps {
+            for p in self.running(&out) {
+                let result = f(p);
+                self.record(&mut out, (what, rep, p), result, &show);
+            }
+        }
+        out
+    }
+
+    /// Every transport's outcome before its first run: not applicable, as `na` says, or
+    /// no runs yet.
+    pub(crate) fn outcomes<T>(
+        &self,
+        na: impl Fn(Protocol) -> Option<String>,
+    ) -> BTreeMap<Protocol, Outcome<T>> {
+        self.protocols
             .iter()
             .map(|&p| {
                 (
@@ -70,26 +85,41 @@ impl Ctx {
                     na(p).map_or(Outcome::Ran(Vec::new()), Outcome::NotApplicable),
                 )
             })
-            .collect();
-        for rep in 1..=self.reps {
-            for &p in &self.protocols {
-                let Some(Outcome::Ran(done)) = out.get_mut(&p) else {
-                    continue;
-                };
-                let head = format!("{what} [{}/{}] {}", rep, self.reps, p.label());
-                match f(p) {
-                    Ok(t) => {
-                        (self.progress)(&format!("{head}: {}", show(&t)));
-                        done.push(t);
-                    }
-                    Err(e) => {
-                        (self.progress)(&format!("{head}: FAILED: {e}"));
-                        out.insert(p, Outcome::Failed(e));
-                    }
+            .collect()
+    }
+
+    /// The transports still to run, in run order: neither not applicable nor failed.
+    pub(crate) fn running<T>(&self, out: &BTreeMap<Protocol, Outcome<T>>) -> Vec<Protocol> {
+        self.protocols
+            .iter()
+            .copied()
+            .filter(|p| matches!(out.get(p), Some(Outcome::Ran(_))))
+            .collect()
+    }
+
+    /// Adds the `result` of transport `p`'s run `rep` of measurement `what` to `out`, and
+    /// reports it (`show`) to [`progress`](Self::progress); a failure ends the transport's
+    /// runs.
+    pub(crate) fn record<T>(
+        &self,
+        out: &mut BTreeMap<Protocol, Outcome<T>>,
+        (what, rep, p): (&str, usize, Protocol),
+        result: Result<T, String>,
+        show: impl Fn(&T) -> String,
+    ) {
+        let head = format!("{what} [{}/{}] {}", rep, self.reps, p.label());
+        match result {
+            Ok(t) => {
+                (self.progress)(&format!("{head}: {}", show(&t)));
+                if let Some(Outcome::Ran(done)) = out.get_mut(&p) {
+                    done.push(t);
                 }
             }
+            Err(e) => {
+                (self.progress)(&format!("{head}: FAILED: {e}"));
+                out.insert(p, Outcome::Failed(e));
+            }
         }
-        out
     }
 }
 

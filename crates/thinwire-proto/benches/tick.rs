@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use thinwire_proto::Lookahead;
 use thinwire_proto::{
     ChannelKind, ConnectionHandle, Endpoint, EndpointConfig, Event, SendMode, ServerConfig,
     ServerKey, TransportConfig,
@@ -158,23 +159,14 @@ impl World {
     fn serve(&mut self, incoming: &Datagrams, out: &mut Datagrams) -> usize {
         let mut messages = 0;
         for batch in incoming.all[..incoming.len].chunks(self.batch) {
-            // as `thinwire`'s runtime hints a batch: each datagram's connection looked up once,
-            // as it comes within three of the one handled (the first slot is shifted out first)
-            let lookup = |server: &Endpoint, i: usize| {
-                batch.get(i).and_then(|d| server.datagram_connection(d))
-            };
-            let mut ahead = [None; 3];
-            if self.prefetch_datagrams {
-                ahead = [None, lookup(&self.server, 1), lookup(&self.server, 2)];
-            }
-            for (i, d) in batch.iter().enumerate() {
-                if self.prefetch_datagrams {
-                    ahead = [ahead[1], ahead[2], lookup(&self.server, i + 3)];
-                    for (stage, conn) in ahead.iter().rev().enumerate() {
-                        if let Some(conn) = *conn {
-                            self.server.prefetch_connection(conn, stage as u8, true);
-                        }
-                    }
+            // as `thinwire`'s runtime hints a batch (no lookups at all without hints)
+            let lead = batch.iter().skip(1).map(|d| &d[..]);
+            let mut ahead = self
+                .prefetch_datagrams
+                .then(|| Lookahead::new(&self.server, lead));
+            for d in batch {
+                if let Some(ahead) = &mut ahead {
+                    ahead.hint(&self.server);
                 }
                 self.server.handle_datagram(self.now, self.client_addr, d);
             }

@@ -145,7 +145,7 @@ pub use crypto::{
     TokenKey, MAX_TOKEN_ADDRESSES, MAX_USER_DATA, MIN_KEY_UPDATE_PACKETS,
 };
 pub use deadline::{DeadlineOptions, DeadlineStatus, ParityMode};
-pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Transmit};
+pub use endpoint::{ConnectionHandle, Endpoint, EndpointStats, Lookahead, Transmit};
 pub use error::{
     ConfigError, ConnectError, DisconnectReason, PeerError, RefuseReason, SendError,
     CLOSE_MEMORY_BUDGET,

@@ -16,15 +16,13 @@
 //! stage 2 what those point to (the box of packets in flight, the ends of the send queues and
 //! windows). A runtime that hands a batch of datagrams over one by one hints the one three
 //! ahead at stage 0, two ahead at stage 1 and the next at stage 2
-//! ([`Endpoint::prefetch_datagram`](crate::Endpoint::prefetch_datagram)); the endpoint does
-//! the same over the connections it writes datagrams for (hinting as each one leaves the
-//! queue). The first datagram of a batch and the first two connections to write for get no
-//! hint, and the next two only their later stages (which then read memory not fetched ahead):
-//! a pipeline pays off over long batches, which is where an endpoint has thousands of
-//! connections. Finding a datagram's connection costs a header parse and an id lookup, which a
-//! runtime makes once per datagram
-//! ([`Endpoint::datagram_connection`](crate::Endpoint::datagram_connection)) before hinting
-//! that connection at each stage.
+//! ([`Lookahead`](crate::Lookahead)); the endpoint does the same over the connections it
+//! writes datagrams for (hinting as each one leaves the queue). The first datagram of a batch
+//! and the first two connections to write for get no hint, and the next two only their later
+//! stages (which then read memory not fetched ahead): a pipeline pays off over long batches,
+//! which is where an endpoint has thousands of connections. Finding a datagram's connection
+//! costs a header parse and an id lookup, which [`Lookahead`](crate::Lookahead) makes once
+//! per datagram before hinting that connection at each stage.
 
 use std::collections::VecDeque;
 

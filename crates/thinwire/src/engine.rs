@@ -122,9 +122,9 @@ impl Engine {
 
     /// Every datagram of a receive batch, in order. While the core makes prefetch hints
     /// ([`thinwire_proto::prefetch`]: a prefetcher, and enough connections), the connections
-    /// of the next three datagrams are hinted at their stages before a datagram is handled,
-    /// so that their state is on its way while this one's is worked on; each datagram's
-    /// connection is looked up once, as it comes within three of the one handled.
+    /// of the next three datagrams are hinted at their stages before a datagram is handled
+    /// ([`Lookahead`](thinwire_proto::Lookahead)), so that their state is on its
+    /// way while this one's is worked on.
     pub(crate) fn on_datagrams<'a, I>(&mut self, now: Instant, batch: I)
     where
         I: Iterator<Item = (SocketAddr, &'a [u8])> + Clone,
@@ -135,25 +135,10 @@ impl Engine {
             }
             return;
         }
-        let mut lead = batch.clone().skip(1);
-        let mut next_connection = |core: &thinwire_proto::Endpoint| {
-            lead.next().and_then(|(_, d)| core.datagram_connection(d))
-        };
-        // the connections of the datagrams after the one handled next, nearest first (the
-        // first slot is shifted out before it is read)
-        let mut ahead = [
-            None,
-            next_connection(&self.core),
-            next_connection(&self.core),
-        ];
+        let lead = batch.clone().skip(1).map(|(_, d)| d);
+        let mut ahead = thinwire_proto::Lookahead::new(&self.core, lead);
         for (from, d) in batch {
-            ahead = [ahead[1], ahead[2], next_connection(&self.core)];
-            // three ahead at stage 0, two ahead at 1, the next at 2
-            for (stage, conn) in ahead.iter().rev().enumerate() {
-                if let Some(conn) = *conn {
-                    self.core.prefetch_connection(conn, stage as u8, true);
-                }
-            }
+            ahead.hint(&self.core);
             self.on_datagram(now, from, d);
         }
     }

@@ -51,6 +51,7 @@ use peers::PeerIndex;
 use queue::HandshakeQueue;
 use table::ConnTable;
 
+pub use prefetch::Lookahead;
 pub use stats::EndpointStats;
 
 /// Identifies a connection within its endpoint. Never reused by the same endpoint.

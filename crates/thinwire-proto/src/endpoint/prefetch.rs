@@ -4,7 +4,70 @@
 use super::Endpoint;
 use crate::prefetch::Hint;
 use crate::wire::{self, ShortHeader};
-use crate::{ConnectionHandle, Prefetcher};
+use crate::{ConnectionHandle, Prefetcher, PREFETCH_STAGES};
+
+/// The hints of a batch of datagrams as a runtime hands them to
+/// [`Endpoint::handle_datagram`] one by one: before each, the connection of the datagram
+/// three ahead is hinted at stage 0, two ahead at stage 1 and the next at stage 2, and each
+/// datagram's connection is looked up once
+/// ([`Endpoint::datagram_connection`]), as it comes within three of the one handled.
+///
+/// ```
+/// # use std::time::Instant;
+/// # use thinwire_proto::{Endpoint, EndpointConfig, Lookahead};
+/// # let mut endpoint = Endpoint::new(EndpointConfig::new([1; 32]), None, Instant::now()).unwrap();
+/// # let (now, from) = (Instant::now(), "127.0.0.1:4433".parse().unwrap());
+/// let batch: Vec<Vec<u8>> = vec![vec![0x40; 30], vec![0x40; 30]];
+/// let mut ahead = Lookahead::new(&endpoint, batch.iter().skip(1).map(|d| &d[..]));
+/// for d in &batch {
+///     ahead.hint(&endpoint);
+///     endpoint.handle_datagram(now, from, d);
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Lookahead<I> {
+    /// The batch's datagrams not yet looked up.
+    lead: I,
+    /// The connections of the datagrams after the one handled next, nearest first (the first
+    /// slot is shifted out before it is read).
+    ahead: [Option<ConnectionHandle>; PREFETCH_STAGES as usize],
+}
+
+impl<'a, I: Iterator<Item = &'a [u8]>> Lookahead<I> {
+    /// Before a batch; `lead` yields its datagrams after the first.
+    pub fn new(endpoint: &Endpoint, lead: I) -> Self {
+        let mut l = Lookahead {
+            lead,
+            ahead: [None; PREFETCH_STAGES as usize],
+        };
+        for _ in 1..PREFETCH_STAGES {
+            l.shift(endpoint);
+        }
+        l
+    }
+
+    /// Before the next datagram of the batch is handled: hints the connections after it
+    /// (nothing while the endpoint makes no hints, though the lookups go on).
+    pub fn hint(&mut self, endpoint: &Endpoint) {
+        self.shift(endpoint);
+        let Some(hint) = endpoint.hint() else {
+            return;
+        };
+        // three ahead at stage 0, two ahead at 1, the next at 2
+        for (stage, conn) in (0..).zip(self.ahead.iter().rev()) {
+            if let Some(conn) = *conn {
+                endpoint.prefetch_at(hint, conn, stage, true);
+            }
+        }
+    }
+
+    /// Shifts the window by one datagram, looking up the connection of the one it takes in.
+    fn shift(&mut self, endpoint: &Endpoint) {
+        self.ahead.rotate_left(1);
+        let next = self.lead.next();
+        self.ahead[self.ahead.len() - 1] = next.and_then(|d| endpoint.datagram_connection(d));
+    }
+}
 
 impl Endpoint {
     /// Gives the function prefetch hints go to (`None`: no hints, the default), and the
@@ -36,10 +99,8 @@ impl Endpoint {
     /// `datagram` at `stage` (below [`PREFETCH_STAGES`](crate::PREFETCH_STAGES)): stage 0
     /// for the datagram three ahead of the one handled next, 1 for two ahead, 2 for the
     /// next. Nothing for a datagram of no connection here (a handshake, a stray); nothing
-    /// changes either way. Each call finds the datagram's connection again: a runtime that
-    /// hints every datagram at every stage finds it once
-    /// ([`datagram_connection`](Self::datagram_connection)) and hints that
-    /// ([`prefetch_connection`](Self::prefetch_connection), `receiving`).
+    /// changes either way. Each call finds the datagram's connection again: a runtime going
+    /// through a batch uses [`Lookahead`], which finds it once.
     pub fn prefetch_datagram(&self, datagram: &[u8], stage: u8) {
         if !self.prefetching() {
             return;

@@ -20,6 +20,8 @@ thread_local! {
     static HINTS: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
     /// The addresses of the hints of a connection's main structure, in order.
     static MAIN: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// Every hint, address and length, in order.
+    static LOG: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The recording prefetcher: counts, touches nothing.
@@ -31,6 +33,12 @@ fn record(p: *const u8, len: usize) {
     if len == std::mem::size_of::<Connection>() {
         MAIN.with(|m| m.borrow_mut().push(p as usize));
     }
+    LOG.with(|l| l.borrow_mut().push((p as usize, len)));
+}
+
+/// The hints logged since the last call, in order.
+fn take_log() -> Vec<(usize, usize)> {
+    LOG.with(|l| std::mem::take(&mut *l.borrow_mut()))
 }
 
 /// The hints recorded since the last call.
@@ -241,6 +249,40 @@ fn a_datagram_of_a_connection_is_hinted_at_each_stage_and_nothing_else_is() {
     for stray in [&stray[..], &[0xff; 64], &[]] {
         assert_eq!(w.server.datagram_connection(stray), None);
     }
+}
+
+/// A runtime's walk through a batch ([`crate::Lookahead`]) hints exactly what
+/// hinting each datagram at its stage does (three ahead at 0, two at 1, the next at 2), with
+/// one lookup per datagram instead of one per stage.
+#[test]
+fn a_batch_walk_hints_what_each_datagram_at_its_stage_would() {
+    let mut w = World::new(6, Some(0));
+    w.tick(0, false);
+    for &c in w.clients.iter().rev() {
+        w.client
+            .send(w.now, c, 0, Bytes::from_static(b"move"), SendMode::Plain)
+            .expect("send");
+    }
+    let mut up = drain(&mut w.client, w.now, None);
+    // a stray in the middle of the batch: no connection, no hint
+    up.insert(3, vec![0xff; 64]);
+    assert_eq!(up.len(), 7);
+    take_log();
+    for i in 0..up.len() {
+        for (stage, k) in [(0, 3), (1, 2), (2, 1)] {
+            if let Some(next) = up.get(i + k) {
+                w.server.prefetch_datagram(next, stage);
+            }
+        }
+    }
+    let each = take_log();
+    let mut ahead = crate::Lookahead::new(&w.server, up.iter().skip(1).map(|d| &d[..]));
+    for _ in &up {
+        ahead.hint(&w.server);
+    }
+    let walked = take_log();
+    assert!(!each.is_empty());
+    assert_eq!(walked, each);
 }
 
 #[test]
