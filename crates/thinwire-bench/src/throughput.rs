@@ -279,7 +279,10 @@ pub(crate) fn section(ctx: &Ctx) -> Section {
              accepts them (a client skips its turn while its send window is full: thinwire \
              refuses with BufferFull, ENet holds packets its reliable window kept off the wire, \
              KCP holds a window's worth, GNS holds more than 64 KiB not yet sent or refuses \
-             with LimitExceeded); the server counts the messages it delivers for {:.1} s \
+             with LimitExceeded); every send is a copy of the message in a buffer of the \
+             stack's own (ENet's packet, KCP's segment, GNS's message, and a new Bytes for \
+             thinwire's Host, as a game that builds each message makes one); the server \
+             counts the messages it delivers for {:.1} s \
              after a {:.1} s warm-up. The server is one thread, all clients share another, each \
              client with its own socket. CPU per message is each thread's CPU time \
              (CLOCK_THREAD_CPUTIME_ID) over the messages it delivered (server) or queued \

@@ -118,6 +118,29 @@ fn thinwire_carries_messages_and_reports_its_stats() {
     assert!(!client.backlogged(conn));
 }
 
+/// thinwire's adapter sends a copy of each message, as the other stacks' sends do: the
+/// caller's buffer is not shared with the queued message (a clone would leave it shared until
+/// the message is acknowledged).
+#[test]
+fn thinwire_sends_a_copy_of_each_message() {
+    let server_config = Config::server().with_server(ServerConfig::default());
+    let mut server = ThinwireHost::open(&spec(Role::Server), &server_config).unwrap();
+    let mut client = ThinwireHost::open(&spec(Role::Client), &Config::client()).unwrap();
+    let (conn, _) = round_trip(&mut server, &mut client, false);
+    let data = tagged(24, 5);
+    assert!(client.send(conn, 0, Outgoing::new(&data)).unwrap());
+    assert!(
+        data.is_unique(),
+        "the queued message shares the caller's buffer"
+    );
+    client.flush();
+    let mut evs = (Vec::new(), Vec::new());
+    pump(&mut server, &mut client, &mut evs, |s, _| {
+        !tags(s).is_empty()
+    });
+    assert_eq!(tags(&evs.0), [(0, 24, 5)]);
+}
+
 #[test]
 fn kcp_carries_messages_and_refuses_unreliable_channels() {
     for mode in [KcpMode::Default, KcpMode::Fast] {

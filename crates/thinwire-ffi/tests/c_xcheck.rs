@@ -1,0 +1,92 @@
+//! `tools/xcheck.c`, the independent check of the bench's comparison with ENet, compiled
+//! against the static library and ENet and run briefly over loopback: each of its measurements
+//! must deliver messages and report them, so that the tool keeps working as the C API moves.
+//! Skipped, saying so, where ENet's headers are not installed (`.ci/run` installs them).
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use support::{library_dir, repo_root, run_ok, scratch, wait_bounded};
+
+/// Runs the harness with `args`, bounded in time, and returns its standard output.
+fn xcheck(exe: &Path, args: &[&str]) -> String {
+    let child = Command::new(exe)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run xcheck");
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = wait_bounded(child, Duration::from_secs(60));
+    let stdout = String::from_utf8_lossy(&stdout).into_owned();
+    assert!(
+        status.success(),
+        "xcheck {args:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&stderr)
+    );
+    stdout
+}
+
+/// The numbers of one line of the harness's output, after `skip` words.
+fn numbers(line: &str, skip: usize) -> Vec<f64> {
+    line.split_whitespace()
+        .skip(skip)
+        .map(|w| {
+            w.parse()
+                .unwrap_or_else(|_| panic!("not a number in {line:?}"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_independent_harness_measures_both_stacks() {
+    if !Path::new("/usr/include/enet/enet.h").exists() {
+        eprintln!("skipped: ENet's headers are not installed (apt-get install libenet-dev)");
+        return;
+    }
+    let lib = library_dir();
+    let out_dir = scratch("xcheck");
+    let exe = out_dir.join("xcheck");
+    let mut cc = Command::new("cc");
+    cc.args(["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"])
+        .arg("-I")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
+        .arg(repo_root().join("tools/xcheck.c"))
+        .arg(lib.join("libthinwire_ffi.a"))
+        .args(["-lenet", "-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&exe);
+    run_ok(&mut cc, "cc tools/xcheck.c");
+
+    // messages per second: the rate and both threads' CPU per message, all above zero
+    for args in [
+        ["rate", "thinwire", "24", "reliable", "2", "0.3"],
+        ["rate", "enet", "200", "unreliable", "1", "0.3"],
+    ] {
+        let out = xcheck(&exe, &args);
+        let v = numbers(out.trim(), 0);
+        assert!(
+            v.len() == 3 && v.iter().all(|&x| x > 0.0),
+            "{args:?}: {out}"
+        );
+    }
+
+    // round trips: a line per stack, each with a median, a 99th percentile and a count
+    let out = xcheck(&exe, &["rtt", "reliable", "0.3"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    for (line, stack) in lines.iter().zip(["thinwire", "enet"]) {
+        assert!(line.starts_with(stack), "{out}");
+        let v = numbers(line, 1);
+        assert!(
+            v.len() == 3 && v[0] > 0.0 && v[1] >= v[0] && v[2] >= 10.0,
+            "{stack}: {line}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(out_dir);
+}

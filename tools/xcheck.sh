@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# An independent check of `thinwire bench`'s comparison with ENet (issue 29 asks for one):
+# tools/xcheck.c drives thinwire through its C API (the static libthinwire_ffi, as a C game
+# links it) and ENet through its own, with none of the bench's code. Each repetition runs every
+# case for both stacks, the order alternating between repetitions, then the round trips (both
+# stacks connected, measured in turns of 100 ms); the table gives each stack's range over the
+# repetitions and thinwire's ratio to ENet in each.
+#
+#   tools/xcheck.sh [REPS] [SECONDS]     (defaults 3 and 2; needs gcc, libenet-dev, cargo)
+#
+# Through the C API every received message is a heap object the caller frees, and every sent
+# one is copied: what a C or C# game pays, which the Rust `Host` of `thinwire bench` does not.
+set -euo pipefail
+reps=${1:-3}
+secs=${2:-2}
+case "$reps$secs" in *[!0-9.]*) echo "usage: tools/xcheck.sh [REPS] [SECONDS]" >&2; exit 2 ;; esac
+cd "$(dirname "$0")/.."
+cargo build --release -q -p thinwire-ffi
+bin=$(mktemp -d)/xcheck
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+gcc -O2 -Wall -Wextra -o "$bin" tools/xcheck.c -I crates/thinwire-ffi/include \
+    target/release/libthinwire_ffi.a -lenet -lpthread -ldl -lm
+out=$(dirname "$bin")/runs
+: >"$out"
+cases=("24 reliable 1" "200 reliable 1" "24 unreliable 1" "200 unreliable 1"
+    "24 reliable 100" "200 reliable 100" "24 unreliable 100" "200 unreliable 100")
+for rep in $(seq 1 "$reps"); do
+    order=(thinwire enet)
+    [ $((rep % 2)) -eq 0 ] && order=(enet thinwire)
+    for c in "${cases[@]}"; do
+        read -r size class clients <<<"$c"
+        for s in "${order[@]}"; do
+            read -r r scpu ccpu < <("$bin" rate "$s" "$size" "$class" "$clients" "$secs")
+            echo "rate|$class $size B, $clients client(s)|$s|$rep|$r|$scpu|$ccpu" >>"$out"
+        done
+    done
+    for class in reliable unreliable; do
+        "$bin" rtt "$class" "$secs" | while read -r s p50 p99 n; do
+            echo "rtt|round trip p50, $class 24 B|$s|$rep|$p50|$p99|$n" >>"$out"
+        done
+    done
+    echo "repetition $rep of $reps done" >&2
+done
+echo "machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r); $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with changes)')"
+awk -F'|' '
+    { key = $1 "|" $2; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+      v[key, $3, $4] = $5; aux[key, $3, $4] = $6 " " $7
+      if (!((key, $3) in lo) || $5 < lo[key, $3]) lo[key, $3] = $5
+      if (!((key, $3) in hi) || $5 > hi[key, $3]) hi[key, $3] = $5
+      if ($4 > reps) reps = $4 }
+    END {
+      printf "%-40s %-24s %-24s %s\n", "case", "thinwire", "ENet", "thinwire/ENet per repetition"
+      for (i = 1; i <= n; i++) {
+        key = order[i]; split(key, k, "|")
+        scale = (k[1] == "rate") ? 1e6 : 1; unit = (k[1] == "rate") ? " M msg/s" : " us"
+        ratios = ""
+        for (r = 1; r <= reps; r++)
+          if (v[key, "enet", r] > 0) ratios = ratios sprintf("%.2f ", v[key, "thinwire", r] / v[key, "enet", r])
+        printf "%-40s %-24s %-24s %s\n", k[2],
+          sprintf("%.2f-%.2f%s", lo[key, "thinwire"] / scale, hi[key, "thinwire"] / scale, unit),
+          sprintf("%.2f-%.2f%s", lo[key, "enet"] / scale, hi[key, "enet"] / scale, unit), ratios
+      }
+      print ""
+      print "CPU per message in ns, thinwire (server, client) / ENet (server, client), each repetition:"
+      for (i = 1; i <= n; i++) {
+        key = order[i]; split(key, k, "|")
+        if (k[1] != "rate") continue
+        line = ""
+        for (r = 1; r <= reps; r++) {
+          split(aux[key, "thinwire", r], t, " "); split(aux[key, "enet", r], e, " ")
+          line = line sprintf("%.0f, %.0f / %.0f, %.0f;  ", t[1], t[2], e[1], e[2])
+        }
+        printf "%-40s %s\n", k[2], line
+      }
+    }' "$out"
