@@ -4,16 +4,20 @@
 # links it) and ENet through its own, with none of the bench's code. Each repetition runs every
 # case for both stacks, the order alternating between repetitions, then the round trips (both
 # stacks connected, measured in turns of 100 ms); the table gives each stack's range over the
-# repetitions and thinwire's ratio to ENet in each.
+# repetitions and thinwire's ratio to ENet in each. The code is apart from the bench's, the method
+# the bench's (the same bursts, refusals and turns): it checks the bench's figures, not its method.
 #
 #   tools/xcheck.sh [REPS] [SECONDS]     (defaults 3 and 2; needs gcc, libenet-dev, cargo)
 #
 # Through the C API every received message is a heap object the caller frees, and every sent
 # one is copied: what a C or C# game pays, which the Rust `Host` of `thinwire bench` does not.
 set -euo pipefail
+usage() { echo "usage: tools/xcheck.sh [REPS] [SECONDS]   (REPS a whole number from 1, SECONDS above 0)" >&2; exit 2; }
+[ $# -le 2 ] || usage
 reps=${1:-3}
 secs=${2:-2}
-case "$reps$secs" in *[!0-9.]*) echo "usage: tools/xcheck.sh [REPS] [SECONDS]" >&2; exit 2 ;; esac
+[[ $reps =~ ^[1-9][0-9]*$ ]] || usage
+[[ $secs =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v s="$secs" 'BEGIN { exit !(s > 0) }' || usage
 cd "$(dirname "$0")/.."
 cargo build --release -q -p thinwire-ffi
 bin=$(mktemp -d)/xcheck
@@ -30,14 +34,18 @@ for rep in $(seq 1 "$reps"); do
     for c in "${cases[@]}"; do
         read -r size class clients <<<"$c"
         for s in "${order[@]}"; do
-            read -r r scpu ccpu < <("$bin" rate "$s" "$size" "$class" "$clients" "$secs")
+            line=$("$bin" rate "$s" "$size" "$class" "$clients" "$secs") ||
+                { echo "xcheck.sh: $s, $class $size B, $clients client(s) failed" >&2; exit 1; }
+            read -r r scpu ccpu <<<"$line"
             echo "rate|$class $size B, $clients client(s)|$s|$rep|$r|$scpu|$ccpu" >>"$out"
         done
     done
     for class in reliable unreliable; do
-        "$bin" rtt "$class" "$secs" | while read -r s p50 p99 n; do
-            echo "rtt|round trip p50, $class 24 B|$s|$rep|$p50|$p99|$n" >>"$out"
-        done
+        lines=$("$bin" rtt "$class" "$secs") ||
+            { echo "xcheck.sh: round trips, $class, failed" >&2; exit 1; }
+        while read -r s p50 p99 n lost; do
+            echo "rtt|round trip p50, $class 24 B|$s|$rep|$p50|$p99 $n $lost|" >>"$out"
+        done <<<"$lines"
     done
     echo "repetition $rep of $reps done" >&2
 done
@@ -56,7 +64,7 @@ awk -F'|' '
         scale = (k[1] == "rate") ? 1e6 : 1; unit = (k[1] == "rate") ? " M msg/s" : " us"
         ratios = ""
         for (r = 1; r <= reps; r++)
-          if (v[key, "enet", r] > 0) ratios = ratios sprintf("%.2f ", v[key, "thinwire", r] / v[key, "enet", r])
+          ratios = ratios ((v[key, "enet", r] > 0) ? sprintf("%.2f ", v[key, "thinwire", r] / v[key, "enet", r]) : "- ")
         printf "%-40s %-24s %-24s %s\n", k[2],
           sprintf("%.2f-%.2f%s", lo[key, "thinwire"] / scale, hi[key, "thinwire"] / scale, unit),
           sprintf("%.2f-%.2f%s", lo[key, "enet"] / scale, hi[key, "enet"] / scale, unit), ratios
@@ -71,6 +79,15 @@ awk -F'|' '
           split(aux[key, "thinwire", r], t, " "); split(aux[key, "enet", r], e, " ")
           line = line sprintf("%.0f, %.0f / %.0f, %.0f;  ", t[1], t[2], e[1], e[2])
         }
+        printf "%-40s %s\n", k[2], line
+      }
+      print ""
+      print "Round trips: thinwire (p99 us, counted, lost) / ENet (the same), each repetition:"
+      for (i = 1; i <= n; i++) {
+        key = order[i]; split(key, k, "|")
+        if (k[1] != "rtt") continue
+        line = ""
+        for (r = 1; r <= reps; r++) line = line aux[key, "thinwire", r] " / " aux[key, "enet", r] ";  "
         printf "%-40s %s\n", k[2], line
       }
     }' "$out"
