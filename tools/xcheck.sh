@@ -9,15 +9,16 @@
 #
 #   tools/xcheck.sh [REPS] [SECONDS]     (defaults 3 and 2; needs gcc, libenet-dev, cargo)
 #
-# Through the C API every received message is a heap object the caller frees, and every sent
-# one is copied: what a C or C# game pays, which the Rust `Host` of `thinwire bench` does not.
+# Through the C API every sent message is copied (as the bench's adapter copies it too) and every
+# received one arrives in an allocation of its own that the caller frees (the bench's Rust `Host`
+# hands out slices of the datagram instead): what a C or C# game pays.
 set -euo pipefail
-usage() { echo "usage: tools/xcheck.sh [REPS] [SECONDS]   (REPS a whole number from 1, SECONDS above 0)" >&2; exit 2; }
+usage() { echo "usage: tools/xcheck.sh [REPS] [SECONDS]   (REPS a whole number from 1, SECONDS 0.1-60)" >&2; exit 2; }
 [ $# -le 2 ] || usage
 reps=${1:-3}
 secs=${2:-2}
 [[ $reps =~ ^[1-9][0-9]*$ ]] || usage
-[[ $secs =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v s="$secs" 'BEGIN { exit !(s > 0) }' || usage
+[[ $secs =~ ^[0-9]*\.?[0-9]+$ ]] && awk -v s="$secs" 'BEGIN { exit !(s >= 0.1 && s <= 60) }' || usage
 cd "$(dirname "$0")/.."
 cargo build --release -q -p thinwire-ffi
 bin=$(mktemp -d)/xcheck
