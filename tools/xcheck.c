@@ -449,21 +449,12 @@ static int rtt(int reliable, double seconds) {
     return 0;
 }
 
-static int stack_of(const char *s) {
-    if (!strcmp(s, "thinwire"))
+/* 1 when `text` is `yes`, 0 when it is `no`; otherwise the program stops naming both. */
+static int either(const char *text, const char *yes, const char *no, const char *what) {
+    if (!strcmp(text, yes))
         return 1;
-    if (!strcmp(s, "enet"))
-        return 0;
-    die("stack", "thinwire or enet");
-    return 0;
-}
-
-static int class_of(const char *s) {
-    if (!strcmp(s, "reliable"))
-        return 1;
-    if (!strcmp(s, "unreliable"))
-        return 0;
-    die("class", "reliable or unreliable");
+    if (strcmp(text, no))
+        die(what, "not one of the two names it takes");
     return 0;
 }
 
@@ -489,12 +480,12 @@ int main(int argc, char **argv) {
     if (enet_initialize() != 0)
         die("enet", "enet_initialize failed");
     if (argc == 7 && !strcmp(argv[1], "rate"))
-        return rate(stack_of(argv[2]), (size_t)whole(argv[3], 8, 1024, "SIZE"),
-                    class_of(argv[4]), (int)whole(argv[5], 1, 1000, "CLIENTS"),
+        return rate(either(argv[2], "thinwire", "enet", "STACK"), (size_t)whole(argv[3], 8, 1024, "SIZE"),
+                    either(argv[4], "reliable", "unreliable", "CLASS"), (int)whole(argv[5], 1, 1000, "CLIENTS"),
                     seconds_of(argv[6], 3600.0));
     if (argc == 4 && !strcmp(argv[1], "rtt"))
         /* 60 s stay below MAX_TRIPS up to 69,000 round trips a second (it stops above) */
-        return rtt(class_of(argv[2]), seconds_of(argv[3], 60.0));
+        return rtt(either(argv[2], "reliable", "unreliable", "CLASS"), seconds_of(argv[3], 60.0));
     fprintf(stderr, "usage: xcheck rate STACK SIZE CLASS CLIENTS SECONDS\n"
                     "       xcheck rtt CLASS SECONDS\n"
                     "SIZE 8-1024 bytes, CLIENTS 1-1000, SECONDS 0.1-3600 (rtt: 0.1-60)\n");

@@ -53,6 +53,23 @@ done
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(uname -r); $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with changes)')"
 awk -F'|' '
+    # the extra figures of every case of `kind`, repetition by repetition, under `title`
+    function rows(kind, title,    i, k, r, line) {
+      print ""; print title
+      for (i = 1; i <= n; i++) {
+        split(order[i], k, "|")
+        if (k[1] != kind) continue
+        line = ""
+        for (r = 1; r <= reps; r++) line = line extra(order[i], r)
+        printf "%-40s %s\n", k[2], line
+      }
+    }
+    # one repetition of a case: CPU per message rounded (rates), p99, count and lost (round trips)
+    function extra(key, r,    t, e) {
+      if (key !~ /^rate/) return aux[key, "thinwire", r] " / " aux[key, "enet", r] ";  "
+      split(aux[key, "thinwire", r], t, " "); split(aux[key, "enet", r], e, " ")
+      return sprintf("%.0f, %.0f / %.0f, %.0f;  ", t[1], t[2], e[1], e[2])
+    }
     { key = $1 "|" $2; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
       v[key, $3, $4] = $5; aux[key, $3, $4] = $6 " " $7
       if (!((key, $3) in lo) || $5 < lo[key, $3]) lo[key, $3] = $5
@@ -70,25 +87,6 @@ awk -F'|' '
           sprintf("%.2f-%.2f%s", lo[key, "thinwire"] / scale, hi[key, "thinwire"] / scale, unit),
           sprintf("%.2f-%.2f%s", lo[key, "enet"] / scale, hi[key, "enet"] / scale, unit), ratios
       }
-      print ""
-      print "CPU per message in ns, thinwire (server, client) / ENet (server, client), each repetition:"
-      for (i = 1; i <= n; i++) {
-        key = order[i]; split(key, k, "|")
-        if (k[1] != "rate") continue
-        line = ""
-        for (r = 1; r <= reps; r++) {
-          split(aux[key, "thinwire", r], t, " "); split(aux[key, "enet", r], e, " ")
-          line = line sprintf("%.0f, %.0f / %.0f, %.0f;  ", t[1], t[2], e[1], e[2])
-        }
-        printf "%-40s %s\n", k[2], line
-      }
-      print ""
-      print "Round trips: thinwire (p99 us, counted, lost) / ENet (the same), each repetition:"
-      for (i = 1; i <= n; i++) {
-        key = order[i]; split(key, k, "|")
-        if (k[1] != "rtt") continue
-        line = ""
-        for (r = 1; r <= reps; r++) line = line aux[key, "thinwire", r] " / " aux[key, "enet", r] ";  "
-        printf "%-40s %s\n", k[2], line
-      }
+      rows("rate", "CPU per message in ns, thinwire (server, client) / ENet (server, client), each repetition:")
+      rows("rtt", "Round trips: thinwire (p99 us, counted, lost) / ENet (the same), each repetition:")
     }' "$out"

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use support::{library_dir, repo_root, run_ok, scratch, wait_bounded};
+use support::{compile_source, library_dir, repo_root, scratch, wait_bounded};
 
 /// Runs the harness with `args`, bounded in time, and returns its standard output.
 fn xcheck(exe: &Path, args: &[&str]) -> String {
@@ -52,16 +52,8 @@ fn the_independent_harness_measures_both_stacks() {
     }
     let lib = library_dir();
     let out_dir = scratch("xcheck");
-    let exe = out_dir.join("xcheck");
-    let mut cc = Command::new("cc");
-    cc.args(["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-O2"])
-        .arg("-I")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
-        .arg(repo_root().join("tools/xcheck.c"))
-        .arg(lib.join("libthinwire_ffi.a"))
-        .args(["-lenet", "-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&exe);
-    run_ok(&mut cc, "cc tools/xcheck.c");
+    let src = repo_root().join("tools/xcheck.c");
+    let exe = compile_source(&src, &lib, &out_dir, false, &["-lenet"]);
 
     // messages per second: the rate and both threads' CPU per message, all above zero
     // (ENet's reliable case reads its peer's queue of held-back commands, a struct field)

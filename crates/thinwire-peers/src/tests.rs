@@ -107,11 +107,17 @@ fn round_trip<H: PeerHost>(server: &mut H, client: &mut H, latest: bool) -> (H::
     (conn, theirs)
 }
 
+/// A thinwire server and client on loopback, with default settings.
+fn thinwire_pair() -> (ThinwireHost, ThinwireHost) {
+    let server_config = Config::server().with_server(ServerConfig::default());
+    let server = ThinwireHost::open(&spec(Role::Server), &server_config).unwrap();
+    let client = ThinwireHost::open(&spec(Role::Client), &Config::client()).unwrap();
+    (server, client)
+}
+
 #[test]
 fn thinwire_carries_messages_and_reports_its_stats() {
-    let server_config = Config::server().with_server(ServerConfig::default());
-    let mut server = ThinwireHost::open(&spec(Role::Server), &server_config).unwrap();
-    let mut client = ThinwireHost::open(&spec(Role::Client), &Config::client()).unwrap();
+    let (mut server, mut client) = thinwire_pair();
     let (conn, _) = round_trip(&mut server, &mut client, true);
     let stats = client.stats(conn).expect("thinwire has statistics");
     assert!(stats.udp.packets_sent > 0);
@@ -123,9 +129,7 @@ fn thinwire_carries_messages_and_reports_its_stats() {
 /// the message is acknowledged).
 #[test]
 fn thinwire_sends_a_copy_of_each_message() {
-    let server_config = Config::server().with_server(ServerConfig::default());
-    let mut server = ThinwireHost::open(&spec(Role::Server), &server_config).unwrap();
-    let mut client = ThinwireHost::open(&spec(Role::Client), &Config::client()).unwrap();
+    let (mut server, mut client) = thinwire_pair();
     let (conn, _) = round_trip(&mut server, &mut client, false);
     let data = tagged(24, 5);
     assert!(client.send(conn, 0, Outgoing::new(&data)).unwrap());

@@ -65,16 +65,30 @@ pub(crate) fn c_example(name: &str) -> PathBuf {
 
 /// Compiles `examples/c/NAME.c` against the static library in `lib` into `out_dir/NAME`.
 pub(crate) fn compile(name: &str, lib: &Path, out_dir: &Path, asan: bool) -> PathBuf {
-    let exe = out_dir.join(name);
+    compile_source(&c_example(name), lib, out_dir, asan, &[])
+}
+
+/// Compiles the C program `src` against the static library in `lib` (and the libraries
+/// `libs`, e.g. `-lenet`) into `out_dir`, named after the source file.
+pub(crate) fn compile_source(
+    src: &Path,
+    lib: &Path,
+    out_dir: &Path,
+    asan: bool,
+    libs: &[&str],
+) -> PathBuf {
+    let name = src.file_stem().expect("a source file").to_string_lossy();
+    let exe = out_dir.join(&*name);
     let mut cc = Command::new("cc");
     cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g"])
         .arg("-I")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
-        .arg(c_example(name));
+        .arg(src);
     if asan {
         cc.args(["-fsanitize=address", "-fno-omit-frame-pointer"]);
     }
     cc.arg(lib.join("libthinwire_ffi.a"))
+        .args(libs)
         .args(["-lpthread", "-ldl", "-lm"])
         .arg("-o")
         .arg(&exe);
